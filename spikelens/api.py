@@ -1,0 +1,138 @@
+"""What the CLI calls and what users import: load, discover, analyze, stitch.
+
+    import spikelens
+    frame = spikelens.load("logs/")            # one long Polars frame, every run
+    report = spikelens.analyze("logs/")        # findings with causes
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+import polars as pl
+
+from . import diagnostics
+from .config import Config, load_config
+from .detect.base import RunContext
+from .detect.engine import build_detectors, run_detectors, series_of
+from .discover import Run, iter_runs
+from .explain.engine import explain
+from .frame import SCHEMA, infer_roles, validate
+from .report.model import Report, RunReport
+from .stitch import Stitched, merge_runs, stitch_run
+
+PathLike = str | os.PathLike
+
+
+def load_runs(*paths: PathLike) -> list[Run]:
+    """Every run under the paths (files or folders, any mix of formats)."""
+    runs = list(iter_runs(paths or (".",)))
+    for r in runs:
+        validate(r.frame, f"import of {r.name}")
+    return runs
+
+
+def load(*paths: PathLike, roles: dict[str, str] | None = None) -> pl.DataFrame:
+    """One long frame (`run, source, segment, seq, step, wall_time, metric, value`) for
+    every run under the paths. NaN and ±inf are kept; nothing is deduplicated."""
+    runs = load_runs(*paths)
+    if not runs:
+        return pl.DataFrame(schema=SCHEMA)
+    return pl.concat([r.frame for r in runs])
+
+
+def roles_of(frame: pl.DataFrame, overrides: dict[str, str] | None = None) -> dict[str, str]:
+    """Inferred role of every metric in a frame (`loss`, `eval_loss`, `grad_norm`, ...)."""
+    return infer_roles(frame.get_column("metric").unique(maintain_order=True).to_list(), overrides)
+
+
+def discover(*paths: PathLike, config: Config | None = None) -> list[dict[str, Any]]:
+    """List the runs found: name, formats, sources, segments, metrics with roles, steps, points."""
+    cfg = config or load_config()
+    out = []
+    for run in load_runs(*paths):
+        out.append(run_summary(run, cfg.roles))
+    return out
+
+
+def run_summary(run: Run, role_overrides: dict[str, str] | None = None) -> dict[str, Any]:
+    f = run.frame
+    roles = roles_of(f, role_overrides)
+    return {
+        "run": run.name,
+        "formats": run.formats,
+        "sources": run.sources,
+        "segments": run.segments,
+        "metrics": roles,
+        "first_step": f.get_column("step").min() if f.height else None,
+        "last_step": f.get_column("step").max() if f.height else None,
+        "points": f.height,
+        "meta": {k: v for k, v in run.meta.items() if isinstance(v, (str, int, float, bool, list))},
+    }
+
+
+def analyze_run(run: Run, cfg: Config, *, detector_params: dict | None = None,
+                stitch_params: dict | None = None) -> RunReport:
+    """Stitch, detect and explain one run."""
+    stitched: Stitched = stitch_run(run, **(stitch_params or {}))
+    frame = validate(stitched.frame, f"stitch of {run.name}", stitched=True)
+    roles = roles_of(frame, cfg.roles)
+    ctx = RunContext(run=run.name, roles=roles, series=series_of(frame, roles),
+                     segment_starts=stitched.segment_starts, frame=frame)
+    params = {**cfg.detectors, **(detector_params or {})}
+    findings = run_detectors(ctx, build_detectors(params))
+    findings = explain(stitched.findings + findings, ctx)
+    findings.sort(key=lambda f: (f.anchor_step if f.anchor_step is not None else -1, f.kind))
+    return RunReport(run=run.name, sources=run.sources, segments=stitched.segments, metrics=roles,
+                     findings=findings, formats=run.formats, points=run.frame.height,
+                     stats=run_stats(ctx), frame=frame)
+
+
+def run_stats(ctx: RunContext) -> dict[str, Any]:
+    losses = ctx.by_role("loss")
+    if not losses:
+        return {}
+    main = max(losses, key=len)
+    return {"main_metric": main.metric, "first_step": int(main.step[0]), "last_step": int(main.step[-1]),
+            "first_value": float(main.value[0]), "last_value": float(main.value[-1]), "points": len(main)}
+
+
+def analyze(*paths: PathLike, config: Config | None = None, detector_params: dict | None = None,
+            progress: Callable[[str], None] | None = None) -> Report:
+    """Find every run under the paths and report what happened in each, with causes."""
+    cfg = config or load_config()
+    report = Report(command="analyze")
+    with diagnostics.collecting() as diag:
+        for run in iter_runs(paths or (".",)):
+            validate(run.frame, f"import of {run.name}")
+            if progress:
+                progress(run.name)
+            report.runs.append(analyze_run(run, cfg, detector_params=detector_params))
+        _cross_run(report)
+    report.warnings = diag.lines
+    return report
+
+
+def stitch(*paths: PathLike, config: Config | None = None, detector_params: dict | None = None,
+           name: str | None = None) -> tuple[Report, pl.DataFrame]:
+    """Treat everything under the paths as segments of one run; return the report and
+    the stitched frame (with `superseded`)."""
+    cfg = config or load_config()
+    report = Report(command="stitch")
+    with diagnostics.collecting() as diag:
+        runs = list(iter_runs(paths))
+        run = merge_runs(runs, name=name)
+        validate(run.frame, f"import of {run.name}")
+        report.runs.append(analyze_run(run, cfg, detector_params=detector_params))
+    report.warnings = diag.lines
+    return report, report.runs[0].frame
+
+
+def _cross_run(report: Report) -> None:
+    """Spikes at the same step in several runs analysed together (see explain.crossrun)."""
+    try:
+        from .explain.crossrun import link_runs
+    except ImportError:
+        return
+    link_runs(report)

@@ -1,0 +1,51 @@
+"""The `spikelens` command: a thin Typer app over `spikelens.api`.
+
+Each command lives in its own module and registers itself on `app`. Typed errors
+become one-line messages on stderr with exit code 2; nothing a user did wrong ends
+in a traceback.
+"""
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from ..errors import SpikelensError
+
+app = typer.Typer(
+    name="spikelens",
+    help="Post-mortem analysis of training logs: spikes, divergence, NaN, oscillation, resume artifacts.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+
+
+def _register() -> None:
+    from . import commands  # noqa: F401  (each module adds its command to `app`)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the app, turn spikelens errors into one line and exit 2."""
+    _register()
+    try:
+        app(args=argv, standalone_mode=False)
+    except SpikelensError as exc:
+        typer.echo(f"spikelens: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        typer.echo("spikelens: interrupted", err=True)
+        sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except Exception as exc:  # click usage errors and aborts
+        import click
+
+        if isinstance(exc, click.exceptions.Abort):
+            sys.exit(130)
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(2)
+        raise
+    sys.exit(0)

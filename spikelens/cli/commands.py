@@ -1,0 +1,2 @@
+"""Import every command module so each registers itself on the app."""
+from . import ls  # noqa: F401

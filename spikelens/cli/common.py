@@ -1,0 +1,36 @@
+"""Options and helpers shared by several commands (streams, verbosity, formats)."""
+from __future__ import annotations
+
+import sys
+from enum import Enum
+
+import typer
+from rich.console import Console
+
+
+class Format(str, Enum):
+    rich = "rich"
+    json = "json"
+    markdown = "markdown"
+    github = "github"
+
+
+def stdout_console() -> Console:
+    return Console(file=sys.stdout, soft_wrap=False)
+
+
+def stderr_console() -> Console:
+    return Console(file=sys.stderr, soft_wrap=False)
+
+
+def emit_warnings(lines: list[str], quiet: bool) -> None:
+    """Warnings go to stderr, one line each, never onto a JSON stdout."""
+    if quiet:
+        return
+    err = stderr_console()
+    for line in lines:
+        err.print(f"[yellow]warning:[/] {line}", markup=True, highlight=False)
+
+
+QUIET = typer.Option(False, "--quiet", "-q", help="Only errors on stderr.")
+VERBOSE = typer.Option(False, "--verbose", "-v", help="More detail on stderr.")

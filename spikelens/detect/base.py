@@ -1,0 +1,95 @@
+"""Detector base class: a permanent code, a kind, keyword-only parameters, a fixed docstring.
+
+A detector is checked when its class is defined (sqlfluff's RuleMetaclass habit): a
+bad code, an unknown severity or a docstring without the four sections fails at
+import, not in a user's report.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import polars as pl
+
+from .finding import Finding
+
+DOC_SECTIONS = ("Detects:", "Why it matters:", "Likely causes:", "Evidence:")
+CODE_RE = re.compile(r"^SL\d{3}$")
+_CODES: dict[str, str] = {}
+
+
+@dataclass
+class Series:
+    """One metric of one run, on the stitched timeline, as NumPy arrays."""
+
+    metric: str
+    role: str
+    step: np.ndarray
+    value: np.ndarray
+    wall_time: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return int(self.step.size)
+
+
+@dataclass
+class RunContext:
+    """What a detector may look at besides its own series: the other metrics of the run."""
+
+    run: str
+    roles: dict[str, str]
+    series: dict[str, Series]
+    segment_starts: list[int] = dataclasses.field(default_factory=list)
+    """Stitched steps where a resumed launch took over (for the `resume` cause)."""
+    frame: pl.DataFrame | None = None
+
+    def by_role(self, role: str) -> list[Series]:
+        return [s for m, s in self.series.items() if self.roles.get(m) == role]
+
+
+class Detector:
+    """Base class. Subclasses are dataclasses with keyword-only parameters."""
+
+    code: ClassVar[str]
+    kind: ClassVar[str]
+    roles: ClassVar[tuple[str, ...]] = ("loss",)
+    """Metric roles it runs on; an empty tuple means it runs once per run (`detect_run`)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("abstract", False):
+            return
+        code = cls.__dict__.get("code")
+        if not isinstance(code, str) or not CODE_RE.match(code):
+            raise TypeError(f"{cls.__name__}: code must look like SL123, got {code!r}")
+        if code in _CODES and _CODES[code] != cls.__qualname__:
+            raise TypeError(f"{cls.__name__}: code {code} already used by {_CODES[code]}")
+        _CODES[code] = cls.__qualname__
+        if not isinstance(cls.__dict__.get("kind"), str):
+            raise TypeError(f"{cls.__name__}: needs a kind")
+        doc = cls.__doc__ or ""
+        missing = [s for s in DOC_SECTIONS if s not in doc]
+        if missing:
+            raise TypeError(f"{cls.__name__}: docstring lacks sections {missing}")
+
+    # -- the two entry points; a detector overrides one
+    def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
+        return []
+
+    def detect_run(self, ctx: RunContext) -> list[Finding]:
+        return []
+
+    # -- parameters
+    @classmethod
+    def params(cls) -> dict[str, Any]:
+        return {f.name: f.default for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else {}
+
+    def with_params(self, **overrides: Any) -> "Detector":
+        return dataclasses.replace(self, **overrides)
+
+    @classmethod
+    def describe(cls) -> str:
+        return (cls.__doc__ or "").strip()

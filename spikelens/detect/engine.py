@@ -1,0 +1,64 @@
+"""Run every registered detector over a stitched run; a crash becomes a warning."""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+import polars as pl
+
+from .. import diagnostics
+from .base import Detector, RunContext, Series
+from .finding import Finding
+from .registry import DETECTORS
+
+
+def build_detectors(params: dict[str, dict[str, Any]] | None = None,
+                    classes: Iterable[type[Detector]] = DETECTORS) -> list[Detector]:
+    """Instantiate detectors, applying `{code or kind: {param: value}}` overrides."""
+    params = params or {}
+    out = []
+    for cls in classes:
+        kw: dict[str, Any] = {}
+        for key in (cls.kind, cls.code):
+            kw.update(params.get(key, {}))
+        known = set(cls.params())
+        unknown = set(kw) - known
+        if unknown:
+            from ..errors import ConfigError
+
+            raise ConfigError(f"detector {cls.code} ({cls.kind}) has no parameter(s) {sorted(unknown)}; "
+                              f"known: {sorted(known)}")
+        out.append(cls(**kw))
+    return out
+
+
+def series_of(frame: pl.DataFrame, roles: dict[str, str]) -> dict[str, Series]:
+    """Each metric's live (not superseded) points, sorted by step, as NumPy arrays."""
+    live = frame.filter(~pl.col("superseded")) if "superseded" in frame.columns else frame
+    live = live.filter(pl.col("value").is_not_null())
+    out: dict[str, Series] = {}
+    for (metric,), part in live.sort("step", "seq").group_by("metric", maintain_order=True):
+        out[metric] = Series(
+            metric=metric,
+            role=roles.get(metric, "other"),
+            step=part.get_column("step").to_numpy(),
+            value=part.get_column("value").to_numpy().astype(np.float64, copy=False),
+            wall_time=part.get_column("wall_time").to_numpy(),
+        )
+    return out
+
+
+def run_detectors(ctx: RunContext, detectors: list[Detector]) -> list[Finding]:
+    findings: list[Finding] = []
+    for det in detectors:
+        try:
+            if det.roles:
+                for s in ctx.series.values():
+                    if s.role in det.roles and len(s):
+                        findings.extend(det.detect(s, ctx))
+            else:
+                findings.extend(det.detect_run(ctx))
+        except Exception as exc:  # noqa: BLE001 - a crashing detector never kills the report
+            diagnostics.warn(f"detector {det.code} ({det.kind}) crashed on run {ctx.run!r}: "
+                             f"{type(exc).__name__}: {exc}")
+    return findings

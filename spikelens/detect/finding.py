@@ -1,0 +1,106 @@
+"""The Finding a detector returns: the numbers first, the sentence formatted from them."""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+SEVERITIES = ("info", "warning", "error")
+SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
+
+
+@dataclass
+class Cause:
+    """One explanation of a finding, with the sentence a person can check in ten seconds."""
+
+    cause: str
+    confidence: float
+    evidence: str
+    numbers: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cause": self.cause, "confidence": round(float(self.confidence), 3),
+                "evidence": self.evidence, "numbers": _clean(self.numbers)}
+
+
+@dataclass
+class Finding:
+    """Something that happened in a run (contract kinds in findings-contract.md)."""
+
+    kind: str
+    code: str
+    run: str
+    metric: str | None
+    severity: str
+    message: str
+    start_step: int | None = None
+    peak_step: int | None = None
+    end_step: int | None = None
+    recovery: str | None = None
+    magnitude: float | None = None
+    evidence: dict[str, Any] = field(default_factory=dict)
+    causes: list[Cause] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Kind-specific contract fields, e.g. resume_step and rolled_back_from."""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "kind": self.kind,
+            "code": self.code,
+            "metric": self.metric,
+            "start_step": _int(self.start_step),
+            "peak_step": _int(self.peak_step),
+            "end_step": _int(self.end_step),
+            "recovery": self.recovery,
+            "severity": self.severity,
+            "magnitude": _num(self.magnitude),
+            "causes": [c.to_json() for c in self.causes],
+            "message": self.message,
+            "evidence": _clean(self.evidence),
+        }
+        out.update(_clean(self.extra))
+        return out
+
+    @property
+    def anchor_step(self) -> int | None:
+        """The step a person would look at first."""
+        for s in (self.peak_step, self.start_step, self.extra.get("resume_step"), self.end_step):
+            if s is not None:
+                return int(s)
+        return None
+
+
+def _int(x):
+    return None if x is None else int(x)
+
+
+def _num(x):
+    if x is None:
+        return None
+    x = float(x)
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    return round(x, 6)
+
+
+def _clean(obj):
+    """Make numbers JSON-safe (NumPy scalars, NaN and inf as strings)."""
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, bool) or obj is None or isinstance(obj, str):
+        return obj
+    if hasattr(obj, "item"):
+        obj = obj.item()
+    if isinstance(obj, int):
+        return obj
+    if isinstance(obj, float):
+        return _num(obj)
+    return str(obj)
+
+
+def finding_dict(f: Finding) -> dict[str, Any]:
+    return asdict(f)

@@ -1,0 +1,223 @@
+"""Walk the paths a user gave, pick an importer for each file, group sources into runs.
+
+Nothing here parses a format: importers claim files by name and first bytes; this
+module decides what is one run and in which order its launches (segments) came.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import numpy as np
+import polars as pl
+
+from . import diagnostics
+from .errors import InputError, NothingFound
+from .frame import SCHEMA, conform
+from .importers.base import Importer, Table, read_head
+from .segments import split_ids
+
+SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "node_modules", ".ipynb_checkpoints"}
+GENERIC_FILE_NAMES = {"metrics.csv", "trainer_state.json", "main.log", "log.txt", "training.log",
+                      "wandb-history.jsonl", "history.csv", "history.jsonl", "history.parquet"}
+
+
+@dataclass
+class Source:
+    """One file or run folder, and the importer that will read it."""
+
+    path: Path
+    importer: Importer
+    group: str
+
+
+@dataclass
+class Run:
+    """One run: its frame (long schema, segments numbered) and what it came from."""
+
+    name: str
+    frame: pl.DataFrame
+    sources: list[str]
+    formats: list[str]
+    segments: list[dict] = field(default_factory=list)
+    meta: dict = field(default_factory=dict)
+
+
+def importers() -> tuple[Importer, ...]:
+    from .importers.registry import IMPORTERS
+
+    return IMPORTERS
+
+
+def _claim(path: Path, is_dir: bool) -> Importer | None:
+    head = b"" if is_dir else read_head(path)
+    for imp in importers():
+        if imp.claims_dirs != is_dir:
+            continue
+        try:
+            if imp.claims(path, head):
+                return imp
+        except OSError:
+            return None
+    return None
+
+
+def find_sources(paths: Iterable[str | os.PathLike]) -> list[Source]:
+    """Every readable source under the paths, in a stable order; symlinked folders are
+    not followed twice (W&B's `latest-run` points at a run already walked)."""
+    found: list[Source] = []
+    seen: set[Path] = set()
+    for raw in paths:
+        root = Path(raw)
+        if not root.exists():
+            raise InputError(root, "no such file or folder")
+        for path, is_dir in _walk(root):
+            real = path.resolve()
+            if real in seen:
+                continue
+            imp = _claim(path, is_dir)
+            if imp is None:
+                continue
+            seen.add(real)
+            found.append(Source(path, imp, imp.group_key(path)))
+    return found
+
+
+def _walk(root: Path) -> Iterator[tuple[Path, bool]]:
+    """Yield (path, is_dir) depth first, sorted; a folder claimed by a folder importer
+    is yielded and not descended into."""
+    if root.is_file():
+        yield root, False
+        return
+    if _claim(root, True) is not None:
+        yield root, True
+        return
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError as exc:
+        diagnostics.warn(f"{root}: cannot list folder ({exc.strerror or exc})")
+        return
+    for entry in entries:
+        p = Path(entry.path)
+        try:
+            if entry.is_dir():
+                if entry.name in SKIP_DIRS or (entry.is_symlink() and p.resolve() in {root.resolve()}):
+                    continue
+                yield from _walk(p)
+            elif entry.is_file():
+                yield p, False
+        except OSError:
+            continue
+
+
+def looked_for() -> str:
+    return "; ".join(f"{imp.name} ({imp.looks_for})" for imp in importers())
+
+
+def groups(sources: list[Source]) -> list[list[Source]]:
+    """Sources read together (one run or several that share files), in first-seen order."""
+    by_key: dict[str, list[Source]] = {}
+    for s in sources:
+        by_key.setdefault(s.group, []).append(s)
+    return list(by_key.values())
+
+
+def read_group(group: list[Source], roots: list[Path]) -> list[Run]:
+    """Read one group of sources and assemble its runs."""
+    tables: list[Table] = []
+    for src in group:
+        tables.extend(src.importer.read(src.path))
+    return assemble(tables, roots)
+
+
+def assemble(tables: list[Table], roots: list[Path]) -> list[Run]:
+    """Group tables into runs by run key, order their segments, build each run's frame."""
+    by_run: dict[str, list[Table]] = {}
+    for t in tables:
+        by_run.setdefault(t.run_key, []).append(t)
+    runs = []
+    for key, ts in by_run.items():
+        ts.sort(key=lambda t: (t.order, str(t.source)))
+        name = next((t.run_name for t in ts if t.run_name), None) or run_name(key, roots)
+        runs.append(_build_run(name, ts))
+    return runs
+
+
+def _build_run(name: str, tables: list[Table]) -> Run:
+    parts: list[pl.DataFrame] = []
+    segments: list[dict] = []
+    seg_of_key: dict[str, int] = {}
+    next_segment = 0
+    seq0 = 0
+    meta: dict = {}
+    for t in tables:
+        meta.update({k: v for k, v in t.meta.items()})
+        if t.frame.height == 0:
+            continue
+        base = seg_of_key.get(t.segment_key)
+        if base is None:
+            base = seg_of_key[t.segment_key] = next_segment
+            next_segment += 1
+        local = split_ids(t.frame)
+        # launches found inside the table (its step went back) get new numbers after the base
+        seg = np.where(local == 0, base, next_segment + local - 1)
+        next_segment += int(local.max())
+        f = t.frame.with_columns(
+            run=pl.lit(name),
+            source=pl.lit(str(t.source)),
+            segment=pl.Series(seg, dtype=pl.UInt32),
+            seq=pl.int_range(seq0, seq0 + t.frame.height, dtype=pl.UInt64),
+        )
+        seq0 += t.frame.height
+        parts.append(conform(f))
+    frame = pl.concat(parts) if parts else pl.DataFrame(schema=SCHEMA)
+    if frame.height:
+        seg_info = (
+            frame.group_by("segment", maintain_order=True)
+            .agg(pl.col("source").first(), pl.col("step").min().alias("first_step"),
+                 pl.col("step").max().alias("last_step"), pl.col("wall_time").min().alias("first_wall_time"),
+                 pl.col("wall_time").max().alias("last_wall_time"), pl.len().alias("points"))
+            .sort("segment")
+        )
+        segments = seg_info.to_dicts()
+    return Run(
+        name=name,
+        frame=frame,
+        sources=sorted({str(t.source) for t in tables}),
+        formats=sorted({t.format for t in tables}),
+        segments=segments,
+        meta=meta,
+    )
+
+
+def run_name(key: str, roots: list[Path]) -> str:
+    """A short, stable display name: the key's path relative to the root it came from."""
+    p = Path(key)
+    if p.name in GENERIC_FILE_NAMES and p.parent != p:
+        p = p.parent
+    for root in roots:
+        base = root if root.is_dir() else root.parent
+        try:
+            rel = p.resolve().relative_to(base.resolve())
+        except ValueError:
+            continue
+        text = rel.as_posix()
+        if text in ("", "."):
+            return base.resolve().name or str(p)
+        if root.is_dir() and p.resolve() == root.resolve():
+            return root.resolve().name
+        return text
+    return p.name or key
+
+
+def iter_runs(paths: Iterable[str | os.PathLike]) -> Iterator[Run]:
+    """Runs under the paths, one group at a time (memory holds one group)."""
+    roots = [Path(p) for p in paths]
+    sources = find_sources(roots)
+    if not sources:
+        where = ", ".join(str(r) for r in roots)
+        raise NothingFound(where, f"no training logs found; looked for {looked_for()}")
+    for group in groups(sources):
+        yield from read_group(group, roots)

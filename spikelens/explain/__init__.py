@@ -1,0 +1,1 @@
+"""Causes (evidence rules → cause) and the catalog of human text."""

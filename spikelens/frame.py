@@ -1,0 +1,97 @@
+"""The one long frame every stage hands to the next, and the metric roles.
+
+One row per logged value (as tbparse and TensorBoard think of scalars). NaN and
+±inf stay as they were logged; null means "not logged". Roles are inferred from
+tag names and can be overridden by config.
+"""
+from __future__ import annotations
+
+import re
+from typing import Mapping
+
+import polars as pl
+
+from .errors import SchemaError
+
+SCHEMA: dict[str, pl.DataType] = {
+    "run": pl.String,
+    "source": pl.String,
+    "segment": pl.UInt32,
+    "seq": pl.UInt64,
+    "step": pl.Int64,
+    "wall_time": pl.Float64,
+    "metric": pl.String,
+    "value": pl.Float64,
+}
+"""Column order and types of the long frame."""
+
+STITCHED_EXTRA: dict[str, pl.DataType] = {"superseded": pl.Boolean}
+"""Added by the stitcher: True for points a later launch overwrote (kept, never dropped)."""
+
+ROLES = ("loss", "eval_loss", "grad_norm", "lr", "loss_scale", "other")
+
+
+def empty_frame() -> pl.DataFrame:
+    return pl.DataFrame(schema=SCHEMA)
+
+
+def validate(frame: pl.DataFrame, stage: str, *, stitched: bool = False) -> pl.DataFrame:
+    """Check the frame a stage hands over; raise SchemaError naming the stage."""
+    want = dict(SCHEMA)
+    if stitched:
+        want.update(STITCHED_EXTRA)
+    have = dict(frame.schema)
+    missing = [c for c in want if c not in have]
+    if missing:
+        raise SchemaError(stage, f"missing columns {missing}")
+    wrong = [f"{c} is {have[c]}, expected {t}" for c, t in want.items() if have[c] != t]
+    if wrong:
+        raise SchemaError(stage, "; ".join(wrong))
+    for col in ("run", "source", "segment", "seq", "step", "metric"):
+        if frame[col].null_count():
+            raise SchemaError(stage, f"column {col!r} has nulls")
+    return frame
+
+
+def conform(frame: pl.DataFrame) -> pl.DataFrame:
+    """Cast and order columns into SCHEMA (importers call this on what they build)."""
+    return frame.select([pl.col(c).cast(t) for c, t in SCHEMA.items()])
+
+
+# ---------------------------------------------------------------- roles
+
+_EVAL = r"(?:^|[/_\-. ])(?:eval|val|valid|validation|test|dev|tel)(?:$|[/_\-. ])|^(?:eval|val|valid|validation|test)"
+_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("loss_scale", re.compile(r"loss[\s_\-/]?scal|(?:^|[/_\-. ])scaler?(?:$|[/_\-. ])|grad[\s_\-]?scale", re.I)),
+    ("grad_norm", re.compile(r"grad(?:ient)?s?[\s_\-/]?norm|(?:^|[/_\-. ])(?:total_)?norm$|^norm$|clip[\s_\-]?norm", re.I)),
+    ("lr", re.compile(r"(?:^|[/_\-. ])lr(?:$|[/_\-. ]|-)|learning[\s_\-]?rate|^lr", re.I)),
+)
+_LOSS = re.compile(r"loss|^trl$|^tel$|nll|cross[\s_\-]?entropy|perplexity$|^ppl$", re.I)
+_NOT_LOSS = re.compile(r" vs |_vs_|samples|tokens$|loss[\s_\-]?scal|ppl|perplex|runtime|per_second|num_|count", re.I)
+
+
+def infer_role(metric: str) -> str:
+    """Guess the role of a tag from its name (`train/loss` → loss, `lr-AdamW` → lr)."""
+    for role, pattern in _RULES:
+        if pattern.search(metric):
+            return role
+    if _LOSS.search(metric) and not _NOT_LOSS.search(metric):
+        return "eval_loss" if re.search(_EVAL, metric, re.I) else "loss"
+    return "other"
+
+
+def infer_roles(metrics, overrides: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Role of every metric; `overrides` (from config) win, matched exactly or as a glob."""
+    import fnmatch
+
+    overrides = dict(overrides or {})
+    roles: dict[str, str] = {}
+    for m in metrics:
+        role = overrides.get(m)
+        if role is None:
+            for pat, r in overrides.items():
+                if fnmatch.fnmatchcase(m, pat):
+                    role = r
+                    break
+        roles[m] = role if role is not None else infer_role(m)
+    return roles

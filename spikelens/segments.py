@@ -1,0 +1,53 @@
+"""Split one launch's rows into segments where the step counter goes back.
+
+A text log or CSV appended after a resume holds several launches in one file; the
+first sign is a metric whose step drops below what it had already logged. Metrics
+logged on another axis (per-epoch values in a per-step file) never drop on their
+own, so they never split a file.
+"""
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+
+def restart_offsets(frame: pl.DataFrame) -> np.ndarray:
+    """Row positions (in read order) where a new launch starts inside one table.
+
+    A row starts a launch when its metric's step is below that metric's earlier
+    maximum *and* below every step logged since the previous boundary; the second
+    condition keeps the other metrics of the same restart (and sparse eval rows that
+    catch up later) in the segment the first one opened.
+    """
+    n = frame.height
+    if n < 2:
+        return np.empty(0, dtype=np.int64)
+    flagged = (
+        frame.with_row_index("_i")
+        .with_columns(
+            _prev_max=pl.col("step").cum_max().shift(1).over("metric"),
+        )
+        .filter(pl.col("step") < pl.col("_prev_max"))
+        .get_column("_i")
+        .to_numpy()
+    )
+    if flagged.size == 0:
+        return np.empty(0, dtype=np.int64)
+    steps = frame.get_column("step").to_numpy()
+    boundaries: list[int] = []
+    start = 0
+    for i in flagged:
+        if i <= start:
+            continue
+        if steps[i] < steps[start:i].max():
+            boundaries.append(int(i))
+            start = int(i)
+    return np.asarray(boundaries, dtype=np.int64)
+
+
+def split_ids(frame: pl.DataFrame) -> np.ndarray:
+    """Per-row launch index (0, 1, ...) inside one table."""
+    ids = np.zeros(frame.height, dtype=np.int64)
+    for b in restart_offsets(frame):
+        ids[b:] += 1
+    return ids
