@@ -16,6 +16,7 @@ from . import diagnostics
 from .config import Config, load_config
 from .detect.base import RunContext
 from .detect.engine import build_detectors, run_detectors, series_of
+from .detect.reconcile import reconcile
 from .discover import Run, iter_runs
 from .explain.engine import explain
 from .frame import SCHEMA, infer_roles, validate
@@ -82,7 +83,7 @@ def analyze_run(run: Run, cfg: Config, *, detector_params: dict | None = None,
                      segment_starts=stitched.segment_starts, frame=frame)
     params = {**cfg.detectors, **(detector_params or {})}
     findings = run_detectors(ctx, build_detectors(params))
-    findings = explain(stitched.findings + findings, ctx)
+    findings = explain(reconcile(stitched.findings + findings, ctx), ctx)
     findings.sort(key=lambda f: (f.anchor_step if f.anchor_step is not None else -1, f.kind))
     return RunReport(run=run.name, sources=run.sources, segments=stitched.segments, metrics=roles,
                      findings=findings, formats=run.formats, points=run.frame.height,

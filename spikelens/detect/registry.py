@@ -2,5 +2,14 @@
 from __future__ import annotations
 
 from .base import Detector
+from .divergence import DivergenceDetector
+from .nonfinite import NonFiniteDetector
+from .oscillation import OscillationDetector
+from .spikes import SpikeDetector
 
-DETECTORS: tuple[type[Detector], ...] = ()
+DETECTORS: tuple[type[Detector], ...] = (
+    SpikeDetector,
+    NonFiniteDetector,
+    DivergenceDetector,
+    OscillationDetector,
+)

@@ -1,9 +1,26 @@
 """Attach causes to findings from the other metrics of the same run."""
 from __future__ import annotations
 
+from .. import diagnostics
 from ..detect.base import RunContext
 from ..detect.finding import Finding
+from .causes import EXPLAINED_KINDS, RULES
 
 
 def explain(findings: list[Finding], ctx: RunContext) -> list[Finding]:
+    """Run every cause rule on every explainable finding; most confident cause first."""
+    for f in findings:
+        if f.kind not in EXPLAINED_KINDS:
+            continue
+        causes = list(f.causes)
+        for rule in RULES:
+            try:
+                c = rule(f, ctx, findings)
+            except Exception as exc:  # noqa: BLE001 - a broken rule must not kill the report
+                diagnostics.warn(f"cause rule {rule.__name__} crashed on run {ctx.run!r}: {type(exc).__name__}: {exc}")
+                continue
+            if c is not None and all(c.cause != o.cause for o in causes):
+                causes.append(c)
+        causes.sort(key=lambda c: -c.confidence)
+        f.causes = causes
     return findings

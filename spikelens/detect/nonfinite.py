@@ -1,0 +1,79 @@
+"""NaN and ±inf: the first non-finite value of a metric."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .base import Detector, RunContext, Series
+from .finding import Finding
+from .stats import log_scale, rolling_median
+
+
+@dataclass(frozen=True, kw_only=True)
+class NonFiniteDetector(Detector):
+    """The first NaN or ±inf of a loss, eval loss or gradient norm.
+
+    Detects: the first logged value that is NaN or infinite, how many followed, and
+    whether the metric became finite again; a blow-up in the points just before it
+    belongs to the same finding.
+    Why it matters: once the weights hold NaN the run is dead; every step after it is
+    wasted compute, and checkpoints written after it are poisoned.
+    Likely causes: fp16 overflow, a gradient explosion, log/sqrt/division of zero or a
+    negative number, a bad batch, an LR far too high.
+    Evidence: first non-finite step and value, count, last finite value, blow-up ratio
+    and the step it began.
+    """
+
+    code = "SL201"
+    kind = "nan"
+    roles = ("loss", "eval_loss", "grad_norm")
+
+    blowup_points: int = 20
+    """Points before the NaN searched for a blow-up."""
+    blowup_ratio: float = 1.5
+    """A rise by this factor over the pre-NaN median counts as a blow-up."""
+
+    def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
+        bad = ~np.isfinite(series.value)
+        if not bad.any():
+            return []
+        first = int(np.argmax(bad))
+        step = series.step
+        first_step = int(step[first])
+        count = int(bad.sum())
+        later_ok = np.flatnonzero(~bad[first:])
+        back_step = int(step[first + later_ok[0]]) if later_ok.size else None
+        value = series.value[first]
+        what = "NaN" if np.isnan(value) else ("+inf" if value > 0 else "-inf")
+        evidence = {"first_nonfinite_step": first_step, "first_nonfinite": what, "nonfinite_points": count,
+                    "points": len(series), "finite_again_step": back_step}
+        blow_start = None
+        if first > 3:
+            pre = series.value[max(0, first - self.blowup_points - 50):first]
+            y, is_log = log_scale(pre)
+            if is_log and np.isfinite(y).all() and y.size > 8:
+                ref = np.median(y[: max(4, y.size - self.blowup_points)])
+                tail = y[-self.blowup_points:]
+                above = np.flatnonzero(tail - ref > np.log(self.blowup_ratio))
+                if above.size:
+                    k = y.size - tail.size + int(above[0])
+                    blow_start = int(step[first - y.size + k])
+                    evidence.update(blowup_start_step=blow_start, blowup_ratio=float(np.exp(y[-1] - ref)),
+                                    last_finite=float(np.exp(y[-1])))
+            if first > 0 and np.isfinite(series.value[first - 1]):
+                evidence.setdefault("last_finite", float(series.value[first - 1]))
+        if first == 0:
+            message = f"{series.metric} is {what} from its first logged point (step {first_step}): {count} of {len(series)} points"
+        else:
+            message = f"{series.metric} became {what} at step {first_step}"
+            if blow_start is not None:
+                message += f" after blowing up {evidence['blowup_ratio']:.1f}x from step {blow_start}"
+            message += f"; {count} non-finite point{'s' if count != 1 else ''}"
+        message += (f", finite again from step {back_step}" if back_step is not None else ", never finite again")
+        severity = "error" if series.role in ("loss", "eval_loss") else "warning"
+        if series.role == "grad_norm" and back_step is not None and count <= 3:
+            severity = "info"  # an fp16 step the loss scaler skipped
+        return [Finding(kind="nan", code=self.code, run=ctx.run, metric=series.metric, severity=severity,
+                        message=message, start_step=first_step, peak_step=first_step, end_step=back_step,
+                        evidence=evidence)]

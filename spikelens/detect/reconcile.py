@@ -1,0 +1,58 @@
+"""One event, one finding: fold findings that describe the same event into the main one.
+
+Detectors run independently, so the swings of an oscillation also look like spikes,
+the blow-up before a NaN looks like a spike, and the jump back after repeated data
+looks like a spike that never recovered. The contract wants each event reported once.
+"""
+from __future__ import annotations
+
+from .base import RunContext
+from .finding import Finding
+from .stats import median_interval
+
+
+def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
+    drop: set[int] = set()
+    by_kind: dict[str, list[Finding]] = {}
+    for f in findings:
+        by_kind.setdefault(f.kind, []).append(f)
+
+    def interval(metric: str | None) -> float:
+        s = ctx.series.get(metric) if metric else None
+        return median_interval(s.step) if s is not None else 1.0
+
+    for osc in by_kind.get("oscillation", []):
+        margin = max(10 * interval(osc.metric), 0.1 * ((osc.end_step or osc.start_step) - osc.start_step))
+        folded = [f for f in by_kind.get("spike", []) if f.metric == osc.metric and f.peak_step is not None
+                  and osc.start_step - margin <= f.peak_step <= (osc.end_step or f.peak_step) + margin]
+        for f in folded:
+            drop.add(id(f))
+        if folded:
+            osc.evidence["spikes_inside"] = len(folded)
+
+    for nan in by_kind.get("nan", []):
+        margin = 10 * interval(nan.metric)
+        lo = nan.evidence.get("blowup_start_step", nan.start_step)
+        for f in by_kind.get("spike", []) + by_kind.get("divergence", []):
+            if f.metric != nan.metric:
+                continue
+            anchor = f.peak_step if f.kind == "spike" else f.start_step
+            if anchor is None:
+                continue
+            near = min(lo, nan.start_step) - margin <= anchor <= nan.start_step
+            if f.kind == "divergence":
+                s = ctx.series.get(nan.metric)
+                span = (s.step[-1] - s.step[0]) if s is not None and len(s) else 0
+                near = anchor >= nan.start_step - 0.1 * span
+            if near:
+                drop.add(id(f))
+                nan.evidence.setdefault("folded", []).append(f"{f.kind} at step {anchor}")
+
+    for rep in by_kind.get("repeated_data", []):
+        margin = 10 * interval(rep.metric)
+        for f in by_kind.get("spike", []) + by_kind.get("level_shift", []):
+            if rep.end_step is not None and f.metric == rep.metric and f.anchor_step is not None \
+                    and abs(f.anchor_step - rep.end_step) <= margin:
+                drop.add(id(f))
+                rep.evidence.setdefault("folded", []).append(f"{f.kind} at step {f.anchor_step}")
+    return [f for f in findings if id(f) not in drop]

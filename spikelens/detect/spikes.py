@@ -1,0 +1,158 @@
+"""Loss spikes: abrupt upward excursions far outside the local noise, and how they recovered."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .base import Detector, RunContext, Series
+from .finding import Finding
+from .stats import forward_median, log_scale, noise_sigma, rolling_median
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpikeDetector(Detector):
+    """A loss spike and its recovery class.
+
+    Detects: a logged loss that jumps far above its local trend (robust z on the
+    log-loss against a trailing median, scaled by the local point-to-point noise) and
+    by at least `min_ratio`; the rise from the last normal point to the peak is quick
+    (`max_rise_points`), unlike a divergence.
+    Why it matters: a spike costs the steps it takes to recover; one that never comes
+    back wastes the rest of the run, and repeated spikes announce an unstable setup.
+    Likely causes: a gradient explosion, an LR jump or the end of warm-up, fp16
+    overflow, a bad batch, one data source, a resume that lost optimizer state.
+    Evidence: peak value, pre-spike baseline, ratio, robust z, steps to recover,
+    the pre-spike noise band.
+    """
+
+    code = "SL101"
+    kind = "spike"
+    roles = ("loss",)
+
+    window: int = 50
+    """Points in the trailing baseline and noise windows."""
+    z_min: float = 8.0
+    """Robust z (residual / local noise sigma) a point must exceed."""
+    min_ratio: float = 1.15
+    """Peak / baseline ratio a spike must exceed (for positive losses)."""
+    max_rise_points: int = 25
+    """A rise slower than this many logged points is a trend, not a spike."""
+    recovery_fast_steps: int = 250
+    """Back inside the band within this many steps of the peak = `fast`."""
+    recovery_smooth: int = 9
+    """Points in the forward median that decides 'back inside the band'."""
+    band_sigma: float = 3.0
+    """Half-width of the pre-spike noise band, in sigmas of the smoothed loss."""
+    min_band_ratio: float = 1.02
+    """The band is never narrower than this ratio above the baseline."""
+    max_isolated: int = 8
+    """More one-point blips than this in a run are noise: keep the largest few."""
+    keep_isolated: int = 3
+
+    def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
+        return [f for f in spikes_of(self, series, ctx)]
+
+
+def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Finding]:
+    finite = np.isfinite(series.value)
+    step = series.step[finite]
+    value = series.value[finite]
+    n = step.size
+    if n < 12:
+        return []
+    y, is_log = log_scale(value)
+    base = rolling_median(y, det.window, trailing_exclusive=True, min_samples=5)
+    sigma = noise_sigma(y, det.window)
+    resid = y - base
+    z = resid / sigma
+    ratio_ok = (resid > np.log(det.min_ratio)) if is_log else (resid > (det.min_ratio - 1.0) * np.abs(base))
+    cand = np.flatnonzero(np.isfinite(z) & (z > det.z_min) & ratio_ok)
+    if cand.size == 0:
+        return []
+    fwd = forward_median(y, det.recovery_smooth)
+    events = []
+    last_end = -1
+    for i in cand:
+        if i <= last_end:
+            continue
+        start = i
+        while start > 0 and start > i - det.max_rise_points and np.isfinite(z[start - 1]) and z[start - 1] > 3.0:
+            start -= 1
+        if i - start >= det.max_rise_points - 1:
+            continue  # a slow ramp: the divergence detector's business
+        # the peak: highest point while the curve stays above the spike threshold
+        j = i
+        while j + 1 < n and (y[j + 1] - base[start]) > 0.5 * (y[i] - base[start]) and j + 1 - i < 10 * det.max_rise_points:
+            j += 1
+        peak = i + int(np.argmax(y[i:j + 1]))
+        level = base[start] if np.isfinite(base[start]) else y[max(start - 1, 0)]
+        sig0 = sigma[start]
+        smooth_sigma = sig0 * 1.2533 / np.sqrt(det.recovery_smooth)
+        band = max(det.band_sigma * smooth_sigma, np.log(det.min_band_ratio) if is_log else 0.0)
+        point_band = max(4.0 * sig0, band)
+        back = (fwd[peak + 1:] <= level + band) & (y[peak + 1:] <= level + point_band)
+        after = np.flatnonzero(back)
+        end = int(peak + 1 + after[0]) if after.size else None
+        high = int(np.sum(z[start:(end if end is not None else n)] > det.z_min))
+        events.append((start, peak, end, level, sig0, band, high))
+        last_end = end if end is not None else n
+    findings = []
+    for start, peak, end, level, sig0, band, high in events:
+        findings.append(_finding(det, series, ctx, step, y, is_log, start, peak, end, level, sig0, band, high))
+    return _limit_isolated(det, findings)
+
+
+def _finding(det, series, ctx, step, y, is_log, start, peak, end, level, sig0, band, high) -> Finding:
+    peak_step, start_step = int(step[peak]), int(step[start])
+    base_value = float(np.exp(level)) if is_log else float(level)
+    peak_value = float(np.exp(y[peak])) if is_log else float(y[peak])
+    magnitude = peak_value / base_value if is_log and base_value > 0 else (y[peak] - level) / max(abs(level), 1e-12) + 1
+    z = float((y[peak] - level) / sig0) if sig0 > 0 else float("inf")
+    if end is None:
+        recovery, end_step, took = "none", None, None
+    else:
+        end_step = int(step[end])
+        took = end_step - peak_step
+        recovery = "fast" if took <= det.recovery_fast_steps else "slow"
+    one_point = end is not None and high <= 1 and end - peak <= 1
+    severity = "error" if recovery == "none" else ("info" if one_point else "warning")
+    if recovery == "none":
+        after = y[peak + 1:]
+        settled = float(np.exp(np.median(after[-max(3, after.size // 5):]))) if after.size and is_log else None
+        tail = (f" and never came back (settled at {settled:.4g} vs {base_value:.4g} before)"
+                if settled is not None else " and never came back")
+    elif one_point:
+        tail = " for one logged point and was back at the next"
+    else:
+        tail = f" and recovered in {took} steps"
+    message = f"{series.metric} spiked {magnitude:.2f}x at step {peak_step} ({peak_value:.4g} vs {base_value:.4g} before){tail}"
+    return Finding(
+        kind="spike", code=det.code, run=ctx.run, metric=series.metric, severity=severity, message=message,
+        start_step=start_step, peak_step=peak_step, end_step=end_step, recovery=recovery, magnitude=float(magnitude),
+        evidence={"peak_value": peak_value, "baseline": base_value, "ratio": float(magnitude), "robust_z": z,
+                  "recovery_steps": took, "band_upper": float(np.exp(level + band)) if is_log else float(level + band),
+                  "one_point": bool(one_point), "points": int((end if end is not None else y.size) - start)},
+    )
+
+
+def _limit_isolated(det: SpikeDetector, findings: list[Finding]) -> list[Finding]:
+    """Heavy-tailed per-batch noise makes many one-point blips: above `max_isolated`
+    keep the largest few as spikes and summarise the rest in one info finding."""
+    blips = [f for f in findings if f.evidence.get("one_point")]
+    if len(blips) <= det.max_isolated:
+        return findings
+    keep = set(id(f) for f in sorted(blips, key=lambda f: -(f.magnitude or 0))[: det.keep_isolated])
+    rest = [f for f in blips if id(f) not in keep]
+    out = [f for f in findings if not f.evidence.get("one_point") or id(f) in keep]
+    first = rest[0]
+    mags = sorted(f.magnitude or 0 for f in rest)
+    out.append(Finding(
+        kind="outliers", code=det.code, run=first.run, metric=first.metric, severity="info",
+        message=(f"{first.metric} has {len(rest)} more one-point outliers (up to {mags[-1]:.2f}x, median "
+                 f"{mags[len(mags) // 2]:.2f}x) that were back at the next point: per-batch noise"),
+        start_step=rest[0].start_step, end_step=rest[-1].end_step,
+        evidence={"count": len(rest), "largest_ratio": mags[-1], "median_ratio": mags[len(mags) // 2],
+                  "steps": [f.peak_step for f in rest][:50]},
+    ))
+    return out

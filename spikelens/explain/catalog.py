@@ -1,0 +1,376 @@
+"""The human text behind every finding kind and every cause: what it is, why it
+matters, what to try.
+
+A finding's one-line message is formatted from its numbers; the longer explanation
+lives here, once, so `spikelens explain NAME` and the "next steps" of every report
+say the same thing (ruff keeps `message()` apart from the rule's "Why is this bad?").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import UsageError
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One catalog page."""
+
+    name: str
+    group: str
+    """`kind` (a finding kind) or `cause` (an explanation attached to a finding)."""
+    title: str
+    what: str
+    why: str
+    tries: tuple[str, ...]
+    """What engineers do about it, most useful first (the report shows the first few)."""
+    related: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = field(default=(), compare=False)
+
+
+def _kind(name, title, what, why, tries, related=(), aliases=()) -> Entry:
+    return Entry(name, "kind", title, what, why, tuple(tries), tuple(related), tuple(aliases))
+
+
+def _cause(name, title, what, why, tries, related=(), aliases=()) -> Entry:
+    return Entry(name, "cause", title, what, why, tuple(tries), tuple(related), tuple(aliases))
+
+
+KINDS: tuple[Entry, ...] = (
+    _kind(
+        "spike", "Loss spike",
+        "An abrupt upward excursion of a loss far outside its local noise: it rises within a few "
+        "logged points, peaks, and either comes back (`fast` within 250 steps by default, `slow` "
+        "later) or never does (`none`).",
+        "Every spike costs the steps it takes to recover; one that never comes back wastes the rest "
+        "of the run, and spikes that repeat announce a setup at the edge of stability (they tend "
+        "to grow with model size and learning rate).",
+        ("Resume from a checkpoint before the spike and skip the batches around it (the PaLM "
+         "recipe: restart ~100 steps earlier and skip 200-500 batches).",
+         "Clip the gradient norm (e.g. 1.0) if it is not clipped, or clip lower.",
+         "Lower the peak learning rate or lengthen the warm-up.",
+         "For repeated spikes: lower Adam's beta2 (0.95) or raise epsilon, add QK-layernorm or "
+         "z-loss in transformers."),
+        ("grad_explosion", "lr_jump", "warmup_end", "fp16_overflow", "bad_batch", "data", "resume"),
+    ),
+    _kind(
+        "divergence", "Divergence",
+        "The loss turns and keeps rising over many steps without one abrupt jump: training is "
+        "running away rather than hiccupping.",
+        "A diverging run does not come back on its own; every step after the turn is wasted "
+        "compute, and it often ends in NaN.",
+        ("Stop the run and resume from the last checkpoint before the turn (start_step).",
+         "Lower the learning rate (often 2-3x) for the resumed stretch, or for the whole schedule.",
+         "Add or tighten gradient clipping.",
+         "Check the schedule around the turn: a warm-up ending, a restart or a misconfigured "
+         "scheduler often coincides with it.",
+         "In mixed precision, switch fp16 to bf16 if the loss scale was falling."),
+        ("nan", "spike", "lr_jump", "warmup_end", "grad_explosion"),
+    ),
+    _kind(
+        "nan", "NaN or inf",
+        "A metric became NaN or ±inf. The finding starts at the first non-finite value; a blow-up "
+        "in the steps just before it belongs to the same event.",
+        "Once the weights hold a NaN every later step is garbage; the run is over unless it is "
+        "resumed from a checkpoint written before the first non-finite value.",
+        ("Resume from the last checkpoint before start_step; checkpoints written after it may "
+         "already hold NaN weights.",
+         "Look at the steps just before: a rising gradient norm or loss means an overflow (lower "
+         "LR, clip gradients); a sudden NaN from a finite loss points at one batch or an op "
+         "(log of 0, division by 0, sqrt of a negative).",
+         "Replay the step with anomaly detection (`spikelens replay`, or "
+         "torch.autograd.set_detect_anomaly) to find the op that produced it.",
+         "In fp16, use bf16 or a dynamic loss scaler; check custom losses for eps terms."),
+        ("divergence", "fp16_overflow", "grad_explosion", "bad_batch"),
+    ),
+    _kind(
+        "oscillation", "Oscillation",
+        "A sustained stretch of abnormally large swings of the loss (well above its usual noise), "
+        "not a single spike.",
+        "The optimizer is bouncing around instead of descending: usually a learning rate too high "
+        "for the current curvature or batch size, sometimes a data-loader that alternates between "
+        "very different sources.",
+        ("Lower the learning rate for that stretch, or the peak of the schedule.",
+         "Raise the batch size (or gradient accumulation) to lower gradient noise.",
+         "Lower Adam's beta2 (e.g. 0.999 → 0.95) so the second moment adapts faster.",
+         "Check data ordering: shuffle across sources so consecutive batches are alike."),
+        ("spike", "divergence", "lr_jump"),
+    ),
+    _kind(
+        "level_shift", "Level shift",
+        "The loss moved to a different level and stayed there: a step change rather than a spike "
+        "that comes back.",
+        "An upward shift is lost progress (often the aftermath of a spike that never recovered, or "
+        "of a resume with the wrong state); a shift in either direction can also mean the data "
+        "mixture or the loss definition changed mid-run.",
+        ("Check what changed at that step: a resume, a new data shard or mixture, a config change.",
+         "If the loss shifted up after a spike, resume before it and skip the batches around it.",
+         "If the data changed on purpose, compare runs from that step onwards only."),
+        ("spike", "resume", "data"),
+    ),
+    _kind(
+        "noise", "Noise summary",
+        "How noisy the loss is from point to point (robust spread of the log-loss), and how many "
+        "isolated outliers it has. Informational.",
+        "A noise level sets what counts as a spike; an unusually noisy loss means small batches, "
+        "an uneven data mixture or a learning rate near the edge.",
+        ("Compare the noise with sibling runs: a higher level at the same batch size points at the "
+         "data or the learning rate.",
+         "Raise the batch size or smooth the logged loss (log a mean over the logging interval).",),
+        ("outliers", "oscillation"),
+        aliases=("noise_summary",),
+    ),
+    _kind(
+        "outliers", "One-point outliers",
+        "Many single logged points far above the curve that are back at the very next point: "
+        "heavy-tailed per-batch noise, summarised in one finding instead of one spike each.",
+        "Usually harmless; the largest ones are kept as spikes. Many of them at a fixed position in "
+        "the data order point at a few bad batches.",
+        ("If they recur at the same data positions across runs, find and drop those samples.",
+         "Log the loss averaged over the logging interval to see the trend behind the noise."),
+        ("spike", "bad_batch", "noise"),
+    ),
+    _kind(
+        "grad_norm_outlier", "Gradient norm outlier",
+        "The gradient norm jumped far above its usual level while the loss stayed calm.",
+        "Large gradients are the usual precursor of spikes and divergence; they also show that "
+        "clipping (if any) is doing a lot of work.",
+        ("Check whether gradient clipping is on and at what threshold.",
+         "Look at the batches at that step: very long sequences or rare tokens make big gradients.",
+         "If it repeats, lower the learning rate or Adam's beta2."),
+        ("grad_explosion", "spike"),
+    ),
+    _kind(
+        "loss_scale_collapse", "Loss scale collapse",
+        "The mixed-precision loss scale was halved many times in a row (fp16 gradients "
+        "overflowing; every halving is a skipped step).",
+        "While the scale collapses the optimizer skips updates; if it reaches the floor, the "
+        "gradients underflow and training silently stops learning or produces NaN.",
+        ("Use bf16 instead of fp16 where the hardware supports it (no loss scaling needed).",
+         "Lower the learning rate or clip gradients so gradients stay in fp16 range.",
+         "Raise the scaler's minimum or its growth interval; keep the loss and softmax in fp32."),
+        ("fp16_overflow", "nan"),
+    ),
+    _kind(
+        "lr_discontinuity", "Learning-rate discontinuity",
+        "The learning rate jumped (or dropped) between two logged steps outside the shape of a "
+        "warm-up or decay schedule.",
+        "A jump of the learning rate is a change of the optimisation problem mid-run: the usual "
+        "sign of a scheduler that restarted on resume, or a schedule misconfigured by steps vs "
+        "epochs.",
+        ("On resume, restore the scheduler state (scheduler.load_state_dict) along with the "
+         "optimizer.",
+         "Check the schedule's total steps and warm-up against the real number of steps "
+         "(gradient accumulation and world size change it)."),
+        ("lr_jump", "resume"),
+    ),
+    _kind(
+        "plateau", "Plateau",
+        "The loss stopped improving for a long stretch while training continued.",
+        "Steps on a plateau are compute spent for nothing; it may mean the learning rate decayed "
+        "too early, or the model saturated the data.",
+        ("Compare with the schedule: a learning rate already near zero means the decay ended too "
+         "early; lengthen the schedule.",
+         "If the learning rate is still high, the model or data may be the limit: check the eval "
+         "loss and data repetition.",
+         "Stop early and save the compute if the eval loss is flat too."),
+        ("level_shift",),
+    ),
+    _kind(
+        "sudden_drop", "Sudden drop",
+        "The loss fell abruptly far below its trend.",
+        "Good news is suspicious in a loss curve: a drop is often a data change (easier data, "
+        "repeated data after a resume, a leak) or a change of the loss definition, not learning.",
+        ("Check whether the data loader restarted or the mixture changed at that step.",
+         "Compare the eval loss: if it did not drop, the model is memorising repeated data."),
+        ("repeated_data", "resume", "data"),
+    ),
+    _kind(
+        "resume_overlap", "Resume overlap",
+        "A resumed launch re-logged steps an earlier launch had already logged: it restarted from "
+        "an older checkpoint (rollback). The older points are kept but marked superseded.",
+        "The overlapping steps were trained twice; comparing the two versions of the same steps "
+        "shows whether the resume reproduced the run (same loss) or changed it.",
+        ("Nothing to fix if the loss matches on the overlap; otherwise check that the data-loader "
+         "position and RNG state were restored.",
+         "Make sure dashboards use the latest launch for the overlapping steps (spikelens does)."),
+        ("resume", "step_reset", "repeated_data"),
+    ),
+    _kind(
+        "step_reset", "Step counter reset",
+        "A resumed launch started its step counter again from 0 (the global step was not restored), "
+        "so its steps are shifted onto the true timeline.",
+        "Everything keyed by the step (the LR schedule, warm-up, checkpoint names, logging) may "
+        "have restarted too: a warm-up run again mid-training, or a schedule that ends too late.",
+        ("Restore the global step with the checkpoint (trainer state, not only model weights).",
+         "Check the learning rate after the resume: a new warm-up here means the scheduler state "
+         "was lost too."),
+        ("resume", "lr_jump", "resume_overlap"),
+    ),
+    _kind(
+        "repeated_data", "Repeated data after resume",
+        "After a resume the loss is falsely low because the data loader restarted from the "
+        "beginning and the model re-sees data it already trained on; the loss jumps back up when "
+        "fresh data arrives (end_step).",
+        "The low loss is memorisation, not progress; the stretch trains on duplicates and the jump "
+        "at fresh data looks like a spike though nothing broke.",
+        ("Restore the data-loader / sampler position on resume (save the sampler state or the "
+         "number of consumed samples in the checkpoint and skip that many).",
+         "Use a stateful data loader (torchdata StatefulDataLoader, Megatron's consumed_samples)."),
+        ("resume", "resume_overlap", "sudden_drop"),
+    ),
+    _kind(
+        "step_gap", "Step gap",
+        "Steps are missing between two launches or inside one: the logged steps jump forward "
+        "further than the logging interval.",
+        "Missing steps mean lost logs or a resume from a later checkpoint than the last logs; "
+        "either way the curve has a hole that hides what happened.",
+        ("Check whether logs of a launch are missing (another file or folder).",
+         "If a launch crashed without flushing its logs, flush more often."),
+        ("resume", "wallclock_gap"),
+    ),
+    _kind(
+        "wallclock_gap", "Wall-clock gap",
+        "A long pause in wall time between two logged points (a crash and restart, preemption, a "
+        "stall on I/O or evaluation).",
+        "Pauses are paid compute or queue time; a restart after one is where resume bugs show up.",
+        ("Look for a resume at that point and check the loss right after it.",
+         "If the pause is an evaluation or checkpoint, make it asynchronous or less frequent."),
+        ("resume", "step_gap"),
+    ),
+)
+
+CAUSES: tuple[Entry, ...] = (
+    _cause(
+        "grad_explosion", "Gradient explosion",
+        "The gradient norm climbed over several logged steps before the loss moved.",
+        "The loss spike is the visible end of an optimisation instability that started earlier; "
+        "it will come back unless the update size is limited.",
+        ("Clip the gradient norm (1.0 is common), or clip lower than now.",
+         "Lower the learning rate, or lengthen the warm-up.",
+         "Lower Adam's beta2 (0.95) or raise epsilon so the update does not blow up when the "
+         "second moment is stale.",
+         "Resume from before the climb and skip the batches around the spike."),
+        ("spike", "divergence", "grad_norm_outlier"),
+    ),
+    _cause(
+        "lr_jump", "Learning-rate jump",
+        "The learning rate jumped just before the spike: a scheduler bug, or a restart with the "
+        "wrong schedule.",
+        "The optimizer suddenly takes much larger steps than the ones the curve was stable with.",
+        ("Restore the scheduler state on resume (scheduler.load_state_dict).",
+         "Check the schedule configuration (steps vs epochs, accumulation, world size).",
+         "If the jump is intended (a new phase), ramp to the new value over a few hundred steps."),
+        ("lr_discontinuity", "resume", "warmup_end"),
+    ),
+    _cause(
+        "warmup_end", "End of warm-up",
+        "The spike came shortly after the warm-up ended and the learning rate reached its peak.",
+        "The peak learning rate is the most unstable point of the schedule; a spike there means "
+        "the peak is too high or was reached too fast.",
+        ("Lengthen the warm-up (e.g. 2-3x more steps).",
+         "Lower the peak learning rate.",
+         "Add gradient clipping if there is none."),
+        ("lr_jump", "spike"),
+    ),
+    _cause(
+        "fp16_overflow", "fp16 overflow",
+        "The mixed-precision loss scale halved repeatedly around the spike: fp16 gradients "
+        "overflowed and steps were skipped.",
+        "Skipped steps and a collapsing scale mean the numbers no longer fit in fp16; the run can "
+        "end in NaN or in silent underflow.",
+        ("Train in bf16 instead of fp16 where the hardware supports it.",
+         "Keep numerically sensitive parts in fp32 (loss, softmax, layer norm).",
+         "Lower the learning rate or clip gradients; raise the scaler's minimum scale."),
+        ("loss_scale_collapse", "nan"),
+    ),
+    _cause(
+        "bad_batch", "Bad batch",
+        "A one-step spike with no precursor in gradient norm or learning rate, gone at the next "
+        "step: one batch was unlike the rest.",
+        "Harmless once, but it names data worth looking at (corrupt, mislabeled, extremely long, "
+        "or a repeated junk document); if it recurs at the same position, it will hit every run.",
+        ("Check the data at that position: map the step to the sample indices (step × batch size "
+         "on the data order) and look at those samples.",
+         "Skip the batches around it if the run is resumed from a checkpoint.",
+         "Filter the data source it came from (dedup, length limits, quality filters)."),
+        ("spike", "data", "outliers"),
+    ),
+    _cause(
+        "data", "Data source",
+        "The spike is in one dataset's loss and not the others: a problem in one data source.",
+        "The model is fine; one source delivered something unusual (a shard of junk, a change of "
+        "format, a tokenizer mismatch).",
+        ("Inspect that source's samples at the spike's position.",
+         "Check that source's preprocessing (encoding, tokenization, truncation) and its shard "
+         "boundaries.",
+         "Lower that source's mixture weight until it is cleaned."),
+        ("bad_batch", "spike"),
+    ),
+    _cause(
+        "resume", "Resume",
+        "The spike sits right after a resume boundary: state the run needed was not restored "
+        "(optimizer moments, scheduler, data-loader position, RNG, loss scale).",
+        "A freshly initialised Adam has no second-moment estimate, so its first updates are far "
+        "too large; a restarted scheduler re-runs warm-up; a restarted loader repeats data.",
+        ("Save and restore the optimizer state with the weights (optimizer.state_dict()).",
+         "Restore the scheduler, the data-loader / sampler position, the grad scaler and the RNG "
+         "state too.",
+         "If the optimizer state is lost, re-warm the learning rate for a few hundred steps after "
+         "the resume."),
+        ("resume_overlap", "step_reset", "repeated_data", "lr_jump"),
+    ),
+)
+
+ENTRIES: dict[str, Entry] = {e.name: e for e in (*KINDS, *CAUSES)}
+_ALIASES: dict[str, str] = {a: e.name for e in ENTRIES.values() for a in e.aliases}
+
+
+def names(group: str | None = None) -> list[str]:
+    """Every catalog name (or those of one group, `kind` or `cause`), in catalog order."""
+    return [e.name for e in ENTRIES.values() if group is None or e.group == group]
+
+
+def get(name: str) -> Entry | None:
+    """The entry for a kind or cause, or None when the catalog has no page for it."""
+    key = name.strip().lower().replace("-", "_")
+    return ENTRIES.get(_ALIASES.get(key, key))
+
+
+def lookup(name: str) -> Entry:
+    """The entry for NAME (a kind, a cause, or a detector code like SL101)."""
+    entry = get(name)
+    if entry is None:
+        kind = _kind_of_code(name)
+        entry = get(kind) if kind else None
+    if entry is None:
+        raise UsageError(f"unknown kind or cause {name!r}; kinds: {', '.join(names('kind'))}; "
+                         f"causes: {', '.join(names('cause'))}")
+    return entry
+
+
+def _kind_of_code(name: str) -> str | None:
+    """The kind a registered detector code reports (SL101 → spike)."""
+    from ..detect.registry import DETECTORS
+
+    code = name.strip().upper()
+    return next((cls.kind for cls in DETECTORS if cls.code == code), None)
+
+
+def next_steps(finding, limit: int = 3) -> list[str]:
+    """What to try for one finding: the tips of its most likely cause first, then its kind's.
+
+    A cause with at most 0.3 confidence is a guess; its tips come after the kind's.
+    """
+    tips: list[str] = []
+    causes = sorted(finding.causes, key=lambda c: -float(c.confidence))
+    strong = [c.cause for c in causes if float(c.confidence) > 0.3]
+    weak = [c.cause for c in causes if float(c.confidence) <= 0.3]
+    for name in (*strong[:1], finding.kind, *weak[:1]):
+        entry = get(name)
+        if entry is None:
+            continue
+        for tip in entry.tries:
+            if tip not in tips:
+                tips.append(tip)
+    return tips[:limit]

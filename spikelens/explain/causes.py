@@ -1,0 +1,189 @@
+"""Cause rules: evidence in the other metrics of the run → a cause with a checkable sentence.
+
+Each rule looks at one finding and the run's companion series (grad norm, LR, loss
+scale, sibling losses, segment starts) and returns a `Cause` or None. Confidence is a
+plain score for ordering, not a calibrated probability.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..detect.base import RunContext
+from ..detect.finding import Cause, Finding
+from .evidence import before, between, companion, finite_median, interval
+
+Rule = Callable[[Finding, RunContext, list[Finding]], "Cause | None"]
+EXPLAINED_KINDS = ("spike", "nan", "divergence", "oscillation")
+
+
+def _anchor(f: Finding) -> int | None:
+    return f.start_step if f.start_step is not None else f.peak_step
+
+
+def grad_explosion(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | None:
+    """The gradient norm climbs over several logged steps before the loss moves."""
+    g = companion(ctx, "grad_norm")
+    start = _anchor(f)
+    if g is None or start is None:
+        return None
+    steps, vals = before(g, start, 10)
+    _, ref = before(g, int(steps[0]) if steps.size else start, 50)
+    base = finite_median(ref)
+    if steps.size < 2 or not np.isfinite(base) or base <= 0:
+        return None
+    ratios = vals / base
+    elevated = np.isfinite(ratios) & (ratios > 2.0)
+    if elevated.sum() < 2 or np.nanmax(np.where(np.isfinite(ratios), ratios, np.nan)) < 3.0:
+        return None
+    first = int(steps[np.argmax(elevated)])
+    peak_ratio = float(np.nanmax(np.where(np.isfinite(ratios), ratios, np.nan)))
+    n = int(elevated.sum())
+    return Cause("grad_explosion", min(0.95, 0.6 + 0.07 * n),
+                 f"{g.metric} rose {peak_ratio:.1f}x above its median {base:.3g} over the {n} logged steps "
+                 f"before the loss moved (from step {first} to {int(steps[-1])})",
+                 {"grad_metric": g.metric, "ratio": peak_ratio, "elevated_points": n, "first_step": first,
+                  "baseline": base})
+
+
+def lr_jump(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | None:
+    """The learning rate jumps up just before (or at) the event."""
+    lr = companion(ctx, "lr")
+    start = _anchor(f)
+    if lr is None or start is None:
+        return None
+    k = 5
+    peak = f.peak_step if f.peak_step is not None else start
+    steps, vals = between(lr, start - int(k * interval(lr)), peak)
+    _, prev = before(lr, int(steps[0]) if steps.size else start, 1)
+    if steps.size == 0 or prev.size == 0:
+        return None
+    seq = np.concatenate([prev, vals])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        jumps = seq[1:] / seq[:-1]
+    jumps = np.where(np.isfinite(jumps), jumps, 0)
+    j = int(np.argmax(jumps))
+    if jumps[j] < 1.3:
+        return None
+    at = int(steps[j])
+    return Cause("lr_jump", min(0.95, 0.7 + 0.1 * np.log2(jumps[j])),
+                 f"{lr.metric} jumped {jumps[j]:.1f}x from {seq[j]:.3g} to {seq[j + 1]:.3g} at step {at}",
+                 {"lr_metric": lr.metric, "ratio": float(jumps[j]), "step": at,
+                  "before": float(seq[j]), "after": float(seq[j + 1])})
+
+
+def warmup_end(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | None:
+    """The event comes shortly after warm-up ends and the LR reaches its peak."""
+    lr = companion(ctx, "lr")
+    start = _anchor(f)
+    if lr is None or start is None or len(lr) < 10:
+        return None
+    v = lr.value
+    finite = np.isfinite(v)
+    head = max(5, int(0.4 * len(lr)))
+    i_peak = int(np.nanargmax(np.where(finite[:head], v[:head], np.nan)))
+    if i_peak < 3 or not (v[0] < 0.5 * v[i_peak]):
+        return None
+    rising = np.diff(v[: i_peak + 1])
+    if np.mean(rising >= 0) < 0.9:
+        return None  # not a ramp: a jump is lr_jump's business
+    peak_step = int(lr.step[i_peak])
+    warm = peak_step - int(lr.step[0])
+    lo = peak_step - max(0.1 * warm, 2 * interval(lr))
+    hi = peak_step + max(0.35 * warm, 10 * interval(lr))
+    if not (lo <= start <= hi):
+        return None
+    return Cause("warmup_end", 0.75,
+                 f"warm-up ended at step {peak_step} when {lr.metric} reached its peak {v[i_peak]:.3g}; "
+                 f"the loss left its band {start - peak_step:+d} steps later",
+                 {"lr_metric": lr.metric, "warmup_end_step": peak_step, "peak_lr": float(v[i_peak]),
+                  "offset_steps": int(start - peak_step)})
+
+
+def fp16_overflow(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | None:
+    """The loss scale halves repeatedly around the event (overflowing fp16 gradients)."""
+    sc = companion(ctx, "loss_scale")
+    start = _anchor(f)
+    if sc is None or start is None:
+        return None
+    k = 10 * interval(sc)
+    hi = (f.peak_step if f.peak_step is not None else start) + k
+    steps, vals = between(sc, int(start - k), int(hi))
+    _, prev = before(sc, int(steps[0]) if steps.size else start, 1)
+    seq = np.concatenate([prev, vals])
+    if seq.size < 3:
+        return None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = seq[1:] / seq[:-1]
+    halvings = int(np.sum(np.isfinite(r) & (r <= 0.6)))
+    if halvings < 2:
+        return None
+    drop = float(seq[0] / np.nanmin(seq)) if np.nanmin(seq) > 0 else float("inf")
+    return Cause("fp16_overflow", min(0.97, 0.75 + 0.05 * halvings),
+                 f"{sc.metric} halved {halvings} times around the event ({seq[0]:.6g} → {np.nanmin(seq):.6g}, "
+                 f"{drop:.0f}x): fp16 gradients overflowed and steps were skipped",
+                 {"scale_metric": sc.metric, "halvings": halvings, "from": float(seq[0]),
+                  "to": float(np.nanmin(seq))})
+
+
+def bad_batch(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | None:
+    """A one-step spike with no precursor in grad norm or LR, gone at the next step."""
+    if f.kind != "spike" or not f.evidence.get("one_point"):
+        return None
+    g = companion(ctx, "grad_norm")
+    note = ""
+    if g is not None and f.peak_step is not None:
+        _, pre = before(g, f.peak_step, 6)
+        _, at = between(g, f.peak_step, f.peak_step)
+        base = finite_median(pre)
+        if at.size and np.isfinite(base) and base > 0 and np.isfinite(at[0]):
+            note = f"; {g.metric} moved only at that step ({at[0] / base:.1f}x)"
+    return Cause("bad_batch", 0.6,
+                 f"one logged point at step {f.peak_step} ({f.magnitude:.2f}x), back at the next with no "
+                 f"precursor in grad norm or LR{note}: look at the batch fed at that step",
+                 {"step": f.peak_step, "ratio": f.magnitude})
+
+
+def data_source(f: Finding, ctx: RunContext, every: list[Finding]) -> Cause | None:
+    """Only some per-source losses spike at this step (one dataset's problem)."""
+    if f.kind != "spike" or f.peak_step is None or f.metric is None:
+        return None
+    siblings = [s for s in ctx.by_role("loss") if s.metric != f.metric and len(s)]
+    if len(siblings) < 2:
+        return None
+    tol = 5 * interval(ctx.series[f.metric]) if f.metric in ctx.series else 5
+    spiked, calm = [], []
+    for s in siblings:
+        near = np.abs(s.step - f.peak_step) <= tol
+        if not near.any():
+            continue  # logged on another axis (per epoch): no opinion
+        hit = any(o.kind == "spike" and o.metric == s.metric and o.peak_step is not None
+                  and abs(o.peak_step - f.peak_step) <= tol for o in every)
+        (spiked if hit else calm).append(s.metric)
+    if not spiked or not calm:
+        return None
+    return Cause("data", 0.85,
+                 f"at step {f.peak_step} the spike is in {', '.join(spiked + [f.metric])} but not in "
+                 f"{', '.join(calm)}: one data source's batches, not the optimizer",
+                 {"spiked": sorted(spiked + [f.metric]), "calm": sorted(calm)})
+
+
+def resume(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | None:
+    """The event sits right after a resume boundary."""
+    start = _anchor(f)
+    if start is None or not ctx.segment_starts:
+        return None
+    s = ctx.series.get(f.metric) if f.metric else None
+    k = 10 * (interval(s) if s is not None else 1)
+    hits = [b for b in ctx.segment_starts if b - k <= start <= b + k]
+    if not hits:
+        return None
+    b = hits[0]
+    return Cause("resume", 0.9,
+                 f"the run was resumed at step {b} and the loss left its band {start - b:+d} steps later: "
+                 f"optimizer or data-loader state may not have been restored",
+                 {"resume_step": int(b), "offset_steps": int(start - b)})
+
+
+RULES: tuple[Rule, ...] = (fp16_overflow, lr_jump, resume, grad_explosion, data_source, warmup_end, bad_batch)

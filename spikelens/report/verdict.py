@@ -1,0 +1,175 @@
+"""What every human-facing report leads with: one verdict per run and the summary
+numbers (steps, points, final loss, counts by kind), computed once so the terminal,
+markdown and HTML reports agree word for word.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any
+
+from ..detect.finding import SEVERITY_RANK, Finding
+from .model import RunReport
+
+RESUME_KINDS = ("resume_overlap", "step_reset", "repeated_data", "step_gap", "wallclock_gap")
+_RESUME_WORDS = {
+    "resume_overlap": "resumed with rollback",
+    "step_reset": "step counter reset",
+    "repeated_data": "repeated data after resume",
+    "step_gap": "step gap",
+    "wallclock_gap": "wall-clock gap",
+}
+
+
+def _step(f: Finding) -> str:
+    s = f.anchor_step if f.kind not in ("nan", "divergence", "oscillation") else f.start_step
+    return "?" if s is None else str(s)
+
+
+def _where(f: Finding, run: RunReport) -> str:
+    """' in METRIC' unless the metric is the run's main loss."""
+    main = run.stats.get("main_metric")
+    return "" if f.metric is None or f.metric == main else f" in {f.metric}"
+
+
+def verdict(run: RunReport) -> str:
+    """'diverged at step 5540', 'NaN at step 3610', '2 spikes, both recovered fast', 'clean'."""
+    fs = run.findings
+    by: dict[str, list[Finding]] = {}
+    for f in fs:
+        by.setdefault(f.kind, []).append(f)
+    parts: list[str] = []
+    if "nan" in by:
+        f = by["nan"][0]
+        parts.append(f"NaN{_where(f, run)} at step {_step(f)}")
+    if "divergence" in by:
+        f = by["divergence"][0]
+        parts.append(f"diverged{_where(f, run)} at step {_step(f)}")
+    spikes = by.get("spike", [])
+    stuck = [f for f in spikes if f.recovery == "none"]
+    if stuck:
+        f = stuck[0]
+        parts.append(f"spike at step {_step(f)} never recovered" if len(stuck) == 1 else
+                     f"{len(stuck)} spikes never recovered (first at step {_step(f)})")
+    if "oscillation" in by:
+        f = by["oscillation"][0]
+        end = f"–{f.end_step}" if f.end_step is not None else " onwards"
+        parts.append(f"oscillating over steps {f.start_step}{end}")
+    if "level_shift" in by:
+        f = by["level_shift"][0]
+        parts.append(f"level shift{_where(f, run)} at step {_step(f)}")
+    back = [f for f in spikes if f.recovery != "none"]
+    if back:
+        parts.append(_recovered(back))
+    for kind in RESUME_KINDS:
+        if kind in by:
+            steps = ", ".join(_step(f) for f in by[kind][:3])
+            parts.append(f"{_RESUME_WORDS[kind]} at step{'s' if len(by[kind]) > 1 else ''} {steps}")
+    named = {"nan", "divergence", "spike", "oscillation", "level_shift", *RESUME_KINDS}
+    others = [f for f in fs if f.kind not in named and f.severity != "info"]
+    if others:
+        kinds = sorted({f.kind for f in others})
+        parts.append(f"{len(others)} other finding{'s' if len(others) > 1 else ''} ({', '.join(kinds)})")
+    if parts:
+        return "; ".join(parts)
+    notes = sum(1 for f in fs if f.severity == "info")
+    return "clean" + (f" ({notes} note{'s' if notes > 1 else ''})" if notes else "")
+
+
+def _recovered(spikes: list[Finding]) -> str:
+    """'1 spike at step 6135, recovered fast (16 steps)' or '3 spikes: 2 recovered fast, 1 slow'."""
+    def cls(f: Finding) -> str:
+        return f.recovery or "fast"
+
+    if len(spikes) == 1:
+        f = spikes[0]
+        took = f.evidence.get("recovery_steps")
+        if took is None and f.end_step is not None and f.peak_step is not None:
+            took = f.end_step - f.peak_step
+        tail = f" ({took} steps)" if isinstance(took, (int, float)) else ""
+        return f"1 spike at step {_step(f)}, recovered {cls(f)}{tail}"
+    counts = Counter(cls(f) for f in spikes)
+    if len(counts) == 1:
+        (c, n), = counts.items()
+        both = "both" if n == 2 else "all"
+        return f"{n} spikes, {both} recovered {c}"
+    detail = ", ".join(f"{counts[c]} {c}" for c in ("fast", "slow") if counts[c])
+    return f"{len(spikes)} spikes recovered: {detail}"
+
+
+def status(run: RunReport) -> str:
+    """`error`, `warning` or `ok` (info findings alone leave a run ok)."""
+    worst = run.worst()
+    return "ok" if worst in (None, "info") else worst
+
+
+def kind_counts(run: RunReport) -> dict[str, int]:
+    """Findings per kind, worst kinds first, then by name."""
+    counts = Counter(f.kind for f in run.findings)
+    worst = {}
+    for f in run.findings:
+        worst[f.kind] = max(worst.get(f.kind, 0), SEVERITY_RANK[f.severity])
+    return {k: counts[k] for k in sorted(counts, key=lambda k: (-worst[k], k))}
+
+
+def counts_text(run: RunReport) -> str:
+    c = kind_counts(run)
+    return ", ".join(k if n == 1 else f"{k} ×{n}" for k, n in c.items()) or "—"
+
+
+def steps_text(run: RunReport) -> str:
+    first, last = run.stats.get("first_step"), run.stats.get("last_step")
+    if first is None and run.segments:
+        firsts = [s.get("first_step") for s in run.segments if s.get("first_step") is not None]
+        lasts = [s.get("last_step") for s in run.segments if s.get("last_step") is not None]
+        first, last = (min(firsts) if firsts else None), (max(lasts) if lasts else None)
+    if first is None or last is None:
+        return "—"
+    return f"{first}–{last}"
+
+
+def number(x: Any) -> str:
+    """A value as a person reads it: 4 significant digits, NaN and inf spelled out."""
+    if x is None:
+        return "—"
+    if isinstance(x, str):
+        return x
+    x = float(x)
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return f"{x:.4g}"
+
+
+def final_loss_text(run: RunReport) -> str:
+    return number(run.stats.get("last_value"))
+
+
+def segments_text(run: RunReport) -> str:
+    """'1 segment' or '3 segments (resumed at steps 2000, 4000)'."""
+    n = len(run.segments)
+    if n <= 1:
+        return f"{n} segment" if n else "no segments"
+    starts = [s.get("first_step") for s in run.segments[1:]]
+    starts_txt = ", ".join(str(s) for s in starts if s is not None)
+    return f"{n} segments (resumed at step{'s' if n > 2 else ''} {starts_txt})"
+
+
+def split_findings(run: RunReport) -> tuple[list[Finding], list[Finding]]:
+    """(findings that need attention, info notes), each in timeline order."""
+    def key(f: Finding):
+        s = f.anchor_step
+        return (s if s is not None else -1, f.kind, f.metric or "")
+
+    major = sorted((f for f in run.findings if f.severity != "info"), key=key)
+    notes = sorted((f for f in run.findings if f.severity == "info"), key=key)
+    return major, notes
+
+
+def loss_story(run: RunReport) -> str:
+    """'loss 10.2 → 2.41 (train/loss)' from the run's stats."""
+    st = run.stats
+    if "last_value" not in st:
+        return ""
+    return f"{st.get('main_metric', 'loss')} {number(st.get('first_value'))} → {number(st.get('last_value'))}"
