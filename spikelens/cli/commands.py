@@ -1,2 +1,3 @@
 """Import every command module so each registers itself on the app."""
 from . import ls  # noqa: F401
+from . import analyze  # noqa: F401

@@ -6,6 +6,7 @@ from enum import Enum
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 
 class Format(str, Enum):
@@ -29,7 +30,7 @@ def emit_warnings(lines: list[str], quiet: bool) -> None:
         return
     err = stderr_console()
     for line in lines:
-        err.print(f"[yellow]warning:[/] {line}", markup=True, highlight=False)
+        err.print(f"[yellow]warning:[/] {escape(line)}", markup=True, highlight=False)
 
 
 QUIET = typer.Option(False, "--quiet", "-q", help="Only errors on stderr.")

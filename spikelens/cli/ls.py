@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import List
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from .. import api, diagnostics
@@ -35,7 +36,7 @@ def ls_cmd(
         table.add_column(col, overflow="fold")
     for r in runs:
         pattern = r["meta"].get("pattern")
-        fmt = ", ".join(r["formats"]) + (f" [{pattern}]" if pattern else "")
+        fmt = ", ".join(r["formats"]) + (escape(f" [{pattern}]") if pattern else "")
         metrics = ", ".join(f"{m} ({role})" for m, role in r["metrics"].items())
         table.add_row(r["run"], fmt, str(len(r["segments"])), f"{r['first_step']}–{r['last_step']}",
                       str(r["points"]), metrics)

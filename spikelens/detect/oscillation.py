@@ -30,16 +30,21 @@ class OscillationDetector(Detector):
     roles = ("loss",)
 
     detrend_points: int = 15
-    window_points: int = 31
-    min_amp_ratio: float = 4.0
-    """Local swing amplitude / run-wide amplitude to open a stretch."""
-    keep_amp_ratio: float = 2.5
-    """…and to keep it open (hysteresis)."""
+    """Centred median that removes the trend (at least; grows with long runs)."""
+    window_points: int = 45
+    """Window of the swing amplitude (at least; grows with long runs)."""
+    scale_fraction: float = 0.006
+    """Long runs: the detrend window is this fraction of the points (swings span more points)."""
+    min_amp_ratio: float = 3.0
+    """Local swing amplitude / run-wide amplitude that opens a stretch."""
+    keep_amp_ratio: float = 2.0
+    """A stretch extends while the amplitude stays above this ratio and 40% of its core."""
     min_abs_amp: float = 0.03
     """Minimum swing amplitude on the log scale (≈3%) so quiet runs never qualify."""
     min_points: int = 25
     min_fraction: float = 0.02
     merge_gap_points: int = 20
+    """Stretches closer than this (or half the earlier stretch) are one oscillation."""
 
     def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
         ok = np.isfinite(series.value)
@@ -48,15 +53,30 @@ class OscillationDetector(Detector):
         if n < 3 * self.window_points:
             return []
         y, is_log = log_scale(value)
-        resid = y - rolling_median(y, self.detrend_points, center=True)
-        amp = rolling_median(np.abs(resid), self.window_points, center=True)
+        detrend = max(self.detrend_points, int(self.scale_fraction * n)) | 1
+        window = max(self.window_points, 3 * detrend) | 1
+        resid = y - rolling_median(y, detrend, center=True)
+        amp = rolling_median(np.abs(resid), window, center=True)
         typical = float(np.nanmedian(amp))
         if not np.isfinite(typical) or typical <= 0:
             return []
         ratio = amp / typical
-        hot = (ratio > self.min_amp_ratio) & (amp > self.min_abs_amp if is_log else True)
-        warm = ratio > self.keep_amp_ratio
-        regions = _regions(hot, warm, self.merge_gap_points)
+        loud = amp > self.min_abs_amp if is_log else np.ones(n, bool)
+        regions = []
+        for c0, c1 in _runs((ratio > self.min_amp_ratio) & loud):
+            if c1 - c0 < 4:
+                continue
+            core = float(np.nanmedian(amp[c0:c1 + 1]))
+            keep = (amp > max(self.keep_amp_ratio * typical, 0.4 * core)) & loud
+            while c0 > 0 and keep[c0 - 1]:
+                c0 -= 1
+            while c1 + 1 < n and keep[c1 + 1]:
+                c1 += 1
+            gap_ok = max(self.merge_gap_points, 0.5 * (regions[-1][1] - regions[-1][0])) if regions else 0
+            if regions and c0 <= regions[-1][1] + gap_ok:
+                regions[-1] = (regions[-1][0], max(c1, regions[-1][1]))
+            else:
+                regions.append((c0, c1))
         min_len = max(self.min_points, int(self.min_fraction * n))
         out = []
         for a, b in regions:
@@ -78,25 +98,10 @@ class OscillationDetector(Detector):
         return out
 
 
-def _regions(hot: np.ndarray, warm: np.ndarray, gap: int) -> list[tuple[int, int]]:
-    """Index ranges that contain a `hot` point, widened while `warm`, merged across short gaps."""
-    idx = np.flatnonzero(hot)
-    if idx.size == 0:
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """(first, last) index of every run of True."""
+    if not mask.any():
         return []
-    regions: list[list[int]] = []
-    for i in idx:
-        if regions and i <= regions[-1][1] + gap:
-            regions[-1][1] = int(i)
-        else:
-            regions.append([int(i), int(i)])
-    out = []
-    for a, b in regions:
-        while a > 0 and warm[a - 1]:
-            a -= 1
-        while b + 1 < warm.size and warm[b + 1]:
-            b += 1
-        if out and a <= out[-1][1] + gap:
-            out[-1] = (out[-1][0], b)
-        else:
-            out.append((a, b))
-    return out
+    d = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
+    starts, ends = np.flatnonzero(d == 1), np.flatnonzero(d == -1) - 1
+    return list(zip(starts.tolist(), ends.tolist()))

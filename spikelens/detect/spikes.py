@@ -46,6 +46,9 @@ class SpikeDetector(Detector):
     """Half-width of the pre-spike noise band, in sigmas of the smoothed loss."""
     min_band_ratio: float = 1.02
     """The band is never narrower than this ratio above the baseline."""
+    tail_factor: float = 2.5
+    """A one-point blip must also exceed this multiple of the run's own upper noise tail
+    (a high quantile of the positive robust z): heavy-tailed noise raises the bar."""
     max_isolated: int = 8
     """More one-point blips than this in a run are noise: keep the largest few."""
     keep_isolated: int = 3
@@ -71,6 +74,7 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
     if cand.size == 0:
         return []
     fwd = forward_median(y, det.recovery_smooth)
+    blip_z = max(det.z_min, det.tail_factor * upper_tail(z))
     events = []
     last_end = -1
     for i in cand:
@@ -95,12 +99,25 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
         after = np.flatnonzero(back)
         end = int(peak + 1 + after[0]) if after.size else None
         high = int(np.sum(z[start:(end if end is not None else n)] > det.z_min))
+        if end is not None and high <= 1 and z[peak] < blip_z:
+            last_end = end
+            continue  # a one-point blip inside the run's own noise tail
         events.append((start, peak, end, level, sig0, band, high))
         last_end = end if end is not None else n
     findings = []
     for start, peak, end, level, sig0, band, high in events:
         findings.append(_finding(det, series, ctx, step, y, is_log, start, peak, end, level, sig0, band, high))
     return _limit_isolated(det, findings)
+
+
+def upper_tail(z: np.ndarray) -> float:
+    """A high quantile of the positive robust z: how far the run's own noise reaches up.
+    (The negative side is useless: a trailing median lags a falling loss.)"""
+    pos = z[np.isfinite(z) & (z > 0)]
+    if pos.size < 50:
+        return 0.0
+    p = max(0.99, 1.0 - 10.0 / pos.size)
+    return float(np.quantile(pos, p))
 
 
 def _finding(det, series, ctx, step, y, is_log, start, peak, end, level, sig0, band, high) -> Finding:

@@ -322,6 +322,16 @@ CAUSES: tuple[Entry, ...] = (
     ),
 )
 
+NAN_FROM_START: tuple[str, ...] = (
+    "NaN from the very first logged step is a setup bug, not an instability: check the build "
+    "(kernels, compile flags, mixed-precision settings) and the initialisation.",
+    "Check the first batches (empty targets, all-padding sequences, labels out of range) and "
+    "config values like learning rate, epsilon and loss scale.",
+    "Run one step with anomaly detection (`spikelens replay`, or "
+    "torch.autograd.set_detect_anomaly) to find the op that produces it.",
+)
+"""Tips for a metric that is NaN from its first point (no finite value before it)."""
+
 ENTRIES: dict[str, Entry] = {e.name: e for e in (*KINDS, *CAUSES)}
 _ALIASES: dict[str, str] = {a: e.name for e in ENTRIES.values() for a in e.aliases}
 
@@ -363,6 +373,8 @@ def next_steps(finding, limit: int = 3) -> list[str]:
     A cause with at most 0.3 confidence is a guess; its tips come after the kind's.
     """
     tips: list[str] = []
+    if finding.kind == "nan" and _from_start(finding):
+        return list(NAN_FROM_START[:limit])
     causes = sorted(finding.causes, key=lambda c: -float(c.confidence))
     strong = [c.cause for c in causes if float(c.confidence) > 0.3]
     weak = [c.cause for c in causes if float(c.confidence) <= 0.3]
@@ -374,3 +386,9 @@ def next_steps(finding, limit: int = 3) -> list[str]:
             if tip not in tips:
                 tips.append(tip)
     return tips[:limit]
+
+
+def _from_start(finding) -> bool:
+    """A NaN finding whose metric never had a finite value before it."""
+    ev = finding.evidence or {}
+    return "first_nonfinite_step" in ev and "last_finite" not in ev and "blowup_start_step" not in ev

@@ -6,6 +6,8 @@ inside a claimed folder are not read again by a file importer.
 from __future__ import annotations
 
 from .base import Importer
+from .textlogs import TextLogImporter
 
 IMPORTERS: tuple[Importer, ...] = (
+    TextLogImporter(),  # keep last: the most permissive (any .log/.txt a pattern matches)
 )

@@ -25,6 +25,11 @@ class Window:
     value: np.ndarray
     anchor: int | None
 
+    @property
+    def has_finite(self) -> bool:
+        """False when every point is NaN or inf (a chart would show nothing)."""
+        return bool(np.isfinite(self.value).any())
+
 
 def live_series(frame: pl.DataFrame | None, metric: str) -> tuple[np.ndarray, np.ndarray]:
     """Steps and values of a metric's live (not superseded) points, by step."""
@@ -113,7 +118,7 @@ def chart(win: Window, width: int = 48, height: int = 3) -> list[str]:
     out = []
     for i, row in enumerate(rows):
         label = hi_label if i == 0 else (lo_label if i == height - 1 else "")
-        out.append(f"{label:>{label_w}} ┤{row}")
+        out.append(f"{label:>{label_w}} ┤{row}".rstrip())
     out.append(" " * label_w + "  " + _axis(win, w))
     scale = " (log scale)" if use_log else ""
     out.append(" " * label_w + f"  {win.metric}, steps {int(win.step[0])}–{int(win.step[-1])}{scale}")

@@ -32,25 +32,45 @@ def _where(f: Finding, run: RunReport) -> str:
     return "" if f.metric is None or f.metric == main else f" in {f.metric}"
 
 
+def _order(f: Finding) -> int:
+    s = f.start_step if f.start_step is not None else f.anchor_step
+    return -1 if s is None else int(s)
+
+
+def _first(fs: list[Finding], run: RunReport) -> Finding:
+    """The finding a verdict names: on the run's main loss if there is one, else on
+    another training loss, else an eval loss, else anything; the earliest of those."""
+    main = run.stats.get("main_metric")
+    rank = {"loss": 1, "eval_loss": 2}
+
+    def key(f: Finding):
+        prio = 0 if f.metric == main and main is not None else rank.get(run.metrics.get(f.metric or ""), 3)
+        return (prio, _order(f))
+
+    return min(fs, key=key)
+
+
 def verdict(run: RunReport) -> str:
     """'diverged at step 5540', 'NaN at step 3610', '2 spikes, both recovered fast', 'clean'."""
     fs = run.findings
     by: dict[str, list[Finding]] = {}
     for f in fs:
         by.setdefault(f.kind, []).append(f)
-    parts: list[str] = []
-    if "nan" in by:
-        f = by["nan"][0]
-        parts.append(f"NaN{_where(f, run)} at step {_step(f)}")
+    fatal: list[tuple[int, str]] = []
+    nans = [f for f in by.get("nan", []) if f.severity != "info"]  # info: a skipped fp16 step
+    if nans:
+        f = _first(nans, run)
+        fatal.append((_order(f), f"NaN{_where(f, run)} at step {_step(f)}"))
     if "divergence" in by:
-        f = by["divergence"][0]
-        parts.append(f"diverged{_where(f, run)} at step {_step(f)}")
+        f = _first(by["divergence"], run)
+        fatal.append((_order(f), f"diverged{_where(f, run)} at step {_step(f)}"))
     spikes = by.get("spike", [])
     stuck = [f for f in spikes if f.recovery == "none"]
     if stuck:
         f = stuck[0]
-        parts.append(f"spike at step {_step(f)} never recovered" if len(stuck) == 1 else
-                     f"{len(stuck)} spikes never recovered (first at step {_step(f)})")
+        fatal.append((_order(f), f"spike at step {_step(f)} never recovered" if len(stuck) == 1 else
+                      f"{len(stuck)} spikes never recovered (first at step {_step(f)})"))
+    parts = [text for _, text in sorted(fatal, key=lambda t: t[0])]
     if "oscillation" in by:
         f = by["oscillation"][0]
         end = f"–{f.end_step}" if f.end_step is not None else " onwards"
@@ -59,8 +79,13 @@ def verdict(run: RunReport) -> str:
         f = by["level_shift"][0]
         parts.append(f"level shift{_where(f, run)} at step {_step(f)}")
     back = [f for f in spikes if f.recovery != "none"]
+    blips = [f for f in back if f.evidence.get("one_point")]
+    back = [f for f in back if not f.evidence.get("one_point")]
     if back:
         parts.append(_recovered(back))
+    if blips:
+        parts.append(f"1 one-point spike at step {_step(blips[0])}, back at the next point" if len(blips) == 1
+                     else f"{len(blips)} one-point spikes, each back at the next point")
     for kind in RESUME_KINDS:
         if kind in by:
             steps = ", ".join(_step(f) for f in by[kind][:3])
@@ -86,7 +111,7 @@ def _recovered(spikes: list[Finding]) -> str:
         took = f.evidence.get("recovery_steps")
         if took is None and f.end_step is not None and f.peak_step is not None:
             took = f.end_step - f.peak_step
-        tail = f" ({took} steps)" if isinstance(took, (int, float)) else ""
+        tail = f" ({took:g} step{'s' if took != 1 else ''})" if isinstance(took, (int, float)) else ""
         return f"1 spike at step {_step(f)}, recovered {cls(f)}{tail}"
     counts = Counter(cls(f) for f in spikes)
     if len(counts) == 1:
@@ -173,3 +198,24 @@ def loss_story(run: RunReport) -> str:
     if "last_value" not in st:
         return ""
     return f"{st.get('main_metric', 'loss')} {number(st.get('first_value'))} → {number(st.get('last_value'))}"
+
+
+def span_text(f: Finding) -> str:
+    """Where a finding sits: 'steps 6133–6151, peak 6135', 'from step 5540', 'at step 3000'."""
+    start, peak, end = f.start_step, f.peak_step, f.end_step
+    if start is None and peak is None:
+        at = f.extra.get("resume_step", end)
+        text = "" if at is None else f"at step {at}"
+        back = f.extra.get("rolled_back_from")
+        return text + (f" (rolled back from {back})" if back is not None else "")
+    if start is None:
+        return f"at step {peak}"
+    if end is None:
+        text = f"from step {start}"
+    elif end == start:
+        text = f"at step {start}"
+    else:
+        text = f"steps {start}–{end}"
+    if peak is not None and peak != start:
+        text += f", peak {peak}"
+    return text

@@ -1,0 +1,261 @@
+"""`spikelens analyze` (the report: terminal, JSON, markdown, HTML, PNG) and
+`spikelens explain` (the catalog page of a kind or cause)."""
+from __future__ import annotations
+
+import sys
+import time
+from contextlib import contextmanager
+from enum import Enum
+from pathlib import Path
+from typing import Any, Callable, Iterator, List, Optional
+
+import typer
+from rich.console import Console
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+from .. import api
+from ..config import Config, load_config
+from ..errors import UsageError
+from ..frame import ROLES
+from . import app
+from .common import QUIET, VERBOSE, emit_warnings, stderr_console, stdout_console
+
+
+class ReportFormat(str, Enum):
+    rich = "rich"
+    json = "json"
+    markdown = "markdown"
+
+
+@app.command("analyze")
+def analyze_cmd(
+    paths: List[Path] = typer.Argument(..., help="Log files or folders (any mix of formats)."),
+    format: ReportFormat = typer.Option(ReportFormat.rich, "--format", "-f",
+                                        help="rich (terminal), json (the contract, stdout only JSON) or markdown."),
+    html: Optional[Path] = typer.Option(None, "--html", metavar="FILE",
+                                        help="Also write a self-contained HTML page with a picture per run."),
+    plot: Optional[Path] = typer.Option(None, "--plot", metavar="DIR",
+                                        help="Also write one PNG per run into DIR (created)."),
+    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
+                                          help="spikelens.toml or pyproject.toml to read settings from."),
+    role: List[str] = typer.Option([], "--role", metavar="TAG=ROLE",
+                                   help=f"Override a metric's role (TAG may be a glob); ROLE is one of {', '.join(ROLES)}. "
+                                        "Repeatable."),
+    param: List[str] = typer.Option([], "--param", metavar="DETECTOR.NAME=VALUE",
+                                    help="Override a detector parameter, DETECTOR being a kind or a code "
+                                         "(e.g. spike.recovery_fast_steps=500). Repeatable."),
+    charts: bool = typer.Option(True, "--charts/--no-charts", help="Draw a small chart under each finding."),
+    quiet: bool = QUIET,
+    verbose: bool = VERBOSE,
+) -> None:
+    """Analyze the training logs under PATHS: spikes, divergence, NaN, oscillation and resume
+    artifacts, with likely causes and what to try.
+
+    Prints a verdict per run, a summary table and every finding. Exit code 0 (analyze reports,
+    it does not gate; see [bold]spikelens check[/]), 2 on input errors.
+
+    Example: [bold]spikelens analyze runs/ --html report.html --plot plots/[/]
+
+    Example: [bold]spikelens analyze logs/ --format json --param spike.recovery_fast_steps=500[/]
+    """
+    cfg = build_config(config, role)
+    params = detector_params(cfg, param)
+    started = time.perf_counter()
+    with progress(quiet) as update:
+        report = api.analyze(*paths, config=cfg, detector_params=params, progress=update)
+    emit_warnings(report.warnings, quiet)
+    if verbose and not quiet:
+        _log_runs(report, time.perf_counter() - started)
+    images = _write_plots(report, plot, quiet) if plot is not None else None
+    if html is not None:
+        _write_html(report, html, images, quiet)
+    if format == ReportFormat.json:
+        from ..report.json_report import render_json
+
+        typer.echo(render_json(report))
+    elif format == ReportFormat.markdown:
+        from ..report.markdown import render_markdown
+
+        typer.echo(render_markdown(report, charts=charts), nl=False)
+    else:
+        from ..report.terminal import render_terminal
+
+        render_terminal(report, stdout_console(), verbose=verbose, charts=charts)
+
+
+@app.command("explain")
+def explain_cmd(
+    name: Optional[str] = typer.Argument(None, help="A finding kind (spike, nan, ...), a cause (grad_explosion, "
+                                                    "...) or a detector code (SL101). Without it, list them all."),
+) -> None:
+    """What a finding kind or a cause means, why it matters and what engineers do about it.
+
+    Example: [bold]spikelens explain spike[/]
+
+    Example: [bold]spikelens explain fp16_overflow[/]
+    """
+    from ..explain import catalog
+
+    out = stdout_console()
+    if name is None:
+        out.print(catalog_table())
+        return
+    entry = catalog.lookup(name)
+    out.print(Text.assemble((entry.title, "bold"), f"  ({entry.group} {entry.name})"))
+    for label, body in (("What it is", entry.what), ("Why it matters", entry.why)):
+        out.print()
+        out.print(Text(label, style="bold"))
+        out.print(Padding(Text(body), (0, 0, 0, 2)))
+    out.print()
+    out.print(Text("What to try", style="bold"))
+    tips = Table.grid(padding=(0, 1))
+    tips.add_column(width=1)
+    tips.add_column()
+    for tip in entry.tries:
+        tips.add_row("•", tip)
+    out.print(Padding(tips, (0, 0, 0, 2)))
+    if entry.related:
+        out.print()
+        out.print(Text("See also: " + ", ".join(entry.related), style="dim"))
+    doc = _detector_doc(name)
+    if doc:
+        out.print()
+        out.print(Text(doc, style="dim"))
+
+
+def catalog_table() -> Table:
+    from ..explain import catalog
+
+    table = Table(title="spikelens explain NAME", title_justify="left")
+    table.add_column("name", no_wrap=True)
+    table.add_column("group")
+    table.add_column("what it is", overflow="fold")
+    for e in catalog.ENTRIES.values():
+        table.add_row(e.name, e.group, e.title)
+    return table
+
+
+def _detector_doc(name: str) -> str | None:
+    """A detector's own docstring when NAME is its code (SL101)."""
+    from ..detect.registry import DETECTORS
+
+    cls = next((c for c in DETECTORS if c.code == name.strip().upper()), None)
+    return f"{cls.code} ({cls.__name__}):\n{cls.describe()}" if cls else None
+
+
+# ---------------------------------------------------------------- options → config
+
+def build_config(path: Path | None, roles: list[str]) -> Config:
+    """Settings from FILE (or the nearest config file), with `--role` overrides on top."""
+    cfg = load_config(path)
+    cfg.roles = {**cfg.roles, **parse_roles(roles)}
+    return cfg
+
+
+def parse_roles(items: list[str]) -> dict[str, str]:
+    """`TAG=ROLE` options → {tag: role}; the role must be a known one."""
+    out: dict[str, str] = {}
+    for item in items:
+        tag, sep, role = item.rpartition("=")
+        tag, role = tag.strip(), role.strip()
+        if not sep or not tag:
+            raise UsageError(f"--role {item!r}: expected TAG=ROLE, e.g. --role 'train/ce=loss'")
+        if role not in ROLES:
+            raise UsageError(f"--role {item!r}: unknown role {role!r}; known: {', '.join(ROLES)}")
+        out[tag] = role
+    return out
+
+
+def parse_value(raw: str) -> Any:
+    """A parameter value as TOML reads it (500, 0.5, true, "text"), else the plain string."""
+    from ..config import tomllib
+
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
+def detector_params(cfg: Config, items: list[str]) -> dict[str, dict[str, Any]]:
+    """`--param DETECTOR.NAME=VALUE` merged over the config's [detectors] tables.
+
+    Each override is filed under the code of every detector it names (by kind or code)
+    that has the parameter: codes are applied after kinds, so the command line wins
+    over a config table keyed either way.
+    """
+    from ..detect.registry import DETECTORS
+
+    merged: dict[str, dict[str, Any]] = {k: dict(v) for k, v in cfg.detectors.items()}
+    for item in items:
+        lhs, sep, raw = item.partition("=")
+        key, dot, name = lhs.strip().rpartition(".")
+        if not sep or not dot or not key or not name:
+            raise UsageError(f"--param {item!r}: expected DETECTOR.NAME=VALUE, e.g. --param spike.window=100")
+        matching = [c for c in DETECTORS if key in (c.kind, c.code) or key.upper() == c.code]
+        if not matching:
+            known = sorted({c.kind for c in DETECTORS} | {c.code for c in DETECTORS})
+            raise UsageError(f"--param {item!r}: no detector {key!r}; known: {', '.join(known) or 'none registered'}")
+        having = [c for c in matching if name in c.params()]
+        if not having:
+            known = sorted({p for c in matching for p in c.params()})
+            raise UsageError(f"--param {item!r}: {key} has no parameter {name!r}; known: {', '.join(known)}")
+        value = parse_value(raw.strip())
+        for cls in having:
+            merged.setdefault(cls.code, {})[name] = value
+    return merged
+
+
+# ---------------------------------------------------------------- side outputs
+
+@contextmanager
+def progress(quiet: bool) -> Iterator[Callable[[str], None] | None]:
+    """A spinner on stderr while runs are read and analysed; nothing when stderr is
+    not a terminal or with -q."""
+    err = Console(file=sys.stderr)
+    if quiet or not err.is_terminal:
+        yield None
+        return
+    count = 0
+    with err.status("reading logs…") as status:
+        def update(run: str) -> None:
+            nonlocal count
+            count += 1
+            status.update(f"analyzing run {count}: {run}")
+
+        yield update
+
+
+def _log_runs(report, seconds: float) -> None:
+    err = stderr_console()
+    for r in report.runs:
+        err.print(f"{r.run}: {', '.join(r.formats)}, {len(r.segments)} segment(s), {r.points:,} points, "
+                  f"{len(r.findings)} finding(s)", highlight=False, markup=False)
+    err.print(f"analyzed {len(report.runs)} run(s) in {seconds:.2f} s", highlight=False, markup=False)
+
+
+def _write_plots(report, folder: Path, quiet: bool) -> dict[str, bytes]:
+    from ..report.plots import write_plots
+
+    try:
+        paths = write_plots(report, folder)
+        images = {run: p.read_bytes() for run, p in paths.items()}
+    except OSError as exc:
+        raise UsageError(f"{folder}: cannot write plots ({exc.strerror or exc})") from None
+    if not quiet:
+        typer.echo(f"wrote {len(paths)} plot(s) to {folder}", err=True)
+    return images
+
+
+def _write_html(report, path: Path, images: dict[str, bytes] | None, quiet: bool) -> None:
+    from ..report.html import render_html
+
+    page = render_html(report, images)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write the HTML report ({exc.strerror or exc})") from None
+    if not quiet:
+        typer.echo(f"wrote {path}", err=True)

@@ -1,0 +1,119 @@
+"""`--format markdown`: the analyze report as a document to paste into an issue, a
+pull request or a notebook (GitHub-flavoured: a pipe table, headings per run, the
+neighbourhood charts in code blocks).
+"""
+from __future__ import annotations
+
+import re
+
+from ..detect.finding import Finding
+from ..explain.catalog import next_steps
+from .model import Report, RunReport
+from .sparkline import chart, neighbourhood
+from .verdict import (counts_text, final_loss_text, loss_story, segments_text, span_text, split_findings,
+                      status, steps_text, verdict)
+
+SEVERITY_MARK = {"error": "🔴", "warning": "🟠", "info": "ℹ️", "ok": "🟢"}
+_SPECIAL = re.compile(r"([\\`*{}\[\]<>#|])")
+_LONE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+
+
+def escape(text: str) -> str:
+    """Text that renders literally (run names and messages hold `_`, `*`, `|`).
+
+    An underscore inside a word (`grad_norm`) never starts emphasis in GitHub
+    markdown, so it stays as it is and the source stays readable.
+    """
+    return _LONE_UNDERSCORE.sub(r"\\_", _SPECIAL.sub(r"\\\1", text))
+
+
+def code(text: str) -> str:
+    """An inline code span that survives backticks inside."""
+    ticks = "``" if "`" in text else "`"
+    return f"{ticks}{text}{ticks}" if ticks == "`" else f"{ticks} {text} {ticks}"
+
+
+def render_markdown(report: Report, *, charts: bool = True) -> str:
+    """The whole report as one markdown document (ends with a newline)."""
+    runs = sorted(report.runs, key=lambda r: r.run)
+    out: list[str] = [f"# spikelens {report.command}: {_headline(runs)}", ""]
+    if runs:
+        out += summary_table(runs) + [""]
+    for run in runs:
+        if run.findings:
+            out += run_section(run, charts=charts)
+    if report.warnings:
+        out += ["## Warnings while reading", ""]
+        out += [f"- {escape(w)}" for w in report.warnings] + [""]
+    if report.findings():
+        out += ["---", "", "More on any kind or cause: `spikelens explain NAME`.", ""]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _headline(runs: list[RunReport]) -> str:
+    n = len(runs)
+    head = f"{n} run{'s' if n != 1 else ''}"
+    if not n:
+        return head + ", nothing to report"
+    states = [status(r) for r in runs]
+    parts = [f"{states.count(s)} {word}" for s, word in
+             (("error", "with errors"), ("warning", "with warnings"), ("ok", "clean")) if states.count(s)]
+    return head + " — " + ", ".join(parts)
+
+
+def _cell(text: str) -> str:
+    return escape(text).replace("\n", " ")
+
+
+def summary_table(runs: list[RunReport]) -> list[str]:
+    lines = ["| run | format | worst | verdict | steps | points | final loss | findings |",
+             "|---|---|---|---|---|---:|---:|---|"]
+    for r in runs:
+        st = status(r)
+        lines.append("| " + " | ".join([
+            _cell(r.run), _cell(", ".join(r.formats) or "—"), f"{SEVERITY_MARK[st]} {st}", _cell(verdict(r)),
+            steps_text(r), f"{r.points:,}", final_loss_text(r), _cell(counts_text(r)),
+        ]) + " |")
+    return lines
+
+
+def run_section(run: RunReport, *, charts: bool = True) -> list[str]:
+    st = status(run)
+    facts = [", ".join(run.formats), segments_text(run), f"steps {steps_text(run)}", f"{run.points:,} points",
+             loss_story(run)]
+    out = [f"## {SEVERITY_MARK[st]} {escape(run.run)}: {escape(verdict(run))}", "",
+           escape(" · ".join(p for p in facts if p)), ""]
+    major, notes = split_findings(run)
+    cache: dict = {}
+    shown: set = set()
+    for f in major:
+        out += finding_section(f, run, cache, charts=charts, shown_tips=shown)
+    if notes:
+        out += ["**Notes**", ""]
+        out += [f"- {code(f.kind)}: {escape(f.message)}" for f in notes] + [""]
+    return out
+
+
+def finding_section(f: Finding, run: RunReport, cache: dict | None = None, *, charts: bool = True,
+                    shown_tips: set | None = None) -> list[str]:
+    where = f" in {code(f.metric)}" if f.metric else ""
+    out = [f"### {SEVERITY_MARK.get(f.severity, '')} {f.severity}: {f.kind} ({f.code}){where}, {span_text(f)}", "",
+           escape(f.message), ""]
+    if f.causes:
+        out += ["**Likely causes**", ""]
+        out += [f"- **{escape(c.cause)}** ({round(100 * c.confidence)}%): {escape(c.evidence)}" for c in f.causes]
+    else:
+        out += ["**Likely causes**: none found in the other metrics."]
+    out.append("")
+    tips = tuple(next_steps(f))
+    if tips and shown_tips is not None and tips in shown_tips:
+        out += ["**What to try**: as above.", ""]
+    elif tips:
+        out += ["**What to try**", ""] + [f"- {t}" for t in tips] + [""]  # catalog text is markdown
+        if shown_tips is not None:
+            shown_tips.add(tips)
+    if charts:
+        win = neighbourhood(run, f, cache)
+        if win is not None and win.step.size >= 3 and win.has_finite:
+            out += ["```text", *chart(win), "```", ""]
+    return out

@@ -1,0 +1,262 @@
+"""One PNG per run: the loss on a log scale with the findings shaded, and the evidence
+metrics (gradient norm, learning rate, loss scale) in stacked panels below, so the
+precursor of a spike is visible right above or below it.
+
+Draws with matplotlib's Agg canvas directly (no pyplot, no global backend switch),
+from the stitched frame: points a later launch superseded are drawn faint, NaN and
+inf as red marks along the top. Long series are reduced to a min/max envelope per
+pixel column, which keeps every spike visible.
+"""
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from .model import Report, RunReport
+from .verdict import verdict
+
+PANEL_ROLES = (("loss", ("loss", "eval_loss")), ("grad norm", ("grad_norm",)), ("learning rate", ("lr",)),
+               ("loss scale", ("loss_scale",)))
+"""Panels top to bottom: title and the metric roles drawn in it."""
+SHADE = {"error": "#d62728", "warning": "#ff7f0e", "info": "#7f7f7f"}
+SPAN_KINDS = {"spike", "divergence", "nan", "oscillation", "level_shift", "repeated_data", "plateau"}
+MARK_KINDS = {"resume_overlap", "step_reset", "step_gap", "wallclock_gap"}
+MAX_POINTS = 3000
+"""Above this many points a series is drawn as a min/max envelope of MAX_POINTS/2 bins."""
+
+
+@dataclass
+class Span:
+    """A shaded stretch (or, with x1 == x0, a line) for one finding."""
+
+    x0: float
+    x1: float
+    color: str
+    label: str
+    line: bool = False
+
+
+def finding_spans(run: RunReport, last_step: float | None = None) -> list[Span]:
+    """What to shade: each spike/divergence/NaN/oscillation needing attention as a
+    stretch, each resume event as a dashed line."""
+    out: list[Span] = []
+    for f in run.findings:
+        color = SHADE.get(f.severity, SHADE["info"])
+        if f.kind in MARK_KINDS:
+            at = f.extra.get("resume_step", f.start_step if f.start_step is not None else f.anchor_step)
+            if at is not None:
+                out.append(Span(float(at), float(at), color, f.kind, line=True))
+            continue
+        if f.kind not in SPAN_KINDS or (f.severity == "info" and f.kind != "repeated_data"):
+            continue
+        x0 = f.start_step if f.start_step is not None else f.anchor_step
+        if x0 is None:
+            continue
+        x1 = f.end_step
+        if x1 is None:
+            open_ended = f.kind in ("nan", "divergence") or f.recovery == "none"
+            x1 = last_step if open_ended and last_step is not None else (f.peak_step or x0)
+        out.append(Span(float(x0), float(max(x1, x0)), color, f.kind))
+    seen: set[tuple] = set()
+    unique = []
+    for sp in out:  # the same event in several metrics (NaN in loss and grad norm) is drawn once
+        key = (sp.label, sp.x0, sp.x1, sp.line)
+        if key not in seen:
+            seen.add(key)
+            unique.append(sp)
+    return unique
+
+
+def envelope(step: np.ndarray, value: np.ndarray, max_points: int = MAX_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """At most `max_points` points that keep the min and max of each bin of the series."""
+    n = step.size
+    if n <= max_points:
+        return step, value
+    bins = max_points // 2
+    edges = (np.arange(bins) * n) // bins
+    lo = np.minimum.reduceat(value, edges)
+    hi = np.maximum.reduceat(value, edges)
+    xs = np.repeat(step[edges], 2)
+    ys = np.empty(2 * bins)
+    ys[0::2], ys[1::2] = lo, hi
+    return xs, ys
+
+
+def _series(frame: pl.DataFrame, metric: str) -> dict[str, np.ndarray]:
+    part = frame.filter((pl.col("metric") == metric) & pl.col("value").is_not_null()).sort("step", "seq")
+    sup = part.get_column("superseded").to_numpy() if "superseded" in part.columns else np.zeros(part.height, bool)
+    return {"step": part.get_column("step").to_numpy(), "value": part.get_column("value").to_numpy(),
+            "superseded": sup.astype(bool)}
+
+
+def _panels(run: RunReport) -> list[tuple[str, list[str]]]:
+    present = set(run.frame.get_column("metric").unique().to_list()) if run.frame is not None else set()
+    out = []
+    for title, roles in PANEL_ROLES:
+        metrics = sorted((m for m, r in run.metrics.items() if r in roles and m in present),
+                         key=lambda m: (roles.index(run.metrics[m]), m))
+        if metrics:
+            out.append((title, metrics[:6]))
+    return out
+
+
+def plot_run(run: RunReport, *, dpi: int = 100) -> bytes:
+    """The PNG bytes of one run's picture."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    panels = _panels(run)
+    if not panels:
+        return _empty_png(run, dpi)
+    frame = run.frame
+    last = float(frame.get_column("step").max()) if frame.height else None
+    spans = finding_spans(run, last)
+    steps = frame.get_column("step")
+    x_range = (float(steps.min()), float(steps.max())) if frame.height else (0.0, 1.0)
+    heights = [3.0] + [1.2] * (len(panels) - 1)
+    fig = Figure(figsize=(12, 1.2 + sum(heights) * 1.05), dpi=dpi)
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(len(panels), 1, sharex=True, gridspec_kw={"height_ratios": heights})
+    axes = np.atleast_1d(axes)
+    for i, (ax, (title, metrics)) in enumerate(zip(axes, panels)):
+        _draw_panel(ax, frame, metrics, title, log=title != "learning rate")
+        _draw_spans(ax, spans, labels=i == 0, x_range=x_range)
+        _draw_resumes(ax, run)
+        ax.grid(True, which="major", alpha=0.25)
+        ax.tick_params(labelsize=8)
+    axes[-1].set_xlabel("step", fontsize=9)
+    fig.suptitle(f"{run.run}: {verdict(run)}", fontsize=11, x=0.01, ha="left")
+    fig.tight_layout(rect=(0, 0, 1, 0.98))
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
+    return buf.getvalue()
+
+
+def _draw_panel(ax, frame: pl.DataFrame, metrics: list[str], title: str, *, log: bool) -> None:
+    colors = ["#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
+    positive = True
+    drew = False
+    for color, metric in zip(colors, metrics):
+        s = _series(frame, metric)
+        finite = np.isfinite(s["value"])
+        live = finite & ~s["superseded"]
+        old = finite & s["superseded"]
+        if old.any():
+            ax.plot(*envelope(s["step"][old], s["value"][old]), color="#999999", alpha=0.45, lw=0.7,
+                    label=f"{metric} (superseded)")
+        if live.any():
+            sparse = live.sum() < 200
+            ax.plot(*envelope(s["step"][live], s["value"][live]), color=color, lw=0.8,
+                    marker="." if sparse else None, ms=3, label=metric)
+            drew = True
+        positive &= bool((s["value"][finite] > 0).all()) if finite.any() else True
+        bad = ~finite
+        if bad.any():
+            xs = s["step"][bad]
+            if xs.size > 500:
+                xs = xs[np.linspace(0, xs.size - 1, 500).astype(int)]
+            ax.scatter(xs, np.full(xs.size, 0.03), transform=ax.get_xaxis_transform(), marker="|",
+                       color="#d62728", s=30, lw=1.0, zorder=5, label=f"{metric} NaN/inf")
+    if log and positive and drew:
+        _log_axis(ax, base=2 if title == "loss scale" else 10)
+    ax.set_ylabel(title, fontsize=9)
+    ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False,
+              ncol=min(4, 2 * len(metrics)), borderaxespad=0.1, handlelength=1.5)
+
+
+def _log_axis(ax, base: int) -> None:
+    """A log axis with plain tick labels (2.5, 3, 4 rather than 4×10⁰) when it spans
+    few decades."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ax.set_yscale("log", base=base)
+    if base != 10:
+        return
+    lo, hi = ax.dataLim.y0, ax.dataLim.y1
+    decades = np.log10(hi / lo) if lo > 0 and hi > lo else 0.0
+    fmt = FuncFormatter(lambda v, _: f"{v:g}")
+    ax.yaxis.set_major_formatter(fmt)
+    if decades < 1.5:
+        ax.yaxis.set_minor_locator(LogLocator(base=10, subs=(2.0, 3.0, 5.0)))
+        ax.yaxis.set_minor_formatter(fmt)
+    else:
+        ax.yaxis.set_minor_formatter(NullFormatter())
+
+
+def _draw_spans(ax, spans: list[Span], *, labels: bool, x_range: tuple[float, float] | None = None) -> None:
+    for sp in spans:
+        if sp.line:
+            ax.axvline(sp.x0, color=sp.color, lw=1.0, ls="--", alpha=0.8)
+        else:
+            ax.axvspan(sp.x0, max(sp.x1, sp.x0), color=sp.color, alpha=0.15, lw=0)
+            ax.axvline(sp.x0, color=sp.color, lw=0.8, alpha=0.7)
+    if labels and x_range is not None:
+        for sp, row in label_rows(spans, x_range):
+            ax.text(sp.x0, 0.985 - 0.075 * row, " " + sp.label, transform=ax.get_xaxis_transform(), fontsize=7,
+                    color=sp.color, ha="left", va="top",
+                    bbox={"facecolor": "white", "alpha": 0.7, "lw": 0, "pad": 0.5})
+
+
+def label_rows(spans: list[Span], x_range: tuple[float, float], rows: int = 3,
+               char_frac: float = 0.0056) -> list[tuple[Span, int]]:
+    """Stack labels that would overlap into rows below each other (at most `rows`;
+    labels that fit nowhere are left out, their shading stays)."""
+    lo, hi = x_range
+    width = (hi - lo) or 1.0
+    ends = [-1.0] * rows
+    placed = []
+    for sp in sorted(spans, key=lambda s: (s.x0, s.label)):
+        x = (sp.x0 - lo) / width
+        for r in range(rows):
+            if x >= ends[r]:
+                ends[r] = x + (len(sp.label) + 2) * char_frac
+                placed.append((sp, r))
+                break
+    return placed
+
+
+def _draw_resumes(ax, run: RunReport) -> None:
+    for seg in run.segments[1:]:
+        at = seg.get("first_step")
+        if at is not None:
+            ax.axvline(at, color="#555555", lw=0.8, ls=":", alpha=0.8)
+
+
+def _empty_png(run: RunReport, dpi: int) -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(8, 1.5), dpi=dpi)
+    FigureCanvasAgg(fig)
+    fig.text(0.02, 0.5, f"{run.run}: no loss, grad-norm, LR or loss-scale metric to draw", fontsize=10)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
+    return buf.getvalue()
+
+
+def file_name(run_name: str, used: set[str]) -> str:
+    """A safe, unique file name for a run's PNG (`group/run:1` → `group_run_1.png`)."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", run_name).strip("._") or "run"
+    name, i = f"{stem}.png", 2
+    while name.lower() in used:
+        name, i = f"{stem}-{i}.png", i + 1
+    used.add(name.lower())
+    return name
+
+
+def write_plots(report: Report, folder: str | Path) -> dict[str, Path]:
+    """Write one PNG per run into `folder` (created); returns run name → path."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    used: set[str] = set()
+    out = {}
+    for run in sorted(report.runs, key=lambda r: r.run):
+        path = folder / file_name(run.run, used)
+        path.write_bytes(plot_run(run))
+        out[run.run] = path
+    return out

@@ -1,0 +1,178 @@
+"""The Rich terminal report of `spikelens analyze`: a verdict per run, the summary
+table, then every finding with its causes, what to try and a small chart.
+
+Everything is rendered from the Report alone (no clock, no terminal size guesses),
+so the same report prints the same text into a fixed-width console; tests keep
+goldens of it.
+"""
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console, Group
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+from ..detect.finding import Finding
+from ..explain.catalog import next_steps
+from .model import Report, RunReport
+from .sparkline import chart, neighbourhood
+from .verdict import (counts_text, final_loss_text, loss_story, segments_text, span_text, split_findings,
+                      status, steps_text, verdict)
+
+SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim", "ok": "green"}
+STATUS_MARK = {"error": "✗", "warning": "!", "ok": "✓"}
+
+
+def render_terminal(report: Report, console: Console, *, verbose: bool = False, charts: bool = True) -> None:
+    """Print the report: headline, summary table, then the details of each run with findings.
+
+    `verbose` shows info findings in full (not one line each).
+    """
+    runs = sorted(report.runs, key=lambda r: r.run)
+    console.print(_headline(report, runs))
+    if not runs:
+        return
+    console.print(summary_table(runs, console.width))
+    for run in runs:
+        if run.findings:
+            console.print()
+            console.print(run_details(run, verbose=verbose, charts=charts))
+    if report.findings():
+        console.print()
+        console.print(Text("More on any kind or cause: spikelens explain NAME (e.g. spikelens explain spike)",
+                           style="dim"))
+
+
+def _headline(report: Report, runs: list[RunReport]) -> Text:
+    n = len(runs)
+    states = [status(r) for r in runs]
+    text = Text(f"spikelens {report.command}: {n} run{'s' if n != 1 else ''}", style="bold")
+    if not n:
+        return text.append(", nothing to report", style="")
+    parts = []
+    for s, word in (("error", "with errors"), ("warning", "with warnings"), ("ok", "clean")):
+        k = states.count(s)
+        if k:
+            parts.append((f"{k} {word}", SEVERITY_STYLE[s]))
+    text.append(" — ")
+    for i, (words, style) in enumerate(parts):
+        if i:
+            text.append(", ")
+        text.append(words, style=style)
+    return text
+
+
+def summary_table(runs: list[RunReport], width: int = 100) -> Table:
+    """One row per run: the verdict first, then the numbers.
+
+    Column widths are computed here rather than left to Rich, which crops a table
+    wider than the console instead of wrapping its text columns. Below 90 columns
+    the steps and points (also on each run's detail line) are left out.
+    """
+    rows = []
+    for run in runs:
+        st = status(run)
+        rows.append({"run": run, "st": st, "verdict": verdict(run), "steps": steps_text(run),
+                     "points": f"{run.points:,}", "loss": final_loss_text(run), "findings": counts_text(run)})
+    narrow = width < 90
+    name_w = min(24, max([len("run / format")] + [max(len(r.run), len(", ".join(r.formats))) for r in runs]))
+    fixed = {"run": name_w, "worst": len("! warning"), "loss": max(len("loss"), *(len(r["loss"]) for r in rows))}
+    if not narrow:
+        fixed["steps"] = max(len("steps"), *(len(r["steps"]) for r in rows))
+        fixed["points"] = max(len("points"), *(len(r["points"]) for r in rows))
+    ncols = len(fixed) + 2
+    # padding of 1 each side of every cell but the outer edges, and a one-space divider
+    rest = width - sum(fixed.values()) - (2 * ncols - 2) - (ncols - 1)
+    items = [item for r in rows for item in r["findings"].split(", ")]
+    longest = max([len("findings")] + [len(i) + 1 for i in items])
+    findings_w = max(longest, min(max(len(r["findings"]) for r in rows), (rest * 2) // 5))
+    verdict_w = max(16, rest - findings_w)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    table.add_column("run / format", overflow="fold", width=fixed["run"])
+    table.add_column("worst", no_wrap=True, width=fixed["worst"])
+    table.add_column("verdict", overflow="fold", width=verdict_w)
+    if not narrow:
+        table.add_column("steps", no_wrap=True, width=fixed["steps"])
+        table.add_column("points", justify="right", no_wrap=True, width=fixed["points"])
+    table.add_column("final\nloss", justify="right", no_wrap=True, width=fixed["loss"])
+    table.add_column("findings", overflow="fold", width=findings_w)
+    for r in rows:
+        st, run = r["st"], r["run"]
+        style = SEVERITY_STYLE[st]
+        cells = [Text.assemble((run.run, "bold"), "\n", (", ".join(run.formats) or "—", "dim")),
+                 Text(f"{STATUS_MARK[st]} {st}", style=style),
+                 Text(r["verdict"], style=style if st != "ok" else "")]
+        if not narrow:
+            cells += [r["steps"], r["points"]]
+        table.add_row(*cells, r["loss"], r["findings"])
+    return table
+
+
+def run_details(run: RunReport, *, verbose: bool = False, charts: bool = True) -> Group:
+    """The verdict line, the run's facts, each finding needing attention, then the notes."""
+    st = status(run)
+    head = Text.assemble((f"{STATUS_MARK[st]} {run.run}", "bold " + SEVERITY_STYLE[st]), ": ",
+                         (verdict(run), SEVERITY_STYLE[st] if st != "ok" else ""))
+    facts = [", ".join(run.formats), segments_text(run), f"steps {steps_text(run)}", f"{run.points:,} points",
+             loss_story(run)]
+    parts = [head, Text("  " + " · ".join(p for p in facts if p), style="dim")]
+    major, notes = split_findings(run)
+    if verbose:
+        major, notes = major + notes, []
+    cache: dict = {}
+    shown: set = set()
+    for f in major:
+        parts.append(Padding(finding_block(f, run, cache, charts=charts, shown_tips=shown), (1, 0, 0, 2)))
+    if notes:
+        parts.append(Padding(notes_block(notes), (1, 0, 0, 2)))
+    return Group(*parts)
+
+
+def finding_block(f: Finding, run: RunReport, cache: dict | None = None, *, charts: bool = True,
+                  shown_tips: set | None = None) -> Group:
+    """Header (severity, kind, code, metric, steps), message, causes, what to try, chart.
+
+    Tips already printed for an earlier finding of the run (`shown_tips`) are not
+    repeated.
+    """
+    head = Text.assemble(
+        (f" {f.severity.upper()} ", "reverse " + SEVERITY_STYLE.get(f.severity, "")), " ",
+        (f.kind, "bold"), f"  {f.code}",
+        f"  {f.metric}" if f.metric else "",
+        f"  {span_text(f)}",
+    )
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(style="dim", no_wrap=True, width=5)
+    grid.add_column(no_wrap=True, width=1)
+    grid.add_column(overflow="fold")
+    for i, c in enumerate(f.causes):
+        grid.add_row("cause" if i == 0 else "", "•",
+                     Text.assemble((c.cause, "bold"), f" {round(100 * c.confidence)}%  ", c.evidence))
+    if not f.causes:
+        grid.add_row("cause", "", Text("none found in the other metrics", style="dim"))
+    tips = tuple(next_steps(f))
+    if shown_tips is not None and tips and tips in shown_tips:
+        grid.add_row("try", "•", Text("as above", style="dim"))
+    else:
+        for i, tip in enumerate(tips):
+            grid.add_row("try" if i == 0 else "", "•", tip)
+        if shown_tips is not None:
+            shown_tips.add(tips)
+    parts = [head, Padding(Text(f.message), (0, 0, 0, 2)), Padding(grid, (0, 0, 0, 2))]
+    if charts:
+        win = neighbourhood(run, f, cache)
+        if win is not None and win.step.size >= 3 and win.has_finite:
+            lines = chart(win)
+            parts.append(Padding(Text("\n".join(lines), style="cyan", no_wrap=True, overflow="crop"), (0, 0, 0, 4)))
+    return Group(*parts)
+
+
+def notes_block(notes: list[Finding]) -> Group:
+    """Info findings, one bullet each."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(width=1, style="dim")
+    grid.add_column(overflow="fold", style="dim")
+    for f in notes:
+        grid.add_row("•", Text.assemble((f.kind, "bold"), f"  {f.message}"))
+    return Group(Text("notes", style="dim"), grid)
