@@ -51,16 +51,32 @@ def check(entry: dict, real: Path) -> tuple[bool, str]:
     missing = sorted(RENAMED.get(m, m) for m in entry["metrics"] if RENAMED.get(m, m) not in metrics)
     nonfinite = prim.filter(~pl.col("value").is_finite()).height
     roles = {m: infer_role(m) for m in sorted(metrics) if infer_role(m) != "other"}
-    ok = share >= 0.95 and not missing
+    finite = prim.filter(pl.col("value").is_finite()).sort("step", maintain_order=True).select("step", "value")
+    ends = [[finite.row(i)[0], round(finite.row(i)[1], 6)] for i in (0, -1)] if finite.height else [None, None]
+    want_ends = (entry.get("first"), entry.get("last"))
+    ends_ok = all(_same(got, want) for got, want in zip(ends, want_ends))
+    other_axis = not ends_ok and all(_same(got, want, steps=False) for got, want in zip(ends, want_ends))
+    ok = share >= 0.95 and not missing and (ends_ok or other_axis)
     line = (f"{'OK ' if ok else 'BAD'} {entry['id']:28s} [{run.meta.get('pattern')}] {primary}: "
             f"{found}/{expected} steps ({share:.1%}), non-finite {nonfinite}/{entry['nonfinite']}, "
             f"segments {len(run.segments)}/{entry['segments']}, {elapsed * 1000:.0f} ms")
+    if other_axis:
+        line += f"\n      note: same first/last values, steps on another axis: {ends} vs {list(want_ends)}"
+    elif not ends_ok:
+        line += f"\n      first/last finite point {ends} != expected {list(want_ends)}"
     if missing:
         line += f"\n      missing metrics: {missing}"
     line += f"\n      roles: {roles}"
     for w in diag.lines:
         line += f"\n      warning: {w[:160]}"
     return ok, line
+
+
+def _same(got, want, steps: bool = True) -> bool:
+    """Same [step, value] point (values to 1e-4 relative; `steps=False` compares values only)."""
+    if want is None or got is None:
+        return want is None and got is None
+    return (got[0] == want[0] or not steps) and abs(got[1] - want[1]) <= 1e-4 * max(1.0, abs(want[1]))
 
 
 def main(argv: list[str]) -> int:

@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 
 from . import diagnostics
-from .errors import InputError, NothingFound
+from .errors import FormatError, InputError, NothingFound
 from .frame import SCHEMA, conform
 from .importers.base import Importer, Table, read_head
 from .segments import split_ids
@@ -127,8 +127,17 @@ def groups(sources: list[Source]) -> list[list[Source]]:
 def read_group(group: list[Source], roots: list[Path]) -> list[Run]:
     """Read one group of sources and assemble its runs."""
     tables: list[Table] = []
+    by_importer: dict[int, tuple[Importer, list[Path]]] = {}
     for src in group:
-        tables.extend(src.importer.read(src.path))
+        by_importer.setdefault(id(src.importer), (src.importer, []))[1].append(src.path)
+    for imp, paths in by_importer.values():
+        try:
+            tables.extend(imp.read_many(paths))
+        except FormatError as exc:
+            # a file the user named is an error; one found by walking a folder is skipped
+            if {p.resolve() for p in paths} & {Path(r).resolve() for r in roots}:
+                raise
+            diagnostics.warn(f"{exc} (skipped)")
     return assemble(tables, roots)
 
 

@@ -39,7 +39,10 @@ def test_sample_runs():
      "1 one-point spike at step 7, back at the next point"),
     ((_f("oscillation", start_step=100, end_step=900),), "oscillating over steps 100–900"),
     ((_f("step_reset", "info", metric=None, extra={"resume_step": 3000}),), "step counter reset at step 3000"),
-    ((_f("plateau", "warning", start_step=5),), "1 other finding (plateau)"),
+    ((_f("plateau", "warning", start_step=5),), "plateau at step 5"),
+    ((_f("loss_scale_collapse", "warning", metric="scale", start_step=10, end_step=70),
+      _f("loss_scale_collapse", "warning", metric="scale", start_step=900)), "loss scale collapsed at step 10 (+1 more)"),
+    ((_f("wobble", "warning", start_step=5), _f("wobble", "error", start_step=9)), "2 other findings (wobble)"),
     ((_f("noise", "info"), _f("outliers", "info")), "clean (2 notes)"),
 ])
 def test_verdicts(findings, expected):

@@ -42,9 +42,10 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # click usage errors and aborts
         import click
 
-        if isinstance(exc, click.exceptions.Abort):
+        if isinstance(exc, (click.exceptions.Abort, typer.Abort)):
             sys.exit(130)
-        if isinstance(exc, click.ClickException):
+        # typer >= 0.20 vendors click (typer._click): its usage errors are not click's
+        if isinstance(exc, (click.ClickException, typer.exceptions.TyperException)) and hasattr(exc, "show"):
             exc.show()
             sys.exit(2)
         raise

@@ -72,8 +72,21 @@ class NonFiniteDetector(Detector):
             message += f"; {count} non-finite point{'s' if count != 1 else ''}"
         message += (f", finite again from step {back_step}" if back_step is not None else ", never finite again")
         severity = "error" if series.role in ("loss", "eval_loss") else "warning"
-        if series.role == "grad_norm" and back_step is not None and count <= 3:
-            severity = "info"  # an fp16 step the loss scaler skipped
+        if series.role == "grad_norm" and back_step is not None and (count <= 3 or _scale_halved(ctx, first_step)):
+            severity = "info"  # fp16 steps the loss scaler skipped
+            message += " (steps skipped by the fp16 loss scaler)"
         return [Finding(kind="nan", code=self.code, run=ctx.run, metric=series.metric, severity=severity,
                         message=message, start_step=first_step, peak_step=first_step, end_step=back_step,
                         evidence=evidence)]
+
+
+def _scale_halved(ctx: RunContext, at: int) -> bool:
+    """Did a loss-scale metric halve within a few logged points of `at`?"""
+    for sc in ctx.by_role("loss_scale"):
+        i = int(np.searchsorted(sc.step, at))
+        seg = sc.value[max(0, i - 3):i + 4]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = seg[1:] / seg[:-1]
+        if np.any(np.isfinite(r) & (r <= 0.6)):
+            return True
+    return False

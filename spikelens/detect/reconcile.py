@@ -55,4 +55,21 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
                     and abs(f.anchor_step - rep.end_step) <= margin:
                 drop.add(id(f))
                 rep.evidence.setdefault("folded", []).append(f"{f.kind} at step {f.anchor_step}")
+    # a level shift inside another event is that event seen through a wide window
+    for ls in by_kind.get("level_shift", []):
+        margin = 20 * interval(ls.metric)
+        for f in findings:
+            if f is ls or f.kind not in _PRIMARY or f.start_step is None:
+                continue
+            if f.metric not in (ls.metric, None) and f.kind not in ("repeated_data",):
+                continue
+            hi = f.end_step if f.end_step is not None else max(f.start_step, f.peak_step or f.start_step)
+            if f.kind in ("spike", "nan") and f.end_step is None:
+                hi = float("inf")
+            if f.start_step - margin <= ls.start_step <= hi + margin:
+                drop.add(id(ls))
+                break
     return [f for f in findings if id(f) not in drop]
+
+
+_PRIMARY = ("spike", "nan", "divergence", "oscillation", "repeated_data", "resume_overlap", "step_reset")

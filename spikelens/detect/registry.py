@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 from .base import Detector
+from .companions import (GradNormOutlierDetector, LossScaleCollapseDetector, LrDiscontinuityDetector,
+                         OverfittingDetector)
 from .divergence import DivergenceDetector
+from .levels import LevelShiftDetector, PlateauDetector
 from .nonfinite import NonFiniteDetector
 from .oscillation import OscillationDetector
 from .spikes import SpikeDetector
@@ -12,4 +15,10 @@ DETECTORS: tuple[type[Detector], ...] = (
     NonFiniteDetector,
     DivergenceDetector,
     OscillationDetector,
+    LevelShiftDetector,
+    PlateauDetector,
+    OverfittingDetector,
+    GradNormOutlierDetector,
+    LossScaleCollapseDetector,
+    LrDiscontinuityDetector,
 )

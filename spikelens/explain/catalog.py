@@ -177,6 +177,19 @@ KINDS: tuple[Entry, ...] = (
         ("level_shift",),
     ),
     _kind(
+        "overfitting", "Overfitting",
+        "The eval loss reached its minimum and turned up for several evaluations while the "
+        "training loss kept falling.",
+        "From the eval minimum on, training memorises the training set: the best checkpoint is the "
+        "one at the minimum, and every step after it is compute that makes the model worse.",
+        ("Keep the checkpoint at the eval minimum (early stopping on the eval loss).",
+         "Train on more or more varied data, or fewer epochs over the same data.",
+         "Add regularisation: weight decay, dropout, data augmentation.",
+         "Check for repeated data (a data loader that restarts each epoch on a small shard)."),
+        ("plateau", "repeated_data", "level_shift"),
+        aliases=("eval_divergence", "val_divergence"),
+    ),
+    _kind(
         "sudden_drop", "Sudden drop",
         "The loss fell abruptly far below its trend.",
         "Good news is suspicious in a loss curve: a drop is often a data change (easier data, "

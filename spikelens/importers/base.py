@@ -67,6 +67,28 @@ class Importer(ABC):
         """Read every scalar; raise FormatError for a file that is not this format,
         warn (diagnostics.warn) and keep what is readable for a damaged one."""
 
+    def read_many(self, paths: list[Path]) -> list[Table]:
+        """Read the sources of one group together (default: one at a time; a file that is
+        not this format is skipped with a warning while others of the group read).
+        Formats whose files only make sense side by side (HF checkpoint copies) override this."""
+        if len(paths) == 1:
+            return self.read(paths[0])
+        from .. import diagnostics
+        from ..errors import FormatError
+
+        tables: list[Table] = []
+        errors: list[FormatError] = []
+        for p in paths:
+            try:
+                tables.extend(self.read(p))
+            except FormatError as exc:
+                errors.append(exc)
+        if errors and len(errors) == len(paths):
+            raise errors[0]
+        for exc in errors:
+            diagnostics.warn(f"{exc} (skipped)")
+        return tables
+
 
 def long_table(steps, wall_times, metrics, values) -> pl.DataFrame:
     """Build the importer frame from column sequences (lists or NumPy arrays)."""

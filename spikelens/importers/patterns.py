@@ -38,6 +38,7 @@ STAMP = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?"
 """`2023-04-18 01:46:52,554` (Python logging) or `2026-11-22 12:00:10.000000` (Megatron)."""
 
 RESERVED_GROUPS = ("step", "timestamp", "rest")
+_INTERNAL_COLUMNS = ("row", "line_no", "text", "wall_time")
 STEP_FROM = ("line", "previous", "next")
 
 Post = Callable[[pl.DataFrame], pl.DataFrame]
@@ -134,7 +135,8 @@ def _megatron_validation(df: pl.DataFrame) -> pl.DataFrame:
     """`validation loss at iteration N on validation set | lm loss value: X | lm loss PPL: Y |`
     → `lm loss validation`, `lm loss validation ppl` (the tags Megatron writes to TensorBoard);
     `... on test set` gives `lm loss test`."""
-    split = pl.when(pl.col("_split").fill_null("").str.contains("(?i)test")).then(pl.lit("test")).otherwise(pl.lit("validation"))
+    is_test = pl.col("_split").fill_null("").str.contains("(?i)test")
+    split = pl.when(is_test).then(pl.lit("test")).otherwise(pl.lit("validation"))
     metric = (
         pl.when(pl.col("metric").str.ends_with(" value"))
         .then(pl.col("metric").str.strip_suffix(" value") + " " + split)
@@ -155,12 +157,14 @@ def _overflow(df: pl.DataFrame) -> pl.DataFrame:
 
 # ------------------------------------------------------------------ the catalogue
 
+_RANK = r"(?:\[(?:default|rank)?\d+\]:?\s*|\d+:\s+)?"
+"""A rank tag launchers put before each line (`torchrun --tee`: `[default0]:`, `srun -l`: `0: `)."""
+_STAMP_PREFIX = rf"^{_RANK}\s*(?:\[(?P<timestamp>{STAMP})\]\s*)?"
 _OVERFLOW = Rule(
-    regex=rf"^\s*(?:\[(?P<timestamp>{STAMP})\])?.*?OVERFLOW! Rank \d+ Skipping step\. Attempted loss scale: (?P<attempted_loss_scale>{NUM}){END}"
+    regex=_STAMP_PREFIX + rf".*?OVERFLOW! Rank \d+ Skipping step\. Attempted loss scale: (?P<attempted_loss_scale>{NUM}){END}"
           rf"(?:.*reducing to (?P<loss_scale>{NUM}){END})?",
     step_from="next", counts="overflow_skips", post=_overflow,
 )
-_STAMP_PREFIX = rf"^\s*(?:\[(?P<timestamp>{STAMP})\]\s*)?"
 
 LLMC_STDOUT = LinePattern(
     name="llm.c",
@@ -230,9 +234,9 @@ BUILD_NANOGPT = LinePattern(
     min_lines=3,
     rules=(
         Rule(
-            regex=rf"^(?P<step>\d+) (?P<rest>[A-Za-z_]\w* {NUM})\s*$",
-            pairs=rf"(?P<key>[A-Za-z_]\w*) (?P<value>{NUM})",
-            metrics={"train": "train_loss", "val": "val_loss", "hella": "hellaswag"},
+            regex=rf"^(?P<step>\d+) (?P<rest>(?:train|val|hella|lr|norm) {NUM})\s*$",
+            pairs=rf"(?P<key>[a-z]+) (?P<value>{NUM})",
+            metrics={"train": "train_loss", "val": "val_loss", "hella": "hellaswag", "norm": "grad_norm"},
             near=r"^\d+ (?:train|val|hella)\b",
         ),
     ),
@@ -247,8 +251,7 @@ MEGATRON = LinePattern(
             pairs=rf"\s*(?P<key>[^|:]+?):\s+(?P<value>{NUM})\s*\|",
             metrics={"learning rate": "lr", "loss scale": "loss_scale", "grad norm": "grad_norm",
                      "number of skipped iterations": "skipped_iterations",
-                     "number of nan iterations": "nan_iterations",
-                     "params norm": "params_norm", "num zeros": "num_zeros"},
+                     "number of nan iterations": "nan_iterations"},
             near=_STAMP_PREFIX + r"iteration\s+\d", post=_megatron_losses,
         ),
         Rule(
@@ -265,7 +268,7 @@ DEEPSPEED_CHAT = LinePattern(
     description="DeepSpeed-Chat step 3: `epoch: E|step: N|ppo_ep: 1|act_loss: X|cri_loss: Y|...`",
     rules=(
         Rule(
-            regex=r"^epoch:\s*(?P<_epoch>\d+)\s*\|\s*step:\s*(?P<step>\d+)\s*\|(?P<rest>.*)$",
+            regex=rf"^{_RANK}epoch:\s*(?P<_epoch>\d+)\s*\|\s*step:\s*(?P<step>\d+)\s*\|(?P<rest>.*)$",
             pairs=rf"(?P<key>[A-Za-z_]\w*):\s*(?P<value>{NUM})\s*(?:\||$)",
             ignore=frozenset({"ppo_ep", "epoch", "step"}),
             near=r"^epoch:\s*\d+\s*\|\s*step",
@@ -336,6 +339,9 @@ def user_patterns(table: Mapping[str, Any], source: Path | str | None = None) ->
         if unknown:
             raise ConfigError(f"{here}: unknown keys {unknown}; known: ['regex', 'metrics', 'min_lines']")
         groups = check_regex(spec["regex"], here)
+        taken = [g for g in groups if g in _INTERNAL_COLUMNS or g.startswith("__")]
+        if taken:
+            raise ConfigError(f"{here}: group names {taken} are used by the importer; rename them")
         if "step" not in groups:
             raise ConfigError(f"{here}: the regex needs a (?P<step>...) group")
         if not [g for g in groups if g not in RESERVED_GROUPS and not g.startswith("_")]:

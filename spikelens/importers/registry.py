@@ -6,8 +6,18 @@ inside a claimed folder are not read again by a file importer.
 from __future__ import annotations
 
 from .base import Importer
+from .csvlogs import CsvImporter
+from .hf import HfTrainerStateImporter
+from .mlflow import MlflowRunImporter
 from .textlogs import TextLogImporter
+from .wandb_exports import WandbChartCsvImporter, WandbHistoryImporter, WandbLegacyRunImporter
 
 IMPORTERS: tuple[Importer, ...] = (
+    MlflowRunImporter(),  # folder: mlruns/<exp>/<run>/
+    WandbLegacyRunImporter(),  # folder: wandb-history.jsonl + wandb-summary.json
+    HfTrainerStateImporter(),
+    WandbChartCsvImporter(),  # before CsvImporter: a chart export is also a CSV
+    WandbHistoryImporter(),  # before CsvImporter: _step/_runtime/_timestamp dumps
+    CsvImporter(),
     TextLogImporter(),  # keep last: the most permissive (any .log/.txt a pattern matches)
 )

@@ -285,6 +285,7 @@ class TextLogImporter(Importer):
 
     def __init__(self) -> None:
         self._sniffed: dict[tuple, LinePattern | None] = {}
+        self._sniffed_with: tuple[LinePattern, ...] | None = None
 
     def claims(self, path: Path, head: bytes) -> bool:
         if path.suffix.lower() not in TEXT_SUFFIXES or looks_binary(head) or not head.strip():
@@ -293,11 +294,13 @@ class TextLogImporter(Importer):
 
     def pattern_for(self, path: Path) -> LinePattern | None:
         """The pattern a sniff settles on (cached per file version and pattern set)."""
-        patterns = all_patterns()
+        user = active_user_patterns()
+        if user is not self._sniffed_with:
+            self._sniffed, self._sniffed_with = {}, user
         st = path.stat()
-        key = (str(path), st.st_size, st.st_mtime_ns, id(patterns[0]) if patterns else 0, len(patterns))
+        key = (str(path), st.st_size, st.st_mtime_ns)
         if key not in self._sniffed:
-            self._sniffed[key] = sniff(path, patterns)
+            self._sniffed[key] = sniff(path, user + CATALOGUE)
         return self._sniffed[key]
 
     def read(self, path: Path) -> list[Table]:

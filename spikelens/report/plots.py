@@ -87,6 +87,16 @@ def envelope(step: np.ndarray, value: np.ndarray, max_points: int = MAX_POINTS) 
     return xs, ys
 
 
+def bin_means(step: np.ndarray, value: np.ndarray, max_points: int = MAX_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """The mean of each of `max_points // 2` bins, at the bin's middle step."""
+    bins = max_points // 2
+    edges = (np.arange(bins) * step.size) // bins
+    counts = np.diff(np.append(edges, step.size))
+    mean = np.add.reduceat(value, edges) / counts
+    mid = step[edges + counts // 2]
+    return mid, mean
+
+
 def _series(frame: pl.DataFrame, metric: str) -> dict[str, np.ndarray]:
     part = frame.filter((pl.col("metric") == metric) & pl.col("value").is_not_null()).sort("step", "seq")
     sup = part.get_column("superseded").to_numpy() if "superseded" in part.columns else np.zeros(part.height, bool)
@@ -107,12 +117,20 @@ def _panels(run: RunReport) -> list[tuple[str, list[str]]]:
 
 def plot_run(run: RunReport, *, dpi: int = 100) -> bytes:
     """The PNG bytes of one run's picture."""
+    fig = figure(run, dpi=dpi)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
+    return buf.getvalue()
+
+
+def figure(run: RunReport, *, dpi: int = 100):
+    """The matplotlib Figure of one run (on an Agg canvas; nothing global is touched)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     panels = _panels(run)
     if not panels:
-        return _empty_png(run, dpi)
+        return _empty_figure(run, dpi)
     frame = run.frame
     last = float(frame.get_column("step").max()) if frame.height else None
     spans = finding_spans(run, last)
@@ -130,11 +148,12 @@ def plot_run(run: RunReport, *, dpi: int = 100) -> bytes:
         ax.grid(True, which="major", alpha=0.25)
         ax.tick_params(labelsize=8)
     axes[-1].set_xlabel("step", fontsize=9)
+    from matplotlib.ticker import FuncFormatter
+
+    axes[-1].xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
     fig.suptitle(f"{run.run}: {verdict(run)}", fontsize=11, x=0.01, ha="left")
     fig.tight_layout(rect=(0, 0, 1, 0.98))
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
-    return buf.getvalue()
+    return fig
 
 
 def _draw_panel(ax, frame: pl.DataFrame, metrics: list[str], title: str, *, log: bool) -> None:
@@ -150,9 +169,12 @@ def _draw_panel(ax, frame: pl.DataFrame, metrics: list[str], title: str, *, log:
             ax.plot(*envelope(s["step"][old], s["value"][old]), color="#999999", alpha=0.45, lw=0.7,
                     label=f"{metric} (superseded)")
         if live.any():
-            sparse = live.sum() < 200
-            ax.plot(*envelope(s["step"][live], s["value"][live]), color=color, lw=0.8,
-                    marker="." if sparse else None, ms=3, label=metric)
+            xs, ys = s["step"][live], s["value"][live]
+            if xs.size > MAX_POINTS:  # a faint min/max band, the bin means on top
+                ax.plot(*envelope(xs, ys), color=color, lw=0.6, alpha=0.35)
+                ax.plot(*bin_means(xs, ys), color=color, lw=0.9, label=metric)
+            else:
+                ax.plot(xs, ys, color=color, lw=0.8, marker="." if xs.size < 200 else None, ms=3, label=metric)
             drew = True
         positive &= bool((s["value"][finite] > 0).all()) if finite.any() else True
         bad = ~finite
@@ -227,16 +249,14 @@ def _draw_resumes(ax, run: RunReport) -> None:
             ax.axvline(at, color="#555555", lw=0.8, ls=":", alpha=0.8)
 
 
-def _empty_png(run: RunReport, dpi: int) -> bytes:
+def _empty_figure(run: RunReport, dpi: int):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(8, 1.5), dpi=dpi)
     FigureCanvasAgg(fig)
     fig.text(0.02, 0.5, f"{run.run}: no loss, grad-norm, LR or loss-scale metric to draw", fontsize=10)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
-    return buf.getvalue()
+    return fig
 
 
 def file_name(run_name: str, used: set[str]) -> str:

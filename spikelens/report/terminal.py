@@ -67,27 +67,33 @@ def summary_table(runs: list[RunReport], width: int = 100) -> Table:
     """One row per run: the verdict first, then the numbers.
 
     Column widths are computed here rather than left to Rich, which crops a table
-    wider than the console instead of wrapping its text columns. Below 90 columns
-    the steps and points (also on each run's detail line) are left out.
+    wider than the console instead of wrapping its text columns. When the verdict
+    would get fewer than 22 columns, the steps and points (also on each run's detail
+    line) are left out.
     """
     rows = []
     for run in runs:
         st = status(run)
         rows.append({"run": run, "st": st, "verdict": verdict(run), "steps": steps_text(run),
                      "points": f"{run.points:,}", "loss": final_loss_text(run), "findings": counts_text(run)})
-    narrow = width < 90
     name_w = min(24, max([len("run / format")] + [max(len(r.run), len(", ".join(r.formats))) for r in runs]))
-    fixed = {"run": name_w, "worst": len("! warning"), "loss": max(len("loss"), *(len(r["loss"]) for r in rows))}
-    if not narrow:
-        fixed["steps"] = max(len("steps"), *(len(r["steps"]) for r in rows))
-        fixed["points"] = max(len("points"), *(len(r["points"]) for r in rows))
-    ncols = len(fixed) + 2
-    # padding of 1 each side of every cell but the outer edges, and a one-space divider
-    rest = width - sum(fixed.values()) - (2 * ncols - 2) - (ncols - 1)
     items = [item for r in rows for item in r["findings"].split(", ")]
     longest = max([len("findings")] + [len(i) + 1 for i in items])
-    findings_w = max(longest, min(max(len(r["findings"]) for r in rows), (rest * 2) // 5))
-    verdict_w = max(16, rest - findings_w)
+    for narrow in (False, True):
+        fixed = {"run": name_w, "worst": len("! warning"), "loss": max(len("loss"), *(len(r["loss"]) for r in rows))}
+        if not narrow:
+            fixed["steps"] = max(len("steps"), *(len(r["steps"]) for r in rows))
+            fixed["points"] = max(len("points"), *(len(r["points"]) for r in rows))
+        ncols = len(fixed) + 2
+        # padding of 1 each side of every cell but the outer edges, and a one-space divider
+        rest = width - sum(fixed.values()) - (2 * ncols - 2) - (ncols - 1)
+        findings_w = max(longest, min(max(len(r["findings"]) for r in rows), (rest * 2) // 5))
+        verdict_w = rest - findings_w
+        if verdict_w >= 22:
+            break
+    if verdict_w < 16:  # still too narrow: give the run column's width to the verdict
+        fixed["run"] = max(12, fixed["run"] - (16 - verdict_w))
+        verdict_w = 16
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     table.add_column("run / format", overflow="fold", width=fixed["run"])
     table.add_column("worst", no_wrap=True, width=fixed["worst"])
@@ -116,7 +122,7 @@ def run_details(run: RunReport, *, verbose: bool = False, charts: bool = True) -
                          (verdict(run), SEVERITY_STYLE[st] if st != "ok" else ""))
     facts = [", ".join(run.formats), segments_text(run), f"steps {steps_text(run)}", f"{run.points:,} points",
              loss_story(run)]
-    parts = [head, Text("  " + " · ".join(p for p in facts if p), style="dim")]
+    parts = [head, Padding(Text(" · ".join(p for p in facts if p), style="dim"), (0, 0, 0, 2))]
     major, notes = split_findings(run)
     if verbose:
         major, notes = major + notes, []

@@ -21,6 +21,17 @@ _RESUME_WORDS = {
 }
 
 
+_OTHER_WORDS = {
+    "overfitting": "overfitting after the eval minimum",
+    "loss_scale_collapse": "loss scale collapsed",
+    "lr_discontinuity": "learning rate jumped",
+    "grad_norm_outlier": "gradient-norm outliers",
+    "plateau": "plateau",
+    "sudden_drop": "sudden drop",
+}
+"""Verdict words of the kinds that need attention only when a detector says so (not info)."""
+
+
 def _step(f: Finding) -> str:
     s = f.anchor_step if f.kind not in ("nan", "divergence", "oscillation") else f.start_step
     return "?" if s is None else str(s)
@@ -90,7 +101,14 @@ def verdict(run: RunReport) -> str:
         if kind in by:
             steps = ", ".join(_step(f) for f in by[kind][:3])
             parts.append(f"{_RESUME_WORDS[kind]} at step{'s' if len(by[kind]) > 1 else ''} {steps}")
-    named = {"nan", "divergence", "spike", "oscillation", "level_shift", *RESUME_KINDS}
+    for kind, words in _OTHER_WORDS.items():
+        hits = [f for f in by.get(kind, []) if f.severity != "info"]
+        if hits:
+            f = _first(hits, run)
+            more = f" (+{len(hits) - 1} more)" if len(hits) > 1 else ""
+            parts.append(f"{words}{_where(f, run) if kind in ('plateau', 'sudden_drop') else ''} "
+                         f"at step {_step(f)}{more}")
+    named = {"nan", "divergence", "spike", "oscillation", "level_shift", *RESUME_KINDS, *_OTHER_WORDS}
     others = [f for f in fs if f.kind not in named and f.severity != "info"]
     if others:
         kinds = sorted({f.kind for f in others})

@@ -1,0 +1,457 @@
+"""CSV training logs: generic wide or long CSVs, Lightning `CSVLogger`, Keras `CSVLogger`.
+
+Every cell is read as text (`infer_schema=False`) and cast with `to_float`, so every
+NaN/Inf spelling survives and `NA`/empty mean "not logged". The step column is found
+by name (`STEP_NAMES`, in that preference) or, failing that, is the row index (with a
+warning). Columns whose cells are mostly not numbers (`phase=decay`, Keras `"[1, 2]"`)
+stay out of the frame. Rows keep their read order, so a file appended after a resume
+becomes a second segment where its step goes back (`segments.py`).
+
+Layouts:
+
+- Lightning `<exp>/version_N/metrics.csv`: sparse rows, several per step. The
+  experiment folder is the run and each `version_N` one of its segments, ordered by N.
+- Keras `training.log` / `*.csv`: `epoch` first; `NA` for missing keys; an
+  append-resume keeps the old header, so rows may be shorter (ragged) than it.
+- Generic: any NaN spelling, `;`/tab separators with decimal commas, header lines
+  repeated inside concatenated files, a `step, metric, value` long layout.
+
+Damage policy (the same in every case): a file with nothing to read (empty, header
+only) gives a warning and no points; a `.csv` that is not text at all (binary) raises
+`FormatError`; damage inside a readable file (bad bytes, ragged or cut rows, text in a
+numeric column) gives one warning per kind and keeps every readable value.
+"""
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from .. import diagnostics
+from ..errors import FormatError, InputError
+from .base import TABLE_SCHEMA, Importer, Table, non_numeric, to_float
+
+STEP_NAMES = ("step", "global_step", "iteration", "iter", "_step", "trainer/global_step", "epoch")
+"""Step columns by preference; `epoch` is the last resort (Keras logs per epoch)."""
+WALL_NAMES = ("wall_time", "walltime", "wall-time", "timestamp", "_timestamp", "time")
+LONG_NAME_COLUMNS = ("metric", "tag", "name", "key")
+CSV_SUFFIXES = frozenset({".csv", ".tsv"})
+KERAS_SUFFIXES = frozenset({".log", ".txt"})
+RUNS_TABLE_COLUMNS = frozenset({"state", "notes", "user", "tags", "created", "runtime", "sweep", "id", "group"})
+"""Columns of a W&B/MLflow runs-table export (one row per run, not a training log)."""
+_METRIC_HINT = re.compile(r"loss|acc|lr|learning|grad|norm|perplex|ppl|f1|score|reward|error|mae|mse", re.I)
+_VERSION_DIR = re.compile(r"^version_(\d+)$")
+_NUMBERISH = re.compile(r"^\s*\"?\s*(?:[-+]?(?:\d|\.\d)|[-+]?(?:nan|inf))", re.I)
+
+
+# ------------------------------------------------------------------ text and header
+
+
+def decode(path: Path, raw: bytes) -> str:
+    """UTF-8 text of a file (BOM dropped); bad bytes become U+FFFD with one warning."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        diagnostics.warn(f"{path}: bytes that are not UTF-8 (first at byte {exc.start}); "
+                         "read with replacement characters")
+        return raw.decode("utf-8", errors="replace")
+
+
+def looks_binary(head: bytes) -> bool:
+    return b"\x00" in head[:4096]
+
+
+def separator_of(header_line: str) -> str:
+    """`,` unless the header clearly uses tabs or semicolons instead."""
+    counts = {sep: header_line.count(sep) for sep in (",", "\t", ";")}
+    best = max(counts, key=lambda s: counts[s])
+    return best if counts[best] and counts[","] == 0 else ","
+
+
+def split_fields(line: str, sep: str) -> list[str]:
+    try:
+        return next(csv.reader([line], delimiter=sep), [])
+    except csv.Error:
+        return line.split(sep)
+
+
+def first_lines(head: bytes, n: int = 2) -> list[str]:
+    """The first `n` non-blank lines of a file head (BOM dropped, bad bytes replaced)."""
+    text = head.removeprefix(b"\xef\xbb\xbf").decode("utf-8", errors="replace")
+    lines = [ln for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n") if ln.strip()]
+    return lines[:n]
+
+
+def is_numberish(cell: str) -> bool:
+    return bool(_NUMBERISH.match(cell))
+
+
+def step_column(columns: list[str]) -> str | None:
+    """The step column by name preference (case-insensitive), or None."""
+    low = {c.strip().lower(): c for c in columns}
+    for name in STEP_NAMES:
+        if name in low:
+            return low[name]
+    return None
+
+
+def looks_like_runs_table(fields: list[str]) -> bool:
+    low = {f.strip().lower() for f in fields}
+    return "name" in low and len(low & RUNS_TABLE_COLUMNS) >= 1 and step_column(fields) is None
+
+
+# ------------------------------------------------------------------ reading text into a string frame
+
+
+@dataclass
+class CsvText:
+    """A CSV file read as text: every cell a String, rows in read order."""
+
+    frame: pl.DataFrame
+    sep: str
+
+
+def read_string_frame(path: Path, text: str) -> CsvText:
+    """Parse CSV text into an all-String frame. Header lines repeated inside the file
+    (concatenated logs) start a new block with its own header; ragged rows are kept
+    (short ones padded with null, long ones cut) with one warning per kind."""
+    lines = pl.Series("text", text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+    nonblank = lines.str.strip_chars().str.len_chars() > 0
+    idx = pl.arg_where(nonblank, eager=True).to_list()
+    if not idx:
+        return CsvText(pl.DataFrame(), ",")
+    first = idx[0]
+    header_line = lines[first]
+    sep = separator_of(header_line)
+    header = split_fields(header_line, sep)
+    starts = [first] + _repeated_headers(lines, first, header, sep)
+    if len(starts) > 1:
+        diagnostics.warn(f"{path}: header repeated {len(starts) - 1} time(s) inside the file "
+                         f"(first at line {starts[1] + 1}); read as concatenated logs")
+    blocks = []
+    short = long = 0
+    first_bad = None
+    for b, start in enumerate(starts):
+        end = starts[b + 1] if b + 1 < len(starts) else lines.len()
+        names = _unique_names(split_fields(lines[start], sep))
+        body = lines.slice(start + 1, end - start - 1)
+        n_short, n_long, bad_at = _ragged(body, len(names), sep)
+        short += n_short
+        long += n_long
+        if bad_at is not None and first_bad is None:
+            first_bad = start + 2 + bad_at
+        data = (body.str.join("\n")[0] if body.len() else "").encode()
+        if not data.strip():
+            continue
+        try:
+            block = pl.read_csv(data, has_header=False, separator=sep, schema={n: pl.String for n in names},
+                                truncate_ragged_lines=True, quote_char='"')
+        except pl.exceptions.PolarsError as exc:
+            raise FormatError(path, f"not a readable CSV ({str(exc).splitlines()[0]})") from None
+        blocks.append(block)
+    if short or long:
+        what = []
+        if short:
+            what.append(f"{short} row(s) with fewer fields than the header (padded as not logged)")
+        if long:
+            what.append(f"{long} row(s) with more fields than the header (extra fields dropped)")
+        cut = " — the last line looks cut short" if short == 1 and first_bad == idx[-1] + 1 \
+            and not text.endswith(("\n", "\r")) else ""
+        diagnostics.warn(f"{path}: " + "; ".join(what) + f", first at line {first_bad}{cut}")
+    if not blocks:
+        return CsvText(pl.DataFrame(schema={n: pl.String for n in _unique_names(header)}), sep)
+    frame = pl.concat(blocks, how="diagonal") if len(blocks) > 1 else blocks[0]
+    return CsvText(frame, sep)
+
+
+def _unique_names(fields: list[str]) -> list[str]:
+    out: list[str] = []
+    seen: dict[str, int] = {}
+    for i, f in enumerate(fields):
+        name = f.strip() or f"column_{i}"
+        if name in seen:
+            seen[name] += 1
+            name = f"{name}_{seen[name]}"
+        else:
+            seen[name] = 0
+        out.append(name)
+    return out
+
+
+def _repeated_headers(lines: pl.Series, first: int, header: list[str], sep: str) -> list[int]:
+    """Line numbers (after the first header) of lines that are headers again: no field
+    looks like a number and they share a column name with the first header."""
+    names = {h.strip() for h in header if h.strip()}
+    candidates = (
+        pl.DataFrame({"text": lines}).with_row_index("i")
+        .filter(pl.col("i") > first, pl.col("text").str.strip_chars().str.len_chars() > 0,
+                ~pl.col("text").str.contains(r"(?i)(?:^|[,;\t])\s*\"?\s*[-+]?(?:\d|\.\d|nan|inf)"))
+    )
+    out = []
+    for i, text in candidates.iter_rows():
+        fields = [f.strip() for f in split_fields(text, sep)]
+        if len(fields) >= 2 and names & set(fields):
+            out.append(int(i))
+    return out
+
+
+def _ragged(body: pl.Series, n_fields: int, sep: str) -> tuple[int, int, int | None]:
+    """Rows with fewer / more fields than the header, and the first such row's offset."""
+    if body.len() == 0:
+        return 0, 0, None
+    counts = (
+        pl.DataFrame({"t": body}).with_row_index("i")
+        .filter(pl.col("t").str.strip_chars().str.len_chars() > 0)
+        .with_columns(n=pl.col("t").str.replace_all(r'"[^"]*"', "").str.count_matches(sep, literal=True) + 1)
+        .filter(pl.col("n") != n_fields)
+    )
+    if counts.height == 0:
+        return 0, 0, None
+    short = int((counts["n"] < n_fields).sum())
+    return short, counts.height - short, int(counts["i"][0])
+
+
+# ------------------------------------------------------------------ string frame → long table
+
+
+def numeric_columns(path: Path, frame: pl.DataFrame, columns: list[str], sep: str) -> list[str]:
+    """Columns whose non-empty cells are mostly numbers; warn about stray text cells in them."""
+    if not columns:
+        return []
+    stats = frame.select(
+        *[non_numeric(_cell(c, sep)).sum().alias(f"bad:{c}") for c in columns],
+        *[to_float(_cell(c, sep)).is_not_null().sum().alias(f"ok:{c}") for c in columns],
+    ).row(0, named=True)
+    keep, stray = [], []
+    for c in columns:
+        bad, ok = stats[f"bad:{c}"], stats[f"ok:{c}"]
+        if ok == 0 and bad == 0:
+            keep.append(c)  # never logged in this file: harmless, drops out as nulls
+        elif bad > ok:
+            continue  # a string-valued column (phase, tags, lists)
+        else:
+            keep.append(c)
+            if bad:
+                stray.append(f"{c!r} ({bad})")
+    if stray:
+        diagnostics.warn(f"{path}: cells that are not numbers read as not logged in " + ", ".join(stray))
+    return keep
+
+
+def _cell(col: str, sep: str) -> pl.Expr:
+    """A cell as text; with `;` or tab separators a decimal comma becomes a point."""
+    expr = pl.col(col)
+    if sep != ",":
+        expr = expr.str.replace(r"^(\s*[-+]?\d*),(\d+(?:[eE][-+]?\d+)?\s*)$", "${1}.${2}")
+    return expr
+
+
+def wall_time_expr(frame: pl.DataFrame, col: str, sep: str) -> pl.Expr | None:
+    """Seconds since the epoch from a time column (unix s or ms, or ISO datetimes); None
+    when the column holds something else (seconds per step, relative runtime)."""
+    as_num = frame.select(to_float(_cell(col, sep)).alias("v")).get_column("v").drop_nulls().drop_nans()
+    if as_num.len():
+        mid = float(as_num.median())
+        if 1e8 <= mid < 1e11:
+            return to_float(_cell(col, sep))
+        if 1e11 <= mid < 1e14:
+            return to_float(_cell(col, sep)) / 1000.0
+        return None
+    parsed = _datetime(pl.col(col))
+    if (frame.select(parsed.is_not_null().mean()).item() or 0) > 0.5:
+        return parsed
+    return None
+
+
+def _datetime(expr: pl.Expr) -> pl.Expr:
+    return (expr.str.strip_chars().str.replace("T", " ", literal=True)
+            .str.to_datetime("%Y-%m-%d %H:%M:%S%.f", strict=False, time_unit="us")
+            .dt.timestamp("us").cast(pl.Float64) / 1e6)
+
+
+def to_long(path: Path, frame: pl.DataFrame, sep: str, *, step_col: str | None,
+            wall_col: str | None = None, drop: tuple[str, ...] = ()) -> pl.DataFrame:
+    """Wide string frame → long table (`step, wall_time, metric, value`) in read order.
+
+    `step_col` None (or a step column that is not whole numbers) numbers the rows
+    instead, with a warning. Null cells are "not logged" and leave no row.
+    """
+    columns = frame.columns
+    wall = wall_time_expr(frame, wall_col, sep) if wall_col else None
+    skip = {step_col, *drop, *(c for c in columns if c.strip().lower() in STEP_NAMES and c.strip().lower() != "epoch")}
+    if wall is not None:
+        skip.add(wall_col)
+    metrics = numeric_columns(path, frame, [c for c in columns if c not in skip], sep)
+    step = _step_expr(path, frame, step_col, sep)
+    if step is None:  # the step column could not be used; it may still be a metric
+        if step_col is not None and step_col.strip().lower() == "epoch" and step_col not in metrics:
+            metrics = [step_col] + metrics
+        step = pl.int_range(pl.len(), dtype=pl.Int64)
+    if not metrics:
+        return pl.DataFrame(schema=TABLE_SCHEMA)
+    k = len(metrics)
+    long = (
+        frame.select(
+            step=step,
+            wall_time=wall if wall is not None else pl.lit(None, pl.Float64),
+            value=pl.concat_list([to_float(_cell(c, sep)) for c in metrics]),
+        )
+        .explode("value")
+        .with_columns(metric=(pl.int_range(pl.len()) % k).replace_strict(list(range(k)), metrics, return_dtype=pl.String))
+    )
+    dropped = long.filter(pl.col("step").is_null() & pl.col("value").is_not_null()).height
+    if dropped:
+        diagnostics.warn(f"{path}: {dropped} value(s) on rows without a readable {step_col!r} skipped")
+    long = long.filter(pl.col("value").is_not_null() & pl.col("step").is_not_null())
+    return long.select([pl.col(c).cast(t) for c, t in TABLE_SCHEMA.items()])
+
+
+def _step_expr(path: Path, frame: pl.DataFrame, step_col: str | None, sep: str) -> pl.Expr | None:
+    if step_col is None:
+        diagnostics.warn(f"{path}: no step column ({', '.join(STEP_NAMES)}); using the row number as the step")
+        return None
+    as_float = to_float(_cell(step_col, sep))
+    probe = frame.select(as_float.alias("s")).get_column("s").drop_nulls()
+    if probe.len() == 0 and frame.height:
+        diagnostics.warn(f"{path}: step column {step_col!r} is empty; using the row number as the step")
+        return None
+    finite = probe.filter(probe.is_finite())
+    if finite.len() != probe.len() or (finite.len() and (finite != finite.floor()).any()):
+        diagnostics.warn(f"{path}: step column {step_col!r} is not whole numbers; using the row number as the step")
+        return None
+    return as_float.cast(pl.Int64, strict=False)
+
+
+# ------------------------------------------------------------------ the importer
+
+
+def lightning_version(path: Path) -> int | None:
+    """N of `.../version_N/metrics.csv` (Lightning CSVLogger), else None."""
+    m = _VERSION_DIR.match(path.parent.name)
+    return int(m.group(1)) if m and path.name == "metrics.csv" else None
+
+
+def read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise InputError(path, f"cannot read ({exc.strerror or exc})") from None
+
+
+class CsvImporter(Importer):
+    """Generic CSV (wide or long), Lightning `metrics.csv`, Keras `CSVLogger` files."""
+
+    name = "csv"
+    looks_for = "*.csv with a step/epoch column, Lightning version_N/metrics.csv, Keras training.log"
+
+    def claims(self, path: Path, head: bytes) -> bool:
+        suffix = path.suffix.lower()
+        if suffix in CSV_SUFFIXES:
+            if not head.strip() or looks_binary(head):
+                return True  # read() reports the empty or binary file
+            return self._csv_header_ok(head)
+        if suffix in KERAS_SUFFIXES and head.strip() and not looks_binary(head):
+            return self._keras_header_ok(head)
+        return False
+
+    @staticmethod
+    def _csv_header_ok(head: bytes) -> bool:
+        lines = first_lines(head)
+        if not lines:
+            return True
+        sep = separator_of(lines[0])
+        fields = [f.strip() for f in split_fields(lines[0], sep)]
+        if len(fields) < 2 or looks_like_runs_table(fields):
+            return False
+        if any(" - " in f for f in fields[1:]) and any(f.endswith(("__MIN", "__MAX")) for f in fields):
+            return False  # a W&B chart export (read by its own importer)
+        if step_column(fields) is not None:
+            return True
+        low = {f.lower() for f in fields}
+        if {"value"} <= low and low & set(LONG_NAME_COLUMNS):
+            return True
+        row = split_fields(lines[1], sep) if len(lines) > 1 else []
+        return any(_METRIC_HINT.search(f) for f in fields) and any(is_numberish(c) for c in row)
+
+    @staticmethod
+    def _keras_header_ok(head: bytes) -> bool:
+        """A Keras `CSVLogger` file named `.log`: `epoch,<keys>` then numeric rows."""
+        lines = first_lines(head)
+        if len(lines) < 2:
+            return False
+        sep = separator_of(lines[0])
+        fields = [f.strip() for f in split_fields(lines[0], sep)]
+        row = split_fields(lines[1], sep)
+        return (len(fields) >= 2 and fields[0].lower() == "epoch" and all(re.fullmatch(r"[\w./\-]+", f) for f in fields)
+                and row[:1] != [] and row[0].strip().isdigit())
+
+    def group_key(self, path: Path) -> str:
+        """Lightning versions of one experiment are read together (one run)."""
+        if lightning_version(path) is not None:
+            return f"lightning:{path.parent.parent}"
+        return str(path)
+
+    def read(self, path: Path) -> list[Table]:
+        raw = read_bytes(path)
+        if looks_binary(raw[:4096]):
+            raise FormatError(path, "binary data, not a CSV text file")
+        text = decode(path, raw)
+        if not text.strip():
+            diagnostics.warn(f"{path}: empty file, no data")
+            return []
+        parsed = read_string_frame(path, text)
+        frame = parsed.frame
+        if frame.height == 0 or frame.select(pl.any_horizontal(pl.all().is_not_null()).sum()).item() == 0:
+            diagnostics.warn(f"{path}: header only, no data rows")
+            return []
+        long = self._long(path, frame, parsed.sep)
+        version = lightning_version(path)
+        if version is not None:
+            fmt, run_key, seg_key, order = "lightning_csv", str(path.parent.parent), str(path.parent), (version,)
+        else:
+            fmt = "keras_csv" if self._is_keras(frame) else "csv"
+            run_key = seg_key = str(path)
+            order = ()
+        if long.height == 0:
+            diagnostics.warn(f"{path}: no numeric values found")
+        return [Table(frame=long, source=path, format=fmt, run_key=run_key, segment_key=seg_key, order=order)]
+
+    @staticmethod
+    def _is_keras(frame: pl.DataFrame) -> bool:
+        return frame.columns[0].strip().lower() == "epoch" and step_column(frame.columns) == frame.columns[0]
+
+    @staticmethod
+    def _long(path: Path, frame: pl.DataFrame, sep: str) -> pl.DataFrame:
+        low = {c.strip().lower(): c for c in frame.columns}
+        step_col = step_column(frame.columns)
+        wall_col = next((low[n] for n in WALL_NAMES if n in low), None)
+        name_col = next((low[n] for n in LONG_NAME_COLUMNS if n in low), None)
+        if name_col is not None and "value" in low:
+            return long_layout(path, frame, sep, step_col=step_col, name_col=name_col,
+                               value_col=low["value"], wall_col=wall_col)
+        return to_long(path, frame, sep, step_col=step_col, wall_col=wall_col)
+
+
+def long_layout(path: Path, frame: pl.DataFrame, sep: str, *, step_col: str | None, name_col: str,
+                value_col: str, wall_col: str | None) -> pl.DataFrame:
+    """`step, metric, value` rows (one logged value per row), read order kept."""
+    step = _step_expr(path, frame, step_col, sep)
+    wall = wall_time_expr(frame, wall_col, sep) if wall_col else None
+    value = to_float(_cell(value_col, sep))
+    bad = frame.select(non_numeric(_cell(value_col, sep)).sum()).item()
+    if bad:
+        diagnostics.warn(f"{path}: {bad} value cell(s) that are not numbers skipped")
+    out = frame.select(
+        step=step if step is not None else pl.int_range(pl.len(), dtype=pl.Int64),
+        wall_time=wall if wall is not None else pl.lit(None, pl.Float64),
+        metric=pl.col(name_col).str.strip_chars(),
+        value=value,
+    ).filter(pl.col("value").is_not_null() & pl.col("step").is_not_null() & pl.col("metric").is_not_null())
+    return out.select([pl.col(c).cast(t) for c, t in TABLE_SCHEMA.items()])
+
+

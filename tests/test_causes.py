@@ -1,0 +1,83 @@
+"""Cause rules: each planted precursor gives its cause first, with numbers in the evidence."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import detector_cases as cases
+from spikelens.detect import engine
+from spikelens.detect.reconcile import reconcile
+from spikelens.explain.engine import explain
+
+
+def causes_of(metrics, segment_starts=()):
+    ctx = cases.context(metrics, segment_starts=segment_starts)
+    found = explain(reconcile(engine.run_detectors(ctx, engine.build_detectors()), ctx), ctx)
+    spikes = [f for f in found if f.kind in ("spike", "nan")]
+    assert spikes, [f.message for f in found]
+    return [c.cause for c in spikes[0].causes], spikes[0]
+
+
+def test_grad_explosion_precursor():
+    got, f = causes_of(cases.spike(at=1500, precursor=True))
+    assert got[0] == "grad_explosion"
+    assert "train/grad_norm rose" in f.causes[0].evidence
+
+
+def test_lr_jump():
+    m = cases.spike(at=1500)
+    s, lr = m["train/lr"]
+    m["train/lr"] = (s, np.where(s >= 1499, lr * 10, lr))
+    got, f = causes_of(m)
+    assert got[0] == "lr_jump" and "10.0x" in f.causes[0].evidence
+
+
+def test_warmup_end():
+    got, _ = causes_of(cases.spike(at=105))
+    assert got[0] == "warmup_end"
+
+
+def test_fp16_overflow():
+    m = cases.spike(at=1500)
+    s = m["train/loss"][0]
+    scale = np.full(s.size, 65536.0)
+    for k in range(5):
+        scale[s >= 1498 + k] /= 2
+    m["loss_scale"] = (s, scale)
+    got, f = causes_of(m)
+    assert got[0] == "fp16_overflow" and "halved 5 times" in f.causes[0].evidence
+
+
+def test_bad_batch_one_point():
+    m = cases.clean(8)
+    s, v = m["train/loss"]
+    v = v.copy()
+    v[1600] *= 2.5
+    m["train/loss"] = (s, v)
+    got, _ = causes_of(m)
+    assert got[0] == "bad_batch"
+
+
+def test_data_one_source():
+    base = cases.spike(at=1500, seed=9)
+    s, total = base["train/loss"]
+    calm = cases.clean(10)["train/loss"][1]
+    m = {"train/loss": (s, total), "train/loss_books": (s, total * 1.1), "train/loss_wiki": (s, calm),
+         "train/grad_norm": base["train/grad_norm"], "train/lr": base["train/lr"]}
+    ctx = cases.context(m)
+    found = explain(reconcile(engine.run_detectors(ctx, engine.build_detectors()), ctx), ctx)
+    for metric in ("train/loss", "train/loss_books"):
+        f = next(f for f in found if f.kind == "spike" and f.metric == metric)
+        assert f.causes[0].cause == "data" and "train/loss_wiki" in f.causes[0].evidence
+
+
+def test_resume_boundary():
+    got, _ = causes_of(cases.spike(at=1500), segment_starts=[1498])
+    assert got[0] == "resume"
+
+
+@pytest.mark.parametrize("planted", ["none"])
+def test_no_precursor_no_invented_cause(planted):
+    m = cases.spike(at=1500, recover=300)
+    got, _ = causes_of(m)
+    assert "grad_explosion" not in got and "lr_jump" not in got and "fp16_overflow" not in got

@@ -1,0 +1,192 @@
+"""Detectors: the registry, the class-definition checks, the contract over every case,
+and per-detector cases that must fire and must stay silent (ids carry the code)."""
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+import detector_cases as cases
+from spikelens.detect import engine
+from spikelens.detect.base import Detector
+from spikelens.detect.reconcile import reconcile
+from spikelens.detect.registry import DETECTORS
+from spikelens.diagnostics import collecting
+
+SCORED = {"spike", "divergence", "nan", "oscillation"}
+CLEAN = {f"clean-{seed}-{interval}": (lambda seed=seed, interval=interval: cases.clean(seed, interval=interval))
+         for seed in range(3) for interval in (1, 10)}
+EVENTS = {"spike": cases.spike, "nan": cases.nan_at, "divergence": cases.diverge, "oscillation": cases.oscillate,
+          "level_shift": cases.level_shift, "plateau": cases.plateau}
+ALL_CASES = {**CLEAN, **EVENTS}
+
+
+def _all_subclasses(cls):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from _all_subclasses(sub)
+
+
+def run_all(metrics, detectors=None):
+    ctx = cases.context(metrics)
+    dets = detectors if detectors is not None else engine.build_detectors()
+    return reconcile(engine.run_detectors(ctx, dets), ctx)
+
+
+def test_every_detector_is_registered():
+    defined = {c for c in _all_subclasses(Detector) if c.__module__.startswith("spikelens.")}
+    assert defined <= set(DETECTORS), f"not in DETECTORS: {defined - set(DETECTORS)}"
+
+
+def test_codes_are_unique_and_well_formed():
+    codes = [d.code for d in DETECTORS]
+    assert len(codes) == len(set(codes))
+    assert all(c.startswith("SL") and len(c) == 5 for c in codes)
+
+
+def test_bad_code_fails_at_definition():
+    with pytest.raises(TypeError, match="code"):
+        @dataclass(frozen=True, kw_only=True)
+        class Bad(Detector):
+            """Detects: x. Why it matters: x. Likely causes: x. Evidence: x."""
+            code = "X1"
+            kind = "bad"
+
+
+def test_missing_doc_section_fails_at_definition():
+    with pytest.raises(TypeError, match="sections"):
+        class NoDoc(Detector):
+            """Detects: only this."""
+            code = "SL999"
+            kind = "nodoc"
+
+
+@pytest.mark.parametrize("det_cls", DETECTORS, ids=lambda d: d.code)
+@pytest.mark.parametrize("case", sorted(ALL_CASES))
+def test_contract(det_cls, case):
+    """Pure, deterministic, default-constructible, JSON-serialisable; silent on clean runs."""
+    metrics = ALL_CASES[case]()
+    before = copy.deepcopy(metrics)
+    det = det_cls()
+    ctx = cases.context(metrics)
+    first = engine.run_detectors(ctx, [det])
+    second = engine.run_detectors(cases.context(metrics), [det])
+    for m, (s, v) in metrics.items():
+        np.testing.assert_array_equal(s, before[m][0])
+        np.testing.assert_array_equal(v, before[m][1])
+    assert [f.to_json() for f in first] == [f.to_json() for f in second]
+    json.dumps([f.to_json() for f in first], allow_nan=False)
+    for f in first:
+        assert f.code == det.code and f.message and f.run == "case"
+    if case.startswith("clean"):
+        loud = [f.message for f in first if f.kind in SCORED or f.severity != "info"]
+        assert not loud, loud
+
+
+FIRE = [
+    ("SL101", "spike", lambda: cases.spike(at=1500), 1500),
+    ("SL101", "spike", lambda: cases.spike(at=2200, interval=10, height=3.0, recover=200), 2200),
+    ("SL201", "nan", lambda: cases.nan_at(2000), 2000),
+    ("SL202", "divergence", lambda: cases.diverge(1800), 1800),
+    ("SL203", "oscillation", lambda: cases.oscillate(1200, 2000), 1200),
+    ("SL204", "level_shift", lambda: cases.level_shift(2000), 2000),
+    ("SL205", "plateau", cases.plateau, None),
+]
+
+
+@pytest.mark.parametrize("code,kind,make,at", FIRE, ids=[f"{c}-fires-{k}" for c, k, *_ in FIRE])
+def test_fires(code, kind, make, at):
+    found = [f for f in run_all(make()) if f.kind == kind and f.code == code]
+    assert len(found) == 1, [f.message for f in run_all(make())]
+    if at is not None:
+        assert abs(found[0].anchor_step - at) <= max(0.05 * 3000, 30)
+
+
+@pytest.mark.parametrize("code", [d.code for d in DETECTORS])
+def test_silent_on_clean_heavy_tailed_noise(code):
+    """Heavy-tailed per-batch noise is not an event for any scored kind."""
+    rng = np.random.default_rng(11)
+    m = cases.clean(7)
+    s, v = m["train/loss"]
+    m["train/loss"] = (s, v * np.exp(0.01 * rng.standard_t(3, size=s.size)))
+    det = next(d for d in DETECTORS if d.code == code)()
+    found = [f for f in engine.run_detectors(cases.context(m), [det]) if f.kind in SCORED]
+    assert not found, [f.message for f in found]
+
+
+def test_spike_recovery_classes():
+    fast = [f for f in run_all(cases.spike(at=1500, recover=40)) if f.kind == "spike"]
+    slow = [f for f in run_all(cases.spike(at=1000, recover=2000, height=3.0)) if f.kind == "spike"]
+    assert [f.recovery for f in fast] == ["fast"]
+    assert [f.recovery for f in slow] == ["slow"]
+    m = cases.clean(3)
+    s, v = m["train/loss"]
+    m["train/loss"] = (s, v * np.where(s >= 2000, 1.6, 1.0))
+    none = [f for f in run_all(m) if f.kind == "spike"]
+    assert [f.recovery for f in none] == ["none"] and none[0].end_step is None
+
+
+def test_one_point_blip_is_a_spike_with_info_severity():
+    m = cases.clean(4)
+    s, v = m["train/loss"]
+    v = v.copy()
+    v[1700] *= 2.5
+    m["train/loss"] = (s, v)
+    found = [f for f in run_all(m) if f.kind == "spike"]
+    assert len(found) == 1 and found[0].peak_step == 1700 and found[0].severity == "info"
+    assert found[0].evidence["one_point"] is True
+
+
+def test_flood_of_blips_is_summarised():
+    m = cases.clean(5)
+    s, v = m["train/loss"]
+    v = v.copy()
+    v[200::200] *= 2.5
+    m["train/loss"] = (s, v)
+    found = run_all(m)
+    assert sum(f.kind == "spike" for f in found) <= 3
+    summary = [f for f in found if f.kind == "outliers"]
+    assert summary and summary[0].evidence["count"] >= 5
+
+
+def test_spike_before_nan_belongs_to_the_nan():
+    m = cases.nan_at(2000)
+    s, v = m["train/loss"]
+    v = v.copy()
+    v[(s >= 1990) & (s < 2000)] *= np.linspace(1.5, 6, 10)
+    m["train/loss"] = (s, v)
+    kinds = [f.kind for f in run_all(m) if f.metric == "train/loss"]
+    assert "nan" in kinds and "spike" not in kinds
+
+
+def test_oscillation_is_reported_once_not_as_spikes():
+    found = [f for f in run_all(cases.oscillate()) if f.metric == "train/loss" and f.kind in SCORED]
+    assert [f.kind for f in found] == ["oscillation"]
+
+
+def test_parameters_override_and_unknown_parameter_is_an_error():
+    from spikelens.errors import ConfigError
+
+    dets = engine.build_detectors({"spike": {"recovery_fast_steps": 10}})
+    assert next(d for d in dets if d.kind == "spike").recovery_fast_steps == 10
+    with pytest.raises(ConfigError, match="no parameter"):
+        engine.build_detectors({"SL101": {"nope": 1}})
+
+
+def test_crashing_detector_becomes_a_warning():
+    @dataclass(frozen=True, kw_only=True)
+    class Boom(Detector):
+        """Detects: nothing. Why it matters: tests. Likely causes: none. Evidence: none."""
+        code = "SL998"
+        kind = "boom"
+
+        def detect(self, series, ctx):
+            raise RuntimeError("kaput")
+
+    with collecting() as diag:
+        out = engine.run_detectors(cases.context(cases.clean(0)), [Boom(), engine.build_detectors()[0]])
+    assert out == [] or all(f.kind != "boom" for f in out)
+    assert any("SL998" in line and "kaput" in line and "'case'" in line for line in diag.lines)

@@ -1,0 +1,101 @@
+"""PNG plots: one per run, findings shaded, superseded points faint, long series enveloped."""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+
+from report_cases import clean_run, nan_run, resumed_run, sample_report, spiky_run
+from spikelens.report.model import Report, RunReport
+from spikelens.report.plots import envelope, figure, file_name, finding_spans, label_rows, Span, plot_run, write_plots
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _image(png: bytes) -> np.ndarray:
+    import matplotlib.image as mpimg
+
+    return mpimg.imread(io.BytesIO(png), format="png")
+
+
+def test_panels_follow_the_roles_present():
+    fig = figure(nan_run())
+    labels = [ax.get_ylabel() for ax in fig.axes]
+    assert labels == ["loss", "grad norm", "learning rate", "loss scale"]
+    assert fig.axes[0].get_yscale() == "log" and fig.axes[2].get_yscale() == "linear"
+    assert figure(resumed_run()).axes[0].get_ylabel() == "loss" and len(figure(resumed_run()).axes) == 1
+
+
+def test_png_is_a_readable_picture_whose_height_grows_with_panels():
+    one, four = _image(plot_run(resumed_run())), _image(plot_run(nan_run()))
+    assert one.shape[1] == four.shape[1] == 1200
+    assert four.shape[0] > one.shape[0] > 300
+
+
+def test_superseded_points_are_drawn_faint():
+    ax = figure(resumed_run()).axes[0]
+    lines = {l.get_label(): l for l in ax.get_lines()}
+    old = lines["loss (superseded)"]
+    assert old.get_alpha() < 0.6 and lines["loss"].get_alpha() in (None, 1.0)
+    assert set(np.asarray(old.get_xdata())) <= set(range(2000, 2200))
+
+
+def test_nonfinite_values_are_marked():
+    ax = figure(nan_run()).axes[0]
+    marks = [c for c in ax.collections if c.get_label() == "loss NaN/inf"]
+    assert marks and marks[0].get_offsets().shape[0] == 390
+
+
+def test_finding_spans():
+    spans = finding_spans(nan_run(), last_step=3999)
+    assert [(s.label, s.x0, s.x1) for s in spans] == [("divergence", 3500, 3999), ("nan", 3610, 3999)]
+    spans = finding_spans(spiky_run(), last_step=5999)
+    assert [(s.label, s.x0, s.x1, s.color) for s in spans] == [("spike", 3203, 3260, "#ff7f0e"),
+                                                               ("spike", 5099, 5812, "#ff7f0e")]
+    spans = finding_spans(resumed_run(), last_step=3999)
+    assert [(s.label, s.x0, s.line) for s in spans] == [("resume_overlap", 2000, True), ("spike", 2005, False)]
+    assert finding_spans(clean_run()) == []
+
+
+def test_spans_are_drawn_on_every_panel():
+    fig = figure(spiky_run())
+    for ax in fig.axes:
+        assert len([p for p in ax.patches]) == 2
+
+
+def test_overlapping_labels_go_to_separate_rows():
+    spans = [Span(100, 100, "r", "divergence"), Span(101, 200, "r", "nan"), Span(900, 950, "r", "spike")]
+    rows = {sp.label: r for sp, r in label_rows(spans, (0, 1000))}
+    assert rows == {"divergence": 0, "nan": 1, "spike": 0}
+
+
+def test_envelope_keeps_the_extremes_of_a_long_series():
+    rng = np.random.default_rng(0)
+    step = np.arange(1_000_000)
+    value = 3 + 0.1 * rng.standard_normal(step.size)
+    value[654_321], value[10] = 50.0, -5.0
+    xs, ys = envelope(step, value, max_points=2000)
+    assert xs.size == ys.size == 2000
+    assert ys.max() == 50.0 and ys.min() == -5.0
+    assert np.all(np.diff(xs) >= 0)
+    short = np.arange(10)
+    assert envelope(short, short * 1.0)[0] is short
+
+
+def test_run_without_plottable_metrics_still_gets_a_picture():
+    run = RunReport(run="empty", sources=[], segments=[], metrics={}, frame=None)
+    assert plot_run(run).startswith(PNG_MAGIC)
+
+
+def test_file_names_are_safe_and_unique():
+    used: set[str] = set()
+    names = [file_name(n, used) for n in ("group/run:1", "group_run_1", "../..", "a b")]
+    assert names == ["group_run_1.png", "group_run_1-2.png", "run.png", "a_b.png"]
+
+
+def test_write_plots_creates_the_folder_and_one_png_per_run(tmp_path):
+    out = tmp_path / "deep" / "plots"
+    paths = write_plots(Report("analyze", [spiky_run(), resumed_run()]), out)
+    assert sorted(p.name for p in out.iterdir()) == ["bert-resume.png", "gpt-small-3.png"]
+    assert all(p.read_bytes().startswith(PNG_MAGIC) for p in paths.values())
