@@ -4,11 +4,10 @@ from __future__ import annotations
 import io
 
 import numpy as np
-import pytest
 
-from report_cases import clean_run, nan_run, resumed_run, sample_report, spiky_run
+from report_cases import clean_run, nan_run, resumed_run, spiky_run
 from spikelens.report.model import Report, RunReport
-from spikelens.report.plots import envelope, figure, file_name, finding_spans, label_rows, Span, plot_run, write_plots
+from spikelens.report.plots import Span, envelope, figure, file_name, finding_spans, label_rows, plot_run, write_plots
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -99,3 +98,15 @@ def test_write_plots_creates_the_folder_and_one_png_per_run(tmp_path):
     paths = write_plots(Report("analyze", [spiky_run(), resumed_run()]), out)
     assert sorted(p.name for p in out.iterdir()) == ["bert-resume.png", "gpt-small-3.png"]
     assert all(p.read_bytes().startswith(PNG_MAGIC) for p in paths.values())
+
+
+def test_evidence_metric_findings_are_shaded_in_their_own_panel_only():
+    from spikelens.detect.finding import Finding
+
+    run = nan_run()
+    run.findings.append(Finding(kind="loss_scale_collapse", code="SL402", run=run.run, metric="loss_scale",
+                                severity="warning", message="halved", start_step=3480, end_step=3600))
+    spans = [s for s in finding_spans(run, 3999) if s.label == "loss_scale_collapse"]
+    assert [(s.x0, s.x1, s.metric) for s in spans] == [(3480, 3600, "loss_scale")]
+    fig = figure(run)
+    assert [len(ax.patches) for ax in fig.axes] == [2, 2, 2, 3]

@@ -85,3 +85,16 @@ def test_tips_are_not_repeated_within_a_run():
     text = render(Report("analyze", [nan_run()]))
     assert text.count("Train in bf16 instead of fp16") == 1
     assert "as above" in text
+
+
+def test_many_findings_are_capped_unless_verbose():
+    from spikelens.detect.finding import Finding
+    from spikelens.report.terminal import MAX_DETAILED
+
+    run = spiky_run()
+    run.findings = [Finding(kind="spike", code="SL101", run=run.run, metric="train/loss", severity="warning",
+                            message=f"spike number {i}", start_step=100 * i, peak_step=100 * i + 1,
+                            end_step=100 * i + 5, recovery="fast") for i in range(1, MAX_DETAILED + 6)]
+    text = render(Report("analyze", [run]), charts=False)
+    assert text.count(" WARNING ") == MAX_DETAILED and "… and 5 more finding(s)" in text
+    assert render(Report("analyze", [run]), charts=False, verbose=True).count(" WARNING ") == MAX_DETAILED + 5

@@ -30,11 +30,11 @@ class LevelShiftDetector(Detector):
     kind = "level_shift"
     roles = ("loss",)
 
-    window_fraction: float = 0.01
+    window_fraction: float = 0.005
     min_window: int = 50
-    z_min: float = 5.0
-    min_shift: float = 0.01
-    """Smallest shift reported, as a fraction of the level (1%)."""
+    z_min: float = 6.0
+    min_shift: float = 0.015
+    """Smallest shift reported, as a fraction of the level (1.5%)."""
     skip_fraction: float = 0.1
     """The early, steeply curved part of a run is not judged."""
 
@@ -59,14 +59,19 @@ class LevelShiftDetector(Detector):
         z = dd / sig
         out = []
         taken = np.zeros(n, bool)
-        order = np.argsort(-np.nan_to_num(np.abs(z), nan=0.0))
         skip = max(3 * w, int(self.skip_fraction * n))
+        judged = np.nan_to_num(np.abs(z), nan=0.0)
+        judged[:skip] = 0.0
+        order = np.argsort(-judged)
         for i in order[:50]:
-            if i < skip:
-                continue
             if not np.isfinite(z[i]) or abs(z[i]) < self.z_min or abs(dd[i]) < np.log1p(self.min_shift):
                 break
             if taken[max(0, i - 2 * w):i + 2 * w].any():
+                continue
+            # abruptness: the step shows in narrow windows too (a slow drift does not)
+            q = max(5, w // 4)
+            narrow = np.median(y[i:i + q]) - np.median(y[max(0, i - q):i])
+            if abs(narrow) < 0.6 * abs(dd[i]) or np.sign(narrow) != np.sign(dd[i]):
                 continue
             # persistence: the level a long while later still differs the same way
             later = y[i + w:i + 3 * w]
@@ -78,8 +83,9 @@ class LevelShiftDetector(Detector):
             pct = (np.exp(dd[i]) - 1) * 100
             lr_note = _lr_change(ctx, s, w * median_interval(step))
             up = dd[i] > 0
-            msg = (f"{series.metric} shifted {'up' if up else 'down'} {abs(pct):.1f}% at step {s} "
-                   f"({before:.4g} → {after:.4g}) without a spike" + (f"; {lr_note}" if lr_note else ""))
+            msg = (f"{series.metric} stepped {'up' if up else 'down'} {abs(pct):.1f}% beyond its trend at step {s} "
+                   f"(median {before:.4g} before, {after:.4g} after) without a spike"
+                   + (f"; {lr_note}" if lr_note else ""))
             out.append(Finding(kind="level_shift", code=self.code, run=ctx.run, metric=series.metric,
                                severity="info", message=msg, start_step=s, peak_step=s, magnitude=float(np.exp(dd[i])),
                                evidence={"before": before, "after": after, "shift_percent": float(pct),

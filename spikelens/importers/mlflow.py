@@ -75,21 +75,25 @@ def parse_metric_lines(run: Path, lines: pl.DataFrame) -> pl.DataFrame:
     """`ts value step [dataset_name dataset_digest]` lines → long table in logging order."""
     fields = pl.col("text").str.strip_chars().str.split(" ")
     parsed = lines.with_columns(n=fields.list.len(), f=fields).with_columns(
+        # a file of `ts value` lines only (MLflow < 0.8, no steps): the line order is the step
+        stepless=(pl.col("n") == 2).all().over("file_no"),
+    ).with_columns(
         ts=pl.col("f").list.get(0, null_on_oob=True).cast(pl.Int64, strict=False),
         value=to_float(pl.col("f").list.get(1, null_on_oob=True)),
-        step=pl.when(pl.col("n") == 2).then(pl.lit("0")).otherwise(pl.col("f").list.get(2, null_on_oob=True))
-        .cast(pl.Int64, strict=False),
+        step=pl.when(pl.col("stepless")).then(pl.int_range(pl.len()).over("file_no"))
+        .otherwise(pl.col("f").list.get(2, null_on_oob=True).cast(pl.Int64, strict=False)),
     )
-    ok = pl.col("n").is_in([2, 3, 5]) & pl.col("ts").is_not_null() & pl.col("value").is_not_null() & pl.col("step").is_not_null()
+    ok = ((pl.col("n").is_in([3, 5]) | pl.col("stepless")) & pl.col("ts").is_not_null()
+          & pl.col("value").is_not_null() & pl.col("step").is_not_null())
     bad = parsed.filter(~ok)
     if bad.height:
         first = bad.row(0, named=True)
-        cut = " (a line cut short)" if bad.height == 1 else ""
-        diagnostics.warn(f"{run}: {bad.height} metric line(s) that are not '<timestamp> <value> <step>' skipped{cut}, "
+        diagnostics.warn(f"{run}: {bad.height} metric line(s) that are not '<timestamp> <value> <step>' skipped, "
                          f"first in metrics/{first['metric']} line {first['line_no'] + 1}")
-    two = parsed.filter(ok & (pl.col("n") == 2)).height
-    if two:
-        diagnostics.warn(f"{run}: {two} metric line(s) without a step (old MLflow); read as step 0")
+    stepless = parsed.filter(ok & pl.col("stepless")).select(pl.col("metric").unique()).to_series().to_list()
+    if stepless:
+        diagnostics.warn(f"{run}: metric(s) {', '.join(sorted(stepless))} have no steps (MLflow < 0.8); "
+                         "their line order is used as the step")
     good = parsed.filter(ok).sort(["ts", "file_no", "line_no"], maintain_order=True)
     return good.select(
         pl.col("step"), (pl.col("ts").cast(pl.Float64) / 1000.0).alias("wall_time"), pl.col("metric"), pl.col("value"),

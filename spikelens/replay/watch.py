@@ -70,6 +70,18 @@ def anomaly_where(text: str) -> str | None:
     return found
 
 
+def node_where(node) -> str | None:
+    """The user's line that created an autograd node (anomaly mode keeps the forward stack)."""
+    try:
+        stack = node.metadata.get("traceback_")
+    except Exception:
+        return None
+    if not stack:
+        return None
+    text = "".join(stack) if isinstance(stack, (list, tuple)) else str(stack)
+    return anomaly_where("Traceback of forward call that caused the error:\n" + text)
+
+
 def parse_anomaly(message: str) -> tuple[str, str, int] | None:
     """("SqrtBackward0", "NaN", 0) from anomaly mode's RuntimeError, or None."""
     m = _ANOMALY.search(message)
@@ -222,17 +234,17 @@ class BackwardWatch:
         if not incoming_ok:
             detail += " (the gradient flowing into it was already non-finite)"
         return NonFinite(phase="backward", module=module,
-                         module_type=self.forward.types.get(module) if module else None, op=op, detail=detail)
+                         module_type=self.forward.types.get(module) if module else None, op=op, detail=detail,
+                         where=node_where(node))
 
-    def from_anomaly(self, message: str, warnings_text: str) -> NonFinite | None:
+    def from_anomaly(self, message: str) -> NonFinite | None:
         """Fill in from anomaly mode's error when no node hook saw the gradient."""
         parsed = parse_anomaly(message)
         if parsed is None:
             return None
         op, kind, idx = parsed
         return NonFinite(phase="backward", module=None, module_type=None, op=op,
-                         detail=f"{op} returned {kind} values in its output {idx}",
-                         where=anomaly_where(warnings_text))
+                         detail=f"{op} returned {kind} values in its output {idx}")
 
 
 def _tensors_of(out, torch):

@@ -4,8 +4,8 @@ precursor of a spike is visible right above or below it.
 
 Draws with matplotlib's Agg canvas directly (no pyplot, no global backend switch),
 from the stitched frame: points a later launch superseded are drawn faint, NaN and
-inf as red marks along the top. Long series are reduced to a min/max envelope per
-pixel column, which keeps every spike visible.
+inf as red ticks along the bottom of the panel. Long series are drawn as a faint
+min/max band (which keeps every spike visible) under the mean of each bin.
 """
 from __future__ import annotations
 
@@ -26,8 +26,10 @@ PANEL_ROLES = (("loss", ("loss", "eval_loss")), ("grad norm", ("grad_norm",)), (
 SHADE = {"error": "#d62728", "warning": "#ff7f0e", "info": "#7f7f7f"}
 SPAN_KINDS = {"spike", "divergence", "nan", "oscillation", "level_shift", "repeated_data", "plateau"}
 MARK_KINDS = {"resume_overlap", "step_reset", "step_gap", "wallclock_gap"}
+PANEL_KINDS = {"loss_scale_collapse", "grad_norm_outlier", "lr_discontinuity"}
+"""Kinds about an evidence metric: shaded in that metric's panel only."""
 MAX_POINTS = 3000
-"""Above this many points a series is drawn as a min/max envelope of MAX_POINTS/2 bins."""
+"""Above this many points a series is drawn as MAX_POINTS/2 bins (min/max band and mean)."""
 
 
 @dataclass
@@ -39,6 +41,8 @@ class Span:
     color: str
     label: str
     line: bool = False
+    metric: str | None = None
+    """Set for PANEL_KINDS: the only metric whose panel shows the span."""
 
 
 def finding_spans(run: RunReport, last_step: float | None = None) -> list[Span]:
@@ -52,7 +56,8 @@ def finding_spans(run: RunReport, last_step: float | None = None) -> list[Span]:
             if at is not None:
                 out.append(Span(float(at), float(at), color, f.kind, line=True))
             continue
-        if f.kind not in SPAN_KINDS or (f.severity == "info" and f.kind != "repeated_data"):
+        panel_only = f.kind in PANEL_KINDS
+        if (f.kind not in SPAN_KINDS and not panel_only) or (f.severity == "info" and f.kind != "repeated_data"):
             continue
         x0 = f.start_step if f.start_step is not None else f.anchor_step
         if x0 is None:
@@ -61,11 +66,11 @@ def finding_spans(run: RunReport, last_step: float | None = None) -> list[Span]:
         if x1 is None:
             open_ended = f.kind in ("nan", "divergence") or f.recovery == "none"
             x1 = last_step if open_ended and last_step is not None else (f.peak_step or x0)
-        out.append(Span(float(x0), float(max(x1, x0)), color, f.kind))
+        out.append(Span(float(x0), float(max(x1, x0)), color, f.kind, metric=f.metric if panel_only else None))
     seen: set[tuple] = set()
     unique = []
     for sp in out:  # the same event in several metrics (NaN in loss and grad norm) is drawn once
-        key = (sp.label, sp.x0, sp.x1, sp.line)
+        key = (sp.label, sp.x0, sp.x1, sp.line, sp.metric)
         if key not in seen:
             seen.add(key)
             unique.append(sp)
@@ -143,7 +148,8 @@ def figure(run: RunReport, *, dpi: int = 100):
     axes = np.atleast_1d(axes)
     for i, (ax, (title, metrics)) in enumerate(zip(axes, panels)):
         _draw_panel(ax, frame, metrics, title, log=title != "learning rate")
-        _draw_spans(ax, spans, labels=i == 0, x_range=x_range)
+        mine = [sp for sp in spans if sp.metric is None or sp.metric in metrics]
+        _draw_spans(ax, mine, labels=i == 0 or any(sp.metric is not None for sp in mine), x_range=x_range)
         _draw_resumes(ax, run)
         ax.grid(True, which="major", alpha=0.25)
         ax.tick_params(labelsize=8)
@@ -174,7 +180,8 @@ def _draw_panel(ax, frame: pl.DataFrame, metrics: list[str], title: str, *, log:
                 ax.plot(*envelope(xs, ys), color=color, lw=0.6, alpha=0.35)
                 ax.plot(*bin_means(xs, ys), color=color, lw=0.9, label=metric)
             else:
-                ax.plot(xs, ys, color=color, lw=0.8, marker="." if xs.size < 200 else None, ms=3, label=metric)
+                ax.plot(xs, ys, color=color, lw=0.8, marker="." if xs.size < 200 else None, ms=3, label=metric,
+                    drawstyle="steps-post" if title == "loss scale" else "default")
             drew = True
         positive &= bool((s["value"][finite] > 0).all()) if finite.any() else True
         bad = ~finite
@@ -218,7 +225,9 @@ def _draw_spans(ax, spans: list[Span], *, labels: bool, x_range: tuple[float, fl
             ax.axvspan(sp.x0, max(sp.x1, sp.x0), color=sp.color, alpha=0.15, lw=0)
             ax.axvline(sp.x0, color=sp.color, lw=0.8, alpha=0.7)
     if labels and x_range is not None:
-        for sp, row in label_rows(spans, x_range):
+        top = ax.get_subplotspec().is_first_row() if ax.get_subplotspec() is not None else True
+        shown = spans if top else [sp for sp in spans if sp.metric is not None]
+        for sp, row in label_rows(shown, x_range):
             ax.text(sp.x0, 0.985 - 0.075 * row, " " + sp.label, transform=ax.get_xaxis_transform(), fontsize=7,
                     color=sp.color, ha="left", va="top",
                     bbox={"facecolor": "white", "alpha": 0.7, "lw": 0, "pad": 0.5})

@@ -22,6 +22,8 @@ from .verdict import (counts_text, final_loss_text, loss_story, segments_text, s
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim", "ok": "green"}
 STATUS_MARK = {"error": "✗", "warning": "!", "ok": "✓"}
+MAX_DETAILED = 20
+"""Findings (and notes) shown per run before the rest is summarised in one line."""
 
 
 def render_terminal(report: Report, console: Console, *, verbose: bool = False, charts: bool = True) -> None:
@@ -128,10 +130,16 @@ def run_details(run: RunReport, *, verbose: bool = False, charts: bool = True) -
         major, notes = major + notes, []
     cache: dict = {}
     shown: set = set()
-    for f in major:
+    limit = None if verbose else MAX_DETAILED
+    for f in major[:limit]:
         parts.append(Padding(finding_block(f, run, cache, charts=charts, shown_tips=shown), (1, 0, 0, 2)))
+    if limit is not None and len(major) > limit:
+        parts.append(Padding(Text(f"… and {len(major) - limit} more finding(s) like these: -v shows all, "
+                                  "--format json lists them", style="dim"), (1, 0, 0, 2)))
     if notes:
-        parts.append(Padding(notes_block(notes), (1, 0, 0, 2)))
+        parts.append(Padding(notes_block(notes[:limit]), (1, 0, 0, 2)))
+        if limit is not None and len(notes) > limit:
+            parts.append(Padding(Text(f"… and {len(notes) - limit} more note(s)", style="dim"), (0, 0, 0, 2)))
     return Group(*parts)
 
 

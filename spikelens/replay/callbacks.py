@@ -1,0 +1,226 @@
+"""Training callbacks that capture the batches around a loss jump, for a later replay.
+
+`hf_callback()` returns a `transformers.TrainerCallback` and `lightning_callback()` a
+Lightning `Callback` when those libraries are importable; otherwise the same object
+without the base class (duck-typed: the trainers only call its methods). Neither
+library is imported by spikelens itself.
+
+A step is captured when its loss is non-finite or exceeds `factor` × the running
+median of the last `window` losses, or every `every` steps; the `before` steps
+preceding it and the `after` steps following it are saved with it.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import diagnostics
+
+
+@dataclass
+class CaptureTrigger:
+    """Which steps deserve a capture, decided from the loss alone."""
+
+    factor: float = 3.0
+    window: int = 50
+    min_history: int = 5
+    every: int | None = None
+    history: deque = field(default_factory=deque, repr=False)
+
+    def reason(self, step: int, loss: float | None) -> str | None:
+        """Why `step` should be captured (and remember its loss), or None."""
+        why = None
+        if loss is not None and not math.isfinite(loss):
+            why = f"loss is {loss}"
+        elif loss is not None and len(self.history) >= self.min_history:
+            median = statistics.median(self.history)
+            if median > 0 and loss > self.factor * median:
+                why = f"loss {loss:.4g} > {self.factor:g} × running median {median:.4g}"
+        if why is None and self.every and step % self.every == 0:
+            why = f"every {self.every} steps"
+        if loss is not None and math.isfinite(loss):
+            self.history.append(loss)
+            while len(self.history) > self.window:
+                self.history.popleft()
+        return why
+
+
+class _Capturer:
+    """Keeps the last few batches and writes them out when the trigger fires."""
+
+    def __init__(self, dir: str | Path, *, factor: float = 3.0, window: int = 50, every: int | None = None,
+                 before: int = 1, after: int = 1, min_history: int = 5):
+        self.dir = Path(dir)
+        self.trigger = CaptureTrigger(factor=factor, window=window, every=every, min_history=min_history)
+        self.before, self.after = before, after
+        self.recent: deque = deque(maxlen=before + 1)
+        self.pending_after = 0
+        self.captured: list[tuple[int, str]] = []
+        self._saved: set[int] = set()
+
+    def observe(self, step: int, batch: Any, loss: float | None) -> list[int]:
+        """Record one finished step; returns the steps written now."""
+        self.recent.append((step, batch, loss))
+        why = self.trigger.reason(step, loss)
+        written: list[int] = []
+        if why is not None:
+            for s, b, l in list(self.recent):
+                written += self._write(s, b, l, why if s == step else f"before step {step}: {why}")
+            self.pending_after = self.after
+        elif self.pending_after > 0:
+            self.pending_after -= 1
+            written += self._write(step, batch, loss, "after a captured step")
+        return written
+
+    def _write(self, step: int, batch: Any, loss: float | None, why: str) -> list[int]:
+        if step in self._saved:
+            return []
+        from .capture import capture
+
+        try:
+            capture(step, batch, self.dir, loss=loss, reason=why)
+        except Exception as exc:  # a capture must never kill the training run
+            diagnostics.warn(f"spikelens capture of step {step} into {self.dir} failed: {exc}")
+            return []
+        self._saved.add(step)
+        self.captured.append((step, why))
+        return [step]
+
+
+def _loss_value(out: Any) -> float | None:
+    """A float loss from a tensor, `.loss`, `["loss"]`, or a plain number."""
+    loss = out
+    if isinstance(out, dict):
+        loss = out.get("loss")
+    elif not isinstance(out, (int, float)) and not hasattr(out, "item") and hasattr(out, "loss"):
+        loss = out.loss
+    if loss is None:
+        return None
+    try:
+        if hasattr(loss, "detach"):
+            loss = loss.detach()
+            if getattr(loss, "numel", lambda: 1)() != 1:
+                return None
+        return float(loss.item() if hasattr(loss, "item") else loss)
+    except (TypeError, ValueError, RuntimeError):
+        return None
+
+
+def _detached(obj: Any) -> Any:
+    if hasattr(obj, "detach") and callable(obj.detach):
+        return obj.detach()
+    if isinstance(obj, dict):
+        return {k: _detached(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_detached(v) for v in obj]
+    return obj
+
+
+class _HFCapture(_Capturer):
+    """HF Trainer side. The Trainer never hands batches to callbacks, so a forward hook on
+    the model records each micro-batch's inputs (args, kwargs) and output loss; at step end
+    they are one step's batch: a list of {"args", "kwargs"} (gradient accumulation kept).
+    Steps are numbered like the Trainer's logs (state.global_step after the step)."""
+
+    def __init__(self, dir, **kw):
+        super().__init__(dir, **kw)
+        self._hook = None
+        self._micro: list[dict[str, Any]] = []
+        self._losses: list[float] = []
+        self._in_step = False
+
+    def on_train_begin(self, args=None, state=None, control=None, model=None, **kwargs):
+        if model is None:
+            diagnostics.warn("spikelens capture: the Trainer gave no model to the callback; nothing is captured")
+            return control
+        if self._hook is None:
+            self._hook = model.register_forward_hook(self._forward_hook, with_kwargs=True)
+        return control
+
+    def _forward_hook(self, module, args, kwargs, output):
+        if not self._in_step or not getattr(module, "training", True):
+            return None
+        self._micro.append({"args": _detached(list(args)), "kwargs": _detached(dict(kwargs))})
+        loss = _loss_value(output)
+        if loss is not None:
+            self._losses.append(loss)
+        return None
+
+    def on_step_begin(self, args=None, state=None, control=None, **kwargs):
+        self._micro, self._losses, self._in_step = [], [], True
+        return control
+
+    def on_step_end(self, args=None, state=None, control=None, **kwargs):
+        self._in_step = False
+        step = int(getattr(state, "global_step", 0))
+        loss = sum(self._losses) / len(self._losses) if self._losses else None
+        if self._micro:
+            self.observe(step, self._micro, loss)
+        self._micro, self._losses = [], []
+        return control
+
+    def on_train_end(self, args=None, state=None, control=None, **kwargs):
+        if self._hook is not None:
+            self._hook.remove()
+            self._hook = None
+        return control
+
+
+class _LightningCapture(_Capturer):
+    """Lightning side: the batch and the training_step output come with the hooks. Steps are
+    `trainer.global_step` at the start of the batch (the step `self.log` records)."""
+
+    def __init__(self, dir, **kw):
+        super().__init__(dir, **kw)
+        self._step: int | None = None
+
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx, *args, **kwargs):
+        self._step = int(getattr(trainer, "global_step", batch_idx))
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, *args, **kwargs):
+        step = self._step if self._step is not None else int(getattr(trainer, "global_step", batch_idx))
+        self.observe(step, _detached(batch), _loss_value(outputs))
+        self._step = None
+
+
+def hf_loss_fn(model, batch) -> Any:
+    """The loss_fn for batches captured by `hf_callback`: mean loss over the micro-batches."""
+    losses = [model(*mb["args"], **mb["kwargs"]).loss for mb in batch]
+    return sum(losses) / len(losses)
+
+
+def _base(*candidates: tuple[str, str]) -> type:
+    import importlib
+
+    for module, name in candidates:
+        try:
+            return getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            continue
+    return object
+
+
+def hf_callback(dir: str | Path, *, factor: float = 3.0, window: int = 50, every: int | None = None,
+                before: int = 1, after: int = 1):
+    """A `transformers.TrainerCallback` capturing batches around loss jumps into `dir`.
+
+        trainer.add_callback(hf_callback("captures/", factor=3.0))
+    """
+    base = _base(("transformers", "TrainerCallback"))
+    cls = type("SpikelensCaptureCallback", (_HFCapture,) if base is object else (_HFCapture, base), {})
+    return cls(dir, factor=factor, window=window, every=every, before=before, after=after)
+
+
+def lightning_callback(dir: str | Path, *, factor: float = 3.0, window: int = 50, every: int | None = None,
+                       before: int = 1, after: int = 1):
+    """A Lightning `Callback` capturing batches around loss jumps into `dir`.
+
+        Trainer(callbacks=[lightning_callback("captures/")])
+    """
+    base = _base(("lightning.pytorch", "Callback"), ("pytorch_lightning", "Callback"))
+    cls = type("SpikelensCaptureCallback", (_LightningCapture,) if base is object else (_LightningCapture, base), {})
+    return cls(dir, factor=factor, window=window, every=every, before=before, after=after)

@@ -1,0 +1,123 @@
+"""`replay()`: what `spikelens replay` calls, usable from Python too.
+
+Loads the target, replays step N (or the window N-K..N, the model and optimizer of
+the first build carrying on, each later build giving only its batch), and compares
+with the logged loss when a log folder is given.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .. import diagnostics
+from ..errors import ReplayError, UsageError
+from ._torch import require_torch
+from .run import DTYPES, StepResult, place, resolve_device, run_step
+from .target import ReplayTarget, call_build, load_build
+
+
+@dataclass
+class ReplayReport:
+    """Everything `spikelens replay` prints."""
+
+    target: str
+    step: int
+    checkpoint: str | None
+    device: str
+    dtype: str
+    torch_version: str
+    result: StepResult
+    optimizer: str | None = None
+    window: list[dict[str, Any]] = field(default_factory=list)
+    logged: dict[str, Any] | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def nonfinite(self):
+        return self.result.nonfinite
+
+    @property
+    def exit_code(self) -> int:
+        """0 everything finite, 1 a NaN/Inf was found."""
+        return 1 if self.result.nonfinite is not None else 0
+
+
+def replay(target: str | Callable[..., Any], step: int, *, checkpoint: str | Path | None = None,
+           device: str = "auto", dtype: str = "float32", window: int = 0,
+           logdir: str | Path | None = None, metric: str | None = None) -> ReplayReport:
+    """Replay training step `step` of `target` (`file.py:build`, `pkg.mod:build` or the build
+    function itself) under anomaly detection and report where the first NaN/Inf came from."""
+    torch = require_torch()
+    _check_options(step, window, dtype, checkpoint)
+    spec = target if isinstance(target, str) else getattr(target, "__qualname__", repr(target))
+    build = load_build(target) if isinstance(target, str) else target
+    ckpt = None if checkpoint is None else str(checkpoint)
+    dev = resolve_device(device, torch)
+    steps = list(range(step - window, step + 1))
+    with diagnostics.collecting() as diag:
+        logged = load_logged_for(logdir, metric, steps)
+        first = place(call_build(build, steps[0], ckpt, spec), dev, torch)
+        if window and first.optimizer is None:
+            diagnostics.warn("--window without an optimizer in the ReplayTarget: the weights stay those of "
+                             "the checkpoint, only the batch changes from step to step")
+        trajectory, result = [], None
+        for s in steps:
+            t = first if s == steps[0] else _next_step(build, s, ckpt, spec, first, dev, torch)
+            result = run_step(t, s, device=dev, dtype=dtype, torch=torch)
+            for note in result.notes:
+                diagnostics.warn(f"step {s}: {note}")
+            trajectory.append(_point(result, logged))
+            if result.nonfinite is not None:
+                if s != steps[-1]:
+                    diagnostics.warn(f"stopped the window at step {s}: a non-finite value appeared there")
+                break
+        assert result is not None
+        comparison = None
+        if logged is not None:
+            from .logged import compare
+
+            comparison = compare(result.loss, logged.at(result.step), metric=logged.metric, step=result.step)
+    opt = first.optimizer
+    return ReplayReport(target=spec, step=step, checkpoint=ckpt, device=str(dev), dtype=dtype,
+                        torch_version=str(torch.__version__), result=result,
+                        optimizer=type(opt).__name__ if opt is not None else None,
+                        window=trajectory if window else [], logged=comparison, warnings=diag.lines)
+
+
+def _check_options(step: int, window: int, dtype: str, checkpoint) -> None:
+    if window < 0:
+        raise UsageError(f"--window {window}: must be 0 or more")
+    if step - window < 0:
+        raise UsageError(f"--window {window} reaches before step 0 (--step {step})")
+    if dtype not in DTYPES:
+        raise UsageError(f"--dtype {dtype}: expected one of {', '.join(DTYPES)}")
+    if checkpoint is not None and not Path(checkpoint).exists():
+        raise ReplayError(f"{checkpoint}: no such checkpoint")
+
+
+def load_logged_for(logdir, metric, steps):
+    if logdir is None:
+        if metric is not None:
+            raise UsageError("--metric needs --logdir (the logs to compare the replayed loss with)")
+        return None
+    from .logged import load_logged
+
+    return load_logged(logdir, metric, steps)
+
+
+def _next_step(build, step: int, ckpt, spec: str, first: ReplayTarget, dev, torch) -> ReplayTarget:
+    """The batch (and loss_fn) of a later window step; model and optimizer carry on from the first."""
+    from .tensors import move_to
+
+    fresh = call_build(build, step, ckpt, spec)
+    return ReplayTarget(model=first.model, batch=move_to(fresh.batch, dev, torch), loss_fn=fresh.loss_fn,
+                        optimizer=first.optimizer)
+
+
+def _point(result: StepResult, logged) -> dict[str, Any]:
+    point = {"step": result.step, "loss": result.loss, "grad_norm": result.grad_norm,
+             "finite": result.nonfinite is None}
+    if logged is not None:
+        point["logged"] = logged.at(result.step)
+    return point

@@ -1,0 +1,241 @@
+"""CSV importer: generic wide/long CSVs, Lightning and Keras CSVLogger files, damaged files.
+
+Expected values are recomputed from the fixture writer (`fixtures/writers/csvlogs.py`),
+never copied from the importer's output.
+"""
+from __future__ import annotations
+
+import math
+import shutil
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from conftest import FIXTURES, run_cli, tree_hashes
+from spikelens import api, diagnostics
+from spikelens.frame import infer_role
+from spikelens.importers.base import read_head
+from spikelens.importers.csvlogs import CsvImporter
+from spikelens.importers.registry import IMPORTERS
+
+sys.path.insert(0, str(FIXTURES))
+from writers import csvlogs as W  # noqa: E402
+
+CSV = FIXTURES / "csv"
+
+
+def load(path: Path):
+    with diagnostics.collecting() as diag:
+        runs = api.load_runs(path)
+    return runs, diag.lines
+
+
+def metric(run, name: str) -> pl.DataFrame:
+    return run.frame.filter(pl.col("metric") == name)
+
+
+def test_fixtures_are_what_the_writer_writes(tmp_path):
+    W.make(tmp_path)
+    assert tree_hashes(tmp_path / "csv") == tree_hashes(CSV)
+
+
+def test_generic_wide_csv_values_wall_time_and_string_column():
+    (run,), warnings = load(CSV / "generic")
+    want = W.series()
+    assert run.formats == ["csv"]
+    assert set(run.frame["metric"].unique()) == {"loss", "grad_norm", "lr"}  # phase is text, wall_time is time
+    loss = metric(run, "loss")
+    assert loss["step"].to_list() == want["step"].tolist()
+    got, exp = loss["value"].to_numpy(), want["loss"]
+    assert np.isnan(got[W.NAN_STEP]) and np.isnan(exp[W.NAN_STEP])
+    np.testing.assert_array_equal(np.delete(got, W.NAN_STEP), np.delete(exp, W.NAN_STEP))
+    np.testing.assert_array_equal(metric(run, "lr")["value"].to_numpy(), want["lr"])
+    np.testing.assert_allclose(loss["wall_time"].to_numpy(), 1_700_000_000.0 + 2.5 * np.arange(W.N_STEPS))
+    assert warnings == []
+
+
+def test_rows_keep_read_order_across_metrics():
+    (run,), _ = load(CSV / "generic")
+    first = run.frame.head(3)
+    assert first["metric"].to_list() == ["loss", "grad_norm", "lr"]  # column order within a row
+    assert first["step"].to_list() == [0, 0, 0]
+    assert run.frame["seq"].to_list() == list(range(run.frame.height))
+
+
+def test_appended_resume_is_two_segments_and_epoch_is_an_other_metric():
+    (run,), _ = load(CSV / "resume_appended")
+    assert [(s["first_step"], s["last_step"]) for s in run.segments] == [(0, W.RESUME_FROM - 1), (W.RESUME_AT, W.N_STEPS - 1)]
+    epoch = metric(run, "epoch")
+    assert epoch.height == W.RESUME_FROM + (W.N_STEPS - W.RESUME_AT)
+    assert infer_role("epoch") == "other"
+    assert "global_step" not in set(run.frame["metric"])
+
+
+def test_every_nan_inf_and_null_spelling():
+    (run,), _ = load(CSV / "nan_spellings")
+    loss = metric(run, "loss")
+    # NA, empty and null are "not logged": no rows at those steps
+    assert loss["step"].to_list() == [0, 10, 20, 30, 40, 50, 60, 70, 80, 120]
+    vals = loss["value"].to_list()
+    assert vals[0] == 1.5 and vals[-1] == 0.25
+    assert all(math.isnan(v) for v in vals[1:4])
+    assert vals[4:9] == [math.inf, -math.inf, math.inf, -math.inf, math.inf]
+
+
+def test_missing_step_column_uses_the_row_number_with_a_warning():
+    (run,), warnings = load(CSV / "no_step" / "losses.csv")
+    assert metric(run, "loss")["step"].to_list() == list(range(40))
+    assert any("row number" in w for w in warnings)
+
+
+def test_long_layout_step_metric_value():
+    (run,), _ = load(CSV / "long" / "scalars.csv")
+    want = W.series(seed=4, n=60)
+    np.testing.assert_array_equal(metric(run, "train/loss")["value"].to_numpy(), want["loss"])
+    assert metric(run, "train/lr")["step"].to_list() == list(range(0, 60, 5))
+    assert set(run.frame["metric"]) == set(W.LONG_METRICS)
+
+
+def test_semicolons_and_decimal_commas():
+    (run,), _ = load(CSV / "semicolon")
+    np.testing.assert_allclose(metric(run, "loss")["value"].to_numpy(), [2.5 - i / 10 for i in range(10)])
+    assert metric(run, "lr")["value"].to_list() == [0.001] * 10
+
+
+def test_header_repeated_inside_a_concatenated_file():
+    (run,), warnings = load(CSV / "concatenated")
+    want = W.series(seed=5, n=80)
+    np.testing.assert_array_equal(metric(run, "loss")["value"].to_numpy(), want["loss"])
+    assert len(run.segments) == 1
+    assert any("header repeated" in w for w in warnings)
+
+
+def test_iso_datetime_time_column_becomes_wall_time():
+    (run,), _ = load(CSV / "iso_time")
+    loss = metric(run, "loss")
+    t0 = datetime(2024, 5, 1, 10, 0, 0, 500000, tzinfo=timezone.utc).timestamp()
+    assert loss["wall_time"][0] == pytest.approx(t0)
+    assert loss["wall_time"][29] == pytest.approx(t0 + 29)
+    assert set(run.frame["metric"]) == {"loss"}  # iteration is the step, time is wall time
+
+
+def test_lightning_versions_are_segments_of_one_run():
+    runs, _ = load(CSV / "lightning")
+    assert len(runs) == 1
+    run = runs[0]
+    assert run.name == "exp" and run.formats == ["lightning_csv"]
+    assert [Path(s["source"]).parent.name for s in run.segments] == ["version_0", "version_1"]
+    for version, seg in zip((0, 1), run.segments):
+        keys, rows = W.lightning_rows(version)
+        cells = sum(1 for r in rows for k, v in r.items() if k != "step" and v != "")
+        assert seg["points"] == cells
+        assert seg["first_step"] == min(int(r["step"]) for r in rows)
+    weird = metric(run, "train/weird")
+    assert weird.height == 1 and math.isnan(weird["value"][0])
+    # LR-monitor rows have no epoch: epoch points only where the row had one
+    epoch_rows = sum(1 for v in (0, 1) for r in W.lightning_rows(v)[1] if "epoch" in r)
+    assert metric(run, "epoch").height == epoch_rows
+
+
+def test_keras_training_log_with_append_resume_is_read_with_a_warning():
+    path = CSV / "keras" / "training.log"
+    assert CsvImporter().claims(path, read_head(path))
+    (run,), warnings = load(path)
+    assert run.formats == ["keras_csv"]
+    assert metric(run, "loss")["step"].to_list() == list(range(W.KERAS_EPOCHS))
+    np.testing.assert_allclose(metric(run, "val_loss")["value"].to_numpy(),
+                               [W.keras_logs(e)["val_loss"] for e in range(W.KERAS_EPOCHS)])
+    weird = metric(run, "weird")  # NA at epoch 2, missing after the resume
+    assert weird["step"].to_list() == [0, 1, 3]
+    assert math.isnan(weird["value"][1])
+    assert any("fewer fields" in w for w in warnings)
+
+
+def test_keras_no_validation_columns_leave_no_points():
+    (run,), _ = load(CSV / "keras" / "no_val.csv")
+    assert set(run.frame["metric"]) == {"loss", "mae"}
+
+
+@pytest.mark.parametrize("name, needle", [("empty.csv", "empty file"), ("header_only.csv", "header only")])
+def test_files_with_nothing_to_read_warn_and_give_no_points(name, needle):
+    runs, warnings = load(CSV / "damaged" / name)
+    assert runs == []
+    assert any(needle in w and name in w for w in warnings)
+
+
+def test_binary_file_named_csv_is_a_one_line_error():
+    res = run_cli("ls", CSV / "damaged" / "binary.csv")
+    assert res.returncode == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "binary.csv" in lines[0] and "not a CSV" in lines[0]
+    assert "Traceback" not in res.stderr
+
+
+def test_binary_file_inside_a_folder_is_skipped_with_a_warning():
+    runs, warnings = load(CSV / "damaged")
+    assert any("binary.csv" in w and "skipped" in w for w in warnings)
+    assert {Path(r.sources[0]).name for r in runs} >= {"truncated.csv", "ragged.csv", "latin1.csv", "stray_text.csv"}
+
+
+def test_non_utf8_bytes_are_replaced_with_a_warning():
+    (run,), warnings = load(CSV / "damaged" / "latin1.csv")
+    assert metric(run, "loss")["value"].to_list() == [2.5, 2.4, 2.3]
+    assert "note" not in set(run.frame["metric"])  # a text column
+    assert any("not UTF-8" in w for w in warnings)
+
+
+def test_truncated_last_line_keeps_every_readable_value():
+    (run,), warnings = load(CSV / "damaged" / "truncated.csv")
+    loss = metric(run, "loss")
+    assert loss["step"].to_list() == list(range(20))
+    assert loss["value"][-1] == 1.1
+    assert metric(run, "lr").height == 19
+    assert any("cut short" in w for w in warnings)
+
+
+def test_ragged_rows_and_stray_text_cells_are_warned_and_kept():
+    (run,), warnings = load(CSV / "damaged" / "ragged.csv")
+    assert metric(run, "loss")["step"].to_list() == [0, 1, 2, 4]
+    assert any("more fields" in w for w in warnings) and any("fewer fields" in w for w in warnings)
+    (run,), warnings = load(CSV / "damaged" / "stray_text.csv")
+    assert metric(run, "loss")["step"].to_list() == [0, 2, 3, 4]
+    assert any("not numbers" in w and "'loss'" in w for w in warnings)
+
+
+@pytest.mark.parametrize("name", ["runs_table.csv", "data.csv", "requirements.txt"])
+def test_files_that_are_not_training_logs_are_not_claimed(name):
+    path = CSV / "not_logs" / name
+    assert not any(imp.claims(path, read_head(path)) for imp in IMPORTERS if not imp.claims_dirs)
+
+
+def test_not_logs_folder_is_a_one_line_nothing_found_error():
+    res = run_cli("ls", CSV / "not_logs")
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
+    assert "no training logs found" in res.stderr
+
+
+def test_registry_order_folder_importers_first_chart_before_csv_text_last():
+    names = [imp.name for imp in IMPORTERS]
+    assert names.index("wandb_chart_csv") < names.index("csv")
+    assert names.index("wandb_history") < names.index("csv")
+    assert names[-1] == "text"
+    folder = [i for i, imp in enumerate(IMPORTERS) if imp.claims_dirs]
+    assert folder == list(range(len(folder)))
+
+
+def test_cli_reads_the_csv_fixtures_without_writing_into_them(tmp_path):
+    tree = tmp_path / "csv"
+    shutil.copytree(CSV, tree)
+    before = tree_hashes(tree)
+    res = run_cli("ls", tree / "lightning", tree / "keras", "--format", "json")
+    assert res.returncode == 0, res.stderr
+    import json
+
+    runs = {r["run"]: r for r in json.loads(res.stdout)["runs"]}
+    assert len(runs["exp"]["segments"]) == 2
+    assert runs["exp"]["metrics"]["train/loss"] == "loss"
+    assert tree_hashes(tree) == before
