@@ -1,15 +1,47 @@
 """Segments of one run → one timeline, with the resume findings.
 
-(Placeholder until the stitch issue lands: marks nothing superseded.)
+A run resumed from a checkpoint has several launches (segments): event files in one
+folder, `version_N` folders, W&B folders with one id, a CSV whose steps go back.
+Discovery numbers them in launch order; this module lays them on one step axis.
+
+The rule: **the later launch wins from its first step on** (what TensorBoard's data
+server and a job rolled back to a checkpoint mean). A point of launch j at a step at
+or after the first step of a later launch k is *superseded*: it stays in the frame,
+with `superseded = true` and its segment, and only the detectors skip it.
+
+- The launch's first step is the first step of the run's main loss in it (or of
+  any metric that starts within two logging intervals before it): a launch re-logs
+  all its metrics, so sparse ones (an eval every 500 steps) are superseded from the
+  launch's first step too, not from their own first new point.
+- A metric the later launch never logs keeps its old points: nothing replaces them,
+  and hiding them would only lose data.
+- A metric logged on another axis (Megatron's `... vs samples`, a per-epoch value)
+  is superseded from its own first new point, as TensorBoard does per tag.
+- Inside one launch, a (metric, step) logged twice keeps the last value live.
+- A launch whose step counter restarted (W&B offline resumes, a trainer that lost
+  its global step) is re-based first (`detect.resume.locate_reset`), so its steps
+  are the true ones; the findings say by how much.
+- A launch re-logging the last step of the previous one inside the same file (a CSV
+  appended after a resume repeats the checkpoint step with new values) is split into
+  its own segment here, since discovery only splits where steps go back.
+
+Findings per boundary (see `detect.resume`): `resume_overlap`, `step_reset`,
+`step_gap`, `wallclock_gap`; `repeated_data` is judged later on the stitched loss.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from typing import Any
 
+import numpy as np
 import polars as pl
 
 from .detect.finding import Finding
+from .detect.resume import Boundary, Curve, boundary_findings, locate_reset
+from .detect.stats import median_interval
 from .discover import Run
+from .frame import SCHEMA, infer_roles
 
 
 @dataclass
@@ -18,31 +50,367 @@ class Stitched:
     """The run's long frame plus `superseded`; steps are the stitched steps."""
     findings: list[Finding] = field(default_factory=list)
     segments: list[dict] = field(default_factory=list)
+    """Per launch: segment, source, first_step, last_step, points, superseded,
+    first_wall_time, last_wall_time, step_offset, launch."""
     segment_starts: list[int] = field(default_factory=list)
+    """Stitched steps where a resumed launch took over (the `resume` cause uses them)."""
+    boundaries: list[Boundary] = field(default_factory=list)
 
 
-def stitch_run(run: Run, **params) -> Stitched:
-    frame = run.frame.with_columns(superseded=pl.lit(False))
-    return Stitched(frame=frame, segments=run.segments,
-                    segment_starts=[s["first_step"] for s in run.segments[1:]])
+# ------------------------------------------------------------------ the public entry points
+
+
+def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol: float = 1e-6,
+               **_ignored: Any) -> Stitched:
+    """Lay the launches of one run on one step axis; mark what later launches superseded."""
+    frame = run.frame.sort("seq", maintain_order=True)
+    if frame.height == 0:
+        return Stitched(frame=frame.with_columns(superseded=pl.lit(False)))
+    frame = split_relaunches(frame)
+    metrics = frame.get_column("metric").unique(maintain_order=True).to_list()
+    main = main_metric(frame, infer_roles(metrics, roles))
+    layout = _Layout.of(frame, main, _declared_starts(run))
+    offsets, boundaries = _place_launches(frame, layout, main)
+    frame = frame.with_columns(
+        (pl.col("step") + pl.col("segment").replace_strict(
+            dict(enumerate(offsets.tolist())), return_dtype=pl.Int64)).alias("step"))
+    frame = _supersede(frame, layout, offsets, boundaries, main, identical_rtol)
+    segments = _segment_table(frame, layout, offsets, boundaries)
+    live = {s["segment"] for s in segments if s["points"] > s["superseded"]}
+    starts = sorted({b.first_step for b in boundaries if b.segment in live})
+    return Stitched(frame=frame, findings=boundary_findings(run.name, boundaries), segments=segments,
+                    segment_starts=starts, boundaries=boundaries)
 
 
 def merge_runs(runs: list[Run], name: str | None = None) -> Run:
-    """Treat every run given to `spikelens stitch` as segments of one run."""
-    runs = sorted(runs, key=lambda r: (min((s.get("first_wall_time") or 0) for s in r.segments) if r.segments else 0, r.name))
-    frames, segments, offset, seq0 = [], [], 0, 0
+    """Treat every run given to `spikelens stitch` as launches of one run, in launch order:
+    by start time when every part has wall times, else by name (numbers compared as
+    numbers, so `version_10` comes after `version_9`)."""
+    if not runs:
+        from .errors import UsageError
+
+        raise UsageError("nothing to stitch: no run was found under the paths given")
+    if len(runs) == 1 and name is None:
+        return runs[0]
+
+    def start(r: Run) -> float | None:
+        w = r.frame.get_column("wall_time").drop_nulls().drop_nans() if r.frame.height else None
+        return float(w.min()) if w is not None and w.len() else None
+
+    starts = [start(r) for r in runs]
+    if all(s is not None for s in starts):
+        order = sorted(range(len(runs)), key=lambda i: (starts[i], _natural(runs[i].name)))
+    else:
+        order = sorted(range(len(runs)), key=lambda i: _natural(runs[i].name))
+    runs = [runs[i] for i in order]
     nm = name or runs[0].name
+    frames, segments, offset, seq0 = [], [], 0, 0
     for r in runs:
-        f = r.frame.with_columns(
+        n_seg = int(r.frame.get_column("segment").max()) + 1 if r.frame.height else 0
+        frames.append(r.frame.with_columns(
             run=pl.lit(nm),
             segment=(pl.col("segment") + offset).cast(pl.UInt32),
             seq=(pl.col("seq") + seq0).cast(pl.UInt64),
-        )
-        frames.append(f)
-        for s in r.segments:
-            segments.append({**s, "segment": s["segment"] + offset})
-        offset += len(r.segments)
+        ))
+        segments.extend({**s, "segment": s["segment"] + offset} for s in r.segments)
+        offset += n_seg
         seq0 += r.frame.height
-    return Run(name=nm, frame=pl.concat(frames), sources=sorted({s for r in runs for s in r.sources}),
+    frame = pl.concat(frames) if frames else pl.DataFrame(schema=SCHEMA)
+    return Run(name=nm, frame=frame, sources=sorted({s for r in runs for s in r.sources}),
                formats=sorted({f for r in runs for f in r.formats}), segments=segments,
                meta={k: v for r in runs for k, v in r.meta.items()})
+
+
+def _natural(text: str) -> list:
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
+
+
+# ------------------------------------------------------------------ relaunches hidden in one file
+
+
+def split_relaunches(frame: pl.DataFrame, *, max_steps: int = 3, max_fraction: float = 0.005) -> pl.DataFrame:
+    """Give a launch that re-logged the previous launch's last step, inside the same
+    file, its own segment.
+
+    The sign is a (metric, step) logged again in the same segment with a different
+    value. A logger that writes some tag several times per step (gradient accumulation)
+    does it at many steps; only a few such steps (`max_steps`, or `max_fraction` of
+    the steps) count as relaunches. Identical repeats (rank-duplicated lines, the
+    `epoch` of HF train and eval entries) never do.
+    """
+    key = ["segment", "metric", "step"]
+    v = pl.col("value")
+    fv = v.first().over(key)
+    same = (v == fv).fill_null(False) | (v.is_nan() & fv.is_nan()).fill_null(False) | (v.is_null() & fv.is_null())
+    f = frame.with_row_index("_row").with_columns(
+        _rep=pl.int_range(pl.len()).over(key) > 0, _diff=~same)
+    cand = f.filter(pl.col("_rep") & pl.col("_diff"))
+    if cand.height == 0:
+        return frame
+    seg = f.get_column("segment").to_numpy()
+    rep = f.get_column("_rep").to_numpy()
+    step = f.get_column("step").to_numpy()
+    cuts: dict[int, list[int]] = {}
+    for (s,), part in cand.group_by("segment", maintain_order=True):
+        steps = part.get_column("step").unique(maintain_order=True).to_list()
+        n_steps = f.filter(pl.col("segment") == s).get_column("step").n_unique()
+        if len(steps) > max(max_steps, int(max_fraction * n_steps)):
+            continue
+        rows = []
+        for st in steps:
+            first = int(part.filter(pl.col("step") == st).get_column("_row").min())
+            r = first
+            while r > 0 and seg[r - 1] == s and rep[r - 1] and step[r - 1] == st:
+                r -= 1  # identical repeats just before (the same relaunched row) go with it
+            rows.append(r)
+        cuts[int(s)] = sorted(rows)
+    if not cuts:
+        return frame
+    sub = np.zeros(f.height, dtype=np.int64)
+    row = np.arange(f.height)
+    for s, rows in cuts.items():
+        mask = seg == s
+        sub[mask] = np.searchsorted(np.asarray(rows), row[mask], side="right")
+    combined = seg.astype(np.int64) * (int(sub.max()) + 1) + sub
+    new = pl.Series(combined).rank("dense").cast(pl.UInt32) - 1
+    return f.with_columns(segment=new).select(frame.columns)
+
+
+# ------------------------------------------------------------------ which metric, which axis
+
+
+def main_metric(frame: pl.DataFrame, roles: dict[str, str]) -> str | None:
+    """The loss with the most finite points (the curve launches are judged on)."""
+    counts = (frame.filter(pl.col("value").is_finite()).group_by("metric").len()
+              .sort(["len", "metric"], descending=[True, False]))
+    if counts.height == 0:
+        return None
+    names = counts.get_column("metric").to_list()
+    losses = [m for m in names if roles.get(m) == "loss"]
+    return (losses or names)[0]
+
+
+@dataclass
+class _Layout:
+    """Per launch and metric: first and last logged step (as logged), and the launch axis."""
+
+    segments: list[int]
+    first: dict[int, int]
+    """A launch's first step on its main axis (as logged)."""
+    last: dict[int, int]
+    per_metric: dict[int, dict[str, tuple[int, int]]]
+    on_axis: dict[int, dict[str, bool]]
+    interval: dict[int, float]
+    source: dict[int, str]
+    wall: dict[int, tuple[float | None, float | None]]
+    declared: dict[int, int]
+    has_main: dict[int, bool]
+
+    @classmethod
+    def of(cls, frame: pl.DataFrame, main: str | None, declared: dict[int, int]) -> "_Layout":
+        logged = frame.filter(pl.col("value").is_not_null())
+        stats = logged.group_by("segment", "metric").agg(
+            pl.col("step").min().alias("first"), pl.col("step").max().alias("last"))
+        segs = (frame.group_by("segment").agg(
+            pl.col("source").first(), pl.col("wall_time").drop_nans().min().alias("w0"),
+            pl.col("wall_time").drop_nans().max().alias("w1")).sort("segment"))
+        mains = (logged.filter(pl.col("metric") == main).sort("segment", "step")
+                 .group_by("segment", maintain_order=True).agg(pl.col("step")))
+        main_steps = {int(s): np.asarray(st, dtype=np.int64) for s, st in mains.iter_rows()}
+        per_metric: dict[int, dict[str, tuple[int, int]]] = {}
+        for s, m, a, b in stats.iter_rows():
+            per_metric.setdefault(int(s), {})[m] = (int(a), int(b))
+        lay = cls(segments=[int(s) for s in segs.get_column("segment")], first={}, last={}, per_metric=per_metric,
+                  on_axis={}, interval={}, source={}, wall={}, declared=declared, has_main={})
+        for s, src, w0, w1 in segs.iter_rows():
+            s = int(s)
+            lay.source[s] = src
+            lay.wall[s] = (w0, w1)
+            mets = per_metric.get(s, {})
+            st = main_steps.get(s)
+            lay.has_main[s] = st is not None and st.size > 0
+            if lay.has_main[s]:
+                first, last, iv = int(st[0]), int(st[-1]), median_interval(st)
+            else:
+                first = min((a for a, _ in mets.values()), default=0)
+                last = max((b for _, b in mets.values()), default=first)
+                iv = 1.0
+            early = [a for a, _ in mets.values() if first - 2 * iv <= a < first]
+            first = min([first, *early])
+            lay.first[s], lay.last[s], lay.interval[s] = first, last, iv
+            lay.on_axis[s] = {m: first <= a <= last for m, (a, _) in mets.items()}
+        return lay
+
+    def cut(self, s: int, metric: str, offset: int) -> int | None:
+        """Stitched step from which launch `s` supersedes earlier points of `metric`."""
+        span = self.per_metric.get(s, {}).get(metric)
+        if span is None:
+            return None
+        start = self.first[s]
+        if s in self.declared:
+            start = min(start, self.declared[s])
+        return (start if self.on_axis[s][metric] else span[0]) + offset
+
+
+def _declared_starts(run: Run) -> dict[int, int]:
+    """Launch starts the writer declared: a W&B rewind/fork `branch_point` (the child
+    takes over after step N) or a TensorBoard `purge_step` (a SessionLog START)."""
+    out: dict[int, int] = {}
+    for s in run.segments:
+        meta = s.get("meta") or {}
+        bp = meta.get("branch_point")
+        if isinstance(bp, dict) and isinstance(bp.get("step"), (int, float)):
+            out[int(s["segment"])] = int(bp["step"]) + 1
+        purge = meta.get("purge_step", meta.get("purge_steps"))
+        if isinstance(purge, (list, tuple)) and purge:
+            purge = min(purge)
+        if isinstance(purge, (int, float)) and not isinstance(purge, bool):
+            out[int(s["segment"])] = min(out.get(int(s["segment"]), int(purge)), int(purge))
+    return out
+
+
+# ------------------------------------------------------------------ laying launches on one axis
+
+
+def _curves(frame: pl.DataFrame, seg: int, metric: str | None = None) -> dict[str, tuple[np.ndarray, ...]]:
+    part = frame.filter((pl.col("segment") == seg) & pl.col("value").is_not_null())
+    if metric is not None:
+        part = part.filter(pl.col("metric") == metric)
+    out = {}
+    for (m,), p in part.sort("step", "seq").group_by("metric", maintain_order=True):
+        out[m] = (p.get_column("step").to_numpy(), p.get_column("value").to_numpy(),
+                  p.get_column("wall_time").to_numpy())
+    return out
+
+
+def _place_launches(frame: pl.DataFrame, lay: _Layout, main: str | None) -> tuple[np.ndarray, list[Boundary]]:
+    """Offset of every launch's steps, and how each launch took over."""
+    n = max(lay.segments) + 1 if lay.segments else 0
+    offsets = np.zeros(n, dtype=np.int64)
+    boundaries: list[Boundary] = []
+    if not lay.segments:
+        return offsets, boundaries
+    first_seg = lay.segments[0]
+    run_first = lay.first[first_seg]
+    prev_last = lay.last[first_seg]
+    last_wall = lay.wall[first_seg][1]
+    tl = _curves(frame, first_seg, main).get(main) if main else None
+    prev = first_seg
+    for s in lay.segments[1:]:
+        base = offsets[prev] if offsets[prev] != 0 and lay.first[s] > lay.first[prev] else 0
+        first = lay.first[s] + int(base)
+        if s in lay.declared:
+            first = min(first, lay.declared[s] + int(base))
+        interval = median_interval(tl[0]) if tl is not None and tl[0].size > 1 else lay.interval[prev]
+        launch, fit = ("continue" if first > prev_last else "rollback"), None
+        span = max(prev_last - run_first, 1)
+        near_start = first - run_first <= max(5 * interval, 0.02 * span)
+        far_below = prev_last - first >= max(20 * interval, 0.1 * span)
+        new_main = _curves(frame, s, main).get(main) if main else None
+        if launch == "rollback" and near_start and far_below and tl is not None and new_main is not None:
+            fit = locate_reset(Curve(main, tl[0], tl[1]), Curve(main, new_main[0] + base, new_main[1]),
+                               _aux_pairs(frame, prev, s, main, offsets[prev], base), interval=interval)
+        offset = int(base) + (fit.offset if fit else 0)
+        offsets[s] = offset
+        if fit is not None:
+            launch = "reset"
+            first = lay.first[s] + offset
+        w0 = lay.wall[s][0]
+        gap = (w0 - last_wall) if (w0 is not None and last_wall is not None and w0 >= last_wall) else None
+        spp = None
+        if tl is not None and tl[2].size > 1:
+            dw = np.diff(tl[2].astype(np.float64))
+            dw = dw[np.isfinite(dw) & (dw > 0)]
+            spp = float(np.median(dw)) if dw.size else None
+        boundaries.append(Boundary(
+            segment=s, previous=prev, launch=launch, first_step=int(first), logged_first_step=lay.first[s],
+            step_offset=offset, prev_last_step=int(prev_last), interval=float(interval), source=lay.source[s],
+            prev_source=lay.source[prev], wall_gap_s=gap, seconds_per_point=spp,
+            reset_how=fit.how if fit else "", reset_evidence=fit.evidence if fit else {}, main_metric=main))
+        if new_main is not None:
+            ns = new_main[0] + offset
+            keep = tl[0] < first if tl is not None else None
+            tl = (np.concatenate([tl[0][keep], ns]), np.concatenate([tl[1][keep], new_main[1]]),
+                  np.concatenate([tl[2][keep], new_main[2]])) if tl is not None else (ns, new_main[1], new_main[2])
+        prev_last = max(prev_last, lay.last[s] + offset)
+        if lay.wall[s][1] is not None:
+            last_wall = max(last_wall, lay.wall[s][1]) if last_wall is not None else lay.wall[s][1]
+        prev = s
+    return offsets, boundaries
+
+
+def _aux_pairs(frame: pl.DataFrame, prev: int, new: int, main: str, prev_offset: int, base: int):
+    """Companion metrics logged by both launches, on the axes `locate_reset` compares."""
+    old, cur = _curves(frame, prev), _curves(frame, new)
+    pairs = []
+    for m in sorted(set(old) & set(cur) - {main}):
+        (ps, pv, _), (ns, nv, _) = old[m], cur[m]
+        pairs.append((Curve(m, ps + prev_offset, pv), Curve(m, ns + base, nv)))
+    return pairs
+
+
+# ------------------------------------------------------------------ superseded points
+
+
+def _supersede(frame: pl.DataFrame, lay: _Layout, offsets: np.ndarray, boundaries: list[Boundary],
+               main: str | None, rtol: float) -> pl.DataFrame:
+    """Mark superseded points: earlier launches' points from a later launch's start on,
+    and earlier copies of a (metric, step) logged twice inside one launch."""
+    frame = frame.with_columns(superseded=pl.lit(False))
+    for b in boundaries:
+        k = b.segment
+        cuts = {m: lay.cut(k, m, int(offsets[k])) for m in lay.per_metric.get(k, {})}
+        if not cuts:
+            continue
+        cut = pl.col("metric").replace_strict(cuts, default=None, return_dtype=pl.Int64)
+        hit = (pl.col("segment") < k) & ~pl.col("superseded") & (pl.col("step") >= cut).fill_null(False)
+        frame = frame.with_columns(_new=hit).with_columns(superseded=pl.col("superseded") | pl.col("_new"))
+        b.superseded = int(frame.get_column("_new").sum())
+        if main is not None and b.superseded:
+            _compare_overlap(frame, b, main, rtol)
+        frame = frame.drop("_new")
+    key = ["segment", "metric", "step"]
+    later = pl.col("seq").filter(pl.col("value").is_not_null()).max().over(key)
+    dup = pl.col("value").is_not_null() & (pl.col("seq") < later).fill_null(False)
+    return frame.with_columns(superseded=pl.col("superseded") | dup)
+
+
+def _compare_overlap(frame: pl.DataFrame, b: Boundary, main: str, rtol: float) -> None:
+    """How many overlapping main-metric points the new launch re-logged with identical values."""
+    old = frame.filter(pl.col("_new") & (pl.col("metric") == main)).select("step", old=pl.col("value"))
+    new = (frame.filter((pl.col("segment") == b.segment) & (pl.col("metric") == main))
+           .group_by("step").agg(new=pl.col("value").last()))
+    pairs = old.join(new, on="step", how="inner")
+    b.overlap_steps = int(pairs.get_column("step").n_unique())
+    if pairs.height == 0:
+        return
+    a, c = pairs.get_column("old").to_numpy(), pairs.get_column("new").to_numpy()
+    both_nan = np.isnan(a) & np.isnan(c)
+    with np.errstate(invalid="ignore"):
+        diff = np.abs(a - c)
+        same = both_nan | (diff <= rtol * np.maximum(np.abs(a), np.abs(c))) | (a == c)
+    b.identical = float(same.mean())
+    finite = np.isfinite(diff)
+    b.max_abs_diff = float(diff[finite].max()) if finite.any() else None
+
+
+# ------------------------------------------------------------------ the segment timeline
+
+
+def _segment_table(frame: pl.DataFrame, lay: _Layout, offsets: np.ndarray,
+                   boundaries: list[Boundary]) -> list[dict]:
+    counts = frame.group_by("segment").agg(pl.len().alias("points"), pl.col("superseded").sum().alias("sup"))
+    count = {int(s): (int(p), int(x)) for s, p, x in counts.iter_rows()}
+    launch = {b.segment: b.launch for b in boundaries}
+    out = []
+    for s in lay.segments:
+        off = int(offsets[s])
+        w0, w1 = lay.wall[s]
+        out.append({
+            "segment": s, "source": lay.source[s],
+            "first_step": lay.first[s] + off, "last_step": lay.last[s] + off,
+            "points": count.get(s, (0, 0))[0], "superseded": count.get(s, (0, 0))[1],
+            "first_wall_time": w0, "last_wall_time": w1, "step_offset": off,
+            "launch": launch.get(s, "start"),
+        })
+    return out

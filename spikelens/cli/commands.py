@@ -1,3 +1,4 @@
 """Import every command module so each registers itself on the app."""
 from . import ls  # noqa: F401
 from . import analyze  # noqa: F401
+from . import replay  # noqa: F401

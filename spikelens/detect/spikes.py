@@ -96,9 +96,7 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
         smooth_sigma = sig0 * 1.2533 / np.sqrt(det.recovery_smooth)
         band = max(det.band_sigma * smooth_sigma, np.log(det.min_band_ratio) if is_log else 0.0)
         point_band = max(4.0 * sig0, band)
-        back = (fwd[peak + 1:] <= level + band) & (y[peak + 1:] <= level + point_band)
-        after = np.flatnonzero(back)
-        end = int(peak + 1 + after[0]) if after.size else None
+        end = _first_back(fwd, y, peak + 1, level + band, level + point_band)
         high = int(np.sum(z[start:(end if end is not None else n)] > det.z_min))
         if end is not None and high <= 1 and z[peak] < blip_z:
             last_end = end
@@ -113,6 +111,20 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
     if len(blips) >= 3:
         findings.append(_noise_summary(det, series, ctx, step, y, is_log, base, blips, blip_z))
     return findings
+
+
+def _first_back(fwd: np.ndarray, y: np.ndarray, start: int, smooth_max: float, point_max: float) -> int | None:
+    """First index ≥ start where the curve is back inside the band (smoothed and pointwise),
+    searched in growing chunks so a long run is not rescanned for every spike."""
+    n = y.size
+    size = 256
+    while start < n:
+        stop = min(n, start + size)
+        hit = np.flatnonzero((fwd[start:stop] <= smooth_max) & (y[start:stop] <= point_max))
+        if hit.size:
+            return int(start + hit[0])
+        start, size = stop, size * 4
+    return None
 
 
 def expected_max_z(z: np.ndarray) -> float:

@@ -38,6 +38,8 @@ STEP_NAMES = ("step", "global_step", "iteration", "iter", "_step", "trainer/glob
 """Step columns by preference; `epoch` is the last resort (Keras logs per epoch)."""
 WALL_NAMES = ("wall_time", "walltime", "wall-time", "timestamp", "_timestamp", "time")
 LONG_NAME_COLUMNS = ("metric", "tag", "name", "key")
+PANDAS_INDEX_COLUMNS = ("column_0", "unnamed: 0")
+"""An unnamed first column is the index `DataFrame.to_csv` writes by default."""
 CSV_SUFFIXES = frozenset({".csv", ".tsv"})
 KERAS_SUFFIXES = frozenset({".log", ".txt"})
 RUNS_TABLE_COLUMNS = frozenset({"state", "notes", "user", "tags", "created", "runtime", "sweep", "id", "group"})
@@ -434,7 +436,8 @@ class CsvImporter(Importer):
         if name_col is not None and "value" in low:
             return long_layout(path, frame, sep, step_col=step_col, name_col=name_col,
                                value_col=low["value"], wall_col=wall_col)
-        return to_long(path, frame, sep, step_col=step_col, wall_col=wall_col)
+        index = tuple(c for c in frame.columns[:1] if c.strip().lower() in PANDAS_INDEX_COLUMNS)
+        return to_long(path, frame, sep, step_col=step_col, wall_col=wall_col, drop=index)
 
 
 def long_layout(path: Path, frame: pl.DataFrame, sep: str, *, step_col: str | None, name_col: str,

@@ -31,15 +31,15 @@ import polars as pl
 from .. import diagnostics
 from ..errors import FormatError
 from .base import TABLE_SCHEMA, Importer, Table
-from .csvlogs import decode, first_lines, looks_binary, read_bytes, read_string_frame, separator_of, split_fields, to_long
+from .csvlogs import (PANDAS_INDEX_COLUMNS, decode, first_lines, looks_binary, read_bytes, read_string_frame,
+                      separator_of, split_fields, to_long)
 
 SAMPLED_ROWS = 500
 """`run.history()` and chart exports return this many points by default."""
 STEP_AXES = ("step", "_step", "global_step", "trainer/global_step")
 _BOUND = re.compile(r"__(MIN|MAX)$")
 HISTORY_SKIP = ("_step", "_runtime", "_timestamp")
-HISTORY_RUN_COLUMNS = ("run_id",)
-INDEX_COLUMNS = ("column_0", "unnamed: 0", "index", "")
+INDEX_COLUMNS = (*PANDAS_INDEX_COLUMNS, "index")
 
 
 # ------------------------------------------------------------------ chart CSV
@@ -137,15 +137,23 @@ class WandbChartCsvImporter(Importer):
                  for b, v in pairs]).sum()).item()
             if differ:
                 reasons.append(f"{differ} bucket bound(s) differ from the value")
-        steps = frame.select(pl.col(x).cast(pl.Float64, strict=False)).to_series().drop_nulls()
-        diffs = steps.diff().drop_nulls()
-        if diffs.len() >= 10:
-            top = diffs.value_counts(sort=True)["count"][0]
-            if diffs.n_unique() >= 3 and top < 0.9 * diffs.len():
-                reasons.append("uneven step spacing")
+        if any(_uneven(frame, x, v) for v in {v for _, v in pairs} or frame.columns[1:2]):
+            reasons.append("uneven step spacing")
         if reasons:
             diagnostics.warn(f"{path}: looks like a sampled chart export ({', '.join(reasons)}); spikes between "
                              f"points may be missing — export full history with run.scan_history()")
+
+
+def _uneven(frame: pl.DataFrame, x: str, col: str) -> bool:
+    """True when the x-values at which `col` has points are spaced unevenly (sampled
+    charts pick points; a logged metric has one interval, give or take a few)."""
+    steps = (frame.filter(pl.col(col).is_not_null() & (pl.col(col).str.strip_chars() != ""))
+             .select(pl.col(x).cast(pl.Float64, strict=False)).to_series().drop_nulls())
+    diffs = steps.diff().drop_nulls()
+    if diffs.len() < 10:
+        return False
+    top = diffs.value_counts(sort=True)["count"][0]
+    return diffs.n_unique() >= 3 and top < 0.9 * diffs.len()
 
 
 # ------------------------------------------------------------------ history dumps

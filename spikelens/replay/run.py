@@ -132,7 +132,8 @@ def run_step(target: ReplayTarget, step: int, *, device, dtype: str, torch) -> S
             if not loss.requires_grad:
                 raise ReplayError(f"the loss at step {step} does not require grad (no trainable parameter "
                                   f"reaches it, or loss_fn runs under torch.no_grad)")
-            found = found or _backward(loss, fwd, watch=found is None, torch=torch, notes=notes)
+            bwd_found = _backward(loss, fwd, watch=found is None, torch=torch, notes=notes)
+            found = found or bwd_found
     notes.extend(_user_warnings(caught))
     grads = measure(model, torch)
     if target.optimizer is not None:

@@ -1,0 +1,435 @@
+"""What happened where one launch of a run took over from the previous one.
+
+The stitcher (`spikelens.stitch`) finds the boundaries between launches and calls
+the helpers here to judge them: was the step counter reset, and where did the new
+launch really start (`locate_reset`)? Each judged boundary becomes a finding:
+
+- SL301 `resume_overlap`: the new launch re-logged steps the old one had logged
+  (a rollback to a checkpoint); `resume_step`, `rolled_back_from`.
+- SL302 `step_reset`: the new launch restarted its step counter; `resume_step` is
+  the true step it resumed at (the stitched steps are re-based on it).
+- SL304 `step_gap`, SL305 `wallclock_gap` (info): steps never logged between two
+  launches, and the time the run was down.
+
+SL303 `repeated_data` is a curve judgment, so it is a registered detector
+(`RepeatedDataDetector`) run on the stitched loss like the others.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .base import Detector, RunContext, Series
+from .finding import Finding
+from .stats import forward_median, global_sigma, log_scale, median_interval, rolling_median
+
+OVERLAP_CODE = "SL301"
+RESET_CODE = "SL302"
+STEP_GAP_CODE = "SL304"
+WALL_GAP_CODE = "SL305"
+
+MEDIAN_SE = 1.2533
+"""Standard error of a median of n normal points is about 1.2533 σ/√n."""
+
+
+# ------------------------------------------------------------------ boundaries
+
+
+@dataclass
+class Boundary:
+    """One launch taking over from the launches before it (numbers on the stitched axis)."""
+
+    segment: int
+    previous: int
+    launch: str
+    """`continue` (steps go on), `rollback` (re-logs earlier steps), `reset` (counter restarted)."""
+    first_step: int
+    """Stitched first step of the new launch."""
+    logged_first_step: int
+    step_offset: int
+    prev_last_step: int
+    """Last step logged before this launch (main axis, stitched)."""
+    interval: float
+    source: str = ""
+    prev_source: str = ""
+    wall_gap_s: float | None = None
+    seconds_per_point: float | None = None
+    reset_how: str = ""
+    reset_evidence: dict = field(default_factory=dict)
+    superseded: int = 0
+    """Earlier points this launch superseded."""
+    overlap_steps: int = 0
+    """Distinct main-metric steps logged by both (after re-basing)."""
+    identical: float | None = None
+    """Fraction of overlapping main-metric points with identical values (None: no pairs)."""
+    max_abs_diff: float | None = None
+    main_metric: str | None = None
+
+    @property
+    def rolled_back(self) -> bool:
+        """Re-logged at least one logging interval beyond the checkpoint step itself."""
+        return self.prev_last_step - self.first_step >= max(self.interval, 1)
+
+    @property
+    def step_gap(self) -> int:
+        return self.first_step - self.prev_last_step
+
+
+def _duration(seconds: float) -> str:
+    s = int(round(seconds))
+    if s < 120:
+        return f"{s} s"
+    if s < 7200:
+        return f"{s // 60} min"
+    h, m = divmod(s // 60, 60)
+    return f"{h} h {m:02d} min" if h < 48 else f"{h / 24:.1f} days"
+
+
+def _launch_name(b: Boundary) -> str:
+    return f"launch {b.segment + 1}"
+
+
+def wall_gap_is_long(b: Boundary, *, min_seconds: float = 60.0, points: float = 20.0) -> bool:
+    """Longer than a minute and than `points` logged points' worth of training time."""
+    if b.wall_gap_s is None or not np.isfinite(b.wall_gap_s):
+        return False
+    typical = (b.seconds_per_point or 0.0) * points
+    return b.wall_gap_s > max(min_seconds, typical)
+
+
+def boundary_evidence(b: Boundary) -> dict:
+    ev = {"segment": b.segment, "previous_segment": b.previous, "source": b.source,
+          "previous_source": b.prev_source, "logged_first_step": b.logged_first_step,
+          "step_offset": b.step_offset, "superseded_points": b.superseded, "interval": b.interval}
+    if b.wall_gap_s is not None and np.isfinite(b.wall_gap_s):
+        ev["wallclock_gap_s"] = round(float(b.wall_gap_s), 3)
+    return ev
+
+
+def overlap_finding(run: str, b: Boundary) -> Finding:
+    """SL301: a rollback; the later launch won on the overlapping steps."""
+    same = b.identical is not None and b.identical >= 0.99
+    lost = b.prev_last_step - b.first_step
+    what = (f"{_launch_name(b)} re-logged steps {b.first_step}–{b.prev_last_step} with identical values"
+            if same else
+            f"resumed at step {b.first_step} after the previous launch had reached step {b.prev_last_step}: "
+            f"{lost} steps rolled back and trained again")
+    tail = f"; {b.superseded:,} earlier points kept as superseded"
+    if wall_gap_is_long(b):
+        tail += f"; down for {_duration(b.wall_gap_s)}"
+    ev = boundary_evidence(b)
+    ev.update({"overlap_steps": b.overlap_steps, "rolled_back_steps": lost,
+               "identical_fraction": b.identical, "max_abs_diff": b.max_abs_diff, "main_metric": b.main_metric})
+    return Finding(kind="resume_overlap", code=OVERLAP_CODE, run=run, metric=None,
+                   severity="info" if same else "warning", message=what + tail,
+                   start_step=b.first_step, end_step=b.prev_last_step, evidence=ev,
+                   extra={"resume_step": b.first_step, "rolled_back_from": b.prev_last_step,
+                          "identical_values": same})
+
+
+def reset_finding(run: str, b: Boundary) -> Finding:
+    """SL302: the step counter restarted; steps re-based on where the launch really resumed."""
+    msg = (f"{_launch_name(b)} restarted its step counter at {b.logged_first_step}; it resumed at step "
+           f"{b.first_step} ({b.reset_how}), so its steps were re-based by {b.step_offset:+d}")
+    rolled = b.prev_last_step if b.first_step <= b.prev_last_step else None
+    if rolled is not None:
+        msg += f"; the previous launch had reached step {b.prev_last_step}, so it also rolled back"
+    ev = boundary_evidence(b)
+    ev.update(b.reset_evidence)
+    return Finding(kind="step_reset", code=RESET_CODE, run=run, metric=None, severity="warning", message=msg,
+                   start_step=b.first_step, evidence=ev,
+                   extra={"resume_step": b.first_step, "rolled_back_from": rolled,
+                          "logged_first_step": b.logged_first_step, "step_offset": b.step_offset})
+
+
+def step_gap_finding(run: str, b: Boundary) -> Finding:
+    """SL304 (info): steps between two launches that nothing logged."""
+    missing = max(int(round(b.step_gap / max(b.interval, 1))) - 1, 1)
+    ev = boundary_evidence(b)
+    ev.update({"gap_steps": b.step_gap, "missing_points": missing})
+    return Finding(kind="step_gap", code=STEP_GAP_CODE, run=run, metric=None, severity="info",
+                   message=f"no steps logged between {b.prev_last_step} and {b.first_step} where "
+                           f"{_launch_name(b)} took over (about {missing:,} logged points missing)",
+                   start_step=b.prev_last_step, end_step=b.first_step, evidence=ev,
+                   extra={"resume_step": b.first_step})
+
+
+def wallclock_gap_finding(run: str, b: Boundary) -> Finding:
+    """SL305 (info): the run was down between two launches."""
+    ev = boundary_evidence(b)
+    return Finding(kind="wallclock_gap", code=WALL_GAP_CODE, run=run, metric=None, severity="info",
+                   message=f"{_launch_name(b)} started {_duration(b.wall_gap_s)} after the previous one "
+                           f"stopped (step {b.prev_last_step} → {b.first_step})",
+                   start_step=b.first_step, evidence=ev, extra={"resume_step": b.first_step})
+
+
+def boundary_findings(run: str, boundaries: list[Boundary]) -> list[Finding]:
+    out: list[Finding] = []
+    for b in boundaries:
+        if b.launch == "reset":
+            out.append(reset_finding(run, b))
+        elif b.launch == "rollback" and b.rolled_back:
+            out.append(overlap_finding(run, b))
+        elif b.step_gap > 2 * max(b.interval, 1):
+            out.append(step_gap_finding(run, b))
+        elif wall_gap_is_long(b):
+            out.append(wallclock_gap_finding(run, b))
+    return out
+
+
+# ------------------------------------------------------------------ where did a reset launch resume
+
+
+@dataclass
+class Curve:
+    """One metric's points on one side of a boundary (sorted by step)."""
+
+    metric: str
+    step: np.ndarray
+    value: np.ndarray
+
+
+@dataclass
+class ResetFit:
+    offset: int
+    how: str
+    evidence: dict
+
+
+def _levels(prev: np.ndarray, new: np.ndarray, window: int):
+    """Level of the new launch's first `window` points, the old curve's forward levels
+    from each of its points, and the standard error of comparing two such medians."""
+    both = np.concatenate([prev, new])
+    y, is_log = log_scale(both)
+    yp, yn = y[: prev.size], y[prev.size:]
+    level_new = float(np.median(yn[:window]))
+    fwd = forward_median(yp, window)
+    count = np.minimum(window, prev.size - np.arange(prev.size))
+    fwd = np.where(count >= max(3, window // 2), fwd, np.nan)
+    sig = max(global_sigma(yp), global_sigma(yn))
+    scale = max(abs(level_new), float(np.nanmedian(np.abs(yp))) if yp.size else 0.0, 1e-300)
+    se = max(MEDIAN_SE * sig * np.sqrt(2.0 / window), 1e-9 * scale, 1e-300)
+    level_end = float(np.median(yp[-window:]))
+    return level_new, fwd, level_end, se
+
+
+def locate_reset(prev: Curve, new: Curve, aux: list[tuple[Curve, Curve]], *, interval: float,
+                 z_rollback: float = 6.0) -> ResetFit | None:
+    """Decide whether a launch whose steps start near 0 restarted its counter, and where
+    it really resumed; None when it is a genuine restart from the logged step (a rollback).
+
+    A rollback to step s resumes the loss level the old curve had at step s; a reset
+    resumes a level the old curve reached much later (usually at its end). The main loss
+    decides; a low-noise companion (the learning rate follows the true step when the
+    scheduler state was restored) pins the exact step when it matches sharply somewhere
+    the loss finds plausible. Without one the launch is put right after the old one.
+    """
+    ok_p, ok_n = np.isfinite(prev.value), np.isfinite(new.value)
+    ps, pv, ns, nv = prev.step[ok_p], prev.value[ok_p], new.step[ok_n], new.value[ok_n]
+    if ps.size < 10 or ns.size < 5:
+        return None
+    w = int(np.clip(min(ps.size, ns.size) // 4, 5, 50))
+    level_new, fwd, level_end, se = _levels(pv, nv, w)
+    z = np.abs(level_new - fwd) / se
+    z = np.where(np.isfinite(z), z, np.inf)
+    z_cont = abs(level_new - level_end) / se
+    i0 = min(int(np.searchsorted(ps, ns[0])), ps.size - 1)
+    z_roll = float(z[i0]) if np.isfinite(z[i0]) else z_cont
+    i_best = int(np.argmin(z))
+    z_min = min(float(z[i_best]), z_cont)
+    ev = {"z_rollback": round(z_roll, 2), "z_continue": round(float(z_cont), 2), "z_best": round(z_min, 2),
+          "window_points": w}
+    if not (z_roll > z_rollback and z_min < z_roll / 3):
+        return None
+    plausible = z <= z_min + 6
+    last = int(ps[-1])
+    # a low-noise companion that matches one step sharply, where the loss allows it
+    best = None
+    for p_aux, n_aux in aux:
+        hit = _aux_match(p_aux, n_aux, ps, plausible)
+        if hit is not None and (best is None or hit[1] < best[1]):
+            best = (p_aux.metric, hit[1], hit[0])
+    if best is not None:
+        metric, _, idx = best
+        ev["matched_metric"] = metric
+        return ResetFit(int(ps[idx]) - int(ns[0]), f"{metric} continues from step {int(ps[idx])}", ev)
+    if z_cont <= z_min + 3:
+        return ResetFit(int(round(last + interval)) - int(ns[0]),
+                        f"the loss continues the level of the previous launch's end at step {last}", ev)
+    return ResetFit(int(ps[i_best]) - int(ns[0]),
+                    f"the loss resumes the level the previous launch had at step {int(ps[i_best])}", ev)
+
+
+def _aux_match(prev: Curve, new: Curve, cand_steps: np.ndarray, plausible: np.ndarray):
+    """(candidate index, z) where `new` starts exactly where `prev` was, if that is sharp."""
+    ok_p, ok_n = np.isfinite(prev.value), np.isfinite(new.value)
+    ps, pv, nv = prev.step[ok_p], prev.value[ok_p], new.value[ok_n]
+    if ps.size < 10 or nv.size < 5:
+        return None
+    w = int(np.clip(min(ps.size, nv.size) // 4, 5, 50))
+    level_new = float(np.median(nv[:w]))
+    fwd = forward_median(pv, w)
+    count = np.minimum(w, ps.size - np.arange(ps.size))
+    sig = global_sigma(pv)
+    scale = max(abs(level_new), float(np.median(np.abs(pv))), 1e-300)
+    se = max(MEDIAN_SE * sig * np.sqrt(2.0 / w), 1e-6 * scale)
+    j = np.clip(np.searchsorted(ps, cand_steps), 0, ps.size - 1)
+    exact = ps[j] == cand_steps
+    za = np.where(exact & (count[j] >= w), np.abs(level_new - fwd[j]) / se, np.inf)
+    close = za < 3
+    if not close.any() or close.mean() > 0.05:
+        return None
+    za = np.where(plausible, za, np.inf)
+    idx = int(np.argmin(za))
+    return (idx, float(za[idx])) if za[idx] < 3 else None
+
+
+# ------------------------------------------------------------------ repeated data
+
+
+@dataclass(frozen=True, kw_only=True)
+class RepeatedDataDetector(Detector):
+    """The loss falls below its trend and jumps back once fresh data arrives.
+
+    Detects: a sudden drop of the loss level (robust z of the detrended difference of
+    medians before and after) followed by a jump back of similar size. The data loader
+    restarted from the beginning, so the repeated span is as long as the steps trained
+    before the drop: the jump comes near twice the drop's step (counted from the run's
+    start). At a resume boundary the span only has to be roughly right; without one
+    (a single file that hides the resume) it has to match closely.
+    Why it matters: the low loss is false progress (the model re-sees examples it
+    memorised); the real curve is the one before the drop, and the data order after a
+    resume differs from what the run was meant to see.
+    Likely causes: a resume that restored model and optimizer but not the sampler or
+    data-loader position; a dataset re-opened from the start; an epoch boundary that
+    reshuffled into an already-seen order.
+    Evidence: drop and jump steps, levels, sizes in percent, steps trained before the
+    drop, the expected return step, whether a resume boundary is at the drop.
+    """
+
+    code = "SL303"
+    kind = "repeated_data"
+    roles = ("loss",)
+
+    z_min: float = 6.0
+    """Robust z a level change must exceed to count."""
+    min_change: float = 0.03
+    """Smallest drop reported, as a fraction of the level."""
+    size_ratio: tuple = (0.3, 3.0)
+    """The jump back must be this many times the drop."""
+    span_tolerance: float = 0.15
+    """Without a resume boundary: allowed error of the repeated span, as a fraction of it."""
+    boundary_span_tolerance: float = 0.4
+    """At a resume boundary the span only has to be this close."""
+
+    def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
+        ok = np.isfinite(series.value)
+        step, value = series.step[ok], series.value[ok]
+        n = step.size
+        if n < 60:
+            return []
+        y, is_log = log_scale(value)
+        if not is_log:
+            return []
+        w = int(np.clip(n // 50, 8, 100))
+        left = rolling_median(y, w, trailing_exclusive=True, min_samples=w)
+        right = forward_median(y, w)
+        right[n - w + 1:] = np.nan
+        d = right - left
+        trend = rolling_median(d, 6 * w + 1, center=True, min_samples=w)
+        dd = d - np.where(np.isfinite(trend), trend, 0.0)
+        sig = global_sigma(y) * MEDIAN_SE * np.sqrt(2.0 / w)
+        if not sig > 0:
+            return []
+        z = dd / sig
+        drops = _peaks(-z, self.z_min, w)
+        jumps = _peaks(z, self.z_min, w)
+        if not drops:
+            return []
+        interval = median_interval(step)
+        s0 = int(step[0])
+        starts = np.asarray(sorted(ctx.segment_starts), dtype=np.int64)
+        big = [i for i in _peaks(np.abs(z), self.z_min, w)]
+        out: list[Finding] = []
+        for a in drops:
+            drop = -d[a]
+            if drop < np.log1p(self.min_change) or a < 3 * w:
+                continue
+            at = int(step[a])
+            near = starts[np.abs(starts - at) <= max(2 * w * interval, 10 * interval)] if starts.size else starts
+            resumed = bool(near.size)
+            trained = at - s0 + interval
+            expect = at + trained
+            tol = (self.boundary_span_tolerance if resumed else self.span_tolerance) * trained + 2 * w * interval
+            if _lr_changes(ctx, at, w * interval):
+                continue
+            best = None
+            for b in jumps:
+                if b <= a:
+                    continue
+                ratio = d[b] / drop
+                sb = int(step[b])
+                if not (self.size_ratio[0] <= ratio <= self.size_ratio[1]) or abs(sb - expect) > tol:
+                    continue
+                others = [i for i in big if a + w < i < b - w and abs(d[i]) >= 0.5 * drop]
+                if others or _lr_changes(ctx, sb, w * interval):
+                    continue
+                if best is None or abs(sb - expect) < abs(int(step[best]) - expect):
+                    best = b
+            ended_early = resumed and best is None and int(step[-1]) < expect - tol
+            if best is None and not ended_early:
+                continue
+            start = int(near[np.argmin(np.abs(near - at))]) if resumed else at
+            out.append(self._finding(series, ctx, start, at, best, step, y, d, w, trained, expect, resumed))
+            break
+        return out
+
+    def _finding(self, series, ctx, start, at, b, step, y, d, w, trained, expect, resumed) -> Finding:
+        a = int(np.searchsorted(step, at))
+        drop_pct = 100 * (1 - np.exp(d[a]))
+        before = float(np.exp(np.median(y[max(0, a - w):a])))
+        after = float(np.exp(np.median(y[a:a + w])))
+        end = int(step[b]) if b is not None else None
+        where = "right after the resume" if resumed else "with no resume boundary in the log"
+        if end is not None:
+            jump_pct = 100 * (np.exp(d[b]) - 1)
+            msg = (f"{series.metric} fell {drop_pct:.0f}% below its trend at step {start} ({where}) and jumped "
+                   f"back {jump_pct:.0f}% at step {end}, {end - start} steps later ≈ the {trained} steps trained "
+                   f"before: the data loader restarted from the beginning and the model re-saw data it had "
+                   f"already trained on")
+        else:
+            jump_pct = None
+            msg = (f"{series.metric} fell {drop_pct:.0f}% below its trend at step {start} ({where}) and stayed "
+                   f"low until the run ended; fresh data would come back near step {expect} if the data loader "
+                   f"restarted from the beginning")
+        ev = {"drop_step": at, "level_before": before, "level_after": after, "drop_pct": drop_pct,
+              "jump_pct": jump_pct, "steps_before_drop": trained, "expected_end_step": expect,
+              "resume_boundary": resumed, "window_points": w}
+        return Finding(kind=self.kind, code=self.code, run=ctx.run, metric=series.metric, severity="warning",
+                       message=msg, start_step=start, end_step=end, magnitude=drop_pct / 100, evidence=ev)
+
+
+def _peaks(z: np.ndarray, z_min: float, w: int) -> list[int]:
+    """Index of the highest point of every stretch where z exceeds z_min (at least w apart)."""
+    above = np.where(np.isfinite(z), z, -np.inf) > z_min
+    if not above.any():
+        return []
+    idx = np.flatnonzero(above)
+    cuts = np.flatnonzero(np.diff(idx) > w) + 1
+    return [int(g[np.argmax(z[g])]) for g in np.split(idx, cuts)]
+
+
+def _lr_changes(ctx: RunContext, at: int, half: float, ratio: float = 0.8) -> bool:
+    """True when a learning rate changes by more than 1/ratio across `at` (an LR step
+    explains a level change)."""
+    for s in ctx.by_role("lr"):
+        ok = np.isfinite(s.value)
+        st, v = s.step[ok], s.value[ok]
+        before = v[(st >= at - half) & (st < at)]
+        after = v[(st >= at) & (st < at + half)]
+        if before.size and after.size:
+            lo, hi = sorted((abs(float(np.median(before))), abs(float(np.median(after)))))
+            if hi > 0 and lo / hi < ratio:
+                return True
+    return False
