@@ -4,11 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import spearmanr
 
 from .base import Detector, RunContext, Series
 from .finding import Finding
-from .stats import global_sigma, log_scale, rolling_median
+from .stats import global_sigma, log_scale, rank_correlation, rolling_median
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,7 +71,7 @@ class DivergenceDetector(Detector):
             return []
         if tail < np.nanmax(post) - 0.3 * rise:
             return []  # rose and came back down: a hump, not a divergence
-        rho = spearmanr(np.arange(post.size), post).statistic if post.size > 2 else 0.0
+        rho = rank_correlation(post) if post.size > 2 else 0.0
         if not np.isfinite(rho) or rho < self.min_monotonic:
             return []
         jumps = np.diff(y[i_min:])

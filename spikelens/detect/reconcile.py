@@ -51,8 +51,9 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
     for rep in by_kind.get("repeated_data", []):
         margin = 10 * interval(rep.metric)
         for f in by_kind.get("spike", []) + by_kind.get("level_shift", []):
-            if rep.end_step is not None and f.metric == rep.metric and f.anchor_step is not None \
-                    and abs(f.anchor_step - rep.end_step) <= margin:
+            near = [s for s in (f.anchor_step, f.start_step) if s is not None]  # the jump back starts the spike
+            if rep.end_step is not None and f.metric == rep.metric and near \
+                    and min(abs(s - rep.end_step) for s in near) <= margin:
                 drop.add(id(f))
                 rep.evidence.setdefault("folded", []).append(f"{f.kind} at step {f.anchor_step}")
     # a level shift inside another event is that event seen through a wide window

@@ -8,6 +8,7 @@ from .divergence import DivergenceDetector
 from .levels import LevelShiftDetector, PlateauDetector
 from .nonfinite import NonFiniteDetector
 from .oscillation import OscillationDetector
+from .resume import RepeatedDataDetector
 from .spikes import SpikeDetector
 
 DETECTORS: tuple[type[Detector], ...] = (
@@ -21,4 +22,5 @@ DETECTORS: tuple[type[Detector], ...] = (
     GradNormOutlierDetector,
     LossScaleCollapseDetector,
     LrDiscontinuityDetector,
+    RepeatedDataDetector,
 )

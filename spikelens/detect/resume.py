@@ -229,7 +229,7 @@ def locate_reset(prev: Curve, new: Curve, aux: list[tuple[Curve, Curve]], *, int
     ps, pv, ns, nv = prev.step[ok_p], prev.value[ok_p], new.step[ok_n], new.value[ok_n]
     if ps.size < 10 or ns.size < 5:
         return None
-    w = int(np.clip(min(ps.size, ns.size) // 4, 5, 50))
+    w = int(np.clip(min(ps.size, ns.size) // 4, 5, 200))
     level_new, fwd, level_end, se = _levels(pv, nv, w)
     z = np.abs(level_new - fwd) / se
     z = np.where(np.isfinite(z), z, np.inf)
@@ -257,8 +257,23 @@ def locate_reset(prev: Curve, new: Curve, aux: list[tuple[Curve, Curve]], *, int
     if z_cont <= z_min + 3:
         return ResetFit(int(round(last + interval)) - int(ns[0]),
                         f"the loss continues the level of the previous launch's end at step {last}", ev)
-    return ResetFit(int(ps[i_best]) - int(ns[0]),
-                    f"the loss resumes the level the previous launch had at step {int(ps[i_best])}", ev)
+    at = _center_of_match(z, i_best, z_min + 1.5)
+    return ResetFit(int(ps[at]) - int(ns[0]),
+                    f"the loss resumes the level the previous launch had at step {int(ps[at])}", ev)
+
+
+def _center_of_match(z: np.ndarray, best: int, limit: float) -> int:
+    """Middle of the stretch around `best` where the level still matches (z ≤ limit):
+    on a slowly falling curve many neighbouring steps match within the noise, and the
+    middle of them is a steadier estimate than the single best one."""
+    ok = z <= limit
+    lo = best
+    while lo > 0 and ok[lo - 1]:
+        lo -= 1
+    hi = best
+    while hi < z.size - 1 and ok[hi + 1]:
+        hi += 1
+    return (lo + hi) // 2
 
 
 def _aux_match(prev: Curve, new: Curve, cand_steps: np.ndarray, plausible: np.ndarray):
@@ -359,7 +374,7 @@ class RepeatedDataDetector(Detector):
             at = int(step[a])
             near = starts[np.abs(starts - at) <= max(2 * w * interval, 10 * interval)] if starts.size else starts
             resumed = bool(near.size)
-            trained = at - s0 + interval
+            trained = int(round(at - s0 + interval))
             expect = at + trained
             tol = (self.boundary_span_tolerance if resumed else self.span_tolerance) * trained + 2 * w * interval
             if _lr_changes(ctx, at, w * interval):

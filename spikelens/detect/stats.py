@@ -130,3 +130,14 @@ def median_interval(step: np.ndarray) -> float:
     d = np.diff(step)
     d = d[d > 0]
     return float(np.median(d)) if d.size else 1.0
+
+
+def rank_correlation(x: np.ndarray) -> float:
+    """Spearman correlation of x with its index (how monotone a curve is), in NumPy
+    (importing scipy.stats costs a second of start-up on every command)."""
+    ranks = np.argsort(np.argsort(x, kind="stable"), kind="stable").astype(np.float64)
+    idx = np.arange(x.size, dtype=np.float64)
+    ranks -= ranks.mean()
+    idx -= idx.mean()
+    denom = np.sqrt((ranks ** 2).sum() * (idx ** 2).sum())
+    return float((ranks * idx).sum() / denom) if denom > 0 else 0.0

@@ -122,12 +122,12 @@ def read_string_frame(path: Path, text: str) -> CsvText:
     """Parse CSV text into an all-String frame. Header lines repeated inside the file
     (concatenated logs) start a new block with its own header; ragged rows are kept
     (short ones padded with null, long ones cut) with one warning per kind."""
-    lines = pl.Series("text", text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
-    nonblank = lines.str.strip_chars().str.len_chars() > 0
-    idx = pl.arg_where(nonblank, eager=True).to_list()
-    if not idx:
+    norm = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+    lines = pl.Series("text", [norm]).str.split("\n").explode()
+    idx = pl.arg_where(lines.str.strip_chars().str.len_bytes() > 0, eager=True)
+    if idx.len() == 0:
         return CsvText(pl.DataFrame(), ",")
-    first = idx[0]
+    first, last = int(idx[0]), int(idx[-1])
     header_line = lines[first]
     sep = separator_of(header_line)
     header = split_fields(header_line, sep)
@@ -147,7 +147,10 @@ def read_string_frame(path: Path, text: str) -> CsvText:
         long += n_long
         if bad_at is not None and first_bad is None:
             first_bad = start + 2 + bad_at
-        data = (body.str.join("\n")[0] if body.len() else "").encode()
+        if len(starts) == 1:  # the common case: the text after the header, no copy through lines
+            data = norm[_offset_of_line(norm, start + 1):].encode()
+        else:
+            data = (body.str.join("\n")[0] if body.len() else "").encode()
         if not data.strip():
             continue
         try:
@@ -162,13 +165,24 @@ def read_string_frame(path: Path, text: str) -> CsvText:
             what.append(f"{short} row(s) with fewer fields than the header (padded as not logged)")
         if long:
             what.append(f"{long} row(s) with more fields than the header (extra fields dropped)")
-        cut = " — the last line looks cut short" if short == 1 and first_bad == idx[-1] + 1 \
+        cut = " — the last line looks cut short" if short == 1 and first_bad == last + 1 \
             and not text.endswith(("\n", "\r")) else ""
         diagnostics.warn(f"{path}: " + "; ".join(what) + f", first at line {first_bad}{cut}")
     if not blocks:
         return CsvText(pl.DataFrame(schema={n: pl.String for n in _unique_names(header)}), sep)
     frame = pl.concat(blocks, how="diagonal") if len(blocks) > 1 else blocks[0]
     return CsvText(frame, sep)
+
+
+def _offset_of_line(text: str, n: int) -> int:
+    """Character offset where line `n` (0-based) of `text` starts."""
+    pos = 0
+    for _ in range(n):
+        nxt = text.find("\n", pos)
+        if nxt < 0:
+            return len(text)
+        pos = nxt + 1
+    return pos
 
 
 def _unique_names(fields: list[str]) -> list[str]:
@@ -189,10 +203,12 @@ def _repeated_headers(lines: pl.Series, first: int, header: list[str], sep: str)
     """Line numbers (after the first header) of lines that are headers again: no field
     looks like a number and they share a column name with the first header."""
     names = {h.strip() for h in header if h.strip()}
+    if not names:
+        return []
     candidates = (
         pl.DataFrame({"text": lines}).with_row_index("i")
-        .filter(pl.col("i") > first, pl.col("text").str.strip_chars().str.len_chars() > 0,
-                ~pl.col("text").str.contains(r"(?i)(?:^|[,;\t])\s*\"?\s*[-+]?(?:\d|\.\d|nan|inf)"))
+        .filter(pl.col("i") > first, pl.col("text").str.contains_any(sorted(names)))
+        .filter(~pl.col("text").str.contains(r"(?i)(?:^|[,;\t])\s*\"?\s*[-+]?(?:\d|\.\d|nan|inf)"))
     )
     out = []
     for i, text in candidates.iter_rows():
@@ -206,11 +222,13 @@ def _ragged(body: pl.Series, n_fields: int, sep: str) -> tuple[int, int, int | N
     """Rows with fewer / more fields than the header, and the first such row's offset."""
     if body.len() == 0:
         return 0, 0, None
+    text = pl.col("t")
+    if body.str.contains('"', literal=True).any():  # separators inside quotes do not count
+        text = text.str.replace_all(r'"[^"]*"', "")
     counts = (
         pl.DataFrame({"t": body}).with_row_index("i")
-        .filter(pl.col("t").str.strip_chars().str.len_chars() > 0)
-        .with_columns(n=pl.col("t").str.replace_all(r'"[^"]*"', "").str.count_matches(sep, literal=True) + 1)
-        .filter(pl.col("n") != n_fields)
+        .with_columns(n=text.str.count_matches(sep, literal=True) + 1)
+        .filter(pl.col("n") != n_fields, pl.col("t").str.strip_chars().str.len_bytes() > 0)
     )
     if counts.height == 0:
         return 0, 0, None
@@ -221,25 +239,50 @@ def _ragged(body: pl.Series, n_fields: int, sep: str) -> tuple[int, int, int | N
 # ------------------------------------------------------------------ string frame → long table
 
 
-def numeric_columns(path: Path, frame: pl.DataFrame, columns: list[str], sep: str) -> list[str]:
-    """Columns whose non-empty cells are mostly numbers; warn about stray text cells in them."""
+@dataclass
+class Floats:
+    """How to read one text column as numbers, and what its cells hold."""
+
+    expr: pl.Expr
+    numbers: int
+    texts: int
+    """Non-empty cells that are no number (nor a NaN/Inf/NA spelling)."""
+
+
+def float_columns(frame: pl.DataFrame, columns: list[str], sep: str) -> dict[str, Floats]:
+    """Per column, the Float64 reading: a plain cast where it reads every filled cell
+    (fast), `to_float` (every NaN/Inf/NA spelling) where it does not."""
     if not columns:
-        return []
-    stats = frame.select(
-        *[non_numeric(_cell(c, sep)).sum().alias(f"bad:{c}") for c in columns],
-        *[to_float(_cell(c, sep)).is_not_null().sum().alias(f"ok:{c}") for c in columns],
+        return {}
+    raw = {c: _cell(c, sep) for c in columns}
+    probe = frame.select(
+        *[raw[c].cast(pl.Float64, strict=False).is_not_null().sum().alias(f"ok:{c}") for c in columns],
+        *[(raw[c].str.strip_chars().str.len_bytes() > 0).sum().alias(f"filled:{c}") for c in columns],
     ).row(0, named=True)
-    keep, stray = [], []
+    out: dict[str, Floats] = {}
+    slow = [c for c in columns if probe[f"ok:{c}"] != probe[f"filled:{c}"]]
     for c in columns:
-        bad, ok = stats[f"bad:{c}"], stats[f"ok:{c}"]
-        if ok == 0 and bad == 0:
-            keep.append(c)  # never logged in this file: harmless, drops out as nulls
-        elif bad > ok:
+        if c not in slow:
+            out[c] = Floats(raw[c].cast(pl.Float64, strict=False), probe[f"ok:{c}"], 0)
+    if slow:
+        stats = frame.select(
+            *[to_float(raw[c]).is_not_null().sum().alias(f"ok:{c}") for c in slow],
+            *[non_numeric(raw[c]).sum().alias(f"bad:{c}") for c in slow],
+        ).row(0, named=True)
+        for c in slow:
+            out[c] = Floats(to_float(raw[c]), stats[f"ok:{c}"], stats[f"bad:{c}"])
+    return out
+
+
+def numeric_columns(path: Path, floats: dict[str, Floats]) -> list[str]:
+    """Columns whose non-empty cells are mostly numbers; warn about stray text cells in them."""
+    keep, stray = [], []
+    for c, f in floats.items():
+        if f.texts > f.numbers:
             continue  # a string-valued column (phase, tags, lists)
-        else:
-            keep.append(c)
-            if bad:
-                stray.append(f"{c!r} ({bad})")
+        keep.append(c)  # (a column never logged in this file drops out as nulls)
+        if f.texts:
+            stray.append(f"{c!r} ({f.texts})")
     if stray:
         diagnostics.warn(f"{path}: cells that are not numbers read as not logged in " + ", ".join(stray))
     return keep
@@ -256,13 +299,14 @@ def _cell(col: str, sep: str) -> pl.Expr:
 def wall_time_expr(frame: pl.DataFrame, col: str, sep: str) -> pl.Expr | None:
     """Seconds since the epoch from a time column (unix s or ms, or ISO datetimes); None
     when the column holds something else (seconds per step, relative runtime)."""
-    as_num = frame.select(to_float(_cell(col, sep)).alias("v")).get_column("v").drop_nulls().drop_nans()
-    if as_num.len():
-        mid = float(as_num.median())
+    num = float_columns(frame, [col], sep)[col]
+    if num.numbers:
+        values = frame.select(num.expr.alias("v")).get_column("v").drop_nulls().drop_nans()
+        mid = float(values.median()) if values.len() else 0.0
         if 1e8 <= mid < 1e11:
-            return to_float(_cell(col, sep))
+            return num.expr
         if 1e11 <= mid < 1e14:
-            return to_float(_cell(col, sep)) / 1000.0
+            return num.expr / 1000.0
         return None
     parsed = _datetime(pl.col(col))
     if (frame.select(parsed.is_not_null().mean()).item() or 0) > 0.5:
@@ -288,8 +332,9 @@ def to_long(path: Path, frame: pl.DataFrame, sep: str, *, step_col: str | None,
     skip = {step_col, *drop, *(c for c in columns if c.strip().lower() in STEP_NAMES and c.strip().lower() != "epoch")}
     if wall is not None:
         skip.add(wall_col)
-    metrics = numeric_columns(path, frame, [c for c in columns if c not in skip], sep)
-    step = _step_expr(path, frame, step_col, sep)
+    floats = float_columns(frame, [c for c in columns if c not in skip or c == step_col], sep)
+    metrics = numeric_columns(path, {c: f for c, f in floats.items() if c != step_col})
+    step = _step_expr(path, frame, step_col, floats.get(step_col))
     if step is None:  # the step column could not be used; it may still be a metric
         if step_col is not None and step_col.strip().lower() == "epoch" and step_col not in metrics:
             metrics = [step_col] + metrics
@@ -301,7 +346,7 @@ def to_long(path: Path, frame: pl.DataFrame, sep: str, *, step_col: str | None,
         frame.select(
             step=step,
             wall_time=wall if wall is not None else pl.lit(None, pl.Float64),
-            value=pl.concat_list([to_float(_cell(c, sep)) for c in metrics]),
+            value=pl.concat_list([floats[c].expr for c in metrics]),
         )
         .explode("value")
         .with_columns(metric=(pl.int_range(pl.len()) % k).replace_strict(list(range(k)), metrics, return_dtype=pl.String))
@@ -313,11 +358,11 @@ def to_long(path: Path, frame: pl.DataFrame, sep: str, *, step_col: str | None,
     return long.select([pl.col(c).cast(t) for c, t in TABLE_SCHEMA.items()])
 
 
-def _step_expr(path: Path, frame: pl.DataFrame, step_col: str | None, sep: str) -> pl.Expr | None:
-    if step_col is None:
+def _step_expr(path: Path, frame: pl.DataFrame, step_col: str | None, floats: Floats | None) -> pl.Expr | None:
+    if step_col is None or floats is None:
         diagnostics.warn(f"{path}: no step column ({', '.join(STEP_NAMES)}); using the row number as the step")
         return None
-    as_float = to_float(_cell(step_col, sep))
+    as_float = floats.expr
     probe = frame.select(as_float.alias("s")).get_column("s").drop_nulls()
     if probe.len() == 0 and frame.height:
         diagnostics.warn(f"{path}: step column {step_col!r} is empty; using the row number as the step")
@@ -443,10 +488,11 @@ class CsvImporter(Importer):
 def long_layout(path: Path, frame: pl.DataFrame, sep: str, *, step_col: str | None, name_col: str,
                 value_col: str, wall_col: str | None) -> pl.DataFrame:
     """`step, metric, value` rows (one logged value per row), read order kept."""
-    step = _step_expr(path, frame, step_col, sep)
+    cols = float_columns(frame, [c for c in (step_col, value_col) if c is not None], sep)
+    step = _step_expr(path, frame, step_col, cols.get(step_col) if step_col else None)
     wall = wall_time_expr(frame, wall_col, sep) if wall_col else None
-    value = to_float(_cell(value_col, sep))
-    bad = frame.select(non_numeric(_cell(value_col, sep)).sum()).item()
+    value = cols[value_col].expr
+    bad = cols[value_col].texts
     if bad:
         diagnostics.warn(f"{path}: {bad} value cell(s) that are not numbers skipped")
     out = frame.select(
