@@ -239,3 +239,12 @@ def test_cli_reads_the_csv_fixtures_without_writing_into_them(tmp_path):
     assert len(runs["exp"]["segments"]) == 2
     assert runs["exp"]["metrics"]["train/loss"] == "loss"
     assert tree_hashes(tree) == before
+
+
+def test_header_longer_than_the_sniffed_head_is_still_claimed(tmp_path):
+    names = [f"layer_{i:03d}/grad_norm" for i in range(300)] + ["step"]
+    path = tmp_path / "wide.csv"
+    path.write_text(",".join(names) + "\n" + ",".join(["0.5"] * 300 + ["7"]) + "\n")
+    assert len(names[0]) * 300 > 4096
+    (run,), _ = load(path)
+    assert run.frame.height == 300 and run.frame["step"].unique().to_list() == [7]

@@ -188,3 +188,11 @@ def test_cli_reads_exports_without_writing_into_them(tmp_path):
     assert set(names) == {*W.RUNS, "legacy-run-1"}
     assert names[W.RUNS[0]]["metrics"] == {"train/loss": "loss", "lr": "lr"}
     assert tree_hashes(tree) == before
+
+
+def test_wide_history_rows_with_step_last_are_claimed(tmp_path):
+    row = {f"layer_{i:03d}/grad_norm": 0.5 for i in range(300)}
+    path = tmp_path / "scan.jsonl"
+    path.write_text("".join(json.dumps({**row, "_runtime": 1.0, "_step": s}) + "\n" for s in range(3)))
+    (run,), _ = load(path)
+    assert run.formats == ["wandb_history"] and run.frame.height == 900

@@ -197,21 +197,29 @@ class ResetFit:
     evidence: dict
 
 
-def _levels(prev: np.ndarray, new: np.ndarray, window: int):
-    """Level of the new launch's first `window` points, the old curve's forward levels
-    from each of its points, and the standard error of comparing two such medians."""
-    both = np.concatenate([prev, new])
-    y, is_log = log_scale(both)
+def _match_z(prev: np.ndarray, new: np.ndarray, window: int):
+    """How well the new launch's start matches the old curve from each old point on.
+
+    For a candidate old point i the new launch's first c points are compared with the
+    old points i .. i+c (c = `window`, fewer near the old end): both medians cover the
+    same stretch of the true timeline, so the trend cancels. Returns the robust z of
+    every candidate, the z of "it continues after the old end", and the window.
+    """
+    y, _ = log_scale(np.concatenate([prev, new]))
     yp, yn = y[: prev.size], y[prev.size:]
-    level_new = float(np.median(yn[:window]))
+    window = min(window, yn.size)
     fwd = forward_median(yp, window)
     count = np.minimum(window, prev.size - np.arange(prev.size))
-    fwd = np.where(count >= max(3, window // 2), fwd, np.nan)
+    head = np.array([np.median(yn[:c]) for c in range(1, window + 1)])
+    level_new = head[count - 1]
     sig = max(global_sigma(yp), global_sigma(yn))
-    scale = max(abs(level_new), float(np.nanmedian(np.abs(yp))) if yp.size else 0.0, 1e-300)
-    se = max(MEDIAN_SE * sig * np.sqrt(2.0 / window), 1e-9 * scale, 1e-300)
-    level_end = float(np.median(yp[-window:]))
-    return level_new, fwd, level_end, se
+    scale = max(float(np.median(np.abs(yn))), 1e-300)
+    se = np.maximum(MEDIAN_SE * sig * np.sqrt(2.0 / count), 1e-9 * scale)
+    z = np.abs(level_new - fwd) / se
+    z = np.where(count >= max(5, window // 4), z, np.inf)
+    z_cont = abs(head[-1] - float(np.median(yp[-window:]))) / max(MEDIAN_SE * sig * np.sqrt(2.0 / window),
+                                                                   1e-9 * scale)
+    return z, float(z_cont)
 
 
 def locate_reset(prev: Curve, new: Curve, aux: list[tuple[Curve, Curve]], *, interval: float,
@@ -230,10 +238,7 @@ def locate_reset(prev: Curve, new: Curve, aux: list[tuple[Curve, Curve]], *, int
     if ps.size < 10 or ns.size < 5:
         return None
     w = int(np.clip(min(ps.size, ns.size) // 4, 5, 200))
-    level_new, fwd, level_end, se = _levels(pv, nv, w)
-    z = np.abs(level_new - fwd) / se
-    z = np.where(np.isfinite(z), z, np.inf)
-    z_cont = abs(level_new - level_end) / se
+    z, z_cont = _match_z(pv, nv, w)
     i0 = min(int(np.searchsorted(ps, ns[0])), ps.size - 1)
     z_roll = float(z[i0]) if np.isfinite(z[i0]) else z_cont
     i_best = int(np.argmin(z))

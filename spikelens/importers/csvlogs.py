@@ -89,6 +89,21 @@ def first_lines(head: bytes, n: int = 2) -> list[str]:
     return lines[:n]
 
 
+LONG_HEADER_BYTES = 1 << 20
+
+
+def head_lines(path: Path, head: bytes, n: int = 2) -> list[str]:
+    """Like `first_lines`, but a header longer than the 4 KiB head (hundreds of metric
+    columns) is read on, up to 1 MiB, so claims see the whole of it."""
+    if b"\n" not in head and len(head) >= 4096:
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(LONG_HEADER_BYTES)
+        except OSError:
+            pass
+    return first_lines(head, n)
+
+
 def is_numberish(cell: str) -> bool:
     return bool(_NUMBERISH.match(cell))
 
@@ -401,14 +416,13 @@ class CsvImporter(Importer):
         if suffix in CSV_SUFFIXES:
             if not head.strip() or looks_binary(head):
                 return True  # read() reports the empty or binary file
-            return self._csv_header_ok(head)
+            return self._csv_header_ok(head_lines(path, head))
         if suffix in KERAS_SUFFIXES and head.strip() and not looks_binary(head):
-            return self._keras_header_ok(head)
+            return self._keras_header_ok(head_lines(path, head))
         return False
 
     @staticmethod
-    def _csv_header_ok(head: bytes) -> bool:
-        lines = first_lines(head)
+    def _csv_header_ok(lines: list[str]) -> bool:
         if not lines:
             return True
         sep = separator_of(lines[0])
@@ -426,9 +440,8 @@ class CsvImporter(Importer):
         return any(_METRIC_HINT.search(f) for f in fields) and any(is_numberish(c) for c in row)
 
     @staticmethod
-    def _keras_header_ok(head: bytes) -> bool:
+    def _keras_header_ok(lines: list[str]) -> bool:
         """A Keras `CSVLogger` file named `.log`: `epoch,<keys>` then numeric rows."""
-        lines = first_lines(head)
         if len(lines) < 2:
             return False
         sep = separator_of(lines[0])

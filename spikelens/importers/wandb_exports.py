@@ -31,7 +31,7 @@ import polars as pl
 from .. import diagnostics
 from ..errors import FormatError
 from .base import TABLE_SCHEMA, Importer, Table
-from .csvlogs import (PANDAS_INDEX_COLUMNS, decode, first_lines, looks_binary, read_bytes, read_string_frame,
+from .csvlogs import (PANDAS_INDEX_COLUMNS, decode, head_lines, looks_binary, read_bytes, read_string_frame,
                       separator_of, split_fields, to_long)
 
 SAMPLED_ROWS = 500
@@ -71,7 +71,7 @@ class WandbChartCsvImporter(Importer):
     def claims(self, path: Path, head: bytes) -> bool:
         if path.suffix.lower() != ".csv" or looks_binary(head):
             return False
-        lines = first_lines(head, 1)
+        lines = head_lines(path, head, 1)
         if not lines:
             return False
         fields = split_fields(lines[0], separator_of(lines[0]))
@@ -271,11 +271,11 @@ class WandbHistoryImporter(Importer):
     def claims(self, path: Path, head: bytes) -> bool:
         suffix = path.suffix.lower()
         if suffix == ".csv" and not looks_binary(head):
-            lines = first_lines(head, 1)
+            lines = head_lines(path, head, 1)
             return bool(lines) and _is_history_header(split_fields(lines[0], separator_of(lines[0])))
         if suffix in (".jsonl", ".ndjson"):
-            lines = first_lines(head, 1)
-            return bool(lines) and lines[0].lstrip().startswith("{") and '"_step"' in head.decode("utf-8", "replace")
+            lines = head_lines(path, head, 1)  # W&B writes _step last: read the whole first row
+            return bool(lines) and lines[0].lstrip().startswith("{") and '"_step"' in lines[0]
         if suffix == ".parquet" and head.startswith(b"PAR1"):
             try:
                 return "_step" in pl.read_parquet_schema(path)

@@ -1,0 +1,64 @@
+"""`spikelens replay --device cuda`: the same plants on a GPU, and a NaN that exists only in
+half precision. Skipped without CUDA (CI has none); run on a GPU machine with `pytest -m gpu`."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
+
+from replay_targets import tiny  # noqa: E402
+
+from conftest import run_cli  # noqa: E402
+from spikelens.replay import capture, load_capture, replay  # noqa: E402
+
+TINY = Path(tiny.__file__)
+
+
+def target(name: str) -> str:
+    return f"{TINY}:{name}"
+
+
+def test_auto_picks_cuda_and_healthy_step_is_finite():
+    rep = replay(target("build"), 4, device="auto")
+    assert rep.device.startswith("cuda") and rep.nonfinite is None and rep.result.grad_norm > 0
+
+
+def test_forward_and_backward_plants_on_cuda():
+    fwd = replay(target("build_forward_nan"), 4, device="cuda").nonfinite
+    assert (fwd.phase, fwd.module, fwd.op) == ("forward", "blocks.1.mlp", "log")
+    bwd = replay(target("build_backward_nan"), 4, device="cuda").nonfinite
+    assert (bwd.phase, bwd.module, bwd.op) == ("backward", "blocks.0.mlp", "SqrtBackward0")
+
+
+@pytest.mark.parametrize("dtype, finite", [("float32", True), ("bfloat16", True), ("float16", False)])
+def test_overflow_only_in_float16(dtype, finite):
+    rep = replay(target("build_fp16_overflow"), 4, device="cuda", dtype=dtype)
+    assert (rep.nonfinite is None) is finite
+    if not finite:
+        assert (rep.nonfinite.phase, rep.nonfinite.module, rep.nonfinite.op) == ("forward", "blocks.1.mlp", "mul")
+        assert "Inf" in rep.nonfinite.detail
+
+
+def test_capture_from_cuda_lands_on_cpu(tmp_path):
+    batch = {k: v.cuda() for k, v in tiny.batch_for_step(2).items()}
+    torch.cuda.manual_seed(7)
+    capture(2, batch, tmp_path)
+    rec = load_capture(tmp_path, 2)
+    assert rec["batch"]["x"].device.type == "cpu" and rec["rng"]["cuda"]
+    assert torch.equal(rec["batch"]["x"], batch["x"].cpu())
+
+
+def test_cli_cuda_float16_exit_1_json():
+    res = run_cli("replay", target("build_fp16_overflow"), "--step", "4", "--device", "cuda",
+                  "--dtype", "float16", "-f", "json")
+    assert res.returncode == 1, res.stderr
+    data = json.loads(res.stdout)
+    assert data["device"].startswith("cuda") and data["dtype"] == "float16"
+    assert data["nonfinite"]["module"] == "blocks.1.mlp"
+    assert data["loss"] in ("NaN", "Infinity", "-Infinity")
