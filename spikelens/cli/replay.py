@@ -63,7 +63,8 @@ def replay_cmd(
             if checkpoint:
                 model.load_state_dict(torch.load(checkpoint, weights_only=True))
             return ReplayTarget(model=model, batch=batch_for(step),
-                                loss_fn=lambda m, b: m(b["x"], b["y"]), optimizer=None)
+                                loss_fn=lambda m, b: m(b["x"], b["y"]),
+                                optimizer=None)  # optional: also step it
 
     Forward and backward run once under [bold]torch.autograd.detect_anomaly(check_nan=True)[/],
     with hooks on every op and module (anomaly mode alone only sees NaN made in backward).

@@ -79,7 +79,8 @@ def render_rich(report: ReplayReport, console, *, top: int = 15) -> None:
 
     res = report.result
     data = report_dict(report)
-    head = (f"replay of [bold]{escape(report.target)}[/] at step {res.step} on {report.device} "
+    at = f"step {res.step}" if res.step == report.step else f"step {res.step} (window stopped before {report.step})"
+    head = (f"replay of [bold]{escape(report.target)}[/] at {at} on {report.device} "
             f"({report.dtype}, torch {report.torch_version})")
     if report.checkpoint:
         head += f" from {escape(report.checkpoint)}"
