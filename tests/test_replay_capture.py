@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 from collections import namedtuple
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np

@@ -151,7 +151,7 @@ class _HFCapture(_Capturer):
         return None
 
     def on_step_begin(self, args=None, state=None, control=None, **kwargs):
-        self._micro, self._losses, self._in_step = [], [], True
+        self._in_step = True  # micro-batches are collected until on_step_end, whatever calls this
         return control
 
     def on_step_end(self, args=None, state=None, control=None, **kwargs):
@@ -172,7 +172,8 @@ class _HFCapture(_Capturer):
 
 class _LightningCapture(_Capturer):
     """Lightning side: the batch and the training_step output come with the hooks. Steps are
-    `trainer.global_step` at the start of the batch (the step `self.log` records)."""
+    `trainer.global_step` at the start of the batch (the step `self.log` records); with
+    `accumulate_grad_batches` > 1 only the first micro-batch of a step is written."""
 
     def __init__(self, dir, **kw):
         super().__init__(dir, **kw)

@@ -148,7 +148,7 @@ def build_from_captures(dir: str | Path, make_model: Callable[[], Any], loss_fn:
     `model` entry), else from the capture itself when it holds them."""
 
     def build(step: int, checkpoint: str | None) -> ReplayTarget:
-        torch = require_torch()
+        require_torch()
         record = load_capture(dir, step)
         restore_rng(record)
         model = make_model()
@@ -163,7 +163,6 @@ def build_from_captures(dir: str | Path, make_model: Callable[[], Any], loss_fn:
                                   f"{str(exc).splitlines()[0]}") from None
         if optimizer is not None and isinstance(state, dict) and state.get("optimizer"):
             optimizer.load_state_dict(state["optimizer"])
-        del torch
         return ReplayTarget(model=model, batch=record["batch"], loss_fn=loss_fn, optimizer=optimizer)
 
     return build

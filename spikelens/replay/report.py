@@ -75,7 +75,6 @@ def _fmt(x: Any, pct: bool = False) -> str:
 def render_rich(report: ReplayReport, console, *, top: int = 15) -> None:
     """Verdict line, where the first NaN/Inf came from, logged-vs-replayed, the layer table."""
     from rich.markup import escape
-    from rich.table import Table
 
     res = report.result
     data = report_dict(report)
