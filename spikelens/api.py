@@ -100,16 +100,31 @@ def run_stats(ctx: RunContext) -> dict[str, Any]:
 
 
 def analyze(*paths: PathLike, config: Config | None = None, detector_params: dict | None = None,
-            progress: Callable[[str], None] | None = None) -> Report:
-    """Find every run under the paths and report what happened in each, with causes."""
+            progress: Callable[[str], None] | None = None, jobs: int | None = None,
+            keep_frames: bool = True) -> Report:
+    """Find every run under the paths and report what happened in each, with causes.
+
+    Many runs are analysed in parallel worker processes (`jobs`, default: all cores);
+    `keep_frames=False` drops each run's frame once analysed (large sweeps that need
+    no plots)."""
+    from .discover import find_sources, groups as source_groups, looked_for
+    from .errors import NothingFound
+    from .sweep import analyze_groups
+
     cfg = config or load_config()
+    roots = [Path(p) for p in (paths or (".",))]
     report = Report(command="analyze")
     with diagnostics.collecting() as diag:
-        for run in iter_runs(paths or (".",)):
-            validate(run.frame, f"import of {run.name}")
-            if progress:
-                progress(run.name)
-            report.runs.append(analyze_run(run, cfg, detector_params=detector_params))
+        sources = find_sources(roots)
+        if not sources:
+            where = ", ".join(str(r) for r in roots)
+            raise NothingFound(where, f"no training logs found; looked for {looked_for()}")
+        for reports, warnings in analyze_groups(source_groups(sources), roots, cfg,
+                                                detector_params=detector_params, keep_frames=keep_frames,
+                                                jobs=jobs, progress=progress):
+            report.runs.extend(reports)
+            for line in warnings:
+                diagnostics.warn(line)
         _cross_run(report)
     report.warnings = diag.lines
     return report

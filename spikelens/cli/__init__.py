@@ -30,7 +30,8 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app, turn spikelens errors into one line and exit 2."""
     _register()
     try:
-        app(args=argv, standalone_mode=False)
+        # without standalone mode, `raise typer.Exit(code)` comes back as the return value
+        code = app(args=argv, standalone_mode=False)
     except SpikelensError as exc:
         typer.echo(f"spikelens: error: {exc}", err=True)
         sys.exit(exc.exit_code)
@@ -49,4 +50,4 @@ def main(argv: list[str] | None = None) -> None:
             exc.show()
             sys.exit(2)
         raise
-    sys.exit(0)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -332,8 +332,12 @@ class RepeatedDataDetector(Detector):
     kind = "repeated_data"
     roles = ("loss",)
 
-    z_min: float = 6.0
-    """Robust z a level change must exceed to count."""
+    z_min: float = 4.0
+    """Robust z the drop and the jump back must each exceed."""
+    z_pair: float = 10.0
+    """... and together (the pair is the evidence, not either alone)."""
+    window_fraction: float = 0.05
+    """Points on each side of a level change, as a fraction of the series."""
     min_change: float = 0.03
     """Smallest drop reported, as a fraction of the level."""
     size_ratio: tuple = (0.3, 3.0)
@@ -352,7 +356,7 @@ class RepeatedDataDetector(Detector):
         y, is_log = log_scale(value)
         if not is_log:
             return []
-        w = int(np.clip(n // 50, 8, 100))
+        w = int(np.clip(self.window_fraction * n, 8, 200))
         left = rolling_median(y, w, trailing_exclusive=True, min_samples=w)
         right = forward_median(y, w)
         right[n - w + 1:] = np.nan
@@ -390,14 +394,15 @@ class RepeatedDataDetector(Detector):
                     continue
                 ratio = d[b] / drop
                 sb = int(step[b])
-                if not (self.size_ratio[0] <= ratio <= self.size_ratio[1]) or abs(sb - expect) > tol:
+                if not (self.size_ratio[0] <= ratio <= self.size_ratio[1]) or abs(sb - expect) > tol \
+                        or z[b] - z[a] < self.z_pair:
                     continue
                 others = [i for i in big if a + w < i < b - w and abs(d[i]) >= 0.5 * drop]
                 if others or _lr_changes(ctx, sb, w * interval):
                     continue
                 if best is None or abs(sb - expect) < abs(int(step[best]) - expect):
                     best = b
-            ended_early = resumed and best is None and int(step[-1]) < expect - tol
+            ended_early = resumed and best is None and int(step[-1]) < expect - tol and -z[a] >= self.z_pair
             if best is None and not ended_early:
                 continue
             start = int(near[np.argmin(np.abs(near - at))]) if resumed else at

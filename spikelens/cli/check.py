@@ -1,0 +1,231 @@
+"""`spikelens check`: the analysis as a CI gate (exit 0 pass, 1 fail, 2 usage or input error).
+
+The policy and baseline logic lives in `spikelens.check`; this module maps options onto
+it and renders the result (Rich, JSON, GitHub annotations, markdown, JUnit).
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from enum import Enum
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.markup import escape as rich_escape
+from rich.text import Text
+
+from .. import api
+from ..check import (CheckResult, baseline_from, build_policy, evaluate, load_baseline, parse_kind_thresholds,
+                     report_json, write_baseline)
+from ..errors import UsageError
+from ..frame import ROLES
+from . import app
+from .analyze import build_config, detector_params, progress
+from .common import QUIET, VERBOSE, Format, emit_warnings, stderr_console, stdout_console
+
+
+class Severity(str, Enum):
+    info = "info"
+    warning = "warning"
+    error = "error"
+
+
+@app.command("check")
+def check_cmd(
+    paths: List[Path] = typer.Argument(..., help="Log files or folders of finished runs (any mix of formats)."),
+    format: Format = typer.Option(Format.rich, "--format", "-f",
+                                  help="rich (terminal), json (the report plus a 'check' object), github "
+                                       "(workflow-command annotations) or markdown."),
+    fail_on: Optional[Severity] = typer.Option(None, "--fail-on", case_sensitive=False,
+                                               help="Fail on findings at or above this severity "
+                                                    "[default: warning, or fail-on in the config]."),
+    fail_on_kind: List[str] = typer.Option([], "--fail-on-kind", metavar="KIND=SEVERITY",
+                                           help="Threshold for one kind or code prefix, over --fail-on "
+                                                "(e.g. oscillation=error, SL4=error). Repeatable."),
+    always_fail: List[str] = typer.Option([], "--always-fail", metavar="KINDS",
+                                          help="Kinds or codes that fail at warning or above whatever --fail-on "
+                                               "says [default: nan]; 'none' for none. Comma-separated, repeatable."),
+    max_fast_spikes: Optional[int] = typer.Option(None, "--max-fast-spikes", min=0, metavar="N",
+                                                  help="Fast-recovering spikes tolerated per run; with more, all "
+                                                       "of them fail [default: 0]."),
+    select: List[str] = typer.Option([], "--select", metavar="KINDS",
+                                     help="Check only these kinds or code prefixes, ruff style "
+                                          "(e.g. SL1,nan) [default: all]. Comma-separated, repeatable."),
+    ignore: List[str] = typer.Option([], "--ignore", metavar="KINDS",
+                                     help="Never check these kinds or code prefixes (the more specific of "
+                                          "--select/--ignore wins). Comma-separated, repeatable."),
+    metric: List[str] = typer.Option([], "--metric", metavar="GLOB",
+                                     help="Check only findings on metrics matching GLOB (run-level findings "
+                                          "always). Repeatable."),
+    ignore_metric: List[str] = typer.Option([], "--ignore-metric", metavar="GLOB",
+                                            help="Never check findings on metrics matching GLOB. Repeatable."),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", metavar="FILE",
+                                            help="Findings recorded in FILE do not fail (matched by run, metric, "
+                                                 "kind and a step window); only new ones do."),
+    update_baseline: bool = typer.Option(False, "--update-baseline",
+                                         help="Write every checked finding into the --baseline file and exit 0."),
+    junit: Optional[Path] = typer.Option(None, "--junit", metavar="FILE",
+                                         help="Also write JUnit XML: one test case per run, failures carry "
+                                              "the messages."),
+    summary: Optional[Path] = typer.Option(None, "--summary", metavar="FILE",
+                                           help="Also append the markdown report to FILE (e.g. "
+                                                "\"$GITHUB_STEP_SUMMARY\")."),
+    exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when findings fail (report-only jobs)."),
+    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
+                                          help="spikelens.toml or pyproject.toml to read settings from."),
+    role: List[str] = typer.Option([], "--role", metavar="TAG=ROLE",
+                                   help=f"Override a metric's role (TAG may be a glob); ROLE is one of "
+                                        f"{', '.join(ROLES)}. Repeatable."),
+    param: List[str] = typer.Option([], "--param", metavar="DETECTOR.NAME=VALUE",
+                                    help="Override a detector parameter (e.g. spike.recovery_fast_steps=500). "
+                                         "Repeatable."),
+    charts: bool = typer.Option(True, "--charts/--no-charts", help="Draw a small chart under each finding."),
+    quiet: bool = QUIET,
+    verbose: bool = VERBOSE,
+) -> None:
+    """Check finished runs against a policy, for CI: exit 0 when nothing at or above
+    --fail-on remains, 1 when something does, 2 on usage or input errors.
+
+    The policy comes from options, then [bold][tool.spikelens.check][/] in pyproject.toml or
+    spikelens.toml, then defaults (fail on warnings, NaN always fails, no fast spike allowed).
+
+    Example: [bold]spikelens check runs/ --fail-on error --max-fast-spikes 2[/]
+
+    Example: [bold]spikelens check runs/ --format github --junit check.xml --summary "$GITHUB_STEP_SUMMARY"[/]
+
+    Example: [bold]spikelens check runs/ --baseline spikelens-baseline.json --update-baseline[/]
+    """
+    cfg = build_config(config, role)
+    params = detector_params(cfg, param)
+    options = {
+        "fail_on": fail_on.value if fail_on is not None else None,
+        "fail_on_kind": parse_kind_thresholds(fail_on_kind),
+        "always_fail": _joined(always_fail),
+        "max_fast_spikes": max_fast_spikes,
+        "select": _joined(select),
+        "ignore": _joined(ignore),
+        "metrics": list(metric) or None,
+        "ignore_metrics": list(ignore_metric) or None,
+        "baseline": str(baseline) if baseline is not None else None,
+    }
+    policy = build_policy(cfg.check, options, config_path=cfg.path)
+    if update_baseline and policy.baseline is None:
+        raise UsageError("--update-baseline needs a file: give --baseline FILE (or baseline in [tool.spikelens.check])")
+    accepted = load_baseline(policy.baseline) if policy.baseline is not None and not update_baseline else None
+
+    started = time.perf_counter()
+    with progress(quiet) as update:
+        report = api.analyze(*paths, config=cfg, detector_params=params, progress=update)
+    elapsed = time.perf_counter() - started
+    emit_warnings(report.warnings, quiet)
+    result = evaluate(report, policy, accepted)
+    if update_baseline:
+        fresh = baseline_from(result.report)
+        write_baseline(fresh, policy.baseline)
+        fresh.path = policy.baseline
+        result = evaluate(report, policy, fresh)
+        if not quiet:
+            typer.echo(f"wrote {len(fresh.entries)} finding(s) to the baseline {policy.baseline}", err=True)
+    code = 0 if update_baseline else result.exit_code(exit_zero)
+
+    if junit is not None:
+        from ..report.junit import render_junit
+
+        _write(junit, render_junit(result, elapsed=elapsed), "the JUnit report")
+    if summary is not None:
+        _write(summary, render_markdown_check(result, charts=charts), "the markdown summary", append=True)
+    if format == Format.json:
+        typer.echo(json.dumps(report_json(result, code), indent=1, allow_nan=False))
+    elif format == Format.github:
+        from ..report.github import render_github
+
+        typer.echo(render_github(result), nl=False)
+        if not quiet:
+            stderr_console().print(Text(_headline(result)), highlight=False)
+    elif format == Format.markdown:
+        typer.echo(render_markdown_check(result, charts=charts), nl=False)
+    else:
+        _render_rich(result, verbose=verbose, charts=charts)
+    if code:
+        sys.exit(code)  # typer.Exit's code is lost under standalone_mode=False
+
+
+def _joined(items: list[str]) -> str | None:
+    """Repeated comma-separated options → one comma-separated string (None: not given)."""
+    return ",".join(items) if items else None
+
+
+def _write(path: Path, text: str, what: str, append: bool = False) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a" if append else "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write {what} ({exc.strerror or exc})") from None
+
+
+# ---------------------------------------------------------------- renderings of the gate
+
+def _headline(result: CheckResult) -> str:
+    """'check failed: 2 findings fail in 1 of 3 runs (fail-on warning)' or 'check passed: ...'."""
+    p = result.policy
+    runs = result.report.runs
+    bad_runs = sum(1 for r in runs if any(g.fails for g in result.run_gates(r)))
+    c = result.counts()
+    extra = [f"{c[k]} {word}" for k, word in (("below", "below threshold"), ("allowed", "allowed fast spike(s)"),
+                                              ("baselined", "in the baseline")) if c[k]]
+    if result.filtered_out:
+        extra.append(f"{result.filtered_out} not selected")
+    tail = f" ({', '.join(extra)})" if extra else ""
+    if result.passed:
+        return f"check passed: nothing fails at fail-on {p.fail_on} in {len(runs)} run(s){tail}"
+    n = len(result.failed)
+    return f"check failed: {n} finding{'s' if n != 1 else ''} fail in {bad_runs} of {len(runs)} run(s) " \
+           f"(fail-on {p.fail_on}){tail}"
+
+
+def _render_rich(result: CheckResult, *, verbose: bool, charts: bool) -> None:
+    out = stdout_console()
+    try:
+        from ..report.terminal import render_terminal
+    except ImportError:  # the terminal renderer is optional; the JSON one always exists
+        typer.echo(json.dumps(report_json(result), indent=1, allow_nan=False))
+        return
+    render_terminal(result.report, out, verbose=verbose, charts=charts)
+    out.print()
+    style = "bold green" if result.passed else "bold red"
+    out.print(Text(_headline(result), style=style))
+    for g in result.failed:
+        f = g.finding
+        step = "" if f.anchor_step is None else f" step {f.anchor_step}"
+        where = f" {f.metric}" if f.metric else ""
+        out.print(f"  [red]✗[/] {rich_escape(f.run)}: {f.code} {f.kind}{rich_escape(where)}{step} — "
+                  f"{rich_escape(f.message)} [dim]({rich_escape(g.reason)})[/]", highlight=False)
+
+
+def render_markdown_check(result: CheckResult, *, charts: bool = True) -> str:
+    """The gate's verdict and failing findings as markdown, then the analysis report."""
+    try:
+        from ..report.markdown import escape, render_markdown
+    except ImportError:
+        body = "```json\n" + json.dumps(report_json(result), indent=1, allow_nan=False) + "\n```\n"
+        escape = _md_escape
+    else:
+        body = render_markdown(result.report, charts=charts)
+    mark = "✅" if result.passed else "❌"
+    lines = [f"## {mark} spikelens {escape(_headline(result))}", ""]
+    if result.failed:
+        lines += ["| run | code | kind | metric | step | severity | why it fails |", "|---|---|---|---|---|---|---|"]
+        for g in result.failed:
+            f = g.finding
+            cells = [f.run, f.code, f.kind, f.metric or "", "" if f.anchor_step is None else str(f.anchor_step),
+                     f.severity, g.reason]
+            lines.append("| " + " | ".join(escape(c) for c in cells) + " |")
+        lines.append("")
+    return "\n".join(lines) + "\n" + body
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
