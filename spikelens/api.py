@@ -76,7 +76,7 @@ def run_summary(run: Run, role_overrides: dict[str, str] | None = None) -> dict[
 def analyze_run(run: Run, cfg: Config, *, detector_params: dict | None = None,
                 stitch_params: dict | None = None) -> RunReport:
     """Stitch, detect and explain one run."""
-    stitched: Stitched = stitch_run(run, **(stitch_params or {}))
+    stitched: Stitched = stitch_run(run, **{"roles": cfg.roles, **(stitch_params or {})})
     frame = validate(stitched.frame, f"stitch of {run.name}", stitched=True)
     roles = roles_of(frame, cfg.roles)
     ctx = RunContext(run=run.name, roles=roles, series=series_of(frame, roles),

@@ -169,6 +169,8 @@ def _build_run(name: str, tables: list[Table]) -> Run:
         if base is None:
             base = seg_of_key[t.segment_key] = next_segment
             next_segment += 1
+        if t.meta:  # per launch (a W&B branch_point, TB purge steps) for the stitcher
+            meta.setdefault("segment_meta", {}).setdefault(base, {}).update(t.meta)
         local = split_ids(t.frame)
         # launches found inside the table (its step went back) get new numbers after the base
         seg = np.where(local == 0, base, next_segment + local - 1)

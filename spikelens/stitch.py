@@ -66,10 +66,10 @@ def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol:
     frame = run.frame.sort("seq", maintain_order=True)
     if frame.height == 0:
         return Stitched(frame=frame.with_columns(superseded=pl.lit(False)))
-    frame = split_relaunches(frame)
+    frame, renumbered = split_relaunches(frame)
     metrics = frame.get_column("metric").unique(maintain_order=True).to_list()
     main = main_metric(frame, infer_roles(metrics, roles))
-    layout = _Layout.of(frame, main, _declared_starts(run))
+    layout = _Layout.of(frame, main, *_declared_starts(run, renumbered))
     offsets, boundaries = _place_launches(frame, layout, main)
     frame = frame.with_columns(
         (pl.col("step") + pl.col("segment").replace_strict(
@@ -105,8 +105,11 @@ def merge_runs(runs: list[Run], name: str | None = None) -> Run:
     runs = [runs[i] for i in order]
     nm = name or runs[0].name
     frames, segments, offset, seq0 = [], [], 0, 0
+    seg_meta: dict[int, dict] = {}
     for r in runs:
         n_seg = int(r.frame.get_column("segment").max()) + 1 if r.frame.height else 0
+        for k, m in (r.meta.get("segment_meta") or {}).items():
+            seg_meta[int(k) + offset] = m
         frames.append(r.frame.with_columns(
             run=pl.lit(nm),
             segment=(pl.col("segment") + offset).cast(pl.UInt32),
@@ -116,9 +119,10 @@ def merge_runs(runs: list[Run], name: str | None = None) -> Run:
         offset += n_seg
         seq0 += r.frame.height
     frame = pl.concat(frames) if frames else pl.DataFrame(schema=SCHEMA)
+    meta = {k: v for r in runs for k, v in r.meta.items()}
+    meta["segment_meta"] = seg_meta
     return Run(name=nm, frame=frame, sources=sorted({s for r in runs for s in r.sources}),
-               formats=sorted({f for r in runs for f in r.formats}), segments=segments,
-               meta={k: v for r in runs for k, v in r.meta.items()})
+               formats=sorted({f for r in runs for f in r.formats}), segments=segments, meta=meta)
 
 
 def _natural(text: str) -> list:
@@ -128,9 +132,10 @@ def _natural(text: str) -> list:
 # ------------------------------------------------------------------ relaunches hidden in one file
 
 
-def split_relaunches(frame: pl.DataFrame, *, max_steps: int = 3, max_fraction: float = 0.005) -> pl.DataFrame:
+def split_relaunches(frame: pl.DataFrame, *, max_steps: int = 3,
+                      max_fraction: float = 0.005) -> tuple[pl.DataFrame, dict[int, int]]:
     """Give a launch that re-logged the previous launch's last step, inside the same
-    file, its own segment.
+    file, its own segment; also return the new number of every old segment.
 
     The sign is a (metric, step) logged again in the same segment with a different
     value. A logger that writes some tag several times per step (gradient accumulation)
@@ -145,8 +150,9 @@ def split_relaunches(frame: pl.DataFrame, *, max_steps: int = 3, max_fraction: f
     f = frame.with_row_index("_row").with_columns(
         _rep=pl.int_range(pl.len()).over(key) > 0, _diff=~same)
     cand = f.filter(pl.col("_rep") & pl.col("_diff"))
+    same_numbers = {int(x): int(x) for x in frame.get_column("segment").unique()}
     if cand.height == 0:
-        return frame
+        return frame, same_numbers
     seg = f.get_column("segment").to_numpy()
     rep = f.get_column("_rep").to_numpy()
     step = f.get_column("step").to_numpy()
@@ -165,15 +171,17 @@ def split_relaunches(frame: pl.DataFrame, *, max_steps: int = 3, max_fraction: f
             rows.append(r)
         cuts[int(s)] = sorted(rows)
     if not cuts:
-        return frame
+        return frame, same_numbers
     sub = np.zeros(f.height, dtype=np.int64)
     row = np.arange(f.height)
     for s, rows in cuts.items():
         mask = seg == s
         sub[mask] = np.searchsorted(np.asarray(rows), row[mask], side="right")
     combined = seg.astype(np.int64) * (int(sub.max()) + 1) + sub
-    new = pl.Series(combined).rank("dense").cast(pl.UInt32) - 1
-    return f.with_columns(segment=new).select(frame.columns)
+    new = (pl.Series(combined).rank("dense") - 1).cast(pl.UInt32)
+    out = f.with_columns(_old=pl.col("segment"), segment=new)
+    mapping = {int(o): int(n) for o, n in out.group_by("_old").agg(pl.col("segment").min()).iter_rows()}
+    return out.select(frame.columns), mapping
 
 
 # ------------------------------------------------------------------ which metric, which axis
@@ -204,10 +212,11 @@ class _Layout:
     source: dict[int, str]
     wall: dict[int, tuple[float | None, float | None]]
     declared: dict[int, int]
+    """Launch starts the writer declared (as logged), where it did."""
     has_main: dict[int, bool]
 
     @classmethod
-    def of(cls, frame: pl.DataFrame, main: str | None, declared: dict[int, int]) -> "_Layout":
+    def of(cls, frame: pl.DataFrame, main: str | None, branch: dict[int, int], purge: list[int]) -> "_Layout":
         logged = frame.filter(pl.col("value").is_not_null())
         stats = logged.group_by("segment", "metric").agg(
             pl.col("step").min().alias("first"), pl.col("step").max().alias("last"))
@@ -221,7 +230,7 @@ class _Layout:
         for s, m, a, b in stats.iter_rows():
             per_metric.setdefault(int(s), {})[m] = (int(a), int(b))
         lay = cls(segments=[int(s) for s in segs.get_column("segment")], first={}, last={}, per_metric=per_metric,
-                  on_axis={}, interval={}, source={}, wall={}, declared=declared, has_main={})
+                  on_axis={}, interval={}, source={}, wall={}, declared=dict(branch), has_main={})
         for s, src, w0, w1 in segs.iter_rows():
             s = int(s)
             lay.source[s] = src
@@ -239,6 +248,10 @@ class _Layout:
             first = min([first, *early])
             lay.first[s], lay.last[s], lay.interval[s] = first, last, iv
             lay.on_axis[s] = {m: first <= a <= last for m, (a, _) in mets.items()}
+            # a purge step just before the first logged step is where this launch took over
+            near = [p for p in purge if first - 10 * iv <= p <= first]
+            if near and s != lay.segments[0] and s not in lay.declared:
+                lay.declared[s] = max(near)
         return lay
 
     def cut(self, s: int, metric: str, offset: int) -> int | None:
@@ -252,21 +265,27 @@ class _Layout:
         return (start if self.on_axis[s][metric] else span[0]) + offset
 
 
-def _declared_starts(run: Run) -> dict[int, int]:
-    """Launch starts the writer declared: a W&B rewind/fork `branch_point` (the child
-    takes over after step N) or a TensorBoard `purge_step` (a SessionLog START)."""
-    out: dict[int, int] = {}
-    for s in run.segments:
-        meta = s.get("meta") or {}
-        bp = meta.get("branch_point")
-        if isinstance(bp, dict) and isinstance(bp.get("step"), (int, float)):
-            out[int(s["segment"])] = int(bp["step"]) + 1
-        purge = meta.get("purge_step", meta.get("purge_steps"))
-        if isinstance(purge, (list, tuple)) and purge:
-            purge = min(purge)
-        if isinstance(purge, (int, float)) and not isinstance(purge, bool):
-            out[int(s["segment"])] = min(out.get(int(s["segment"]), int(purge)), int(purge))
-    return out
+def _declared_starts(run: Run, renumbered: dict[int, int]) -> tuple[dict[int, int], list[int]]:
+    """Launch starts the writers declared: a W&B rewind/fork `branch_point` (the child
+    takes over after step N), per launch; and TensorBoard `purge_step`s (SessionLog
+    START), which the importer keeps for the whole run."""
+    per_segment = dict(run.meta.get("segment_meta") or {})
+    for seg in run.segments:
+        if seg.get("meta"):
+            per_segment.setdefault(seg["segment"], seg["meta"])
+    branch: dict[int, int] = {}
+    purge: set[int] = set()
+    for metas in [run.meta, *per_segment.values()]:
+        p = metas.get("purge_steps", metas.get("purge_step"))
+        for x in (p if isinstance(p, (list, tuple)) else [p]):
+            if isinstance(x, (int, float)) and not isinstance(x, bool):
+                purge.add(int(x))
+    for seg, metas in per_segment.items():
+        bp = metas.get("branch_point", metas.get("wandb.branch_point"))
+        step = bp.get("step", bp.get("value")) if isinstance(bp, dict) else None
+        if isinstance(step, (int, float)) and not isinstance(step, bool) and int(seg) in renumbered:
+            branch[renumbered[int(seg)]] = int(step) + 1
+    return branch, sorted(purge)
 
 
 # ------------------------------------------------------------------ laying launches on one axis

@@ -6,7 +6,6 @@ it and renders the result (Rich, JSON, GitHub annotations, markdown, JUnit).
 from __future__ import annotations
 
 import json
-import sys
 import time
 from enum import Enum
 from pathlib import Path
@@ -72,6 +71,9 @@ def check_cmd(
     summary: Optional[Path] = typer.Option(None, "--summary", metavar="FILE",
                                            help="Also append the markdown report to FILE (e.g. "
                                                 "\"$GITHUB_STEP_SUMMARY\")."),
+    stitch: bool = typer.Option(False, "--stitch",
+                                help="Treat everything under PATHS as segments of one run (resumed launches "
+                                     "logged to separate folders), as the stitch analysis does."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when findings fail (report-only jobs)."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
                                           help="spikelens.toml or pyproject.toml to read settings from."),
@@ -117,7 +119,12 @@ def check_cmd(
 
     started = time.perf_counter()
     with progress(quiet) as update:
-        report = api.analyze(*paths, config=cfg, detector_params=params, progress=update)
+        if stitch:
+            report, _ = api.stitch(*paths, config=cfg, detector_params=params)
+        else:
+            keep_frames = charts and (format in (Format.rich, Format.markdown) or summary is not None)
+            report = api.analyze(*paths, config=cfg, detector_params=params, progress=update,
+                                 keep_frames=keep_frames)
     elapsed = time.perf_counter() - started
     emit_warnings(report.warnings, quiet)
     result = evaluate(report, policy, accepted)
@@ -148,8 +155,7 @@ def check_cmd(
         typer.echo(render_markdown_check(result, charts=charts), nl=False)
     else:
         _render_rich(result, verbose=verbose, charts=charts)
-    if code:
-        sys.exit(code)  # typer.Exit's code is lost under standalone_mode=False
+    raise typer.Exit(code)
 
 
 def _joined(items: list[str]) -> str | None:
@@ -169,8 +175,7 @@ def _write(path: Path, text: str, what: str, append: bool = False) -> None:
 # ---------------------------------------------------------------- renderings of the gate
 
 def _headline(result: CheckResult) -> str:
-    """'check failed: 2 findings fail in 1 of 3 runs (fail-on warning)' or 'check passed: ...'."""
-    p = result.policy
+    """'check failed: 2 findings fail (fail-on warning) in 1 of 3 runs; 1 below threshold' or 'check passed: ...'."""
     runs = result.report.runs
     bad_runs = sum(1 for r in runs if any(g.fails for g in result.run_gates(r)))
     c = result.counts()
@@ -178,12 +183,15 @@ def _headline(result: CheckResult) -> str:
                                               ("baselined", "in the baseline")) if c[k]]
     if result.filtered_out:
         extra.append(f"{result.filtered_out} not selected")
-    tail = f" ({', '.join(extra)})" if extra else ""
+    tail = f"; {', '.join(extra)}" if extra else ""
+    rule = f"fail-on {result.policy.fail_on}"
     if result.passed:
-        return f"check passed: nothing fails at fail-on {p.fail_on} in {len(runs)} run(s){tail}"
-    n = len(result.failed)
-    return f"check failed: {n} finding{'s' if n != 1 else ''} fail in {bad_runs} of {len(runs)} run(s) " \
-           f"(fail-on {p.fail_on}){tail}"
+        return f"check passed: nothing fails ({rule}) in {_n(len(runs), 'run')}{tail}"
+    return f"check failed: {_n(len(result.failed), 'finding')} ({rule}) in {bad_runs} of {_n(len(runs), 'run')}{tail}"
+
+
+def _n(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _render_rich(result: CheckResult, *, verbose: bool, charts: bool) -> None:

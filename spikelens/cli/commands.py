@@ -3,3 +3,4 @@ from . import ls  # noqa: F401
 from . import analyze  # noqa: F401
 from . import replay  # noqa: F401
 from . import check  # noqa: F401
+from . import stitch  # noqa: F401

@@ -367,8 +367,8 @@ class RepeatedDataDetector(Detector):
         if not sig > 0:
             return []
         z = dd / sig
-        drops = _peaks(-z, self.z_min, w)
-        jumps = _peaks(z, self.z_min, w)
+        drops = [_locate_step(y, i, w) for i in _peaks(-z, self.z_min, w)]
+        jumps = [_locate_step(y, i, w) for i in _peaks(z, self.z_min, w)]
         if not drops:
             return []
         interval = median_interval(step)
@@ -383,10 +383,11 @@ class RepeatedDataDetector(Detector):
             at = int(step[a])
             near = starts[np.abs(starts - at) <= max(2 * w * interval, 10 * interval)] if starts.size else starts
             resumed = bool(near.size)
-            trained = int(round(at - s0 + interval))
-            expect = at + trained
+            start = int(near[np.argmin(np.abs(near - at))]) if resumed else at
+            trained = int(round(start - s0 + interval))
+            expect = start + trained
             tol = (self.boundary_span_tolerance if resumed else self.span_tolerance) * trained + 2 * w * interval
-            if _lr_changes(ctx, at, w * interval):
+            if _lr_changes(ctx, at, 3 * interval):
                 continue
             best = None
             for b in jumps:
@@ -398,14 +399,13 @@ class RepeatedDataDetector(Detector):
                         or z[b] - z[a] < self.z_pair:
                     continue
                 others = [i for i in big if a + w < i < b - w and abs(d[i]) >= 0.5 * drop]
-                if others or _lr_changes(ctx, sb, w * interval):
+                if others or _lr_changes(ctx, sb, 3 * interval):
                     continue
                 if best is None or abs(sb - expect) < abs(int(step[best]) - expect):
                     best = b
             ended_early = resumed and best is None and int(step[-1]) < expect - tol and -z[a] >= self.z_pair
             if best is None and not ended_early:
                 continue
-            start = int(near[np.argmin(np.abs(near - at))]) if resumed else at
             out.append(self._finding(series, ctx, start, at, best, step, y, d, w, trained, expect, resumed))
             break
         return out
@@ -445,9 +445,32 @@ def _peaks(z: np.ndarray, z_min: float, w: int) -> list[int]:
     return [int(g[np.argmax(z[g])]) for g in np.split(idx, cuts)]
 
 
+def _locate_step(y: np.ndarray, i: int, w: int) -> int:
+    """Where exactly the level steps, near a detected change at `i`: the split of
+    y[i-2w : i+2w] that a line with one common slope plus a step fits best. On a
+    falling curve the plain difference of medians peaks a few points early (the trend
+    adds to the drop); the common slope takes the trend out."""
+    lo, hi = max(0, i - 2 * w), min(y.size, i + 2 * w + 1)
+    seg = y[lo:hi]
+    ok = np.isfinite(seg)
+    t = np.arange(lo, hi, dtype=np.float64)[ok]
+    v = seg[ok]
+    if v.size < 8:
+        return i
+    t = (t - t.mean()) / max(t.std(), 1.0)
+    best, best_rss = i, np.inf
+    for c in range(max(lo + 3, i - w), min(hi - 3, i + w + 1)):
+        x = np.column_stack([np.ones_like(t), t, (np.arange(lo, hi)[ok] >= c).astype(np.float64)])
+        coef, *_ = np.linalg.lstsq(x, v, rcond=None)
+        rss = float(np.sum((x @ coef - v) ** 2))
+        if rss < best_rss:
+            best, best_rss = c, rss
+    return best
+
+
 def _lr_changes(ctx: RunContext, at: int, half: float, ratio: float = 0.8) -> bool:
-    """True when a learning rate changes by more than 1/ratio across `at` (an LR step
-    explains a level change)."""
+    """True when a learning rate steps by more than 1/ratio across `at` (a few logged
+    points each side): an LR step explains a level change; a smooth decay does not."""
     for s in ctx.by_role("lr"):
         ok = np.isfinite(s.value)
         st, v = s.step[ok], s.value[ok]

@@ -9,12 +9,17 @@ from .base import Importer
 from .csvlogs import CsvImporter
 from .hf import HfTrainerStateImporter
 from .mlflow import MlflowRunImporter
+from .tensorboard import TensorBoardImporter
 from .textlogs import TextLogImporter
+from .wandb_offline import WandbOfflineFileImporter, WandbOfflineRunImporter
 from .wandb_exports import WandbChartCsvImporter, WandbHistoryImporter, WandbLegacyRunImporter
 
 IMPORTERS: tuple[Importer, ...] = (
+    WandbOfflineRunImporter(),  # folder: wandb/offline-run-*/ holding run-<id>.wandb
     MlflowRunImporter(),  # folder: mlruns/<exp>/<run>/
     WandbLegacyRunImporter(),  # folder: wandb-history.jsonl + wandb-summary.json
+    WandbOfflineFileImporter(),  # a run-<id>.wandb file named on its own
+    TensorBoardImporter(),  # events.out.tfevents.* (or a renamed file starting with an event record)
     HfTrainerStateImporter(),
     WandbChartCsvImporter(),  # before CsvImporter: a chart export is also a CSV
     WandbHistoryImporter(),  # before CsvImporter: _step/_runtime/_timestamp dumps

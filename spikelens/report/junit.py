@@ -7,6 +7,7 @@ go to `<system-out>`. One failure element per test case keeps strict JUnit schem
 """
 from __future__ import annotations
 
+import json
 import re
 import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
@@ -41,7 +42,7 @@ def render_junit(result: CheckResult, *, elapsed: float = 0.0, timestamp: dateti
     props = ET.SubElement(suite, "properties")
     for key, value in result.policy.to_json().items():
         if key != "origins":
-            ET.SubElement(props, "property", name=key, value=_x(value if isinstance(value, str) else repr(value)))
+            ET.SubElement(props, "property", name=key, value=_x(value if isinstance(value, str) else json.dumps(value)))
     per_run_time = f"{elapsed / len(runs):.3f}" if runs else "0.000"
     for run in runs:
         attrs = {"classname": "spikelens.check", "name": _x(run.run), "time": per_run_time}
@@ -51,7 +52,7 @@ def render_junit(result: CheckResult, *, elapsed: float = 0.0, timestamp: dateti
         bad = failing[run.run]
         if bad:
             first = bad[0].finding
-            summary = f"{len(bad)} finding{'s' if len(bad) != 1 else ''} fail the check: {first.message}"
+            summary = f"{len(bad)} finding{'s fail' if len(bad) != 1 else ' fails'} the check: {first.message}"
             if len(bad) > 1:
                 summary += f" (and {len(bad) - 1} more)"
             kinds = sorted({g.finding.code for g in bad})

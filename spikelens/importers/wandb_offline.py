@@ -1,0 +1,347 @@
+"""W&B offline runs: `wandb/offline-run-<date>-<id>/run-<id>.wandb` (also online runs'
+local copies `run-<date>-<id>/run-<id>.wandb`).
+
+wandb >= 0.21 ships no reader for these files, so the framing is read here
+(`leveldb_log`) and each record is decoded with wandb's own protobuf,
+`wandb.proto.wandb_internal_pb2.Record` (formats README §2c, §2e).
+
+- **History records → metrics.** The key is `".".join(nested_key)` or the older
+  `key`; values are JSON text with bare `NaN`/`Infinity`/`-Infinity` (cast to float in
+  one Polars pass; strings, booleans and dicts are not metrics and are dropped). The
+  step is the `_step` item or `step.num`; `_timestamp` is the wall time; `_runtime`,
+  `_timestamp` and `_step` themselves are not metrics.
+- **One run, several launches.** The folder is claimed as a whole (so `files/output.log`
+  is not read again by the text importer) and is one segment. Folders with the same
+  run id are launches of one run (`run_key` = `wandb:<id>`), ordered by the run
+  record's start time, then folder name. An offline resume (`resume="allow"`) restarts
+  `_step` at 0; that is kept as logged (the stitcher re-bases it) and noted in
+  `meta["wandb.launches"]` with each launch's resume flag, start time, steps and
+  `branch_point` (rewind / fork: parent run, step, metric).
+
+Damage: a truncated tail (a killed run) stops reading quietly; a bad chunk skips to the
+next 32 KiB block; both become one warning naming the file and the counts. A file
+without the `:W&B` header is a FormatError.
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from .. import diagnostics
+from ..errors import FormatError
+from .base import TABLE_SCHEMA, Importer, Table
+from .leveldb_log import LogDamage, has_header, read_records
+
+SPECIAL = ("_step", "_runtime", "_timestamp")
+_FILE = re.compile(r"^run-(?P<id>[^/]+)\.wandb$")
+_FOLDER_DATE = re.compile(r"-(\d{8})_(\d{6})-")
+
+
+def record_class():
+    """`wandb_internal_pb2.Record`, imported without running `wandb/__init__`.
+
+    Importing `wandb.proto` normally imports the whole SDK first (about 1.5 s); the
+    generated modules need only `google.protobuf`. When wandb is not imported yet, a
+    bare package stands in for `wandb` during the import and everything it added is
+    removed again, so a later `import wandb` loads the real package (the protobuf
+    classes are shared through the default descriptor pool).
+    """
+    if "wandb" in sys.modules:
+        from wandb.proto import wandb_internal_pb2
+
+        return wandb_internal_pb2.Record
+    import importlib.util
+    import types
+
+    spec = importlib.util.find_spec("wandb")
+    if spec is None or not spec.submodule_search_locations:
+        raise FormatError(None, "reading .wandb files needs the wandb package (pip install wandb)")
+    before = set(sys.modules)
+    stub = types.ModuleType("wandb")
+    stub.__path__ = list(spec.submodule_search_locations)
+    sys.modules["wandb"] = stub
+    try:
+        from wandb.proto import wandb_internal_pb2
+
+        return wandb_internal_pb2.Record
+    finally:
+        for name in [m for m in sys.modules if m not in before and (m == "wandb" or m.startswith("wandb."))]:
+            del sys.modules[name]
+
+
+@dataclass
+class WandbFile:
+    """What one `.wandb` file holds for spikelens."""
+
+    frame: pl.DataFrame
+    run_id: str | None = None
+    display_name: str | None = None
+    project: str | None = None
+    start_time: float | None = None
+    resume: bool = False
+    branch_point: dict[str, Any] | None = None
+    rows: int = 0
+    damage: LogDamage = field(default_factory=LogDamage)
+    undecodable: int = 0
+
+
+def wandb_files(folder: Path) -> list[Path]:
+    try:
+        return sorted(Path(e.path) for e in os.scandir(folder) if e.is_file() and _FILE.match(e.name))
+    except OSError:
+        return []
+
+
+def run_id_from_name(path: Path) -> str:
+    m = _FILE.match(path.name)
+    return m.group("id") if m else path.stem
+
+
+def _history_values(history) -> tuple[list[str], list[str]]:
+    keys, texts = [], []
+    for item in history.item:
+        nested = item.nested_key
+        key = ".".join(nested) if nested else item.key
+        text = item.value_json
+        if not text:
+            kind = item.WhichOneof("value")
+            if kind == "number":
+                text = repr(item.number)
+            elif kind == "integer":
+                text = str(item.integer)
+            elif kind == "json":
+                text = item.json
+            else:
+                continue
+        keys.append(key)
+        texts.append(text)
+    return keys, texts
+
+
+def read_wandb_file(path: Path) -> WandbFile:
+    """History points and run facts of one `.wandb` file (damage counted, not raised)."""
+    from google.protobuf.message import DecodeError
+
+    try:
+        with open(path, "rb") as fh:
+            buf = fh.read()
+    except OSError as exc:
+        raise FormatError(path, f"cannot read ({exc.strerror or exc})") from None
+    if not has_header(buf):
+        raise FormatError(path, "not a W&B .wandb file (no ':W&B' header)")
+    log = read_records(buf)
+    rec = record_class()()
+    parse = rec.ParseFromString
+    which = rec.WhichOneof
+    out = WandbFile(frame=pl.DataFrame(schema=TABLE_SCHEMA), damage=log.damage)
+    row_of: list[int] = []
+    keys: list[str] = []
+    texts: list[str] = []
+    row_step: list[int] = []
+    row_wall: list[float | None] = []
+    last_step = -1
+    for payload in log.payloads:
+        try:
+            parse(payload)
+        except DecodeError:
+            out.undecodable += 1
+            continue
+        kind = which("record_type")
+        if kind == "history":
+            k, t = _history_values(rec.history)
+            special = {kk: tt for kk, tt in zip(k, t) if kk in SPECIAL}
+            step = _int(special.get("_step"))
+            if step is None:
+                step = rec.history.step.num if rec.history.HasField("step") else last_step + 1
+            last_step = step
+            row = len(row_step)
+            row_step.append(step)
+            row_wall.append(_float(special.get("_timestamp")))
+            for kk, tt in zip(k, t):
+                if kk not in SPECIAL:
+                    row_of.append(row)
+                    keys.append(kk)
+                    texts.append(tt)
+        elif kind == "run" and out.run_id is None:
+            _run_facts(rec.run, out)
+    out.rows = len(row_step)
+    if keys:
+        out.frame = history_frame(row_of, keys, texts, row_step, row_wall)
+    if out.start_time is None:
+        walls = [w for w in row_wall if w is not None]
+        out.start_time = min(walls) if walls else None
+    return out
+
+
+def history_frame(row_of: list[int], keys: list[str], texts: list[str], row_step: list[int],
+                  row_wall: list[float | None]) -> pl.DataFrame:
+    """Long table of the numeric history values (one Polars cast for all of them)."""
+    items = (
+        pl.DataFrame({"row": row_of, "metric": keys, "text": texts},
+                     schema={"row": pl.UInt32, "metric": pl.String, "text": pl.String})
+        .with_columns(value=pl.col("text").str.strip_chars().cast(pl.Float64, strict=False))
+        .filter(pl.col("value").is_not_null())
+    )
+    row = items.get_column("row")
+    return pl.DataFrame({
+        "step": pl.Series(row_step, dtype=pl.Int64).gather(row),
+        "wall_time": pl.Series(row_wall, dtype=pl.Float64).gather(row),
+        "metric": items.get_column("metric"),
+        "value": items.get_column("value"),
+    }, schema=TABLE_SCHEMA)
+
+
+def _int(text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        return int(float(text))
+    except (ValueError, OverflowError):
+        return None
+
+
+def _float(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _run_facts(run, out: WandbFile) -> None:
+    out.run_id = run.run_id or None
+    out.display_name = run.display_name or None
+    out.project = run.project or None
+    if run.HasField("start_time"):
+        out.start_time = run.start_time.seconds + run.start_time.nanos / 1e9
+    out.resume = bool(run.resume or run.resumed)
+    if run.HasField("branch_point") and run.branch_point.run:
+        bp = run.branch_point
+        out.branch_point = {"run": bp.run, "step": bp.value, "metric": bp.metric or "_step",
+                            "kind": "rewind" if bp.run == run.run_id else "fork"}
+
+
+class WandbOfflineRunImporter(Importer):
+    """A W&B run folder holding `run-<id>.wandb` (offline or synced)."""
+
+    name = "wandb_offline"
+    looks_for = "W&B offline runs (wandb/offline-run-*/run-*.wandb)"
+    claims_dirs = True
+
+    def claims(self, path: Path, head: bytes) -> bool:
+        return bool(wandb_files(path))
+
+    def _files(self, path: Path) -> list[Path]:
+        return wandb_files(path) if path.is_dir() else [path]
+
+    def group_key(self, path: Path) -> str:
+        files = self._files(path)
+        return "wandb:" + (run_id_from_name(files[0]) if files else path.name)
+
+    def read(self, path: Path) -> list[Table]:
+        return self.read_many([path])
+
+    def read_many(self, paths: list[Path]) -> list[Table]:
+        tables: list[Table] = []
+        launches: list[dict[str, Any]] = []
+        errors: list[FormatError] = []
+        for unit in paths:
+            files = self._files(unit)
+            for f in files:
+                try:
+                    wf = read_wandb_file(f)
+                except FormatError as exc:
+                    errors.append(exc)
+                    continue
+                folder = f.parent
+                self._warn(f, wf)
+                run_id = wf.run_id or run_id_from_name(f)
+                segment = str(folder) if len(files) == 1 else str(f)
+                launch = {"folder": folder.name, "run_id": run_id, "start_time": wf.start_time,
+                          "resume": wf.resume, "rows": wf.rows,
+                          "first_step": wf.frame.get_column("step").min() if wf.frame.height else None,
+                          "last_step": wf.frame.get_column("step").max() if wf.frame.height else None}
+                if wf.branch_point:
+                    launch["branch_point"] = wf.branch_point
+                launches.append(launch)
+                if wf.frame.height == 0:
+                    diagnostics.warn(f"{f}: W&B run file without history values")
+                    continue
+                meta: dict[str, Any] = {"wandb.run_id": run_id}
+                for key in ("display_name", "project"):
+                    if getattr(wf, key):
+                        meta[f"wandb.{key}"] = getattr(wf, key)
+                if wf.branch_point:  # the stitcher lets this launch take over after branch_point["step"]
+                    meta["branch_point"] = wf.branch_point
+                if wf.resume:
+                    meta["resume"] = True
+                tables.append(Table(frame=wf.frame, source=f, format=self.name, run_key=f"wandb:{run_id}",
+                                    segment_key=segment, order=(wf.start_time or _folder_time(folder), folder.name),
+                                    run_name=wf.display_name or run_id, meta=meta))
+        if errors and not launches:
+            raise errors[0]
+        for exc in errors:
+            diagnostics.warn(f"{exc} (skipped)")
+        _note_launches(tables, launches)
+        return tables
+
+    @staticmethod
+    def _warn(path: Path, wf: WandbFile) -> None:
+        problems = [wf.damage.describe()] if wf.damage.any else []
+        if wf.undecodable:
+            problems.append(f"{wf.undecodable} record(s) that are not W&B records skipped")
+        if problems:
+            diagnostics.warn(f"{path}: damaged .wandb file: {'; '.join(problems)}; {wf.rows} history row(s) kept")
+
+
+class WandbOfflineFileImporter(WandbOfflineRunImporter):
+    """A `run-<id>.wandb` file named on its own (in a folder walk the folder importer
+    claims the whole run folder first)."""
+
+    claims_dirs = False
+
+    def claims(self, path: Path, head: bytes) -> bool:
+        return path.suffix == ".wandb" and has_header(head)
+
+
+def _folder_time(folder: Path) -> float:
+    """Start time from `offline-run-YYYYMMDD_HHMMSS-<id>` when the file has none."""
+    m = _FOLDER_DATE.search(folder.name)
+    if not m:
+        return 0.0
+    from datetime import datetime, timezone
+
+    try:
+        return datetime.strptime(m.group(1) + m.group(2), "%Y%m%d%H%M%S").replace(tzinfo=timezone.utc).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def _note_launches(tables: list[Table], launches: list[dict[str, Any]]) -> None:
+    """Give every table of a run the same launch list (ordered by start time), and count
+    the launches whose `_step` went back to or below the previous launch's last step."""
+    by_run: dict[str, list[dict[str, Any]]] = {}
+    for launch in launches:
+        by_run.setdefault(launch["run_id"], []).append(launch)
+    for run_id, items in by_run.items():
+        items.sort(key=lambda x: (x["start_time"] or 0.0, x["folder"]))
+        restarts = 0
+        prev_last = None
+        for launch in items:
+            first = launch["first_step"]
+            if prev_last is not None and first is not None and first <= prev_last and not launch.get("branch_point"):
+                launch["step_restarted"] = True
+                restarts += 1
+            if launch["last_step"] is not None:
+                prev_last = launch["last_step"]
+        for t in tables:
+            if t.run_key == f"wandb:{run_id}":
+                t.meta["wandb.launches"] = items
+                t.meta["wandb.step_restarts"] = restarts
