@@ -66,12 +66,15 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("grad_norm", re.compile(r"grad(?:ient)?s?[\s_\-/]?norm|(?:^|[/_\-. ])(?:total_)?norm$|^norm$|clip[\s_\-]?norm", re.I)),
     ("lr", re.compile(r"(?:^|[/_\-. ])lr(?:$|[/_\-. ]|-)|learning[\s_\-]?rate|^lr", re.I)),
 )
+_OTHER_AXIS = re.compile(r" vs |_vs_", re.I)
 _LOSS = re.compile(r"loss|^trl$|^tel$|nll|cross[\s_\-]?entropy|perplexity$|^ppl$", re.I)
 _NOT_LOSS = re.compile(r" vs |_vs_|samples|tokens$|loss[\s_\-]?scal|ppl|perplex|runtime|per_second|num_|count", re.I)
 
 
 def infer_role(metric: str) -> str:
     """Guess the role of a tag from its name (`train/loss` → loss, `lr-AdamW` → lr)."""
+    if _OTHER_AXIS.search(metric):
+        return "other"  # Megatron's `lm loss vs samples`: the same curve on another x-axis
     for role, pattern in _RULES:
         if pattern.search(metric):
             return role

@@ -144,22 +144,26 @@ def split_relaunches(frame: pl.DataFrame, *, max_steps: int = 3,
     `epoch` of HF train and eval entries) never do.
     """
     key = ["segment", "metric", "step"]
+    same_numbers = {int(x): int(x) for x in frame.get_column("segment").unique()}
+    twice = _logged_twice(frame)
+    if not twice.any():
+        return frame, same_numbers
     v = pl.col("value")
     fv = v.first().over(key)
     same = (v == fv).fill_null(False) | (v.is_nan() & fv.is_nan()).fill_null(False) | (v.is_null() & fv.is_null())
-    f = frame.with_row_index("_row").with_columns(
-        _rep=pl.int_range(pl.len()).over(key) > 0, _diff=~same)
-    cand = f.filter(pl.col("_rep") & pl.col("_diff"))
-    same_numbers = {int(x): int(x) for x in frame.get_column("segment").unique()}
+    f = frame.with_row_index("_row")
+    dups = f.filter(twice).with_columns(_rep=~pl.struct(key).is_first_distinct(), _diff=~same)
+    cand = dups.filter(pl.col("_rep") & pl.col("_diff"))
     if cand.height == 0:
         return frame, same_numbers
     seg = f.get_column("segment").to_numpy()
-    rep = f.get_column("_rep").to_numpy()
+    rep = np.zeros(f.height, dtype=bool)
+    rep[dups.filter(pl.col("_rep")).get_column("_row").to_numpy()] = True
     step = f.get_column("step").to_numpy()
     cuts: dict[int, list[int]] = {}
     for (s,), part in cand.group_by("segment", maintain_order=True):
         steps = part.get_column("step").unique(maintain_order=True).to_list()
-        n_steps = f.filter(pl.col("segment") == s).get_column("step").n_unique()
+        n_steps = frame.filter(pl.col("segment") == s).get_column("step").n_unique()
         if len(steps) > max(max_steps, int(max_fraction * n_steps)):
             continue
         rows = []
@@ -182,6 +186,19 @@ def split_relaunches(frame: pl.DataFrame, *, max_steps: int = 3,
     out = f.with_columns(_old=pl.col("segment"), segment=new)
     mapping = {int(o): int(n) for o, n in out.group_by("_old").agg(pl.col("segment").min()).iter_rows()}
     return out.select(frame.columns), mapping
+
+
+def _logged_twice(frame: pl.DataFrame) -> pl.Series:
+    """True for rows whose (segment, metric, step) occurs more than once (a hash first:
+    cheap on millions of rows; the few candidates are checked exactly)."""
+    key = ["segment", "metric", "step"]
+    h = frame.select(pl.struct(key).hash(seed=7)).to_series()
+    maybe = h.is_duplicated()
+    if not maybe.any():
+        return maybe
+    rows = frame.with_row_index("_r").filter(maybe)
+    exact = rows.filter(pl.struct(key).is_duplicated()).get_column("_r")
+    return pl.Series(np.isin(np.arange(frame.height), exact.to_numpy()))
 
 
 # ------------------------------------------------------------------ which metric, which axis
@@ -345,7 +362,8 @@ def _place_launches(frame: pl.DataFrame, lay: _Layout, main: str | None) -> tupl
             segment=s, previous=prev, launch=launch, first_step=int(first), logged_first_step=lay.first[s],
             step_offset=offset, prev_last_step=int(prev_last), interval=float(interval), source=lay.source[s],
             prev_source=lay.source[prev], wall_gap_s=gap, seconds_per_point=spp,
-            reset_how=fit.how if fit else "", reset_evidence=fit.evidence if fit else {}, main_metric=main))
+            reset_how=fit.how if fit else "", reset_evidence=fit.evidence if fit else {}, main_metric=main,
+            run_first_step=int(run_first)))
         if new_main is not None:
             ns = new_main[0] + offset
             keep = tl[0] < first if tl is not None else None
@@ -389,9 +407,13 @@ def _supersede(frame: pl.DataFrame, lay: _Layout, offsets: np.ndarray, boundarie
             _compare_overlap(frame, b, main, rtol)
         frame = frame.drop("_new")
     key = ["segment", "metric", "step"]
+    twice = _logged_twice(frame)
+    if not twice.any():
+        return frame
     later = pl.col("seq").filter(pl.col("value").is_not_null()).max().over(key)
     dup = pl.col("value").is_not_null() & (pl.col("seq") < later).fill_null(False)
-    return frame.with_columns(superseded=pl.col("superseded") | dup)
+    earlier = frame.filter(twice).filter(dup).select("seq")
+    return frame.with_columns(superseded=pl.col("superseded") | pl.col("seq").is_in(earlier.get_column("seq").implode()))
 
 
 def _compare_overlap(frame: pl.DataFrame, b: Boundary, main: str, rtol: float) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.markup import escape as rich_escape
+from rich.table import Table
 from rich.text import Text
 
 from .. import api
@@ -205,12 +205,18 @@ def _render_rich(result: CheckResult, *, verbose: bool, charts: bool) -> None:
     out.print()
     style = "bold green" if result.passed else "bold red"
     out.print(Text(_headline(result), style=style))
+    if not result.failed:
+        return
+    rows = Table.grid(padding=(0, 1))
+    rows.add_column(width=3, justify="right")
+    rows.add_column()
     for g in result.failed:
         f = g.finding
         step = "" if f.anchor_step is None else f" step {f.anchor_step}"
         where = f" {f.metric}" if f.metric else ""
-        out.print(f"  [red]✗[/] {rich_escape(f.run)}: {f.code} {f.kind}{rich_escape(where)}{step} — "
-                  f"{rich_escape(f.message)} [dim]({rich_escape(g.reason)})[/]", highlight=False)
+        rows.add_row(Text("✗", style="red"), Text.assemble((f"{f.run}: {f.code} {f.kind}{where}{step}", "bold"),
+                                                         f" — {f.message} ", (f"({g.reason})", "dim")))
+    out.print(rows)
 
 
 def render_markdown_check(result: CheckResult, *, charts: bool = True) -> str:

@@ -108,6 +108,18 @@ class LossScaleCollapseDetector(Detector):
             low = float(np.nanmin(v[a:b + 1]))
             if count >= self.min_halvings or low < self.floor:
                 frm = float(v[a - 1])
+                if a <= 2 and low >= self.floor:
+                    # dynamic loss scaling starts high and halves down to a workable scale
+                    out.append(Finding(
+                        kind="loss_scale_collapse", code=self.code, run=ctx.run, metric=series.metric,
+                        severity="info",
+                        message=(f"{series.metric} calibrated from {frm:.6g} down to {low:.6g} over the first "
+                                 f"{count} halvings (steps {int(series.step[a])}–{int(series.step[b])}): normal "
+                                 f"start-up of dynamic loss scaling; those steps were skipped"),
+                        start_step=int(series.step[a]), end_step=int(series.step[b]),
+                        evidence={"halvings": count, "from": frm, "to": low, "startup": True}))
+                    i = j + 1
+                    continue
                 out.append(Finding(
                     kind="loss_scale_collapse", code=self.code, run=ctx.run, metric=series.metric,
                     severity="warning" if low < self.floor or count >= 2 * self.min_halvings else "info",

@@ -65,6 +65,8 @@ class Boundary:
     """Fraction of overlapping main-metric points with identical values (None: no pairs)."""
     max_abs_diff: float | None = None
     main_metric: str | None = None
+    run_first_step: int | None = None
+    """First step of the whole run (a launch starting there restarted from scratch)."""
 
     @property
     def rolled_back(self) -> bool:
@@ -111,10 +113,15 @@ def overlap_finding(run: str, b: Boundary) -> Finding:
     """SL301: a rollback; the later launch won on the overlapping steps."""
     same = b.identical is not None and b.identical >= 0.99
     lost = b.prev_last_step - b.first_step
-    what = (f"{_launch_name(b)} re-logged steps {b.first_step}–{b.prev_last_step} with identical values"
-            if same else
-            f"resumed at step {b.first_step} after the previous launch had reached step {b.prev_last_step}: "
-            f"{lost} steps rolled back and trained again")
+    scratch = b.run_first_step is not None and b.first_step <= b.run_first_step + max(b.interval, 1)
+    if same:
+        what = f"{_launch_name(b)} re-logged steps {b.first_step}–{b.prev_last_step} with identical values"
+    elif scratch:
+        what = (f"{_launch_name(b)} restarted from the beginning (step {b.first_step}) after the previous launch "
+                f"had reached step {b.prev_last_step}: {lost} steps trained again")
+    else:
+        what = (f"resumed at step {b.first_step} after the previous launch had reached step {b.prev_last_step}: "
+                f"{lost} steps rolled back and trained again")
     tail = f"; {b.superseded:,} earlier points kept as superseded"
     if wall_gap_is_long(b):
         tail += f"; down for {_duration(b.wall_gap_s)}"
@@ -217,9 +224,12 @@ def _match_z(prev: np.ndarray, new: np.ndarray, window: int):
     se = np.maximum(MEDIAN_SE * sig * np.sqrt(2.0 / count), 1e-9 * scale)
     z = np.abs(level_new - fwd) / se
     z = np.where(count >= max(5, window // 4), z, np.inf)
-    z_cont = abs(head[-1] - float(np.median(yp[-window:]))) / max(MEDIAN_SE * sig * np.sqrt(2.0 / window),
-                                                                   1e-9 * scale)
-    return z, float(z_cont)
+    # "continues after the end": extrapolate the old end's trend one window ahead
+    wc = max(min(window, yp.size // 2), 1)
+    end1, end2 = float(np.median(yp[-2 * wc:-wc])), float(np.median(yp[-wc:]))
+    predicted = end2 + (end2 - end1) * (window / wc + 1) / 2
+    se_cont = max(MEDIAN_SE * sig * np.sqrt(1.0 / window + 5.0 / wc), 1e-9 * scale)
+    return z, float(abs(head[-1] - predicted) / se_cont)
 
 
 def locate_reset(prev: Curve, new: Curve, aux: list[tuple[Curve, Curve]], *, interval: float,

@@ -49,6 +49,9 @@ class SpikeDetector(Detector):
     tail_factor: float = 2.5
     """A one-point blip must also exceed this multiple of the largest z the run's own
     noise is expected to reach (see `expected_max_z`): heavy-tailed noise raises the bar."""
+    blip_points: int = 1
+    """Events with this few points above `z_min` are judged as blips: they must also clear
+    the run's own noise tail."""
     max_isolated: int = 8
     """More one-point blips than this in a run are noise: keep the largest few."""
     keep_isolated: int = 3
@@ -98,7 +101,7 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
         point_band = max(4.0 * sig0, band)
         end = _first_back(fwd, y, peak + 1, level + band, level + point_band)
         high = int(np.sum(z[start:(end if end is not None else n)] > det.z_min))
-        if end is not None and high <= 1 and z[peak] < blip_z:
+        if end is not None and high <= det.blip_points and z[peak] < blip_z:
             last_end = end
             blips.append(peak)
             continue  # a one-point blip inside the run's own noise tail

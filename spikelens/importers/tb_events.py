@@ -52,7 +52,9 @@ class EventScalars:
 
 
 def _clip(idx: np.ndarray, n: int) -> np.ndarray:
-    return np.clip(idx, 0, n - 1)
+    """Keep gathers inside the buffer (positions are never negative; rows they would
+    overrun are already marked not ok)."""
+    return np.minimum(idx, n - 1)
 
 
 def _varint(u8: np.ndarray, pos: np.ndarray, end: np.ndarray, ok: np.ndarray, max_bytes: int
@@ -124,7 +126,7 @@ def unique_tags(u8: np.ndarray, tag_start: np.ndarray, tag_len: np.ndarray) -> t
     width = int(-(-int(tag_len.max()) // 8) * 8)
     cols = np.arange(width, dtype=np.int64)
     idx = tag_start[:, None] + cols
-    mat = np.where(cols < tag_len[:, None], u8[np.clip(idx, 0, u8.size - 1)], 0).astype(np.uint8)
+    mat = np.where(cols < tag_len[:, None], u8[_clip(idx, u8.size)], np.uint8(0))
     words = np.ascontiguousarray(mat).view("<u8")
     h = tag_len.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     for j in range(words.shape[1]):

@@ -92,10 +92,9 @@ def data_crcs_ok(buf: bytes, u8: np.ndarray, starts: np.ndarray, lengths: np.nda
         return np.zeros(0, dtype=bool)
     import crc32c
 
-    crc = crc32c.crc32c
-    got = np.fromiter((crc(buf[s:s + n]) for s, n in zip(starts.tolist(), lengths.tolist())),
-                      dtype=np.uint32, count=starts.size)
     ends = starts + lengths
+    pieces = map(buf.__getitem__, map(slice, starts.tolist(), ends.tolist()))  # C-level loop, no Python frame
+    got = np.fromiter(map(crc32c.crc32c, pieces), dtype=np.uint32, count=starts.size)
     stored = np.ascontiguousarray(u8[ends[:, None] + np.arange(FOOTER, dtype=np.int64)]).view("<u4").ravel()
     return mask(got) == stored
 
@@ -159,23 +158,31 @@ def first_record_ok(head: bytes) -> bool:
     return True
 
 
-def _walk(buf: bytes, pos: int, limit: int) -> tuple[list[int], list[int], int]:
+def _walk(buf: bytes, pos: int, limit: int) -> tuple[list[int], int]:
     """Follow lengths from `pos` without checking anything; stop at the first record that
-    would run past the end. Returns data starts, lengths and where it stopped."""
+    would run past the end. Returns the header offsets and where it stopped (the lengths
+    are gathered afterwards in bulk)."""
     unpack = struct.Struct("<Q").unpack_from
-    starts: list[int] = []
-    lengths: list[int] = []
-    add_s, add_l = starts.append, lengths.append
+    headers: list[int] = []
+    add = headers.append
     n = len(buf)
-    while pos + HEADER <= n and len(starts) < limit:
-        (length,) = unpack(buf, pos)
-        end = pos + HEADER + length + FOOTER
+    last = n - HEADER - FOOTER
+    for _ in range(limit):
+        if pos > last:
+            break
+        end = pos + unpack(buf, pos)[0] + HEADER + FOOTER
         if end > n:
             break
-        add_s(pos + HEADER)
-        add_l(length)
+        add(pos)
         pos = end
-    return starts, lengths, pos
+    return headers, pos
+
+
+def _lengths(u8: np.ndarray, headers: np.ndarray) -> np.ndarray:
+    if headers.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    rows = np.ascontiguousarray(u8[headers[:, None] + np.arange(8, dtype=np.int64)])
+    return rows.view("<u8").ravel().astype(np.int64)
 
 
 def _resync(buf: bytes, u8: np.ndarray, start: int) -> int | None:
@@ -209,9 +216,10 @@ def scan(buf: bytes, *, verify: bool | None = None, chunk: int = 1 << 20) -> Rec
     looks = n == 0 or first_record_ok(buf[:HEADER])
     pos = 0
     while pos < n:
-        s_list, l_list, stop = _walk(buf, pos, chunk)
-        starts = np.asarray(s_list, dtype=np.int64)
-        lengths = np.asarray(l_list, dtype=np.int64)
+        h_list, stop = _walk(buf, pos, chunk)
+        headers = np.asarray(h_list, dtype=np.int64)
+        starts = headers + HEADER
+        lengths = _lengths(u8, headers)
         bad_from: int | None = None
         if verify and starts.size:
             ok_len = length_crcs_ok(u8, starts - HEADER)
@@ -228,7 +236,7 @@ def scan(buf: bytes, *, verify: bool | None = None, chunk: int = 1 << 20) -> Rec
         if bad_from is None:
             if stop >= n:
                 break
-            if len(s_list) >= chunk:  # only the chunk limit stopped the walk
+            if len(h_list) >= chunk:  # only the chunk limit stopped the walk
                 pos = stop
                 continue
             # the walk stopped at a record that runs past the end (or a short header)

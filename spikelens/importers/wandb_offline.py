@@ -308,7 +308,8 @@ class WandbOfflineFileImporter(WandbOfflineRunImporter):
     claims_dirs = False
 
     def claims(self, path: Path, head: bytes) -> bool:
-        return path.suffix == ".wandb" and has_header(head)
+        # by name: a `.wandb` file without the header is then a FormatError, not "nothing found"
+        return path.suffix == ".wandb" and (bool(_FILE.match(path.name)) or has_header(head))
 
 
 def _folder_time(folder: Path) -> float:
