@@ -26,7 +26,7 @@ def grad_explosion(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | 
     """The gradient norm climbs over several logged steps before the loss moves."""
     g = companion(ctx, "grad_norm")
     start = _anchor(f)
-    if g is None or start is None:
+    if g is None or start is None or f.metric == g.metric:
         return None
     steps, vals = before(g, start, 10)
     _, ref = before(g, int(steps[0]) if steps.size else start, 50)
