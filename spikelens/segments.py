@@ -36,18 +36,24 @@ def restart_offsets(frame: pl.DataFrame) -> np.ndarray:
     steps = frame.get_column("step").to_numpy()
     boundaries: list[int] = []
     start = 0
+    seen_to, seen_max = 0, None  # max of steps[start:seen_to], extended forward only: O(n) overall
     for i in flagged:
         if i <= start:
             continue
-        if steps[i] < steps[start:i].max():
+        if i > seen_to:
+            chunk_max = steps[seen_to:i].max()
+            seen_max = chunk_max if seen_max is None else max(seen_max, chunk_max)
+            seen_to = int(i)
+        if steps[i] < seen_max:
             boundaries.append(int(i))
             start = int(i)
+            seen_to, seen_max = start, None
     return np.asarray(boundaries, dtype=np.int64)
 
 
 def split_ids(frame: pl.DataFrame) -> np.ndarray:
     """Per-row launch index (0, 1, ...) inside one table."""
-    ids = np.zeros(frame.height, dtype=np.int64)
-    for b in restart_offsets(frame):
-        ids[b:] += 1
-    return ids
+    bounds = restart_offsets(frame)
+    if bounds.size == 0:
+        return np.zeros(frame.height, dtype=np.int64)
+    return np.searchsorted(bounds, np.arange(frame.height), side="right").astype(np.int64)

@@ -160,6 +160,7 @@ def split_relaunches(frame: pl.DataFrame, *, max_steps: int = 3,
     rep = np.zeros(f.height, dtype=bool)
     rep[dups.filter(pl.col("_rep")).get_column("_row").to_numpy()] = True
     step = f.get_column("step").to_numpy()
+    wall = f.get_column("wall_time").fill_null(np.nan).to_numpy()
     cuts: dict[int, list[int]] = {}
     for (s,), part in cand.group_by("segment", maintain_order=True):
         steps = part.get_column("step").unique(maintain_order=True).to_list()
@@ -172,20 +173,64 @@ def split_relaunches(frame: pl.DataFrame, *, max_steps: int = 3,
             r = first
             while r > 0 and seg[r - 1] == s and rep[r - 1] and step[r - 1] == st:
                 r -= 1  # identical repeats just before (the same relaunched row) go with it
-            rows.append(r)
-        cuts[int(s)] = sorted(rows)
+            if _looks_relaunched(f, seg, rep, step, wall, int(s), st, r) or _leads_into_next(f, seg, step, r):
+                rows.append(r)
+        if rows:
+            cuts[int(s)] = sorted(rows)
     if not cuts:
         return frame, same_numbers
     sub = np.zeros(f.height, dtype=np.int64)
     row = np.arange(f.height)
+    source = f.get_column("source").to_numpy()
+    seg = seg.astype(np.int64)
     for s, rows in cuts.items():
         mask = seg == s
         sub[mask] = np.searchsorted(np.asarray(rows), row[mask], side="right")
+        # the relaunch's first lines before discovery's own split (an eval printed at the
+        # resumed step, then the steps that went back) belong to the launch that follows
+        tail = np.flatnonzero(mask & (sub == len(rows)))
+        nxt = tail[-1] + 1 if tail.size else f.height
+        if nxt < f.height and seg[nxt] != s and source[nxt] == source[tail[-1]] and step[tail].max() <= step[nxt]:
+            seg[tail], sub[tail] = seg[nxt], 0
     combined = seg.astype(np.int64) * (int(sub.max()) + 1) + sub
     new = (pl.Series(combined).rank("dense") - 1).cast(pl.UInt32)
     out = f.with_columns(_old=pl.col("segment"), segment=new)
     mapping = {int(o): int(n) for o, n in out.group_by("_old").agg(pl.col("segment").min()).iter_rows()}
     return out.select(frame.columns), mapping
+
+
+def _looks_relaunched(f: pl.DataFrame, seg: np.ndarray, rep: np.ndarray, step: np.ndarray, wall: np.ndarray,
+                      s: int, st: int, r: int) -> bool:
+    """Is the repeat of step `st` starting at row `r` a new launch, not a value logged
+    twice by the same process? With wall times: the clock jumped there (the job was
+    down). Without: most of the metrics the step had were logged again."""
+    rows = np.flatnonzero(seg == s)
+    before = rows[rows < r]
+    w_before, w_at = wall[before], wall[r]
+    if before.size and np.isfinite(w_at) and np.isfinite(w_before).any():
+        dt = np.diff(wall[rows][np.isfinite(wall[rows])])
+        dt = dt[dt > 0]
+        typical = float(np.median(dt)) if dt.size else 0.0
+        return w_at - np.nanmax(w_before) > max(60.0, 20 * typical)
+    metric = f.get_column("metric").to_numpy()
+    at_step = rows[step[rows] == st]
+    old = set(metric[at_step[at_step < r]])
+    again = set(metric[at_step[(at_step >= r) & rep[at_step]]])
+    return len(again) >= 2 and len(again) >= 0.5 * len(old)
+
+
+def _leads_into_next(f: pl.DataFrame, seg: np.ndarray, step: np.ndarray, r: int) -> bool:
+    """Rows from `r` to the end of their segment that run straight into the next segment
+    of the same file, at or below its first step: the first lines of that launch (an
+    eval printed at the resumed step before the steps that went back)."""
+    end = r
+    while end + 1 < seg.size and seg[end + 1] == seg[r]:
+        end += 1
+    nxt = end + 1
+    if nxt >= seg.size or end - r > 50:
+        return False
+    source = f.get_column("source")
+    return source[nxt] == source[r] and int(step[r:end + 1].max()) <= int(step[nxt])
 
 
 def _logged_twice(frame: pl.DataFrame) -> pl.Series:
@@ -283,26 +328,33 @@ class _Layout:
 
 
 def _declared_starts(run: Run, renumbered: dict[int, int]) -> tuple[dict[int, int], list[int]]:
-    """Launch starts the writers declared: a W&B rewind/fork `branch_point` (the child
-    takes over after step N), per launch; and TensorBoard `purge_step`s (SessionLog
-    START), which the importer keeps for the whole run."""
+    """Launch starts the writers declared, by (stitched) segment: a W&B rewind/fork
+    `branch_point` (the child takes over after step N) and a TensorBoard `purge_step`
+    (SessionLog START: the writer orphaned everything from step N on). Purge steps
+    only known for the whole run are returned apart; `_Layout` gives each to the
+    launch whose first step it precedes."""
     per_segment = dict(run.meta.get("segment_meta") or {})
     for seg in run.segments:
         if seg.get("meta"):
             per_segment.setdefault(seg["segment"], seg["meta"])
-    branch: dict[int, int] = {}
-    purge: set[int] = set()
-    for metas in [run.meta, *per_segment.values()]:
-        p = metas.get("purge_steps", metas.get("purge_step"))
-        for x in (p if isinstance(p, (list, tuple)) else [p]):
-            if isinstance(x, (int, float)) and not isinstance(x, bool):
-                purge.add(int(x))
+    declared: dict[int, int] = {}
     for seg, metas in per_segment.items():
+        if int(seg) not in renumbered or int(seg) == min(renumbered):
+            continue
+        starts = _numbers(metas.get("purge_steps", metas.get("purge_step")))
         bp = metas.get("branch_point", metas.get("wandb.branch_point"))
         step = bp.get("step", bp.get("value")) if isinstance(bp, dict) else None
-        if isinstance(step, (int, float)) and not isinstance(step, bool) and int(seg) in renumbered:
-            branch[renumbered[int(seg)]] = int(step) + 1
-    return branch, sorted(purge)
+        starts += [s + 1 for s in _numbers(step)]
+        if starts:
+            declared[renumbered[int(seg)]] = min(starts)
+    run_level = [] if any("purge_steps" in m or "purge_step" in m for m in per_segment.values()) else \
+        _numbers(run.meta.get("purge_steps", run.meta.get("purge_step")))
+    return declared, sorted(set(run_level))
+
+
+def _numbers(x) -> list[int]:
+    items = x if isinstance(x, (list, tuple)) else [x]
+    return [int(v) for v in items if isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)]
 
 
 # ------------------------------------------------------------------ laying launches on one axis

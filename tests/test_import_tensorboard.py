@@ -25,7 +25,7 @@ from tensorboard.summary.writer.record_writer import RecordWriter
 from conftest import FIXTURES, run_cli, tree_hashes
 from spikelens import api, diagnostics
 from spikelens.errors import FormatError
-from spikelens.importers import tfrecord
+from spikelens.importers import tb_events, tfrecord
 from spikelens.importers.tb_events import decode_events
 from spikelens.importers.tensorboard import TensorBoardImporter, child_metric, parse_name
 
@@ -141,7 +141,7 @@ def test_tensor_scalars_only_for_the_scalars_plugin_and_shape_empty():
     assert metric(run, "eval/acc")["value"].to_list() == f32(s["acc"])  # scalar_pb
 
 
-def test_bulk_decoder_agrees_with_upb_on_every_fixture():
+def test_bulk_decoder_agrees_with_upb_on_every_fixture(monkeypatch):
     files = event_files(TB) + event_files(EXAMPLE)
     checked = 0
     for f in files:
@@ -152,6 +152,11 @@ def test_bulk_decoder_agrees_with_upb_on_every_fixture():
         fast, slow = decode_events(buf, rec), decode_events(buf, rec, bulk=False)
         assert fast.frame.equals(slow.frame), f
         assert fast.purge_steps == slow.purge_steps
+        small = tfrecord.scan(buf, chunk=7)  # many walk chunks and bulk chunks give the same
+        assert np.array_equal(small.starts, rec.starts) and small.damage == rec.damage
+        monkeypatch.setattr(tb_events, "BULK_CHUNK", 5)
+        assert decode_events(buf, small).frame.equals(fast.frame), f
+        monkeypatch.undo()
         checked += 1
     assert checked >= 12
 
@@ -369,3 +374,10 @@ def test_example_report_finds_the_spike_and_the_nan():
     assert spikes[0]["recovery"] == "fast" and spikes[0]["causes"][0]["cause"] == "grad_explosion"
     nans = [f for f in runs["gpt-small-nan"]["findings"] if f["kind"] == "nan" and f["metric"] == "train/loss"]
     assert [f["start_step"] for f in nans] == [E.NAN_STEP]
+
+
+def test_a_file_of_a_few_bytes_is_a_truncated_file_not_an_error(tmp_path):
+    f = tmp_path / W.name(W.T0, 1, 0)
+    f.write_bytes(event_files(TB / "simple")[0].read_bytes()[:5])
+    runs, warnings = load(f)
+    assert runs == [] and len(warnings) == 1 and "truncated last record (5 bytes)" in warnings[0]

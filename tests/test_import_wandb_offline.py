@@ -219,3 +219,12 @@ def test_the_writer_reproduces_the_committed_values(tmp_path):
         want = read_wandb_file(wandb_file(key)).frame
         cols = ["step", "metric", "value"]  # the client orders the items of a row freely
         assert got.select(cols).sort(cols).equals(want.select(cols).sort(cols), null_equal=True), key
+
+
+def test_dict_values_of_older_clients_give_their_numeric_leaves():
+    from spikelens.importers.wandb_offline import _flatten
+
+    keys, texts = [], []
+    _flatten("opt", '{"scale": 1024, "state": {"lr": NaN, "name": "adam"}, "hist": {"_type": "histogram"}}',
+             keys, texts)
+    assert dict(zip(keys, texts)) == {"opt.scale": "1024.0", "opt.state.lr": "nan"}

@@ -250,6 +250,49 @@ def test_a_relog_of_the_last_step_inside_one_file_is_a_new_launch():
     assert live(st.frame, "train/loss").filter(pl.col("step") == 1000).get_column("value").item() == b["loss"][1000]
 
 
+def test_a_value_logged_twice_by_one_process_is_not_a_relaunch():
+    """The clock did not jump: the same process logged step 1000 twice (the last wins)."""
+    a, b = curve(2000, 29), curve(2000, 30)
+    run = _one_file(make_run([part(a, 0, 1000), part(b, 1000, 1999)], walls=[T0, T0 + 500.5]))
+    st = stitch_run(run)
+    assert len(st.segments) == 1 and st.segment_starts == [] and st.findings == []
+    assert live(st.frame, "train/loss").filter(pl.col("step") == 1000).get_column("value").item() == b["loss"][1000]
+
+
+def test_without_wall_times_a_relaunch_relogs_most_metrics_of_the_step():
+    a, b = curve(2000, 31), curve(2000, 32)
+    both = _one_file(make_run([part(a, 0, 1000), part(b, 1000, 1999)]))
+    nowall = both.frame.with_columns(wall_time=pl.lit(None, pl.Float64))
+    run = Run(name="r", frame=nowall, sources=both.sources, formats=both.formats, segments=both.segments)
+    assert stitch_run(run).segment_starts == [1000]
+    n1 = 3 * 1001  # rows of the first launch
+    one_metric = nowall.filter(~((pl.col("step") == 1000) & (pl.col("metric") != "train/loss")
+                                 & (pl.col("seq") >= n1)))
+    assert one_metric.filter(pl.col("step") == 1000).height == 4
+    one = Run(name="r", frame=one_metric, sources=both.sources, formats=both.formats, segments=both.segments)
+    assert stitch_run(one).segment_starts == []
+
+
+def test_lines_of_a_relaunch_before_the_steps_go_back_join_that_launch():
+    """nanoGPT prints `step 100: ... val loss` at the resumed step before `iter 100`
+    goes back: discovery leaves that line in the old launch; it belongs to the new one."""
+    c = curve(200, 33)
+    first = part(c, 0, 130, metrics=(("train_loss", "loss"),))
+    first["val_loss"] = (np.array([100]), np.array([2.6]))
+    run = make_run([first, part(c, 100, 199, metrics=(("train_loss", "loss"),))])
+    frame = run.frame.with_columns(wall_time=pl.lit(None, pl.Float64), source=pl.lit("train.log"))
+    relog = frame.filter(pl.col("metric") == "val_loss").with_columns(value=pl.lit(2.7), seq=pl.lit(0, pl.UInt64))
+    n0 = frame.filter(pl.col("segment") == 0).height
+    frame = pl.concat([frame.filter(pl.col("segment") == 0), relog, frame.filter(pl.col("segment") == 1)])
+    frame = frame.with_columns(seq=pl.int_range(pl.len(), dtype=pl.UInt64))
+    assert frame.row(n0, named=True)["metric"] == "val_loss"
+    st = stitch_run(Run(name="r", frame=frame, sources=["train.log"], formats=["text"], segments=run.segments))
+    assert len(st.segments) == 2 and st.segment_starts == [100]
+    val = live(st.frame, "val_loss")
+    assert val.get_column("value").to_list() == [2.7] and val.get_column("segment").to_list() == [1]
+    assert kinds(st) == ["resume_overlap"]
+
+
 def test_identical_repeats_and_per_step_repeats_do_not_split_a_file():
     c = curve(500, 19)
     launch = part(c, 0, 499)
@@ -278,11 +321,14 @@ def test_branch_point_declares_where_the_child_takes_over():
     assert f.kind == "resume_overlap" and f.extra["resume_step"] == 301
 
 
-def test_purge_step_from_tensorboard_meta_is_honoured():
+@pytest.mark.parametrize("meta,first", [({"purge_steps": [300]}, 305),  # known for the run only
+                                        ({"segment_meta": {1: {"purge_steps": [300]}}}, 340)])
+def test_purge_step_from_tensorboard_meta_is_honoured(meta, first):
     a, b = curve(600, 22), curve(600, 23)
-    run = make_run([part(a, 0, 499), part(b, 310, 599)], meta={"purge_steps": [300]})
+    run = make_run([part(a, 0, 499), part(b, first, 599)], meta=meta)
     st = stitch_run(run)
-    assert live(st.frame, "train/loss").filter((pl.col("step") >= 300) & (pl.col("step") < 310)).height == 0
+    assert live(st.frame, "train/loss").filter((pl.col("step") >= 300) & (pl.col("step") < first)).height == 0
+    assert live(st.frame, "train/loss").filter(pl.col("step") < 300).get_column("segment").unique().to_list() == [0]
     assert st.findings[0].extra["resume_step"] == 300
 
 

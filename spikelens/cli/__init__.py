@@ -22,6 +22,20 @@ app = typer.Typer(
 )
 
 
+@app.callback()
+def _global_options(
+    no_verify: bool = typer.Option(
+        False, "--no-verify",
+        help="Skip the CRC checks of TensorBoard event files (faster; damage is then found only by parsing).",
+    ),
+) -> None:
+    """Options for every command: `spikelens --no-verify analyze runs/`."""
+    if no_verify:
+        import os
+
+        os.environ["SPIKELENS_NO_VERIFY"] = "1"  # an environment variable reaches sweep workers too
+
+
 def _register() -> None:
     from . import commands  # noqa: F401  (each module adds its command to `app`)
 

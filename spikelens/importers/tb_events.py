@@ -29,6 +29,8 @@ import polars as pl
 from .base import TABLE_SCHEMA
 from .tfrecord import Records
 
+BULK_CHUNK = 1 << 18
+"""Records decoded per NumPy pass."""
 MAX_FAST_TAG = 256
 """Tags longer than this take the upb path (keeps the padded tag matrix small)."""
 
@@ -247,33 +249,30 @@ def decode_events(buf: bytes, records: Records, plugins: dict[str, str] | None =
     u8 = np.frombuffer(buf, dtype=np.uint8)
     n = len(records)
     ids = np.arange(n, dtype=np.int64)
-    if bulk and n:
-        ok, b_step, b_wall, b_value, b_tag_start, b_tag_len = bulk_simple_values(u8, records.starts, records.lengths)
-    else:
-        ok = np.zeros(n, dtype=bool)
-        b_step = b_tag_start = b_tag_len = np.zeros(0, dtype=np.int64)
-        b_wall = b_value = np.zeros(0, dtype=np.float64)
+    tag_index: dict[str, int] = {}
+    ok = np.zeros(n, dtype=bool)
+    parts: list[tuple[np.ndarray, ...]] = []
+    for lo in range(0, n if bulk else 0, BULK_CHUNK):  # chunks bound the gather matrices' memory
+        hi = min(lo + BULK_CHUNK, n)
+        ok_c, step_c, wall_c, value_c, tag_start, tag_len = bulk_simple_values(
+            u8, records.starts[lo:hi], records.lengths[lo:hi])
+        ok[lo:hi] = ok_c
+        tags_b, local = unique_tags(u8, tag_start, tag_len)
+        to_global = np.array([tag_index.setdefault(t.decode("utf-8", errors="replace"), len(tag_index))
+                              for t in tags_b], dtype=np.int64)
+        parts.append((lo + np.flatnonzero(ok_c), step_c, wall_c, value_c,
+                      to_global[local] if local.size else local))
     purge: list[int] = []
     rest = ~ok
     slow, bad = decode_with_upb(buf, records.starts[rest], records.lengths[rest], ids[rest], plugins, purge)
-    tags_b, codes = unique_tags(u8, b_tag_start, b_tag_len)
-    tags = [t.decode("utf-8", errors="replace") for t in tags_b]
-    tag_index = {t: i for i, t in enumerate(tags)}
-    if len(tag_index) < len(tags):  # two byte strings decoding to one text: merge codes
-        remap = np.array([tag_index[t] for t in tags], dtype=np.int64)
-        codes = remap[codes]
-    slow_codes = np.fromiter((tag_index.setdefault(t, len(tag_index)) for t in slow.tag), dtype=np.int64,
-                             count=len(slow.tag))
-    names = [""] * len(tag_index)
-    for t, i in tag_index.items():
-        names[i] = t
-    record = np.concatenate([ids[ok], np.asarray(slow.record, dtype=np.int64)])
+    parts.append((np.asarray(slow.record, dtype=np.int64), np.asarray(slow.step, dtype=np.int64),
+                  np.asarray(slow.wall, dtype=np.float64), np.asarray(slow.value, dtype=np.float64),
+                  np.fromiter((tag_index.setdefault(t, len(tag_index)) for t in slow.tag), dtype=np.int64,
+                              count=len(slow.tag))))
+    record, step, wall, value, code = (np.concatenate(cols) for cols in zip(*parts))
     order = np.argsort(record, kind="stable")
-    step = np.concatenate([b_step, np.asarray(slow.step, dtype=np.int64)])[order]
-    wall = np.concatenate([b_wall, np.asarray(slow.wall, dtype=np.float64)])[order]
-    value = np.concatenate([b_value, np.asarray(slow.value, dtype=np.float64)])[order]
-    code = np.concatenate([codes, slow_codes])[order]
-    metric = pl.Series("metric", names, dtype=pl.String).gather(pl.Series(code, dtype=pl.UInt32)) \
-        if code.size else pl.Series("metric", [], dtype=pl.String)
-    frame = pl.DataFrame({"step": step, "wall_time": wall, "metric": metric, "value": value}, schema=TABLE_SCHEMA)
+    names = sorted(tag_index, key=tag_index.__getitem__)
+    metric = pl.Series("metric", names, dtype=pl.String).gather(pl.Series(code[order], dtype=pl.UInt32))
+    frame = pl.DataFrame({"step": step[order], "wall_time": wall[order], "metric": metric, "value": value[order]},
+                         schema=TABLE_SCHEMA)
     return EventScalars(frame=frame, purge_steps=purge, undecodable=bad, events=n)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import polars as pl
@@ -68,11 +69,22 @@ def parse_name(name: str) -> EventFileName | None:
     return EventFileName(prefix=m.group("prefix").rstrip("_.-"), timestamp=int(m.group("ts")), host=host, pid=pid)
 
 
-def _event_files(folder: Path) -> list[Path]:
+def _event_files(folder: Path) -> tuple[Path, ...]:
+    """Event files directly in a folder (asked once per file during discovery, so cached
+    per folder and modification time)."""
     try:
-        return sorted(Path(e.path) for e in os.scandir(folder) if e.is_file() and "tfevents" in e.name)
+        mtime = folder.stat().st_mtime_ns
     except OSError:
-        return []
+        return ()
+    return _list_event_files(str(folder), mtime)
+
+
+@lru_cache(maxsize=512)
+def _list_event_files(folder: str, mtime_ns: int) -> tuple[Path, ...]:
+    try:
+        return tuple(sorted(Path(e.path) for e in os.scandir(folder) if e.is_file() and "tfevents" in e.name))
+    except OSError:
+        return ()
 
 
 def _same_writer(child: EventFileName, parent: EventFileName, child_folder: str) -> bool:

@@ -204,7 +204,7 @@ def _resync(buf: bytes, u8: np.ndarray, start: int) -> int | None:
     return None
 
 
-def scan(buf: bytes, *, verify: bool | None = None, chunk: int = 1 << 20) -> Records:
+def scan(buf: bytes, *, verify: bool | None = None, chunk: int = 1 << 18) -> Records:
     """Locate every good record of an event file held in `buf`."""
     if verify is None:
         verify = verify_default()
@@ -213,7 +213,7 @@ def scan(buf: bytes, *, verify: bool | None = None, chunk: int = 1 << 20) -> Rec
     damage = Damage()
     all_starts: list[np.ndarray] = []
     all_lengths: list[np.ndarray] = []
-    looks = n == 0 or first_record_ok(buf[:HEADER])
+    looks = n < HEADER or first_record_ok(buf[:HEADER])  # a few bytes: a cut file, not another format
     pos = 0
     while pos < n:
         h_list, stop = _walk(buf, pos, chunk)

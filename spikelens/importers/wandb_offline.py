@@ -7,16 +7,21 @@ wandb >= 0.21 ships no reader for these files, so the framing is read here
 
 - **History records → metrics.** The key is `".".join(nested_key)` or the older
   `key`; values are JSON text with bare `NaN`/`Infinity`/`-Infinity` (cast to float in
-  one Polars pass; strings, booleans and dicts are not metrics and are dropped). The
-  step is the `_step` item or `step.num`; `_timestamp` is the wall time; `_runtime`,
-  `_timestamp` and `_step` themselves are not metrics.
+  one Polars pass; strings and booleans are not metrics and are dropped, a whole dict
+  gives its numeric leaves as `key.sub`). The step is the `_step` item or `step.num`;
+  `_timestamp` is the wall time; `_runtime`, `_timestamp` and `_step` themselves are
+  not metrics.
 - **One run, several launches.** The folder is claimed as a whole (so `files/output.log`
   is not read again by the text importer) and is one segment. Folders with the same
-  run id are launches of one run (`run_key` = `wandb:<id>`), ordered by the run
-  record's start time, then folder name. An offline resume (`resume="allow"`) restarts
-  `_step` at 0; that is kept as logged (the stitcher re-bases it) and noted in
-  `meta["wandb.launches"]` with each launch's resume flag, start time, steps and
-  `branch_point` (rewind / fork: parent run, step, metric).
+  run id are launches of one run (`run_key` = `wandb:<id>`, named by the display name
+  or the id), ordered by the run record's start time, then folder name. An offline
+  resume (`resume="allow"`) restarts `_step` at 0; that is kept as logged (the
+  stitcher re-bases it).
+- **Meta.** Per launch (table): `wandb.run_id`, `wandb.display_name`, `wandb.project`,
+  `resume` (the run record's flag) and `branch_point` (rewind / fork:
+  `{run, step, metric, kind}`, which the stitcher uses); per run: `wandb.launches`
+  (folder, start time, resume, rows, first/last step, `step_restarted`, branch point
+  of every launch) and `wandb.step_restarts`.
 
 Damage: a truncated tail (a killed run) stops reading quietly; a bad chunk skips to the
 next 32 KiB block; both become one warning naming the file and the counts. A file
@@ -24,6 +29,7 @@ without the `:W&B` header is a FormatError.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -70,6 +76,8 @@ def record_class():
         from wandb.proto import wandb_internal_pb2
 
         return wandb_internal_pb2.Record
+    except ImportError as exc:  # e.g. a protobuf major version this wandb has no code for
+        raise FormatError(None, f"cannot decode .wandb records with the installed wandb/protobuf ({exc})") from None
     finally:
         for name in [m for m in sys.modules if m not in before and (m == "wandb" or m.startswith("wandb."))]:
             del sys.modules[name]
@@ -103,6 +111,24 @@ def run_id_from_name(path: Path) -> str:
     return m.group("id") if m else path.stem
 
 
+def _flatten(key: str, text: str, keys: list[str], texts: list[str]) -> None:
+    """A dict value (older clients logged nested dicts whole): numeric leaves become
+    `key.sub` metrics; media and histograms (`_type`) are skipped."""
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return
+    stack = [(key, obj)]
+    while stack:
+        k, v = stack.pop()
+        if isinstance(v, dict):
+            if "_type" not in v:
+                stack.extend((f"{k}.{sub}", x) for sub, x in reversed(list(v.items())))
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            keys.append(k)
+            texts.append(repr(float(v)))
+
+
 def _history_values(history) -> tuple[list[str], list[str]]:
     keys, texts = [], []
     for item in history.item:
@@ -119,6 +145,9 @@ def _history_values(history) -> tuple[list[str], list[str]]:
                 text = item.json
             else:
                 continue
+        if text[:1] == "{":
+            _flatten(key, text, keys, texts)
+            continue
         keys.append(key)
         texts.append(text)
     return keys, texts

@@ -31,7 +31,7 @@ def report_dict(report: Report) -> dict[str, Any]:
 
 def _segment(s: dict[str, Any]) -> dict[str, Any]:
     keys = ("segment", "source", "first_step", "last_step", "points", "superseded",
-            "first_wall_time", "last_wall_time", "step_offset")
+            "first_wall_time", "last_wall_time", "step_offset", "launch")
     return _clean({k: s[k] for k in keys if k in s})
 
 

@@ -1,0 +1,170 @@
+"""Analyze one large run: `api.analyze_run` in memory, and the whole CLI process.
+
+    python benchmarks/bench_analyze.py [--points 1000000] [--repeats 3] [--quick]
+
+The run is one TensorBoard event file of `--points` scalars (4 tags x points/4 steps:
+train/loss with a planted spike, grad_norm, lr, loss_scale) written by TensorBoard's
+writer into a temp folder. Two measurements:
+
+- in memory: a fresh process reads the run (`api.load_runs`), then times
+  `api.analyze_run(run, cfg)` once cold (first call: lazy imports of the detectors)
+  and `--repeats` times warm (median), and the JSON rendering of the report; it
+  prints the split of its own time (imports, read, analyze, render) so the whole-process
+  number below can be explained;
+- whole process: `python -m spikelens analyze FILE --format json`, median of
+  `--repeats` fresh processes, with peak RSS.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _bench  # noqa: E402
+
+TARGET_S = 2.0
+"""analyze of a 1M-point run under 2 s wall."""
+
+
+def _hwm() -> int:
+    """Peak RSS since the last reset (VmHWM), in bytes."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return _bench.peak_rss()
+
+
+def _reset_hwm() -> None:
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")  # Linux: reset the peak RSS to the current RSS
+    except OSError:
+        pass
+
+
+def _child(path: str, repeats: int, profile: bool) -> None:
+    started = time.perf_counter()
+    from spikelens import api
+    from spikelens.config import load_config
+    from spikelens.report.json_report import render_json
+    from spikelens.report.model import Report
+
+    imported = time.perf_counter()
+    runs = api.load_runs(path)
+    read = time.perf_counter()
+    (run,) = runs
+    cfg = load_config()
+    _reset_hwm()
+    before = _bench.rss_now()
+    t = time.perf_counter()
+    rep = api.analyze_run(run, cfg)
+    cold = time.perf_counter() - t
+    warm = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        rep = api.analyze_run(run, cfg)
+        warm.append(time.perf_counter() - t)
+    growth = _hwm() - before
+    t = time.perf_counter()
+    report = Report(command="analyze", runs=[rep])
+    text = render_json(report)
+    render = time.perf_counter() - t
+    if profile:
+        import cProfile
+        import pstats
+
+        prof = cProfile.Profile()
+        prof.enable()
+        api.analyze_run(run, cfg)
+        prof.disable()
+        pstats.Stats(prof, stream=sys.stderr).sort_stats("cumulative").print_stats(r"spikelens", 25)
+    print(json.dumps({"points": run.frame.height, "imports_s": imported - started, "read_s": read - imported,
+                      "analyze_cold_s": cold, "analyze_warm_s": statistics.median(warm) if warm else cold,
+                      "analyze_growth": growth, "render_s": render, "json_bytes": len(text),
+                      "findings": sorted(f.kind for f in rep.findings)}))
+
+
+def run(n_points: int, repeats: int, profile: bool = False) -> tuple[str, dict]:
+    with _bench.scratch("analyze") as tmp:
+        t = time.perf_counter()
+        path = _bench.write_event_file(tmp / "run", n_points)
+        wrote = time.perf_counter() - t
+        load_before = _bench.load_avg()
+        inmem = _bench.run_process([sys.executable, __file__, "--child", str(path), str(repeats)]
+                                   + (["--profile"] if profile else []), cwd=tmp)
+        if inmem.rc != 0:
+            raise RuntimeError(f"in-memory analyze failed: {inmem.stderr[-800:]}")
+        inner = inmem.json()
+        cli = _bench.repeat([sys.executable, "-m", "spikelens", "analyze", str(path), "--format", "json"],
+                            repeats, cwd=tmp)
+        reports = [json.loads(s.stdout) for s in cli.samples]
+        tracebacks = sum("Traceback" in s.stderr for s in cli.samples)
+    cli_findings = sorted(f["kind"] for f in reports[0]["runs"][0]["findings"])
+    cli_points = reports[0]["runs"][0]["points"]
+    ok = inner["analyze_warm_s"] < TARGET_S
+    lines = [
+        f"analyze of one {n_points:,}-point run (TensorBoard file {path.name[:40]}..., written in {wrote:.1f} s); "
+        f"load avg before {load_before}, after {_bench.load_avg()}",
+        _bench.table(
+            ["measurement", "seconds", "notes"],
+            [
+                ["api.analyze_run, in memory, warm", f"{inner['analyze_warm_s']:.2f}",
+                 f"median of {repeats}; {_bench.rate(n_points, inner['analyze_warm_s'])} points/s; "
+                 f"peak growth {_bench.mb(inner['analyze_growth'])} MB"],
+                ["api.analyze_run, in memory, cold", f"{inner['analyze_cold_s']:.2f}",
+                 "first call in the process (lazy imports)"],
+                ["spikelens analyze FILE --format json", f"{cli.wall_s:.2f}",
+                 f"whole process, median of {repeats}; cpu {cli.cpu_s:.2f} s; peak RSS {_bench.mb(cli.maxrss_bytes)} MB"],
+                ["  of which: imports", f"{inner['imports_s']:.2f}", "in the in-memory process"],
+                ["  of which: read (load_runs)", f"{inner['read_s']:.2f}",
+                 f"{_bench.rate(n_points, inner['read_s'])} points/s"],
+                ["  of which: analyze_run", f"{inner['analyze_cold_s']:.2f}", "cold"],
+                ["  of which: JSON report", f"{inner['render_s']:.2f}", f"{inner['json_bytes']:,} bytes"],
+            ]),
+        f"findings (in memory): {', '.join(inner['findings']) or '-'}; CLI: {', '.join(cli_findings) or '-'}; "
+        f"CLI points {cli_points:,}; tracebacks on stderr: {tracebacks}",
+        f"Target: analyze_run of a {n_points:,}-point run < {TARGET_S:.0f} s: "
+        f"{_bench.verdict(ok)} ({inner['analyze_warm_s']:.2f} s warm, {inner['analyze_cold_s']:.2f} s cold); "
+        f"the whole process takes {cli.wall_s:.2f} s "
+        f"({_bench.verdict(cli.wall_s < TARGET_S)} if the target is read as the whole process)",
+    ]
+    if profile:
+        lines.append("profile of one warm analyze_run (cumulative, spikelens functions):\n" + inmem.stderr.strip())
+    numbers = {"points": n_points, **{k: v for k, v in inner.items() if k != "findings"},
+               "cli_process_s": cli.wall_s, "cli_cpu_s": cli.cpu_s, "cli_peak_rss_mb": cli.maxrss_bytes / 1e6,
+               "findings": inner["findings"], "cli_findings": cli_findings}
+    return "\n".join(lines), numbers
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--points", type=int, default=None)
+    ap.add_argument("--repeats", type=int, default=None)
+    ap.add_argument("--quick", action="store_true", help="a small run, one repeat (smoke test)")
+    ap.add_argument("--profile", action="store_true", help="print a cProfile of one warm analyze_run")
+    ap.add_argument("--json", type=Path, help="also write the numbers to this file")
+    ap.add_argument("--child", nargs=2, metavar=("FILE", "REPEATS"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        _child(args.child[0], int(args.child[1]), args.profile)
+        return 0
+    n = args.points or (80_000 if args.quick else 1_000_000)
+    repeats = args.repeats or (1 if args.quick else 3)
+    print(f"machine: {_bench.machine()}; load avg {_bench.load_avg()}", flush=True)
+    text, numbers = run(n, repeats, args.profile)
+    print(text)
+    if args.json:
+        args.json.write_text(json.dumps(numbers, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
