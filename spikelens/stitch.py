@@ -276,6 +276,8 @@ class _Layout:
     declared: dict[int, int]
     """Launch starts the writer declared (as logged), where it did."""
     has_main: dict[int, bool]
+    parallel: set[int] = field(default_factory=set)
+    """Files written beside the others (not a later launch): they supersede nothing."""
 
     @classmethod
     def of(cls, frame: pl.DataFrame, main: str | None, branch: dict[int, int], purge: list[int]) -> "_Layout":
@@ -384,7 +386,17 @@ def _place_launches(frame: pl.DataFrame, lay: _Layout, main: str | None) -> tupl
     last_wall = lay.wall[first_seg][1]
     tl = _curves(frame, first_seg, main).get(main) if main else None
     prev = first_seg
+    seen = set(lay.per_metric.get(first_seg, {}))
+    run_wall0 = lay.wall[first_seg][0]
     for s in lay.segments[1:]:
+        if _runs_beside(lay, s, seen, last_wall, run_wall0):
+            lay.parallel.add(s)
+            seen |= set(lay.per_metric.get(s, {}))
+            prev_last = max(prev_last, lay.last[s])
+            if lay.wall[s][1] is not None:
+                last_wall = max(last_wall, lay.wall[s][1]) if last_wall is not None else lay.wall[s][1]
+            continue
+        seen |= set(lay.per_metric.get(s, {}))
         base = offsets[prev] if offsets[prev] != 0 and lay.first[s] > lay.first[prev] else 0
         first = lay.first[s] + int(base)
         if s in lay.declared:
@@ -426,6 +438,18 @@ def _place_launches(frame: pl.DataFrame, lay: _Layout, main: str | None) -> tupl
             last_wall = max(last_wall, lay.wall[s][1]) if last_wall is not None else lay.wall[s][1]
         prev = s
     return offsets, boundaries
+
+
+def _runs_beside(lay: _Layout, s: int, seen: set[str], last_wall: float | None, run_wall0: float | None) -> bool:
+    """A file written beside the others, not a later launch: it shares no metric with
+    them (a second writer for eval tags), or it started while they were still writing
+    (wall clocks overlap by more than a minute and 5% of the run)."""
+    if not set(lay.per_metric.get(s, {})) & seen:
+        return True
+    w0 = lay.wall[s][0]
+    if w0 is None or last_wall is None or run_wall0 is None:
+        return False
+    return w0 < last_wall - max(60.0, 0.05 * (last_wall - run_wall0))
 
 
 def _aux_pairs(frame: pl.DataFrame, prev: int, new: int, main: str, prev_offset: int, base: int):
@@ -494,7 +518,7 @@ def _segment_table(frame: pl.DataFrame, lay: _Layout, offsets: np.ndarray,
                    boundaries: list[Boundary]) -> list[dict]:
     counts = frame.group_by("segment").agg(pl.len().alias("points"), pl.col("superseded").sum().alias("sup"))
     count = {int(s): (int(p), int(x)) for s, p, x in counts.iter_rows()}
-    launch = {b.segment: b.launch for b in boundaries}
+    launch = {b.segment: b.launch for b in boundaries} | {s: "parallel" for s in lay.parallel}
     out = []
     for s in lay.segments:
         off = int(offsets[s])

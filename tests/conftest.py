@@ -1,13 +1,19 @@
-"""Shared test helpers: where fixtures live, and a CLI runner that keeps stdout and stderr apart."""
+"""Shared test helpers: where fixtures live, a CLI runner that keeps stdout and stderr apart,
+and what every importer test does: read runs with their warnings, list a copy without writing into it."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import polars as pl
 import pytest
+
+from spikelens import api, diagnostics
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -33,3 +39,27 @@ def tree_hashes(root: Path) -> dict[str, str]:
     """sha256 of every file under root (tests check that input folders are never written)."""
     return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def ls_without_writing(src: Path, tmp_path: Path, *parts: str) -> list[dict]:
+    """`spikelens ls --format json` over a copy of the fixture folder SRC (only PARTS of it when
+    given), checking that it exits 0 and leaves its input untouched; the runs it lists."""
+    tree = tmp_path / src.name
+    shutil.copytree(src, tree)
+    before = tree_hashes(tree)
+    res = run_cli("ls", *([tree / part for part in parts] or [tree]), "--format", "json")
+    assert res.returncode == 0, res.stderr
+    assert tree_hashes(tree) == before
+    return json.loads(res.stdout)["runs"]
+
+
+def load(*paths: Path):
+    """`api.load_runs(*paths)` and the warnings it gave: (runs, warning lines)."""
+    with diagnostics.collecting() as diag:
+        runs = api.load_runs(*paths)
+    return runs, diag.lines
+
+
+def metric(run, name: str) -> pl.DataFrame:
+    """The rows of one metric in a run's long frame, in read order."""
+    return run.frame.filter(pl.col("metric") == name)

@@ -166,7 +166,7 @@ def cli_app(monkeypatch):
     cli._register()
     seen: dict = {}
 
-    def fake_analyze(*paths, config=None, detector_params=None, progress=None):
+    def fake_analyze(*paths, config=None, detector_params=None, progress=None, keep_frames=True):
         seen.update(paths=paths, config=config, params=detector_params, progress=progress)
         return sample_report()
 

@@ -6,17 +6,14 @@ never copied from the importer's output.
 from __future__ import annotations
 
 import math
-import shutil
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
-import polars as pl
 import pytest
 
-from conftest import FIXTURES, run_cli, tree_hashes
-from spikelens import api, diagnostics
+from conftest import FIXTURES, load, ls_without_writing, metric, run_cli, tree_hashes
 from spikelens.frame import infer_role
 from spikelens.importers.base import read_head
 from spikelens.importers.csvlogs import CsvImporter
@@ -26,16 +23,6 @@ sys.path.insert(0, str(FIXTURES))
 from writers import csvlogs as W  # noqa: E402
 
 CSV = FIXTURES / "csv"
-
-
-def load(path: Path):
-    with diagnostics.collecting() as diag:
-        runs = api.load_runs(path)
-    return runs, diag.lines
-
-
-def metric(run, name: str) -> pl.DataFrame:
-    return run.frame.filter(pl.col("metric") == name)
 
 
 def test_fixtures_are_what_the_writer_writes(tmp_path):
@@ -228,17 +215,9 @@ def test_registry_order_folder_importers_first_chart_before_csv_text_last():
 
 
 def test_cli_reads_the_csv_fixtures_without_writing_into_them(tmp_path):
-    tree = tmp_path / "csv"
-    shutil.copytree(CSV, tree)
-    before = tree_hashes(tree)
-    res = run_cli("ls", tree / "lightning", tree / "keras", "--format", "json")
-    assert res.returncode == 0, res.stderr
-    import json
-
-    runs = {r["run"]: r for r in json.loads(res.stdout)["runs"]}
+    runs = {r["run"]: r for r in ls_without_writing(CSV, tmp_path, "lightning", "keras")}
     assert len(runs["exp"]["segments"]) == 2
     assert runs["exp"]["metrics"]["train/loss"] == "loss"
-    assert tree_hashes(tree) == before
 
 
 def test_header_longer_than_the_sniffed_head_is_still_claimed(tmp_path):

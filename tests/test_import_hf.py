@@ -13,8 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from conftest import FIXTURES, run_cli, tree_hashes
-from spikelens import api, diagnostics
+from conftest import FIXTURES, load, ls_without_writing, metric, run_cli, tree_hashes
 from spikelens.importers.base import read_head
 from spikelens.importers.hf import HfTrainerStateImporter
 
@@ -22,16 +21,6 @@ sys.path.insert(0, str(FIXTURES))
 from writers import hf as W  # noqa: E402
 
 HF = FIXTURES / "hf"
-
-
-def load(*paths: Path):
-    with diagnostics.collecting() as diag:
-        runs = api.load_runs(*paths)
-    return runs, diag.lines
-
-
-def metric(run, name: str) -> pl.DataFrame:
-    return run.frame.filter(pl.col("metric") == name)
 
 
 def per_step_points(entries) -> int:
@@ -177,12 +166,6 @@ def test_claims_trainer_state_and_renamed_copies_only(tmp_path):
 
 
 def test_cli_json_lists_the_resumed_run_and_writes_nothing(tmp_path):
-    tree = tmp_path / "hf"
-    shutil.copytree(HF, tree)
-    before = tree_hashes(tree)
-    res = run_cli("ls", tree / "run_resumed", "--format", "json")
-    assert res.returncode == 0, res.stderr
-    (run,) = json.loads(res.stdout)["runs"]
+    (run,) = ls_without_writing(HF, tmp_path, "run_resumed")
     assert len(run["segments"]) == 2 and run["metrics"]["grad_norm"] == "grad_norm"
     assert run["metrics"]["learning_rate"] == "lr" and run["metrics"]["epoch"] == "other"
-    assert tree_hashes(tree) == before

@@ -4,17 +4,13 @@ Expected values come from the fixture writer (`fixtures/writers/mlflow.py`).
 """
 from __future__ import annotations
 
-import json
 import math
-import shutil
 import sys
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from conftest import FIXTURES, run_cli, tree_hashes
-from spikelens import api, diagnostics
+from conftest import FIXTURES, load, ls_without_writing, metric, tree_hashes
 from spikelens.importers.mlflow import MlflowRunImporter
 
 sys.path.insert(0, str(FIXTURES))
@@ -22,16 +18,6 @@ from writers import mlflow as W  # noqa: E402
 
 MLRUNS = FIXTURES / "mlflow" / "mlruns"
 EXP = MLRUNS / W.EXP_ID
-
-
-def load(*paths: Path):
-    with diagnostics.collecting() as diag:
-        runs = api.load_runs(*paths)
-    return runs, diag.lines
-
-
-def metric(run, name: str) -> pl.DataFrame:
-    return run.frame.filter(pl.col("metric") == name)
 
 
 def test_fixtures_are_what_the_writer_writes(tmp_path):
@@ -116,12 +102,6 @@ def test_run_without_metric_values_warns_and_gives_no_run(tmp_path):
 
 
 def test_cli_reads_the_store_without_writing_into_it(tmp_path):
-    tree = tmp_path / "mlruns"
-    shutil.copytree(MLRUNS, tree)
-    before = tree_hashes(tree)
-    res = run_cli("ls", tree, "--format", "json")
-    assert res.returncode == 0, res.stderr
-    runs = {r["run"]: r for r in json.loads(res.stdout)["runs"]}
+    runs = {r["run"]: r for r in ls_without_writing(MLRUNS, tmp_path)}
     assert len(runs["resumed-run"]["segments"]) == 2
     assert runs["clean-run"]["metrics"]["train/loss"] == "loss"
-    assert tree_hashes(tree) == before

@@ -22,8 +22,7 @@ from tensorboard.compat.proto.event_pb2 import Event
 from tensorboard.compat.proto.summary_pb2 import Summary
 from tensorboard.summary.writer.record_writer import RecordWriter
 
-from conftest import FIXTURES, run_cli, tree_hashes
-from spikelens import api, diagnostics
+from conftest import FIXTURES, load, ls_without_writing, metric, run_cli, tree_hashes
 from spikelens.errors import FormatError
 from spikelens.importers import tb_events, tfrecord
 from spikelens.importers.tb_events import decode_events
@@ -35,16 +34,6 @@ from writers import tensorboard as W  # noqa: E402
 
 TB = FIXTURES / "tensorboard"
 EXAMPLE = FIXTURES / "example"
-
-
-def load(*paths: Path):
-    with diagnostics.collecting() as diag:
-        runs = api.load_runs(*paths)
-    return runs, diag.lines
-
-
-def metric(run, name: str) -> pl.DataFrame:
-    return run.frame.filter(pl.col("metric") == name)
 
 
 def f32(a) -> list[float]:
@@ -337,15 +326,9 @@ def test_tensorboard_and_csv_twins_load_to_the_same_values():
 
 
 def test_the_cli_reads_without_writing_into_the_input(tmp_path):
-    tree = tmp_path / "tb"
-    shutil.copytree(TB, tree)
-    before = tree_hashes(tree)
-    res = run_cli("ls", tree, "--format", "json")
-    assert res.returncode == 0, res.stderr
-    runs = {r["run"]: r for r in json.loads(res.stdout)["runs"]}
+    runs = {r["run"]: r for r in ls_without_writing(TB, tmp_path)}
     assert runs["simple"]["metrics"]["train/loss"] == "loss"
     assert len(runs["restart"]["segments"]) == 2
-    assert tree_hashes(tree) == before
 
 
 # ------------------------------------------------------------------ the README example

@@ -6,16 +6,13 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import sys
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
 
-from conftest import FIXTURES, run_cli, tree_hashes
-from spikelens import api, diagnostics
+from conftest import FIXTURES, load, ls_without_writing, metric, run_cli, tree_hashes
 from spikelens.importers.base import read_head
 from spikelens.importers.csvlogs import CsvImporter
 from spikelens.importers.registry import IMPORTERS
@@ -25,16 +22,6 @@ sys.path.insert(0, str(FIXTURES))
 from writers import wandb_exports as W  # noqa: E402
 
 WB = FIXTURES / "wandb_exports"
-
-
-def load(*paths: Path):
-    with diagnostics.collecting() as diag:
-        runs = api.load_runs(*paths)
-    return runs, diag.lines
-
-
-def metric(run, name: str) -> pl.DataFrame:
-    return run.frame.filter(pl.col("metric") == name)
 
 
 def by_name(runs):
@@ -179,15 +166,9 @@ def test_runs_table_export_is_not_a_history():
 
 
 def test_cli_reads_exports_without_writing_into_them(tmp_path):
-    tree = tmp_path / "wb"
-    shutil.copytree(WB, tree)
-    before = tree_hashes(tree)
-    res = run_cli("ls", tree / "chart", tree / "legacy", "--format", "json")
-    assert res.returncode == 0, res.stderr
-    names = {r["run"]: r for r in json.loads(res.stdout)["runs"]}
+    names = {r["run"]: r for r in ls_without_writing(WB, tmp_path, "chart", "legacy")}
     assert set(names) == {*W.RUNS, "legacy-run-1"}
     assert names[W.RUNS[0]]["metrics"] == {"train/loss": "loss", "lr": "lr"}
-    assert tree_hashes(tree) == before
 
 
 def test_wide_history_rows_with_step_last_are_claimed(tmp_path):

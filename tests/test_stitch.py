@@ -210,6 +210,20 @@ def test_SL302_reset_that_continues_at_the_end_is_put_right_after_it():
     assert abs(f.extra["resume_step"] - 2000) <= 30
 
 
+def test_a_second_writer_beside_the_first_is_not_a_resume():
+    """A train writer and an eval writer in one folder, running at the same time."""
+    c = curve(1000, 34)
+    train = part(c, 0, 999)
+    evals = {"eval/loss": (np.arange(100, 1000, 100), np.full(9, 2.5))}
+    st = stitch_run(make_run([train, evals], walls=[T0, T0 + 50]))
+    assert st.findings == [] and st.segment_starts == []
+    assert [s["launch"] for s in st.segments] == ["start", "parallel"]
+    assert st.frame.filter(pl.col("superseded")).height == 0
+    # same tags, written at the same time (two ranks): beside each other, nothing superseded
+    st = stitch_run(make_run([train, part(c, 0, 999)], walls=[T0, T0 + 1.0]))
+    assert st.findings == [] and st.segments[1]["launch"] == "parallel"
+
+
 # ------------------------------------------------------------------ gaps
 
 
@@ -343,7 +357,8 @@ def test_merge_runs_orders_parts_by_start_time_else_by_natural_name():
     nowall = [Run(name=r.name, frame=r.frame.with_columns(wall_time=pl.lit(None, pl.Float64)), sources=r.sources,
                   formats=r.formats, segments=r.segments) for r in (r2, r1)]
     assert merge_runs(nowall).name == "version_9"
-    st = stitch_run(merge_runs([r2, r1], name="joined"))
+    later = make_run([part(c, 200, 399)], name="version_10", walls=[T0 + 100])
+    st = stitch_run(merge_runs([later, r1], name="joined"))
     assert st.findings == [] and st.segment_starts == [200]
     assert st.frame.get_column("run").unique().to_list() == ["joined"]
 

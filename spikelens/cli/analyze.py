@@ -20,7 +20,7 @@ from ..config import Config, load_config
 from ..errors import UsageError
 from ..frame import ROLES
 from . import app
-from .common import QUIET, VERBOSE, emit_warnings, stderr_console, stdout_console
+from .common import CHARTS, CONFIG, QUIET, ROLE, VERBOSE, emit_warnings, stderr_console, stdout_console
 
 
 class ReportFormat(str, Enum):
@@ -38,15 +38,12 @@ def analyze_cmd(
                                         help="Also write a self-contained HTML page with a picture per run."),
     plot: Optional[Path] = typer.Option(None, "--plot", metavar="DIR",
                                         help="Also write one PNG per run into DIR (created)."),
-    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
-                                          help="spikelens.toml or pyproject.toml to read settings from."),
-    role: List[str] = typer.Option([], "--role", metavar="TAG=ROLE",
-                                   help=f"Override a metric's role (TAG may be a glob); ROLE is one of {', '.join(ROLES)}. "
-                                        "Repeatable."),
+    config: Optional[Path] = CONFIG,
+    role: List[str] = ROLE,
     param: List[str] = typer.Option([], "--param", metavar="DETECTOR.NAME=VALUE",
                                     help="Override a detector parameter, DETECTOR being a kind or a code "
                                          "(e.g. spike.recovery_fast_steps=500). Repeatable."),
-    charts: bool = typer.Option(True, "--charts/--no-charts", help="Draw a small chart under each finding."),
+    charts: bool = CHARTS,
     quiet: bool = QUIET,
     verbose: bool = VERBOSE,
 ) -> None:
@@ -64,7 +61,10 @@ def analyze_cmd(
     params = detector_params(cfg, param)
     started = time.perf_counter()
     with progress(quiet) as update:
-        report = api.analyze(*paths, config=cfg, detector_params=params, progress=update)
+        # frames only feed pictures: a JSON sweep of 1,000 runs would otherwise hold them all
+        keep_frames = html is not None or plot is not None or (charts and format != ReportFormat.json)
+        report = api.analyze(*paths, config=cfg, detector_params=params, progress=update,
+                             keep_frames=keep_frames)
     emit_warnings(report.warnings, quiet)
     if verbose and not quiet:
         _log_runs(report, time.perf_counter() - started)

@@ -19,10 +19,9 @@ from .. import api
 from ..check import (CheckResult, baseline_from, build_policy, evaluate, load_baseline, parse_kind_thresholds,
                      report_json, write_baseline)
 from ..errors import UsageError
-from ..frame import ROLES
 from . import app
 from .analyze import build_config, detector_params, progress
-from .common import QUIET, VERBOSE, Format, emit_warnings, stderr_console, stdout_console
+from .common import CHARTS, CONFIG, QUIET, ROLE, VERBOSE, Format, emit_warnings, stderr_console, stdout_console
 
 
 class Severity(str, Enum):
@@ -75,15 +74,12 @@ def check_cmd(
                                 help="Treat everything under PATHS as segments of one run (resumed launches "
                                      "logged to separate folders), as the stitch analysis does."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when findings fail (report-only jobs)."),
-    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
-                                          help="spikelens.toml or pyproject.toml to read settings from."),
-    role: List[str] = typer.Option([], "--role", metavar="TAG=ROLE",
-                                   help=f"Override a metric's role (TAG may be a glob); ROLE is one of "
-                                        f"{', '.join(ROLES)}. Repeatable."),
+    config: Optional[Path] = CONFIG,
+    role: List[str] = ROLE,
     param: List[str] = typer.Option([], "--param", metavar="DETECTOR.NAME=VALUE",
                                     help="Override a detector parameter (e.g. spike.recovery_fast_steps=500). "
                                          "Repeatable."),
-    charts: bool = typer.Option(True, "--charts/--no-charts", help="Draw a small chart under each finding."),
+    charts: bool = CHARTS,
     quiet: bool = QUIET,
     verbose: bool = VERBOSE,
 ) -> None:

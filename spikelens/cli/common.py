@@ -8,6 +8,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from ..frame import ROLES
+
 
 class Format(str, Enum):
     rich = "rich"
@@ -35,3 +37,9 @@ def emit_warnings(lines: list[str], quiet: bool) -> None:
 
 QUIET = typer.Option(False, "--quiet", "-q", help="Only errors on stderr.")
 VERBOSE = typer.Option(False, "--verbose", "-v", help="More detail on stderr.")
+# analysis settings that analyze and check both take (read by analyze.build_config)
+CONFIG = typer.Option(None, "--config", metavar="FILE", help="spikelens.toml or pyproject.toml to read settings from.")
+ROLE = typer.Option([], "--role", metavar="TAG=ROLE",
+                    help=f"Override a metric's role (TAG may be a glob); ROLE is one of {', '.join(ROLES)}. "
+                         "Repeatable.")
+CHARTS = typer.Option(True, "--charts/--no-charts", help="Draw a small chart under each finding.")

@@ -74,15 +74,18 @@ def _int(x):
     return None if x is None else int(x)
 
 
-def _num(x):
-    if x is None:
-        return None
-    x = float(x)
+def json_float(x: float, ndigits: int | None = None) -> float | str:
+    """A float as the JSON reports write it: NaN and ±inf as the strings "NaN", "Infinity" and
+    "-Infinity" (strict JSON has no spelling for them), others rounded to `ndigits` when given."""
     if math.isnan(x):
         return "NaN"
     if math.isinf(x):
         return "Infinity" if x > 0 else "-Infinity"
-    return round(x, 6)
+    return x if ndigits is None else round(x, ndigits)
+
+
+def _num(x):
+    return None if x is None else json_float(float(x), 6)
 
 
 def _clean(obj):

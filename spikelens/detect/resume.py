@@ -176,7 +176,7 @@ def boundary_findings(run: str, boundaries: list[Boundary]) -> list[Finding]:
     for b in boundaries:
         if b.launch == "reset":
             out.append(reset_finding(run, b))
-        elif b.launch == "rollback" and b.rolled_back:
+        elif b.launch == "rollback" and b.rolled_back and b.superseded:
             out.append(overlap_finding(run, b))
         elif b.step_gap > 2 * max(b.interval, 1):
             out.append(step_gap_finding(run, b))
@@ -298,15 +298,9 @@ def _aux_match(prev: Curve, new: Curve, cand_steps: np.ndarray, plausible: np.nd
     if ps.size < 10 or nv.size < 5:
         return None
     w = int(np.clip(min(ps.size, nv.size) // 4, 5, 50))
-    level_new = float(np.median(nv[:w]))
-    fwd = forward_median(pv, w)
-    count = np.minimum(w, ps.size - np.arange(ps.size))
-    sig = global_sigma(pv)
-    scale = max(abs(level_new), float(np.median(np.abs(pv))), 1e-300)
-    se = max(MEDIAN_SE * sig * np.sqrt(2.0 / w), 1e-6 * scale)
+    z, _ = _match_z(pv, nv, w)
     j = np.clip(np.searchsorted(ps, cand_steps), 0, ps.size - 1)
-    exact = ps[j] == cand_steps
-    za = np.where(exact & (count[j] >= w), np.abs(level_new - fwd[j]) / se, np.inf)
+    za = np.where(ps[j] == cand_steps, z[j], np.inf)
     close = za < 3
     if not close.any() or close.mean() > 0.05:
         return None
@@ -463,19 +457,29 @@ def _locate_step(y: np.ndarray, i: int, w: int) -> int:
     lo, hi = max(0, i - 2 * w), min(y.size, i + 2 * w + 1)
     seg = y[lo:hi]
     ok = np.isfinite(seg)
-    t = np.arange(lo, hi, dtype=np.float64)[ok]
+    idx = np.arange(lo, hi)[ok]
     v = seg[ok]
-    if v.size < 8:
+    n = v.size
+    if n < 8:
         return i
+    cands = np.arange(max(lo + 3, i - w), min(hi - 3, i + w + 1))
+    if cands.size == 0:
+        return i
+    t = idx.astype(np.float64)
     t = (t - t.mean()) / max(t.std(), 1.0)
-    best, best_rss = i, np.inf
-    for c in range(max(lo + 3, i - w), min(hi - 3, i + w + 1)):
-        x = np.column_stack([np.ones_like(t), t, (np.arange(lo, hi)[ok] >= c).astype(np.float64)])
-        coef, *_ = np.linalg.lstsq(x, v, rcond=None)
-        rss = float(np.sum((x @ coef - v) ** 2))
-        if rss < best_rss:
-            best, best_rss = c, rss
-    return best
+    # every split at once (no lstsq per split): with r the residual of the line fit and
+    # s_c the step indicator, rss(c) = rss(line) - (r.s_c)^2 / |s_c - P s_c|^2, P the
+    # projection onto [1, t]; suffix sums give r.s_c, 1.s_c and t.s_c for every c
+    stt = float(t @ t)
+    r = v - v.mean() - t * (float(t @ v) / stt)
+    first = np.searchsorted(idx, cands)  # the points at or after c are idx[first:]
+    n_c = (n - first).astype(np.float64)
+    st_c = np.append(np.cumsum(t[::-1])[::-1], 0.0)[first]
+    sr_c = np.append(np.cumsum(r[::-1])[::-1], 0.0)[first]
+    denom = n_c - n_c * n_c / n - st_c * st_c / stt
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gain = np.where(denom > 1e-9 * n, sr_c * sr_c / denom, 0.0)
+    return int(cands[int(np.argmax(gain))])
 
 
 def _lr_changes(ctx: RunContext, at: int, half: float, ratio: float = 0.8) -> bool:

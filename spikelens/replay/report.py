@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
+from ..detect.finding import json_float
 from .session import ReplayReport
 
 SCHEMA_ID = "spikelens.replay/1"
@@ -16,12 +16,7 @@ def _num(x: Any) -> Any:
         return x
     if isinstance(x, int):
         return x
-    x = float(x)
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    return x
+    return json_float(float(x))
 
 
 def _clean(obj: Any) -> Any:

@@ -162,11 +162,7 @@ def _backward(loss, fwd: ForwardWatch, *, watch: bool, torch, notes: list[str]) 
     """Backward (inside the caller's anomaly mode) with node hooks; if anomaly mode stopped it,
     once more without anomaly mode so every gradient is there for the table."""
     if not watch:
-        with torch.autograd.set_detect_anomaly(False):
-            try:
-                loss.backward()
-            except RuntimeError as exc:
-                notes.append(f"backward after a non-finite forward raised: {str(exc).splitlines()[0]}")
+        _plain_backward(loss, torch, notes, "backward after a non-finite forward raised")
         return None
     bwd = BackwardWatch(loss, fwd, torch)
     try:
@@ -185,12 +181,18 @@ def _backward(loss, fwd: ForwardWatch, *, watch: bool, torch, notes: list[str]) 
     bwd.active = False
     for p in fwd.model.parameters():
         p.grad = None
+    _plain_backward(loss, torch, notes, "second backward for the gradient table failed")
+    return found
+
+
+def _plain_backward(loss, torch, notes: list[str], failure: str) -> None:
+    """Backward with anomaly mode off, only to fill the gradients for the table: the culprit is
+    already known (or not sought), so an error becomes a note `failure: first line of it`."""
     with torch.autograd.set_detect_anomaly(False):
         try:
             loss.backward()
         except RuntimeError as exc:
-            notes.append(f"second backward for the gradient table failed: {str(exc).splitlines()[0]}")
-    return found
+            notes.append(f"{failure}: {str(exc).splitlines()[0]}")
 
 
 _TORCH_NOISE = ("Anomaly Detection has been enabled", "Error detected in", "No forward pass information")
