@@ -63,7 +63,7 @@ def conform(frame: pl.DataFrame) -> pl.DataFrame:
 _EVAL = r"(?:^|[/_\-. ])(?:eval|val|valid|validation|test|dev|tel)(?:$|[/_\-. ])|^(?:eval|val|valid|validation|test)"
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("loss_scale", re.compile(r"loss[\s_\-/]?scal|(?:^|[/_\-. ])scaler?(?:$|[/_\-. ])|grad[\s_\-]?scale", re.I)),
-    ("grad_norm", re.compile(r"grad(?:ient)?s?[\s_\-/]?norm|(?:^|[/_\-. ])(?:total_)?norm$|^norm$|clip[\s_\-]?norm", re.I)),
+    ("grad_norm", re.compile(r"grad(?:ient)?s?[\s_\-/]?norm|^gnorm$|[/_]gnorm$|(?:^|[/_\-. ])(?:total_)?norm$|^norm$|clip[\s_\-]?norm", re.I)),
     ("lr", re.compile(r"(?:^|[/_\-. ])lr(?:$|[/_\-. ]|-)|learning[\s_\-]?rate|^lr", re.I)),
 )
 _OTHER_AXIS = re.compile(r" vs |_vs_", re.I)

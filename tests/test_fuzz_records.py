@@ -107,7 +107,7 @@ def test_tensorboard_cut_inside_record_k_keeps_records_before_k(data):
     path = data.draw(st.sampled_from(EVENT_FILES), label="file")
     buf = path.read_bytes()
     recs = tf_records(buf)
-    k = data.draw(st.integers(0, len(recs) - 1), label="record k")
+    k = data.draw(st.sampled_from(range(len(recs))), label="record k")
     start, end = recs[k]
     cut = data.draw(st.integers(start, end - 1), label="cut at")
     ref, counts = tb_reference(path)
@@ -132,11 +132,15 @@ def test_tensorboard_byte_flipped_in_record_k_loses_only_record_k(data):
     path = data.draw(st.sampled_from(EVENT_FILES), label="file")
     buf = bytearray(path.read_bytes())
     recs = tf_records(bytes(buf))
-    k = data.draw(st.integers(0, len(recs) - 1), label="record k")
+    k = data.draw(st.sampled_from(range(len(recs))), label="record k")
     start, end = recs[k]
-    at = data.draw(st.integers(start, end - 1), label="byte")
+    part = data.draw(st.sampled_from(["length", "length crc", "data", "data crc"]), label="part")
+    lo, hi = {"length": (start, start + 8), "length crc": (start + 8, start + 12),
+              "data": (start + 12, end - 4), "data crc": (end - 4, end)}[part]
+    if lo >= hi:  # an empty payload
+        lo, hi = start, end
+    at = data.draw(st.integers(lo, hi - 1), label="byte")
     buf[at] ^= data.draw(st.integers(1, 255), label="xor mask")
-    part = "length" if at < start + 8 else "length crc" if at < start + 12 else "data crc" if at >= end - 4 else "data"
     event(f"flip in {part}")
     ref, counts = tb_reference(path)
     before, lost = sum(counts[:k]), counts[k]
@@ -232,9 +236,14 @@ def test_wandb_byte_flipped_in_a_chunk_keeps_the_records_before_it(data):
     buf = bytearray(path.read_bytes())
     chunks = wandb_chunks(bytes(buf))
     c_start, c_end, _ = data.draw(st.sampled_from(chunks), label="chunk")
-    at = data.draw(st.integers(c_start, c_end - 1), label="byte")
+    part = data.draw(st.sampled_from(["crc", "length", "type", "payload"]), label="part")
+    lo, hi = {"crc": (c_start, c_start + 4), "length": (c_start + 4, c_start + 6), "type": (c_start + 6, c_start + 7),
+              "payload": (c_start + 7, c_end)}[part]
+    if lo >= hi:
+        lo, hi = c_start, c_end
+    at = data.draw(st.integers(lo, hi - 1), label="byte")
     buf[at] ^= data.draw(st.integers(1, 255), label="xor mask")
-    event("flip in chunk header" if at < c_start + CHUNK else "flip in payload")
+    event(f"flip in {part}")
     last = max([W_HEADER] + [e for e in record_ends(chunks) if e <= c_start])
     with tempfile.TemporaryDirectory() as tmp:
         out = load(_write(Path(tmp), path, bytes(buf)))
