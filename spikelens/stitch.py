@@ -24,6 +24,8 @@ with `superseded = true` and its segment, and only the detectors skip it.
 - A launch re-logging the last step of the previous one inside the same file (a CSV
   appended after a resume repeats the checkpoint step with new values) is split into
   its own segment here, since discovery only splits where steps go back.
+- A file written beside the others rather than after them (an eval-only writer, or
+  several ranks that started together) is `parallel`: it supersedes nothing.
 
 Findings per boundary (see `detect.resume`): `resume_overlap`, `step_reset`,
 `step_gap`, `wallclock_gap`; `repeated_data` is judged later on the stitched loss.
@@ -387,9 +389,12 @@ def _place_launches(frame: pl.DataFrame, lay: _Layout, main: str | None) -> tupl
     tl = _curves(frame, first_seg, main).get(main) if main else None
     prev = first_seg
     seen = set(lay.per_metric.get(first_seg, {}))
-    run_wall0 = lay.wall[first_seg][0]
+    wall_starts = [w for w in (lay.wall[first_seg][0],) if w is not None]
     for s in lay.segments[1:]:
-        if _runs_beside(lay, s, seen, last_wall, run_wall0):
+        beside = _runs_beside(lay, s, seen, last_wall, wall_starts)
+        if lay.wall[s][0] is not None:
+            wall_starts.append(lay.wall[s][0])
+        if beside:
             lay.parallel.add(s)
             seen |= set(lay.per_metric.get(s, {}))
             prev_last = max(prev_last, lay.last[s])
@@ -440,16 +445,18 @@ def _place_launches(frame: pl.DataFrame, lay: _Layout, main: str | None) -> tupl
     return offsets, boundaries
 
 
-def _runs_beside(lay: _Layout, s: int, seen: set[str], last_wall: float | None, run_wall0: float | None) -> bool:
+def _runs_beside(lay: _Layout, s: int, seen: set[str], last_wall: float | None, starts: list[float]) -> bool:
     """A file written beside the others, not a later launch: it shares no metric with
-    them (a second writer for eval tags), or it started while they were still writing
-    (wall clocks overlap by more than a minute and 5% of the run)."""
+    them (a second writer for eval tags), or it started together with one of them and
+    before they stopped (several ranks writing the same tags). A resumed launch starts
+    after the previous one stopped, so neither holds for it."""
     if not set(lay.per_metric.get(s, {})) & seen:
         return True
     w0 = lay.wall[s][0]
-    if w0 is None or last_wall is None or run_wall0 is None:
+    if w0 is None or last_wall is None or not starts:
         return False
-    return w0 < last_wall - max(60.0, 0.05 * (last_wall - run_wall0))
+    margin = max(60.0, 0.05 * (last_wall - min(starts)))
+    return w0 < last_wall - margin and min(abs(w0 - x) for x in starts) < margin
 
 
 def _aux_pairs(frame: pl.DataFrame, prev: int, new: int, main: str, prev_offset: int, base: int):

@@ -5,8 +5,10 @@ Megatron, llm.c, DeepSpeed, ...), JSONL histories and MLflow metric files, line 
 damaged (cut inside it, a byte flipped, junk inserted, the line duplicated or deleted).
 The clean prefix, lines 0..L-1, is what a run killed at that moment would have left;
 for every (run, metric) it reads, its (step, value) list must be the start of the same
-list read from the damaged file, and of the list read from the intact file. Loading
-never raises anything but a `SpikelensError`.
+list read from the damaged file, and of the list read from the intact file (text logs:
+the values, since a line without a step takes the step of the next step line; MLflow:
+as a multiset, since points are ordered by their timestamp). Loading never raises
+anything but a `SpikelensError`.
 
 HF `trainer_state.json` is one JSON document, so its property is about entries: a file
 cut anywhere keeps every `log_history` entry that was complete before the cut.
@@ -15,10 +17,12 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 
-from hypothesis import HealthCheck, event, given, settings
+import pytest
+from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from conftest import FIXTURES
@@ -112,13 +116,57 @@ def _check_lines(family: str, data) -> None:
     start, end = spans[line]
     kind = data.draw(st.sampled_from(["cut inside", "flip", "insert junk", "duplicate line", "delete line"]),
                      label="damage")
-    damaged = read_variant(rel, damage(raw, start, end, kind, data.draw))
+    bad = damage(raw, start, end, kind, data.draw)
+    bug = known_bug(rel, raw, bad)
+    if bug:  # each has its own strict xfail test below; skipping them here keeps the rest of the property
+        event(f"skipped, known bug: {bug}")
+    assume(bug is None)
+    damaged = read_variant(rel, bad)
     before = clean_prefix(rel, start)
     full = intact(rel)
-    event(f"{kind}: {'prefix has values' if before else 'empty prefix'}")
+    if family == "text":
+        # a line without a step (DeepSpeed's OVERFLOW) takes the step of the next step line, which the
+        # prefix may not hold: compare values in order, and only when the prefix reads as the intact file does
+        before, full, damaged = ({k: [v for _, v in pts] for k, pts in d.items()} for d in (before, full, damaged))
+        consistent = all(full.get(k, [])[: len(p)] == p for k, p in before.items())
+        event(f"{kind}: {'prefix has values' if before else 'empty prefix'}"
+              f"{'' if consistent else ', prefix ends between a line and its step line'}")
+        assume(consistent)
+    else:
+        event(f"{kind}: {'prefix has values' if before else 'empty prefix'}")
     for key, points in before.items():
+        if family == "mlflow":  # MLflow points are ordered by their timestamp, which the damage may change
+            assert not Counter(points) - Counter(full.get(key, [])), key
+            assert not Counter(points) - Counter(damaged.get(key, [])), f"values before line {line + 1} lost: {key}"
+            continue
         assert full.get(key, [])[: len(points)] == points, f"the clean prefix disagrees with the intact file: {key}"
         assert damaged.get(key, [])[: len(points)] == points, f"values before line {line + 1} lost: {key}"
+
+
+def known_bug(rel: Path, raw: bytes, bad: bytes) -> str | None:
+    """Damage the CSV importer is known to lose the whole file on (reported; remove when fixed)."""
+    if rel.suffix not in (".csv", ".tsv"):
+        return None
+    if raw.count(b'"') and bad.count(b'"') % 2:
+        return "unterminated quote"
+    if b"\x00" in bad[:4096] and b"\x00" not in raw[:4096]:
+        return "a NUL byte in the first 4 KiB"
+    return None
+
+
+@pytest.mark.xfail(strict=True, reason="known bug: csvlogs.read_string_frame raises FormatError on an unterminated "
+                                       "quote, so the whole file (and every line before the cut) is skipped")
+def test_a_csv_cut_inside_a_quoted_field_keeps_the_lines_before():
+    """Found by test_wandb_export_damage_keeps_the_lines_before: a W&B chart export (every
+    field quoted) cut inside line 3, as an interrupted download leaves it."""
+    rel = next(p for p in CORPUS["wandb_exports"] if p.parent.name == "chart")
+    raw = (FIXTURES / rel).read_bytes()
+    start, end = line_spans(raw)[2]
+    before = clean_prefix(rel, start)
+    assert before
+    damaged = read_variant(rel, raw[: start + (end - start) // 2])
+    for key, points in before.items():
+        assert damaged.get(key, [])[: len(points)] == points
 
 
 @SETTINGS
@@ -198,3 +246,18 @@ def test_hf_cut_anywhere_keeps_every_complete_entry(data):
                      for k, v in e.items())}
     in_full = {s for pts in full.values() for s, _ in pts}
     assert wanted & in_full <= kept, sorted(wanted & in_full - kept)
+
+
+@pytest.mark.xfail(strict=True, reason="known bug: csvlogs.looks_binary calls a CSV binary when its first 4 KiB "
+                                       "hold a single NUL byte, and the whole file is skipped")
+def test_a_nul_byte_in_a_csv_keeps_the_lines_before():
+    """Found by test_wandb_export_damage_keeps_the_lines_before. A crash while appending
+    often leaves NUL bytes in a file; one NUL in line 3 of a CSV loses every line."""
+    rel = Path("csv/generic/metrics.csv")
+    raw = (FIXTURES / rel).read_bytes()
+    start, end = line_spans(raw)[2]
+    before = clean_prefix(rel, start)
+    assert before
+    damaged = read_variant(rel, raw[:start + 3] + b"\x00" + raw[start + 3:])
+    for key, points in before.items():
+        assert damaged.get(key, [])[: len(points)] == points

@@ -189,6 +189,31 @@ def test_SL302_reset_counter_is_rebased_where_the_lr_continues(interval):
     assert st.segments[1]["step_offset"] == resumed_at
 
 
+def test_SL302_reset_between_logged_steps_is_pinned_by_the_schedule():
+    """Launch 1 logged every 10 steps; launch 2 resumed at 1805 and logs 0, 10, ...:
+    the LR laid under the old curve fits at 1805 only."""
+    fine = curve(3000, 35)
+    old = {k: v[::10] for k, v in fine.items()}
+    new = {k: v[1805::10] for k, v in fine.items()}
+    new["step"] = new["step"] - 1805
+    st = stitch_run(make_run([part(old, 0, 2400), part(new, 0, 3000)]))
+    (f,) = st.findings
+    assert f.kind == "step_reset" and f.extra["resume_step"] == 1805
+    assert f.evidence["matched_metric"] == "lr"
+
+
+def test_SL302_reset_whose_schedule_restarted_is_judged_on_the_loss():
+    """The scheduler restarted with the counter (warm-up again): the LR matches step 0,
+    which the loss level rules out; the loss says the launch continued."""
+    c = curve(3000, 36)
+    second = part(c, 2000, 2999, shift=2000)
+    second["lr"] = (second["lr"][0], c["lr"][:1000])
+    st = stitch_run(make_run([part(c, 0, 1999), second]))
+    (f,) = st.findings
+    assert f.kind == "step_reset" and abs(f.extra["resume_step"] - 2000) <= 60
+    assert "matched_metric" not in f.evidence
+
+
 def test_SL302_reset_without_companions_is_located_from_the_loss_level():
     c = curve(3000, 14)
     resumed_at = 1200

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from .. import api
 from ..errors import UsageError
-from ..report.model import Report, RunReport
+from ..report.model import RunReport
 from . import app
 from .analyze import ReportFormat, build_config, detector_params
 from .common import QUIET, VERBOSE, emit_warnings, stderr_console, stdout_console
@@ -125,5 +125,3 @@ def _write(frame, output: Path, quiet: bool) -> None:
         n = int(frame.get_column("superseded").sum())
         typer.echo(f"wrote {frame.height:,} points ({n:,} superseded) to {output}", err=True)
 
-
-__all__ = ["stitch_cmd", "timeline_table", "Report"]

@@ -262,13 +262,17 @@ def locate_reset(prev: Curve, new: Curve, aux: list[tuple[Curve, Curve]], *, int
     # a low-noise companion that matches one step sharply, where the loss allows it
     best = None
     for p_aux, n_aux in aux:
-        hit = _aux_match(p_aux, n_aux, ps, plausible)
-        if hit is not None and (best is None or hit[1] < best[1]):
-            best = (p_aux.metric, hit[1], hit[0])
+        hit = _aux_match(p_aux, n_aux)
+        if hit is None:
+            continue
+        t_aux, mis = hit
+        t = t_aux - (int(n_aux.step[np.isfinite(n_aux.value)][0]) - int(ns[0]))  # where the loss's first point lands
+        if plausible[min(int(np.searchsorted(ps, t)), ps.size - 1)] and (best is None or mis < best[1]):
+            best = (p_aux.metric, mis, t, t_aux)
     if best is not None:
-        metric, _, idx = best
-        ev["matched_metric"] = metric
-        return ResetFit(int(ps[idx]) - int(ns[0]), f"{metric} continues from step {int(ps[idx])}", ev)
+        metric, mis, t, t_aux = best
+        ev.update(matched_metric=metric, matched_misfit=round(mis, 3))
+        return ResetFit(int(t) - int(ns[0]), f"{metric} continues from step {int(t_aux)}", ev)
     if z_cont <= z_min + 3:
         return ResetFit(int(round(last + interval)) - int(ns[0]),
                         f"the loss continues the level of the previous launch's end at step {last}", ev)
@@ -291,22 +295,38 @@ def _center_of_match(z: np.ndarray, best: int, limit: float) -> int:
     return (lo + hi) // 2
 
 
-def _aux_match(prev: Curve, new: Curve, cand_steps: np.ndarray, plausible: np.ndarray):
-    """(candidate index, z) where `new` starts exactly where `prev` was, if that is sharp."""
+def _aux_match(prev: Curve, new: Curve, points: int = 20) -> tuple[int, float] | None:
+    """The true step of `new`'s first point, if its first values continue `prev` at one
+    step only: the old curve (interpolated between its logged steps) is laid under the
+    new points shifted to every candidate step; a deterministic companion (a schedule)
+    fits at one step within its step-to-step change and nowhere else. Returns the step
+    and the misfit (in units of the old curve's point-to-point change), or None."""
     ok_p, ok_n = np.isfinite(prev.value), np.isfinite(new.value)
-    ps, pv, nv = prev.step[ok_p], prev.value[ok_p], new.value[ok_n]
+    ps, pv, ns, nv = prev.step[ok_p], prev.value[ok_p], new.step[ok_n], new.value[ok_n]
     if ps.size < 10 or nv.size < 5:
         return None
-    w = int(np.clip(min(ps.size, nv.size) // 4, 5, 50))
-    z, _ = _match_z(pv, nv, w)
-    j = np.clip(np.searchsorted(ps, cand_steps), 0, ps.size - 1)
-    za = np.where(ps[j] == cand_steps, z[j], np.inf)
-    close = za < 3
-    if not close.any() or close.mean() > 0.05:
+    k = min(points, nv.size)
+    rel, target = (ns[:k] - ns[0]).astype(np.float64), nv[:k]
+    sig = max(global_sigma(pv), 1e-9 * float(np.median(np.abs(pv))), 1e-300)
+
+    def misfit(t: np.ndarray) -> np.ndarray:
+        laid = np.interp(t[:, None] + rel[None, :], ps, pv, left=np.nan, right=np.nan)
+        return np.median(np.abs(laid - target[None, :]), axis=1) / sig
+
+    cand = ps[ps + rel[-1] <= ps[-1]].astype(np.float64)
+    if cand.size < 5:
         return None
-    za = np.where(plausible, za, np.inf)
-    idx = int(np.argmin(za))
-    return (idx, float(za[idx])) if za[idx] < 3 else None
+    stride = max(1, cand.size // 20_000)  # bounded work on very long runs
+    cand = cand[::stride]
+    coarse = misfit(cand)
+    coarse = np.where(np.isfinite(coarse), coarse, np.inf)
+    if np.count_nonzero(coarse < 3) > max(7, 0.05 * cand.size):
+        return None  # matches in many places: not a schedule that pins one step
+    i = int(np.argmin(coarse))
+    fine = np.arange(cand[max(i - 1, 0)], cand[min(i + 1, cand.size - 1)] + 1, dtype=np.float64)
+    m = misfit(fine)
+    j = int(np.nanargmin(m)) if np.isfinite(m).any() else 0
+    return (int(fine[j]), float(m[j])) if m[j] < 1.0 else None
 
 
 # ------------------------------------------------------------------ repeated data
