@@ -81,3 +81,36 @@ def test_no_precursor_no_invented_cause(planted):
     m = cases.spike(at=1500, recover=300)
     got, _ = causes_of(m)
     assert "grad_explosion" not in got and "lr_jump" not in got and "fp16_overflow" not in got
+
+
+def _outlier_run(name, steps):
+    from spikelens.detect.finding import Finding
+    from spikelens.report.model import RunReport
+
+    f = Finding(kind="outliers", code="SL101", run=name, metric="train_loss", severity="info", message="m",
+                evidence={"largest": [{"step": s, "ratio": 1.4} for s in steps], "steps": list(steps)})
+    return RunReport(run=name, sources=[], segments=[], metrics={}, findings=[f])
+
+
+def test_outlier_shared_by_runs_becomes_a_data_spike():
+    from spikelens.explain.crossrun import link_runs
+    from spikelens.report.model import Report
+
+    report = Report(command="analyze", runs=[_outlier_run("a", [918, 946, 100]), _outlier_run("b", [918, 946, 200]),
+                                             _outlier_run("c", [946, 300])])
+    link_runs(report)
+    for run in report.runs:
+        spikes = {f.peak_step: f for f in run.findings if f.kind == "spike"}
+        assert 946 in spikes and spikes[946].causes[0].cause == "data"
+        assert not ({100, 200, 300} & set(spikes))
+    # 918 is shared by 2 of 3 runs: a quorum, so a spike where it was an outlier
+    assert 918 in {f.peak_step for f in report.runs[0].findings if f.kind == "spike"}
+
+
+def test_a_lone_run_keeps_its_outliers():
+    from spikelens.explain.crossrun import link_runs
+    from spikelens.report.model import Report
+
+    report = Report(command="analyze", runs=[_outlier_run("a", [918])])
+    link_runs(report)
+    assert [f.kind for f in report.runs[0].findings] == ["outliers"]

@@ -150,6 +150,9 @@ def test_flood_of_blips_is_summarised():
     assert sum(f.kind == "spike" for f in found) <= 3
     summary = [f for f in found if f.kind == "outliers"]
     assert summary and summary[0].evidence["count"] >= 5
+    largest = [item["ratio"] for item in summary[0].evidence["largest"]]
+    assert largest == sorted(largest, reverse=True) and largest[0] > 2.0
+    assert f"{summary[0].evidence['largest'][0]['step']} (" in summary[0].message
 
 
 def test_spike_before_nan_belongs_to_the_nan():

@@ -31,8 +31,7 @@ from spikelens.frame import SCHEMA
 
 FILES = {f: fixture_files(f) for f in FAMILIES}
 ALL = [p for f in FAMILIES for p in FILES[f]]
-FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow],
-                derandomize=False)
+FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -52,6 +52,9 @@ class SpikeDetector(Detector):
     blip_points: int = 1
     """Events with this few points above `z_min` are judged as blips: they must also clear
     the run's own noise tail."""
+    summary_z: float = 5.0
+    summary_ratio: float = 1.2
+    """One-point excursions above both (and not spikes) are counted in the outliers summary."""
     max_isolated: int = 8
     """More one-point blips than this in a run are noise: keep the largest few."""
     keep_isolated: int = 3
@@ -111,8 +114,10 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
     for start, peak, end, level, sig0, band, high in events:
         findings.append(_finding(det, series, ctx, step, y, is_log, start, peak, end, level, sig0, band, high))
     findings = _limit_isolated(det, findings)
-    if len(blips) >= 3:
-        findings.append(_noise_summary(det, series, ctx, step, y, is_log, base, blips, blip_z))
+    reported = {f.peak_step for f in findings}
+    outliers = _isolated_outliers(det, z, y, base, is_log, step, reported)
+    if outliers.size:
+        findings.append(_noise_summary(det, series, ctx, step, y, is_log, base, outliers, blip_z))
     return findings
 
 
@@ -186,18 +191,37 @@ def _finding(det, series, ctx, step, y, is_log, start, peak, end, level, sig0, b
     )
 
 
+def _isolated_outliers(det, z, y, base, is_log, step, reported) -> np.ndarray:
+    """Indices of one-point excursions (above `summary_z` and `summary_ratio`, normal on
+    both sides) that are not reported as spikes: the material of the outliers summary."""
+    if not is_log or z.size < 3:
+        return np.empty(0, dtype=np.int64)
+    zz = np.nan_to_num(z, nan=0.0)
+    calm_before = np.concatenate([[True], zz[:-1] < 3.0])
+    calm_after = np.concatenate([zz[1:] < 3.0, [True]])
+    hit = (zz >= det.summary_z) & ((y - base) >= np.log(det.summary_ratio)) & calm_before & calm_after
+    idx = np.flatnonzero(hit)
+    return idx[~np.isin(step[idx], list(reported))] if reported else idx
+
+
 def _noise_summary(det, series, ctx, step, y, is_log, base, blips, blip_z) -> Finding:
     ratios = np.exp(y[blips] - base[blips]) if is_log else (y[blips] - base[blips])
     span = max(int(step[-1] - step[0]), 1)
     top = int(np.argmax(ratios))
+    largest = np.argsort(-ratios, kind="stable")[:5]
+    named = ", ".join(f"{int(step[blips[i]])} ({ratios[i]:.2f}x)" for i in largest)
+    many = len(blips) > 1
     return Finding(
         kind="outliers", code=det.code, run=ctx.run, metric=series.metric, severity="info",
-        message=(f"{series.metric} has {len(blips)} one-point outliers (up to {ratios[top]:.2f}x at step "
-                 f"{int(step[blips[top]])}, {len(blips) / span * 1000:.2g} per 1000 steps), each back at the "
-                 f"next point: heavy-tailed per-batch noise, not instability"),
+        message=(f"{series.metric} has {len(blips)} one-point outlier{'s' if many else ''} "
+                 f"({len(blips) / span * 1000:.2g} per 1000 steps), each back at the next point; "
+                 f"largest at step{'s' if many else ''} {named}: per-batch noise or single bad batches, "
+                 f"not instability"),
         start_step=int(step[blips[0]]), end_step=int(step[blips[-1]]), magnitude=float(ratios[top]),
         evidence={"count": len(blips), "largest_ratio": float(ratios[top]), "per_1000_steps": len(blips) / span * 1000,
-                  "blip_threshold_z": float(blip_z), "steps": [int(step[i]) for i in blips[:50]]})
+                  "blip_threshold_z": float(blip_z),
+                  "largest": [{"step": int(step[blips[i]]), "ratio": float(ratios[i])} for i in largest],
+                  "steps": [int(step[i]) for i in blips[:50]]})
 
 
 def _limit_isolated(det: SpikeDetector, findings: list[Finding]) -> list[Finding]:
