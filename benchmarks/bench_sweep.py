@@ -32,16 +32,15 @@ def write_sweep(root: Path, n_runs: int, n_steps: int) -> int:
     return total
 
 
-def run(n_runs: int, n_steps: int, repeats: int, jobs: int | None = None) -> tuple[str, dict]:
+def run(n_runs: int, n_steps: int, repeats: int) -> tuple[str, dict]:
     with _bench.scratch("sweep") as tmp:
         sweep = tmp / "sweep"
         t = time.perf_counter()
         size = write_sweep(sweep, n_runs, n_steps)
         wrote = time.perf_counter() - t
         load_before = _bench.load_avg()
-        env = {} if jobs is None else {"SPIKELENS_JOBS": str(jobs)}
         m = _bench.repeat([sys.executable, "-m", "spikelens", "analyze", str(sweep), "--format", "json"],
-                          repeats, cwd=tmp, env=env)
+                          repeats, cwd=tmp)
     reports = [json.loads(s.stdout) for s in m.samples]
     runs = {len(r["runs"]) for r in reports}
     points = sum(r["points"] for r in reports[0]["runs"])

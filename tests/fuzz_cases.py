@@ -8,17 +8,30 @@ decide how it is claimed (version_N, offline-run-*, an MLflow run's meta.yaml) s
 """
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import polars as pl
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from conftest import FIXTURES
 from spikelens import api, diagnostics
 from spikelens.errors import SpikelensError
+
+EXAMPLES = int(os.environ.get("SPIKELENS_FUZZ_EXAMPLES", "40"))
+"""Examples per property test; raise it for a longer campaign
+(`SPIKELENS_FUZZ_EXAMPLES=500 pytest tests/test_fuzz_*.py`)."""
+
+
+def fuzz_settings(share: float = 1.0) -> settings:
+    """Hypothesis settings of the fuzz tests: `share` of EXAMPLES, no deadline."""
+    return settings(max_examples=max(1, int(EXAMPLES * share)), deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
 
 SKIP = {"writers", "__pycache__"}
 FAMILIES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and p.name not in SKIP)

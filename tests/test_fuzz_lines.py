@@ -22,13 +22,13 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import assume, event, given
 from hypothesis import strategies as st
 
 from conftest import FIXTURES
-from fuzz_cases import load, per_metric, place, unit_of
+from fuzz_cases import fuzz_settings, load, per_metric, place, unit_of
 
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = fuzz_settings()
 DAMAGED_CASES = {"damaged", "not_logs", "not_exports"}
 TEXT_SUFFIXES = {".csv", ".tsv", ".log", ".txt", ".jsonl", ""}
 
@@ -119,12 +119,7 @@ def _check_lines(family: str, data) -> None:
     start, end = spans[line]
     kind = data.draw(st.sampled_from(["cut inside", "flip", "insert junk", "duplicate line", "delete line"]),
                      label="damage")
-    warnings: list[str] = []
-    damaged = read_variant(rel, damage(raw, start, end, kind, data.draw), warnings)
-    bug = known_bug(warnings)
-    if bug:  # each has its own strict xfail test below; skipping them here keeps the rest of the property
-        event(f"skipped, known bug: {bug}")
-    assume(bug is None)
+    damaged = read_variant(rel, damage(raw, start, end, kind, data.draw))
     before = clean_prefix(rel, start)
     full = intact(rel)
     if family == "text":
@@ -146,21 +141,9 @@ def _check_lines(family: str, data) -> None:
         assert damaged.get(key, [])[: len(points)] == points, f"values before line {line + 1} lost: {key}"
 
 
-KNOWN_BUGS = {
-    "not a readable CSV": "one unparsable quoted field skips the whole CSV",
-    "binary data, not a CSV text file": "one NUL byte in the first 4 KiB skips the whole CSV",
-    "is not whole numbers; using the row number as the step": "one bad step cell renumbers every row",
-}
-"""Warnings that mean the CSV importer dropped a whole file for damage in one line
-(reported; each has a strict xfail test below: remove the entry when it is fixed)."""
+# Regression tests for what the properties above found in the CSV importer (fixed since).
 
 
-def known_bug(warnings: list[str]) -> str | None:
-    return next((why for text, why in KNOWN_BUGS.items() if any(text in w for w in warnings)), None)
-
-
-@pytest.mark.xfail(strict=True, reason="known bug: csvlogs.read_string_frame raises FormatError when polars cannot "
-                                       "parse one quoted field, so the whole file (every line before it too) is skipped")
 @pytest.mark.parametrize("how", ["cut inside a quoted field", "a stray quote", "a byte after a closing quote"])
 def test_a_csv_with_one_bad_quoted_field_keeps_the_lines_before(how):
     """Found by test_wandb_export_damage_keeps_the_lines_before: a W&B chart export (every
@@ -261,8 +244,6 @@ def test_hf_cut_anywhere_keeps_every_complete_entry(data):
     assert wanted & in_full <= kept, sorted(wanted & in_full - kept)
 
 
-@pytest.mark.xfail(strict=True, reason="known bug: csvlogs.looks_binary calls a CSV binary when its first 4 KiB "
-                                       "hold a single NUL byte, and the whole file is skipped")
 def test_a_nul_byte_in_a_csv_keeps_the_lines_before():
     """Found by test_wandb_export_damage_keeps_the_lines_before. A crash while appending
     often leaves NUL bytes in a file; one NUL in line 3 of a CSV loses every line."""
@@ -276,8 +257,6 @@ def test_a_nul_byte_in_a_csv_keeps_the_lines_before():
         assert damaged.get(key, [])[: len(points)] == points
 
 
-@pytest.mark.xfail(strict=True, reason="known bug: csvlogs._step_expr replaces every step by the row number when "
-                                       "one step cell is not a whole number")
 def test_one_bad_step_cell_keeps_the_steps_of_the_lines_before():
     """Found by test_csv_damage_keeps_the_lines_before: a Lightning metrics.csv whose
     line 43 lost a comma (`0,,200,4.26` → `0-,200,4.26`, a byte flip) shifts a loss

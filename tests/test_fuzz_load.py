@@ -20,18 +20,18 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 from conftest import FIXTURES, run_cli
-from fuzz_cases import FAMILIES, Mutation, fixture_files, load, mutations, place, unit_of
+from fuzz_cases import FAMILIES, Mutation, fixture_files, fuzz_settings, load, mutations, place, unit_of
 from spikelens import sweep
 from spikelens.cli import main as cli_main
 from spikelens.frame import SCHEMA
 
 FILES = {f: fixture_files(f) for f in FAMILIES}
 ALL = [p for f in FAMILIES for p in FILES[f]]
-FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = fuzz_settings()
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -94,7 +94,7 @@ def run_main(*args: str) -> tuple[int, str, str]:
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@fuzz_settings(0.3)
 @given(data=st.data())
 def test_damaged_fixture_never_crashes_the_cli(family, data):
     rel = data.draw(st.sampled_from(FILES[family]), label="file")

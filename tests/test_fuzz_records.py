@@ -21,14 +21,14 @@ from functools import lru_cache
 from pathlib import Path
 
 import polars as pl
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given
 from hypothesis import strategies as st
 from tensorboard.compat.proto.event_pb2 import Event
 
 from conftest import FIXTURES
-from fuzz_cases import load, per_metric
+from fuzz_cases import fuzz_settings, load, per_metric
 
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = fuzz_settings()
 COLUMNS = ["step", "wall_time", "metric", "value"]
 
 

@@ -16,7 +16,7 @@ import pytest
 from conftest import FIXTURES, load, ls_without_writing, metric, run_cli, tree_hashes
 from spikelens.frame import infer_role
 from spikelens.importers.base import read_head
-from spikelens.importers.csvlogs import CsvImporter
+from spikelens.importers.csvlogs import CsvImporter, looks_binary
 from spikelens.importers.registry import IMPORTERS
 
 sys.path.insert(0, str(FIXTURES))
@@ -227,3 +227,62 @@ def test_header_longer_than_the_sniffed_head_is_still_claimed(tmp_path):
     assert len(names[0]) * 300 > 4096
     (run,), _ = load(path)
     assert run.frame.height == 300 and run.frame["step"].unique().to_list() == [7]
+
+
+def _rows(steps, quoted=False):
+    """CSV lines `step,loss,lr` for the given steps (every field quoted, as W&B writes, when asked)."""
+    q = '"' if quoted else ""
+    return [f"{q}{s}{q},{q}{2.5 - s / 10}{q},{q}0.001{q}" for s in steps]
+
+
+def test_broken_quoting_in_some_lines_keeps_every_other_row(tmp_path):
+    lines = _rows(range(10), quoted=True)
+    lines[3] = lines[3].replace('"3"', '"3"\x01')  # a byte after a closing quote
+    lines[6] = lines[6].replace('"0.001"', '"0.0')  # an unclosed quote
+    path = tmp_path / "metrics.csv"
+    path.write_text('"step","loss","lr"\n' + "\n".join(lines) + "\n" + _rows([10], quoted=True)[0][:7])
+    (run,), warnings = load(path)
+    kept = [s for s in range(10) if s not in (3, 6)]
+    assert metric(run, "loss")["step"].to_list() == kept
+    assert metric(run, "loss")["value"].to_list() == [2.5 - s / 10 for s in kept]
+    assert [w for w in warnings if "broken quoting" in w and "metrics.csv" in w and "3 damaged line(s)" in w
+            and "line 5" in w and "cut short" in w]
+    # a stray quote inside an unquoted field: the row fits the header, so its other cells are kept
+    lines = _rows(range(5))
+    lines[2] = lines[2].replace("0.001", '0.0"01')
+    path.write_text("step,loss,lr\n" + "\n".join(lines) + "\n")
+    (run,), warnings = load(path)
+    assert metric(run, "loss")["step"].to_list() == list(range(5))
+    assert metric(run, "lr")["step"].to_list() == [0, 1, 3, 4]
+    assert any("1 damaged line(s)" in w and "line 4" in w for w in warnings)
+
+
+def test_nul_bytes_in_a_text_csv_skip_only_their_lines(tmp_path):
+    lines = _rows(range(8))
+    lines[2] = lines[2][:3] + "\x00" + lines[2][3:]  # a stray NUL
+    path = tmp_path / "metrics.csv"
+    path.write_bytes(("step,loss,lr\n" + "\n".join(lines) + "\n").encode() + b"\x00" * 3000)  # zero-filled tail
+    assert not looks_binary(path.read_bytes()[:4096])
+    (run,), warnings = load(path)
+    kept = [s for s in range(8) if s != 2]
+    assert metric(run, "loss")["step"].to_list() == kept
+    assert metric(run, "loss")["value"].to_list() == [2.5 - s / 10 for s in kept]
+    assert any("metrics.csv" in w and "2 line(s) with NUL bytes" in w and "line 4" in w for w in warnings)
+    assert looks_binary(bytes(range(256)) * 16) and looks_binary(b"\x00" * 100)  # still binary
+
+
+def test_unreadable_step_cells_drop_only_their_rows(tmp_path):
+    steps = [str(s) for s in range(0, 100, 10)]
+    steps[4], steps[7] = "4.26", "nan"  # a field shifted into the step column, a flipped byte
+    path = tmp_path / "metrics.csv"
+    path.write_text("step,loss\n" + "".join(f"{s},{1 + i / 10}\n" for i, s in enumerate(steps)))
+    (run,), warnings = load(path)
+    kept = [i for i in range(10) if i not in (4, 7)]
+    assert metric(run, "loss")["step"].to_list() == [10 * i for i in kept]
+    assert metric(run, "loss")["value"].to_list() == [1 + i / 10 for i in kept]
+    assert any("metrics.csv" in w and "2 row(s) without a readable 'step'" in w for w in warnings)
+    # an epoch column that is mostly fractional is no step: the rows are numbered, as before
+    path.write_text("epoch,loss\n" + "".join(f"{e / 4},{1 + e / 10}\n" for e in range(1, 9)))
+    (run,), warnings = load(path)
+    assert metric(run, "loss")["step"].to_list() == list(range(8))
+    assert any("row number" in w for w in warnings)

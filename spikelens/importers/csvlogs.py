@@ -19,7 +19,9 @@ Layouts:
 Damage policy (the same in every case): a file with nothing to read (empty, header
 only) gives a warning and no points; a `.csv` that is not text at all (binary) raises
 `FormatError`; damage inside a readable file (bad bytes, ragged or cut rows, text in a
-numeric column) gives one warning per kind and keeps every readable value.
+numeric column, a line with NUL bytes or broken quoting, an unreadable step cell) gives
+one warning per kind and keeps every readable value. Binary means control bytes are a
+substantial share of the head, so one stray NUL does not cost the whole file.
 """
 from __future__ import annotations
 
@@ -64,8 +66,22 @@ def decode(path: Path, raw: bytes) -> str:
         return raw.decode("utf-8", errors="replace")
 
 
+_ZERO_FILL = re.compile(rb"\x00{8,}")
+_CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f]")
+"""Bytes text does not hold: C0 controls but tab, newlines, form feed and ESC (colours), and DEL."""
+BINARY_SHARE = 0.05
+"""Random bytes hold ~12% control bytes; a text CSV with a few damaged bytes far fewer."""
+
+
 def looks_binary(head: bytes) -> bool:
-    return b"\x00" in head[:4096]
+    """Binary when control bytes are a substantial share of the first 4 KiB. A stray
+    NUL, or a run of zeros that a crash while appending leaves, does not make a text
+    file binary: `read_string_frame` skips the lines holding them, with a warning."""
+    head = head[:4096]
+    rest = _ZERO_FILL.sub(b"", head)
+    if not rest:
+        return bool(head)  # nothing but zeros
+    return len(_CONTROL_BYTES.findall(rest)) > BINARY_SHARE * len(rest)
 
 
 def separator_of(header_line: str) -> str:
@@ -136,9 +152,14 @@ class CsvText:
 def read_string_frame(path: Path, text: str) -> CsvText:
     """Parse CSV text into an all-String frame. Header lines repeated inside the file
     (concatenated logs) start a new block with its own header; ragged rows are kept
-    (short ones padded with null, long ones cut) with one warning per kind."""
+    (short ones padded with null, long ones cut) with one warning per kind. Lines with
+    NUL bytes, and in a block polars cannot parse (bad quoting) the lines that are no
+    CSV row, are skipped with a warning; every other row is kept."""
     norm = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
     lines = pl.Series("text", [norm]).str.split("\n").explode()
+    if "\x00" in norm:
+        lines = _blank_nul_lines(path, lines)
+        norm = lines.str.join("\n")[0]
     idx = pl.arg_where(lines.str.strip_chars().str.len_bytes() > 0, eager=True)
     if idx.len() == 0:
         return CsvText(pl.DataFrame(), ",")
@@ -153,15 +174,11 @@ def read_string_frame(path: Path, text: str) -> CsvText:
     blocks = []
     short = long = 0
     first_bad = None
+    damaged: list[int] = []  # line numbers (1-based) with broken quoting
     for b, start in enumerate(starts):
         end = starts[b + 1] if b + 1 < len(starts) else lines.len()
         names = _unique_names(split_fields(lines[start], sep))
         body = lines.slice(start + 1, end - start - 1)
-        n_short, n_long, bad_at = _ragged(body, len(names), sep)
-        short += n_short
-        long += n_long
-        if bad_at is not None and first_bad is None:
-            first_bad = start + 2 + bad_at
         if len(starts) == 1:  # the common case: the text after the header, no copy through lines
             data = norm[_offset_of_line(norm, start + 1):].encode()
         else:
@@ -171,22 +188,87 @@ def read_string_frame(path: Path, text: str) -> CsvText:
         try:
             block = pl.read_csv(data, has_header=False, separator=sep, schema={n: pl.String for n in names},
                                 truncate_ragged_lines=True, quote_char='"')
-        except pl.exceptions.PolarsError as exc:
-            raise FormatError(path, f"not a readable CSV ({str(exc).splitlines()[0]})") from None
+            n_short, n_long, bad_at = _ragged(body, len(names), sep)
+        except pl.exceptions.PolarsError:
+            block, bad_rows, (n_short, n_long, bad_at) = _parse_rows(body, names, sep)
+            damaged.extend(start + 2 + i for i in bad_rows)
+        short += n_short
+        long += n_long
+        if bad_at is not None and first_bad is None:
+            first_bad = start + 2 + bad_at
         blocks.append(block)
+    cut_last = not text.endswith(("\n", "\r"))
+    if damaged:
+        cut = " — the last line looks cut short" if cut_last and damaged[-1] == last + 1 else ""
+        diagnostics.warn(f"{path}: {len(damaged)} damaged line(s) with broken quoting (a cut inside a quoted "
+                         f"field, a stray quote, bytes after a closing quote), first at line {damaged[0]}{cut}; "
+                         "skipped unless their fields fit the header")
     if short or long:
         what = []
         if short:
             what.append(f"{short} row(s) with fewer fields than the header (padded as not logged)")
         if long:
             what.append(f"{long} row(s) with more fields than the header (extra fields dropped)")
-        cut = " — the last line looks cut short" if short == 1 and first_bad == last + 1 \
-            and not text.endswith(("\n", "\r")) else ""
+        cut = " — the last line looks cut short" if short == 1 and first_bad == last + 1 and cut_last else ""
         diagnostics.warn(f"{path}: " + "; ".join(what) + f", first at line {first_bad}{cut}")
     if not blocks:
         return CsvText(pl.DataFrame(schema={n: pl.String for n in _unique_names(header)}), sep)
     frame = pl.concat(blocks, how="diagonal") if len(blocks) > 1 else blocks[0]
     return CsvText(frame, sep)
+
+
+def _blank_nul_lines(path: Path, lines: pl.Series) -> pl.Series:
+    """Lines holding NUL bytes (what a crash while appending leaves) become blank lines:
+    their values are lost, line and row numbers stay. The header only loses its NULs."""
+    has_nul = lines.str.contains("\x00", literal=True)
+    cleaned = lines.str.replace_all("\x00", "", literal=True)
+    filled = pl.arg_where(cleaned.str.strip_chars().str.len_bytes() > 0, eager=True)
+    header_at = int(filled[0]) if filled.len() else -1
+    blank = has_nul & (pl.int_range(lines.len(), eager=True) != header_at)
+    at = pl.arg_where(blank, eager=True)
+    if at.len():
+        diagnostics.warn(f"{path}: {at.len()} line(s) with NUL bytes skipped, first at line {int(at[0]) + 1} "
+                         "(a crash while writing leaves them)")
+    if header_at >= 0 and has_nul[header_at]:
+        diagnostics.warn(f"{path}: NUL bytes removed from the header (line {header_at + 1})")
+    return cleaned.scatter(at, "") if at.len() else cleaned
+
+
+def _parse_rows(body: pl.Series, names: list[str],
+                sep: str) -> tuple[pl.DataFrame, list[int], tuple[int, int, int | None]]:
+    """Rows of a block that polars cannot parse (a line cut inside a quoted field, a
+    stray quote, a byte after a closing quote), each line read on its own by Python's
+    `csv` so one damaged line cannot spoil the others. A line with broken quoting is
+    kept only when its fields fit the header (else its values could land in the wrong
+    columns); well-quoted ragged rows are padded or cut, as polars does. Returns the
+    frame, the offsets of the damaged lines, and (short, long, first ragged offset)."""
+    n = len(names)
+    field = r'(?:"(?:[^"]|"")*"|[^"%s]*)' % re.escape(sep)
+    well_quoted = re.compile(rf"{field}(?:{re.escape(sep)}{field})*")
+    texts = body.to_list()
+    if texts and texts[-1] == "":
+        texts.pop()  # the end of the text after its last newline
+    rows: list[list[str | None]] = []
+    bad: list[int] = []
+    short = long = 0
+    first_ragged = None
+    for i, line in enumerate(texts):
+        try:
+            fields = next(csv.reader([line], delimiter=sep, strict=True), [])
+        except csv.Error:
+            bad.append(i)
+            continue
+        if '"' in line and not well_quoted.fullmatch(line):
+            bad.append(i)
+            if len(fields) != n:
+                continue
+        elif line.strip() and len(fields) != n:
+            short += len(fields) < n
+            long += len(fields) > n
+            first_ragged = i if first_ragged is None else first_ragged
+        rows.append([f or None for f in fields[:n]] + [None] * (n - len(fields)))
+    frame = pl.DataFrame(rows, schema={c: pl.String for c in names}, orient="row")
+    return frame, bad, (short, long, first_ragged)
 
 
 def _offset_of_line(text: str, n: int) -> int:
@@ -339,8 +421,9 @@ def to_long(path: Path, frame: pl.DataFrame, sep: str, *, step_col: str | None,
             wall_col: str | None = None, drop: tuple[str, ...] = ()) -> pl.DataFrame:
     """Wide string frame → long table (`step, wall_time, metric, value`) in read order.
 
-    `step_col` None (or a step column that is not whole numbers) numbers the rows
-    instead, with a warning. Null cells are "not logged" and leave no row.
+    `step_col` None (or a step column that is mostly not whole numbers) numbers the rows
+    instead, with a warning; rows whose step cell alone is unreadable are skipped, with
+    a warning. Null cells are "not logged" and leave no row.
     """
     columns = frame.columns
     wall = wall_time_expr(frame, wall_col, sep) if wall_col else None
@@ -359,6 +442,7 @@ def to_long(path: Path, frame: pl.DataFrame, sep: str, *, step_col: str | None,
     k = len(metrics)
     long = (
         frame.select(
+            row=pl.int_range(pl.len(), dtype=pl.UInt32),
             step=step,
             wall_time=wall if wall is not None else pl.lit(None, pl.Float64),
             value=pl.concat_list([floats[c].expr for c in metrics]),
@@ -366,11 +450,16 @@ def to_long(path: Path, frame: pl.DataFrame, sep: str, *, step_col: str | None,
         .explode("value")
         .with_columns(metric=(pl.int_range(pl.len()) % k).replace_strict(list(range(k)), metrics, return_dtype=pl.String))
     )
-    dropped = long.filter(pl.col("step").is_null() & pl.col("value").is_not_null()).height
-    if dropped:
-        diagnostics.warn(f"{path}: {dropped} value(s) on rows without a readable {step_col!r} skipped")
+    lost = long.filter(pl.col("step").is_null() & pl.col("value").is_not_null())
+    if lost.height:
+        _warn_stepless(path, step_col, lost["row"].n_unique(), lost.height)
     long = long.filter(pl.col("value").is_not_null() & pl.col("step").is_not_null())
     return long.select([pl.col(c).cast(t) for c, t in TABLE_SCHEMA.items()])
+
+
+def _warn_stepless(path: Path, step_col: str | None, rows: int, values: int) -> None:
+    diagnostics.warn(f"{path}: {rows} row(s) without a readable {step_col!r} (empty, text or not a whole "
+                     f"number) skipped, with {values} value(s)")
 
 
 def _step_expr(path: Path, frame: pl.DataFrame, step_col: str | None, floats: Floats | None) -> pl.Expr | None:
@@ -382,10 +471,14 @@ def _step_expr(path: Path, frame: pl.DataFrame, step_col: str | None, floats: Fl
     if probe.len() == 0 and frame.height:
         diagnostics.warn(f"{path}: step column {step_col!r} is empty; using the row number as the step")
         return None
-    finite = probe.filter(probe.is_finite())
-    if finite.len() != probe.len() or (finite.len() and (finite != finite.floor()).any()):
+    whole = int((probe.is_finite() & (probe == probe.floor())).sum())
+    if whole * 2 <= probe.len():
         diagnostics.warn(f"{path}: step column {step_col!r} is not whole numbers; using the row number as the step")
         return None
+    if whole < probe.len():  # a few damaged cells (a byte flip, a field shifted into the step column)
+        # leave their rows without a step: `to_long`/`long_layout` skip them with a warning
+        whole_cell = as_float.is_finite() & (as_float == as_float.floor())
+        return pl.when(whole_cell).then(as_float.cast(pl.Int64, strict=False))
     return as_float.cast(pl.Int64, strict=False)
 
 
@@ -513,7 +606,11 @@ def long_layout(path: Path, frame: pl.DataFrame, sep: str, *, step_col: str | No
         wall_time=wall if wall is not None else pl.lit(None, pl.Float64),
         metric=pl.col(name_col).str.strip_chars(),
         value=value,
-    ).filter(pl.col("value").is_not_null() & pl.col("step").is_not_null() & pl.col("metric").is_not_null())
+    ).filter(pl.col("value").is_not_null() & pl.col("metric").is_not_null())
+    lost = out.filter(pl.col("step").is_null()).height
+    if lost:
+        _warn_stepless(path, step_col, lost, lost)
+    out = out.filter(pl.col("step").is_not_null())
     return out.select([pl.col(c).cast(t) for c, t in TABLE_SCHEMA.items()])
 
 
