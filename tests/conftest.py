@@ -12,6 +12,13 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import settings as _hypothesis_settings
+
+# CI must be reproducible: the same examples on every run (locally, examples vary and
+# keep exploring; a failure prints the example to replay).
+_hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+    _hypothesis_settings.load_profile("ci")
 
 from spikelens import api, diagnostics
 
