@@ -255,3 +255,15 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 def verdict(ok: bool) -> str:
     return "MET" if ok else "MISSED"
+
+
+def report(run, args, *run_args) -> int:
+    """Print the machine line, run the benchmark, print its table, save its numbers."""
+    import json
+
+    print(f"machine: {machine()}; load avg {load_avg()}", flush=True)
+    text, numbers = run(*run_args)
+    print(text)
+    if args.json:
+        args.json.write_text(json.dumps(numbers, indent=2))
+    return 0

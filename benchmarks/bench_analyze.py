@@ -158,12 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     n = args.points or (80_000 if args.quick else 1_000_000)
     repeats = args.repeats or (1 if args.quick else 3)
-    print(f"machine: {_bench.machine()}; load avg {_bench.load_avg()}", flush=True)
-    text, numbers = run(n, repeats, args.profile)
-    print(text)
-    if args.json:
-        args.json.write_text(json.dumps(numbers, indent=2))
-    return 0
+    return _bench.report(run, args, n, repeats, args.profile)
 
 
 if __name__ == "__main__":

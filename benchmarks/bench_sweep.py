@@ -77,12 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     n_runs = args.runs or (20 if args.quick else 1000)
     n_steps = args.steps or (1000 if args.quick else 10_000)
     repeats = args.repeats or 1
-    print(f"machine: {_bench.machine()}; load avg {_bench.load_avg()}", flush=True)
-    text, numbers = run(n_runs, n_steps, repeats)
-    print(text)
-    if args.json:
-        args.json.write_text(json.dumps(numbers, indent=2))
-    return 0
+    return _bench.report(run, args, n_runs, n_steps, repeats)
 
 
 if __name__ == "__main__":

@@ -157,12 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     sizes = args.points or ([20_000, 80_000] if args.quick else [250_000, 1_000_000])
     repeats = args.repeats or (1 if args.quick else 3)
-    print(f"machine: {_bench.machine()}; load avg {_bench.load_avg()}", flush=True)
-    text, numbers = run(sizes, repeats, args.readers)
-    print(text)
-    if args.json:
-        args.json.write_text(json.dumps(numbers, indent=2))
-    return 0
+    return _bench.report(run, args, sizes, repeats, args.readers)
 
 
 if __name__ == "__main__":

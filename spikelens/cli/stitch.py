@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from .. import api
+from ..detect.resume import human_duration
 from ..errors import UsageError
 from ..report.model import RunReport
 from . import app
@@ -95,7 +96,7 @@ def timeline_table(run: RunReport) -> Table:
         gap = ""
         w0, w1 = s.get("first_wall_time"), s.get("last_wall_time")
         if prev_end is not None and w0 is not None and w0 >= prev_end:
-            gap = _duration(w0 - prev_end)
+            gap = human_duration(w0 - prev_end)
         if w1 is not None:
             prev_end = w1 if prev_end is None else max(prev_end, w1)
         off = s.get("step_offset") or 0
@@ -104,14 +105,6 @@ def timeline_table(run: RunReport) -> Table:
                       gap, escape(Path(s.get("source", "")).name))
     return table
 
-
-def _duration(seconds: float) -> str:
-    s = int(round(seconds))
-    if s < 120:
-        return f"{s} s"
-    if s < 7200:
-        return f"{s // 60} min"
-    return f"{s / 3600:.1f} h"
 
 
 def _write(frame, output: Path, quiet: bool) -> None:

@@ -7,7 +7,7 @@ import numpy as np
 
 from .base import Detector, RunContext, Series
 from .finding import Finding
-from .stats import log_scale, rolling_median
+from .stats import log_scale
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -78,7 +78,8 @@ class Boundary:
         return self.first_step - self.prev_last_step
 
 
-def _duration(seconds: float) -> str:
+def human_duration(seconds: float) -> str:
+    """'45 s', '12 min', '3 h 05 min', '2.5 days': a wall-clock gap a person reads at a glance."""
     s = int(round(seconds))
     if s < 120:
         return f"{s} s"
@@ -124,7 +125,7 @@ def overlap_finding(run: str, b: Boundary) -> Finding:
                 f"{lost} steps rolled back and trained again")
     tail = f"; {b.superseded:,} earlier points kept as superseded"
     if wall_gap_is_long(b):
-        tail += f"; down for {_duration(b.wall_gap_s)}"
+        tail += f"; down for {human_duration(b.wall_gap_s)}"
     ev = boundary_evidence(b)
     ev.update({"overlap_steps": b.overlap_steps, "rolled_back_steps": lost,
                "identical_fraction": b.identical, "max_abs_diff": b.max_abs_diff, "main_metric": b.main_metric})
@@ -166,7 +167,7 @@ def wallclock_gap_finding(run: str, b: Boundary) -> Finding:
     """SL305 (info): the run was down between two launches."""
     ev = boundary_evidence(b)
     return Finding(kind="wallclock_gap", code=WALL_GAP_CODE, run=run, metric=None, severity="info",
-                   message=f"{_launch_name(b)} started {_duration(b.wall_gap_s)} after the previous one "
+                   message=f"{_launch_name(b)} started {human_duration(b.wall_gap_s)} after the previous one "
                            f"stopped (step {b.prev_last_step} → {b.first_step})",
                    start_step=b.first_step, evidence=ev, extra={"resume_step": b.first_step})
 
