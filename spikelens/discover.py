@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 
 from . import diagnostics
-from .errors import FormatError, InputError, NothingFound
+from .errors import FormatError, InputError, NothingFound, SpikelensError
 from .frame import SCHEMA, conform
 from .importers.base import Importer, Table, read_head
 from .segments import split_ids
@@ -132,7 +132,14 @@ def read_group(group: list[Source], roots: list[Path]) -> list[Run]:
         by_importer.setdefault(id(src.importer), (src.importer, []))[1].append(src.path)
     for imp, paths in by_importer.values():
         try:
-            tables.extend(imp.read_many(paths))
+            try:
+                tables.extend(imp.read_many(paths))
+            except SpikelensError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - an importer bug must not become a traceback
+                where = paths[0] if len(paths) == 1 else paths[0].parent
+                raise FormatError(where, f"the {imp.name} importer could not read it "
+                                         f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from exc
         except FormatError as exc:
             # a file the user named is an error; one found by walking a folder is skipped
             if {p.resolve() for p in paths} & {Path(r).resolve() for r in roots}:

@@ -426,6 +426,10 @@ def to_long(path: Path, frame: pl.DataFrame, sep: str, *, step_col: str | None,
     a warning. Null cells are "not logged" and leave no row.
     """
     columns = frame.columns
+    if wall_col not in columns:  # a damaged header can lose the named column
+        wall_col = None
+    if step_col not in columns:
+        step_col = None
     wall = wall_time_expr(frame, wall_col, sep) if wall_col else None
     skip = {step_col, *drop, *(c for c in columns if c.strip().lower() in STEP_NAMES and c.strip().lower() != "epoch")}
     if wall is not None:
