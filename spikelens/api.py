@@ -107,19 +107,14 @@ def analyze(*paths: PathLike, config: Config | None = None, detector_params: dic
     Many runs are analysed in parallel worker processes (`jobs`, default: all cores);
     `keep_frames=False` drops each run's frame once analysed (large sweeps that need
     no plots)."""
-    from .discover import find_sources, groups as source_groups, looked_for
-    from .errors import NothingFound
+    from .discover import source_groups
     from .sweep import analyze_groups
 
     cfg = config or load_config()
     roots = [Path(p) for p in (paths or (".",))]
     report = Report(command="analyze")
     with diagnostics.collecting() as diag:
-        sources = find_sources(roots)
-        if not sources:
-            where = ", ".join(str(r) for r in roots)
-            raise NothingFound(where, f"no training logs found; looked for {looked_for()}")
-        for reports, warnings in analyze_groups(source_groups(sources), roots, cfg,
+        for reports, warnings in analyze_groups(source_groups(roots), roots, cfg,
                                                 detector_params=detector_params, keep_frames=keep_frames,
                                                 jobs=jobs, progress=progress):
             report.runs.extend(reports)

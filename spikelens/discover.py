@@ -230,12 +230,18 @@ def run_name(key: str, roots: list[Path]) -> str:
     return p.name or key
 
 
-def iter_runs(paths: Iterable[str | os.PathLike]) -> Iterator[Run]:
-    """Runs under the paths, one group at a time (memory holds one group)."""
-    roots = [Path(p) for p in paths]
+def source_groups(roots: list[Path]) -> list[list[Source]]:
+    """The groups of sources under the roots; NothingFound (naming the formats looked
+    for) when there is nothing readable."""
     sources = find_sources(roots)
     if not sources:
         where = ", ".join(str(r) for r in roots)
         raise NothingFound(where, f"no training logs found; looked for {looked_for()}")
-    for group in groups(sources):
+    return groups(sources)
+
+
+def iter_runs(paths: Iterable[str | os.PathLike]) -> Iterator[Run]:
+    """Runs under the paths, one group at a time (memory holds one group)."""
+    roots = [Path(p) for p in paths]
+    for group in source_groups(roots):
         yield from read_group(group, roots)

@@ -60,7 +60,7 @@ class SpikeDetector(Detector):
     keep_isolated: int = 3
 
     def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
-        return [f for f in spikes_of(self, series, ctx)]
+        return spikes_of(self, series, ctx)
 
 
 def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Finding]:
@@ -81,7 +81,6 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
         return []
     fwd = forward_median(y, det.recovery_smooth)
     blip_z = max(det.z_min, det.tail_factor * expected_max_z(z))
-    blips: list[int] = []
     events = []
     last_end = -1
     for i in cand:
@@ -106,16 +105,17 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
         high = int(np.sum(z[start:(end if end is not None else n)] > det.z_min))
         if end is not None and high <= det.blip_points and z[peak] < blip_z:
             last_end = end
-            blips.append(peak)
             continue  # a one-point blip inside the run's own noise tail
         events.append((start, peak, end, level, sig0, band, high))
         last_end = end if end is not None else n
     findings = []
     for start, peak, end, level, sig0, band, high in events:
         findings.append(_finding(det, series, ctx, step, y, is_log, start, peak, end, level, sig0, band, high))
-    findings = _limit_isolated(det, findings)
+    findings, demoted = _limit_isolated(det, findings)
     reported = {f.peak_step for f in findings}
     outliers = _isolated_outliers(det, z, y, base, is_log, step, reported)
+    # blips demoted from spikes always count, even when a neighbour was not calm
+    outliers = np.union1d(outliers, np.searchsorted(step, demoted)).astype(np.int64)
     if outliers.size:
         findings.append(_noise_summary(det, series, ctx, step, y, is_log, base, outliers, blip_z))
     return findings
@@ -224,23 +224,12 @@ def _noise_summary(det, series, ctx, step, y, is_log, base, blips, blip_z) -> Fi
                   "steps": [int(step[i]) for i in blips[:50]]})
 
 
-def _limit_isolated(det: SpikeDetector, findings: list[Finding]) -> list[Finding]:
-    """Heavy-tailed per-batch noise makes many one-point blips: above `max_isolated`
-    keep the largest few as spikes and summarise the rest in one info finding."""
+def _limit_isolated(det: SpikeDetector, findings: list[Finding]) -> tuple[list[Finding], list[int]]:
+    """Heavy-tailed per-batch noise makes many one-point blips: above `max_isolated` keep
+    the largest few as spikes; the peak steps of the rest go to the outliers summary."""
     blips = [f for f in findings if f.evidence.get("one_point")]
     if len(blips) <= det.max_isolated:
-        return findings
+        return findings, []
     keep = set(id(f) for f in sorted(blips, key=lambda f: -(f.magnitude or 0))[: det.keep_isolated])
-    rest = [f for f in blips if id(f) not in keep]
-    out = [f for f in findings if not f.evidence.get("one_point") or id(f) in keep]
-    first = rest[0]
-    mags = sorted(f.magnitude or 0 for f in rest)
-    out.append(Finding(
-        kind="outliers", code=det.code, run=first.run, metric=first.metric, severity="info",
-        message=(f"{first.metric} has {len(rest)} more one-point outliers (up to {mags[-1]:.2f}x, median "
-                 f"{mags[len(mags) // 2]:.2f}x) that were back at the next point: per-batch noise"),
-        start_step=rest[0].start_step, end_step=rest[-1].end_step,
-        evidence={"count": len(rest), "largest_ratio": mags[-1], "median_ratio": mags[len(mags) // 2],
-                  "steps": [f.peak_step for f in rest][:50]},
-    ))
-    return out
+    demoted = [int(f.peak_step) for f in blips if id(f) not in keep]
+    return [f for f in findings if not f.evidence.get("one_point") or id(f) in keep], demoted
