@@ -91,10 +91,9 @@ def analyze_run(run: Run, cfg: Config, *, detector_params: dict | None = None,
 
 
 def run_stats(ctx: RunContext) -> dict[str, Any]:
-    losses = ctx.by_role("loss")
-    if not losses:
+    main = ctx.main("loss")
+    if main is None:
         return {}
-    main = max(losses, key=len)
     return {"main_metric": main.metric, "first_step": int(main.step[0]), "last_step": int(main.step[-1]),
             "first_value": float(main.value[0]), "last_value": float(main.value[-1]), "points": len(main)}
 
@@ -142,8 +141,6 @@ def stitch(*paths: PathLike, config: Config | None = None, detector_params: dict
 
 def _cross_run(report: Report) -> None:
     """Spikes at the same step in several runs analysed together (see explain.crossrun)."""
-    try:
-        from .explain.crossrun import link_runs
-    except ImportError:
-        return
+    from .explain.crossrun import link_runs
+
     link_runs(report)

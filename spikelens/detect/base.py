@@ -49,6 +49,12 @@ class RunContext:
     def by_role(self, role: str) -> list[Series]:
         return [s for m, s in self.series.items() if self.roles.get(m) == role]
 
+    def main(self, role: str) -> Series | None:
+        """The run's main series of a role: the one with most points (the per-step
+        `train/loss`, not an epoch aggregate), None when the run logs none."""
+        cands = [s for s in self.by_role(role) if len(s)]
+        return max(cands, key=len) if cands else None
+
 
 class Detector:
     """Base class. Subclasses are dataclasses with keyword-only parameters."""

@@ -8,12 +8,7 @@ import numpy as np
 
 from .base import Detector, RunContext, Series
 from .finding import Finding
-from .stats import rolling_median
-
-
-def _main_loss(ctx: RunContext) -> Series | None:
-    losses = [s for s in ctx.by_role("loss") if len(s)]
-    return max(losses, key=len) if losses else None
+from .stats import halvings, rolling_median
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,7 +42,7 @@ class GradNormOutlierDetector(Detector):
         idx = np.flatnonzero(np.isfinite(ratio) & (ratio > self.min_ratio))
         if idx.size == 0:
             return []
-        loss = _main_loss(ctx)
+        loss = ctx.main("loss")
         reacted = []
         if loss is not None:
             lb = rolling_median(loss.value, 20, trailing_exclusive=True, min_samples=3)
@@ -94,9 +89,7 @@ class LossScaleCollapseDetector(Detector):
         v = series.value
         if v.size < 3:
             return []
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = v[1:] / v[:-1]
-        halv = np.flatnonzero(np.isfinite(r) & (r <= 0.6)) + 1
+        halv = np.flatnonzero(halvings(v)) + 1
         out = []
         i = 0
         while i < halv.size:
@@ -204,7 +197,7 @@ class OverfittingDetector(Detector):
         end = float(np.median(v[-max(2, tail.size // 3):]))
         if (end - v[i]) / abs(v[i]) < self.min_rise or np.mean(np.diff(v[i:]) > 0) < 0.5:
             return []
-        train = _main_loss(ctx)
+        train = ctx.main("loss")
         note = ""
         if train is not None:
             a, b = np.searchsorted(train.step, step[i]), np.searchsorted(train.step, step[-1], side="right")

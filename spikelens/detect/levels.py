@@ -94,10 +94,9 @@ class LevelShiftDetector(Detector):
 
 
 def _lr_change(ctx: RunContext, at: int, span: float) -> str | None:
-    lrs = ctx.by_role("lr")
-    if not lrs:
+    lr = ctx.main("lr")
+    if lr is None:
         return None
-    lr = max(lrs, key=len)
     a = np.searchsorted(lr.step, at - span)
     b = np.searchsorted(lr.step, at + span)
     if b - a < 2:

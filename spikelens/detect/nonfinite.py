@@ -7,7 +7,7 @@ import numpy as np
 
 from .base import Detector, RunContext, Series
 from .finding import Finding
-from .stats import log_scale
+from .stats import halvings, log_scale
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,9 +84,6 @@ def _scale_halved(ctx: RunContext, at: int) -> bool:
     """Did a loss-scale metric halve within a few logged points of `at`?"""
     for sc in ctx.by_role("loss_scale"):
         i = int(np.searchsorted(sc.step, at))
-        seg = sc.value[max(0, i - 3):i + 4]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = seg[1:] / seg[:-1]
-        if np.any(np.isfinite(r) & (r <= 0.6)):
+        if halvings(sc.value[max(0, i - 3):i + 4]).any():
             return True
     return False

@@ -165,3 +165,15 @@ def rank_correlation(x: np.ndarray) -> float:
     idx -= idx.mean()
     denom = np.sqrt((ranks ** 2).sum() * (idx ** 2).sum())
     return float((ranks * idx).sum() / denom) if denom > 0 else 0.0
+
+
+HALVING_RATIO = 0.6
+"""A loss scale that drops to this fraction or less between two logged points has halved
+(dynamic loss scaling halves it; 0.6 leaves room for logging between two changes)."""
+
+
+def halvings(values: np.ndarray) -> np.ndarray:
+    """Mask over consecutive pairs: True where the next value is a halving of this one."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = values[1:] / values[:-1]
+    return np.isfinite(r) & (r <= HALVING_RATIO)

@@ -12,7 +12,8 @@ import numpy as np
 
 from ..detect.base import RunContext
 from ..detect.finding import Cause, Finding
-from .evidence import before, between, companion, finite_median, interval
+from ..detect.stats import halvings
+from .evidence import before, between, finite_median, interval
 
 Rule = Callable[[Finding, RunContext, list[Finding]], "Cause | None"]
 EXPLAINED_KINDS = ("spike", "nan", "divergence", "oscillation")
@@ -24,7 +25,7 @@ def _anchor(f: Finding) -> int | None:
 
 def grad_explosion(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | None:
     """The gradient norm climbs over several logged steps before the loss moves."""
-    g = companion(ctx, "grad_norm")
+    g = ctx.main("grad_norm")
     start = _anchor(f)
     if g is None or start is None or f.metric == g.metric:
         return None
@@ -49,7 +50,7 @@ def grad_explosion(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | 
 
 def lr_jump(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | None:
     """The learning rate jumps up just before (or at) the event."""
-    lr = companion(ctx, "lr")
+    lr = ctx.main("lr")
     start = _anchor(f)
     if lr is None or start is None:
         return None
@@ -75,7 +76,7 @@ def lr_jump(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | None:
 
 def warmup_end(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | None:
     """The event comes shortly after warm-up ends and the LR reaches its peak."""
-    lr = companion(ctx, "lr")
+    lr = ctx.main("lr")
     start = _anchor(f)
     if lr is None or start is None or len(lr) < 10:
         return None
@@ -103,7 +104,7 @@ def warmup_end(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | None
 
 def fp16_overflow(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | None:
     """The loss scale halves repeatedly around the event (overflowing fp16 gradients)."""
-    sc = companion(ctx, "loss_scale")
+    sc = ctx.main("loss_scale")
     start = _anchor(f)
     if sc is None or start is None:
         return None
@@ -114,16 +115,14 @@ def fp16_overflow(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | N
     seq = np.concatenate([prev, vals])
     if seq.size < 3:
         return None
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = seq[1:] / seq[:-1]
-    halvings = int(np.sum(np.isfinite(r) & (r <= 0.6)))
-    if halvings < 2:
+    count = int(halvings(seq).sum())
+    if count < 2:
         return None
     drop = float(seq[0] / np.nanmin(seq)) if np.nanmin(seq) > 0 else float("inf")
-    return Cause("fp16_overflow", min(0.97, 0.75 + 0.05 * halvings),
-                 f"{sc.metric} halved {halvings} times around the event ({seq[0]:.6g} → {np.nanmin(seq):.6g}, "
+    return Cause("fp16_overflow", min(0.97, 0.75 + 0.05 * count),
+                 f"{sc.metric} halved {count} times around the event ({seq[0]:.6g} → {np.nanmin(seq):.6g}, "
                  f"{drop:.0f}x): fp16 gradients overflowed and steps were skipped",
-                 {"scale_metric": sc.metric, "halvings": halvings, "from": float(seq[0]),
+                 {"scale_metric": sc.metric, "halvings": count, "from": float(seq[0]),
                   "to": float(np.nanmin(seq))})
 
 
@@ -131,7 +130,7 @@ def bad_batch(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | None:
     """A one-step spike with no precursor in grad norm or LR, gone at the next step."""
     if f.kind != "spike" or not f.evidence.get("one_point"):
         return None
-    g = companion(ctx, "grad_norm")
+    g = ctx.main("grad_norm")
     note = ""
     if g is not None and f.peak_step is not None:
         _, pre = before(g, f.peak_step, 6)

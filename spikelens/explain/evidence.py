@@ -3,14 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..detect.base import RunContext, Series
+from ..detect.base import Series
 from ..detect.stats import median_interval
-
-
-def companion(ctx: RunContext, role: str) -> Series | None:
-    """The run's main series of a role (the one with most points)."""
-    cands = [s for s in ctx.by_role(role) if len(s)]
-    return max(cands, key=len) if cands else None
 
 
 def before(series: Series, step: int, points: int) -> tuple[np.ndarray, np.ndarray]:
