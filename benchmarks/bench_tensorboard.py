@@ -45,7 +45,6 @@ def _child(reader: str, path: str) -> None:
     if reader == "spikelens":
         import spikelens
         import spikelens.importers.registry  # noqa: F401  (imported by load() on first use)
-        from tensorboard.compat.proto import event_pb2  # noqa: F401
 
         def read() -> int:
             return spikelens.load(path).height

@@ -8,20 +8,21 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import polars as pl
 
 from . import diagnostics
 from .config import Config, load_config
-from .detect.base import RunContext
-from .detect.engine import build_detectors, run_detectors, series_of
-from .detect.reconcile import reconcile
 from .discover import Run, iter_runs
-from .explain.engine import explain
 from .frame import SCHEMA, infer_roles, validate
-from .report.model import Report, RunReport
-from .stitch import Stitched, merge_runs, stitch_run
+
+if TYPE_CHECKING:
+    from .detect.base import RunContext
+    from .report.model import Report, RunReport
+
+# Detection, explanation, stitching and reports are imported where they are used:
+# `load` and `ls` on a big event file should not pay for them at start-up.
 
 PathLike = str | os.PathLike
 
@@ -76,7 +77,14 @@ def run_summary(run: Run, role_overrides: dict[str, str] | None = None) -> dict[
 def analyze_run(run: Run, cfg: Config, *, detector_params: dict | None = None,
                 stitch_params: dict | None = None) -> RunReport:
     """Stitch, detect and explain one run."""
-    stitched: Stitched = stitch_run(run, **{"roles": cfg.roles, **(stitch_params or {})})
+    from .detect.base import RunContext
+    from .detect.engine import build_detectors, run_detectors, series_of
+    from .detect.reconcile import reconcile
+    from .explain.engine import explain
+    from .report.model import RunReport
+    from .stitch import stitch_run
+
+    stitched = stitch_run(run, **{"roles": cfg.roles, **(stitch_params or {})})
     frame = validate(stitched.frame, f"stitch of {run.name}", stitched=True)
     roles = roles_of(frame, cfg.roles)
     ctx = RunContext(run=run.name, roles=roles, series=series_of(frame, roles),
@@ -107,6 +115,7 @@ def analyze(*paths: PathLike, config: Config | None = None, detector_params: dic
     `keep_frames=False` drops each run's frame once analysed (large sweeps that need
     no plots)."""
     from .discover import source_groups
+    from .report.model import Report
     from .sweep import analyze_groups
 
     cfg = config or load_config()
@@ -128,6 +137,9 @@ def stitch(*paths: PathLike, config: Config | None = None, detector_params: dict
            name: str | None = None) -> tuple[Report, pl.DataFrame]:
     """Treat everything under the paths as segments of one run; return the report and
     the stitched frame (with `superseded`)."""
+    from .report.model import Report
+    from .stitch import merge_runs
+
     cfg = config or load_config()
     report = Report(command="stitch")
     with diagnostics.collecting() as diag:

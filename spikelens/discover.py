@@ -163,7 +163,7 @@ def assemble(tables: list[Table], roots: list[Path]) -> list[Run]:
 
 def _build_run(name: str, tables: list[Table]) -> Run:
     parts: list[pl.DataFrame] = []
-    segments: list[dict] = []
+    by_segment: dict[int, dict] = {}
     seg_of_key: dict[str, int] = {}
     next_segment = 0
     seq0 = 0
@@ -179,27 +179,24 @@ def _build_run(name: str, tables: list[Table]) -> Run:
         if t.meta:  # per launch (a W&B branch_point, TB purge steps) for the stitcher
             meta.setdefault("segment_meta", {}).setdefault(base, {}).update(t.meta)
         local = split_ids(t.frame)
-        # launches found inside the table (its step went back) get new numbers after the base
-        seg = np.where(local == 0, base, next_segment + local - 1)
-        next_segment += int(local.max())
+        if local is None:  # one launch: a constant column costs no memory per row
+            segment = pl.lit(base, dtype=pl.UInt32)
+        else:  # launches found inside the table (its step went back) get numbers after the base
+            segment = pl.Series(np.where(local == 0, base, next_segment + local - 1), dtype=pl.UInt32)
+            next_segment += int(local.max())
         f = t.frame.with_columns(
-            run=pl.lit(name),
-            source=pl.lit(str(t.source)),
-            segment=pl.Series(seg, dtype=pl.UInt32),
+            run=pl.lit(name, dtype=SCHEMA["run"]),
+            source=pl.lit(str(t.source), dtype=SCHEMA["source"]),
+            segment=segment,
             seq=pl.int_range(seq0, seq0 + t.frame.height, dtype=pl.UInt64),
         )
         seq0 += t.frame.height
-        parts.append(conform(f))
+        f = conform(f)
+        parts.append(f)
+        for row in _segment_rows(f, base if local is None else None, str(t.source)):
+            _merge_segment(by_segment, row)
     frame = pl.concat(parts) if parts else pl.DataFrame(schema=SCHEMA)
-    if frame.height:
-        seg_info = (
-            frame.group_by("segment", maintain_order=True)
-            .agg(pl.col("source").first(), pl.col("step").min().alias("first_step"),
-                 pl.col("step").max().alias("last_step"), pl.col("wall_time").min().alias("first_wall_time"),
-                 pl.col("wall_time").max().alias("last_wall_time"), pl.len().alias("points"))
-            .sort("segment")
-        )
-        segments = seg_info.to_dicts()
+    segments = [by_segment[k] for k in sorted(by_segment)]
     return Run(
         name=name,
         frame=frame,
@@ -208,6 +205,39 @@ def _build_run(name: str, tables: list[Table]) -> Run:
         segments=segments,
         meta=meta,
     )
+
+
+def _segment_rows(f: pl.DataFrame, segment: int | None, source: str) -> list[dict]:
+    """Source, first/last step and wall time, and points of each segment in one table's
+    rows; a table that is one segment is summarised from its columns (no group-by)."""
+    if segment is not None:
+        step, wall = f.get_column("step"), f.get_column("wall_time")
+        return [{"segment": segment, "source": source, "first_step": step.min(), "last_step": step.max(),
+                 "first_wall_time": wall.min(), "last_wall_time": wall.max(), "points": f.height}]
+    return (
+        f.group_by("segment", maintain_order=True)
+        .agg(pl.col("source").first(), pl.col("step").min().alias("first_step"),
+             pl.col("step").max().alias("last_step"), pl.col("wall_time").min().alias("first_wall_time"),
+             pl.col("wall_time").max().alias("last_wall_time"), pl.len().alias("points"))
+        .to_dicts()
+    )
+
+
+def _merge_segment(by_segment: dict[int, dict], row: dict) -> None:
+    """Fold one table's summary of a segment into the run's (a launch may span tables)."""
+    have = by_segment.get(row["segment"])
+    if have is None:
+        by_segment[row["segment"]] = row
+        return
+
+    def pick(fn, a, b):
+        return b if a is None else a if b is None else fn(a, b)
+
+    have["first_step"] = pick(min, have["first_step"], row["first_step"])
+    have["last_step"] = pick(max, have["last_step"], row["last_step"])
+    have["first_wall_time"] = pick(min, have["first_wall_time"], row["first_wall_time"])
+    have["last_wall_time"] = pick(max, have["last_wall_time"], row["last_wall_time"])
+    have["points"] += row["points"]
 
 
 def run_name(key: str, roots: list[Path]) -> str:

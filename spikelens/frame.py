@@ -14,13 +14,13 @@ import polars as pl
 from .errors import SchemaError
 
 SCHEMA: dict[str, pl.DataType] = {
-    "run": pl.String,
-    "source": pl.String,
+    "run": pl.Categorical(),
+    "source": pl.Categorical(),
     "segment": pl.UInt32,
     "seq": pl.UInt64,
     "step": pl.Int64,
     "wall_time": pl.Float64,
-    "metric": pl.String,
+    "metric": pl.Categorical(),
     "value": pl.Float64,
 }
 """Column order and types of the long frame."""
@@ -54,8 +54,16 @@ def validate(frame: pl.DataFrame, stage: str, *, stitched: bool = False) -> pl.D
 
 
 def conform(frame: pl.DataFrame) -> pl.DataFrame:
-    """Cast and order columns into SCHEMA (importers call this on what they build)."""
-    return frame.select([pl.col(c).cast(t) for c, t in SCHEMA.items()])
+    """Cast and order columns into SCHEMA (importers call this on what they build).
+
+    Only columns of another type are cast, and columns are picked by name, not
+    `select`ed: `select` would copy a column read in many chunks into one, and a
+    constant column (the run name) would be written out once per row."""
+    have = frame.schema
+    casts = [pl.col(c).cast(t) for c, t in SCHEMA.items() if have.get(c) != t]
+    if casts:
+        frame = frame.with_columns(casts)
+    return frame[list(SCHEMA)]
 
 
 # ---------------------------------------------------------------- roles

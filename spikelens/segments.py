@@ -20,8 +20,8 @@ def restart_offsets(frame: pl.DataFrame) -> np.ndarray:
     catch up later) in the segment the first one opened.
     """
     n = frame.height
-    if n < 2:
-        return np.empty(0, dtype=np.int64)
+    if n < 2 or frame.get_column("step").is_sorted():
+        return np.empty(0, dtype=np.int64)  # no step ever goes back: one launch (no per-metric scan)
     flagged = (
         frame.with_row_index("_i")
         .with_columns(
@@ -51,9 +51,9 @@ def restart_offsets(frame: pl.DataFrame) -> np.ndarray:
     return np.asarray(boundaries, dtype=np.int64)
 
 
-def split_ids(frame: pl.DataFrame) -> np.ndarray:
-    """Per-row launch index (0, 1, ...) inside one table."""
+def split_ids(frame: pl.DataFrame) -> np.ndarray | None:
+    """Per-row launch index (0, 1, ...) inside one table; None when it is all one launch."""
     bounds = restart_offsets(frame)
     if bounds.size == 0:
-        return np.zeros(frame.height, dtype=np.int64)
+        return None
     return np.searchsorted(bounds, np.arange(frame.height), side="right").astype(np.int64)

@@ -113,7 +113,7 @@ def merge_runs(runs: list[Run], name: str | None = None) -> Run:
         for k, m in (r.meta.get("segment_meta") or {}).items():
             seg_meta[int(k) + offset] = m
         frames.append(r.frame.with_columns(
-            run=pl.lit(nm),
+            run=pl.lit(nm, dtype=SCHEMA["run"]),
             segment=(pl.col("segment") + offset).cast(pl.UInt32),
             seq=(pl.col("seq") + seq0).cast(pl.UInt64),
         ))

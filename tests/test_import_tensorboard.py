@@ -141,7 +141,8 @@ def test_bulk_decoder_agrees_with_upb_on_every_fixture(monkeypatch):
         fast, slow = decode_events(buf, rec), decode_events(buf, rec, bulk=False)
         assert fast.frame.equals(slow.frame), f
         assert fast.purge_steps == slow.purge_steps
-        small = tfrecord.scan(buf, chunk=7)  # many walk chunks and bulk chunks give the same
+        # small blocks of the file and few records per block give the same records
+        small = tfrecord.scan(buf, block_size=97, block_records=7)
         assert np.array_equal(small.starts, rec.starts) and small.damage == rec.damage
         monkeypatch.setattr(tb_events, "BULK_CHUNK", 5)
         assert decode_events(buf, small).frame.equals(fast.frame), f
@@ -312,6 +313,52 @@ def test_any_byte_damage_keeps_only_true_points(flips, cut):
         assert truth.get(step) == value
     if not flips and cut == 0:
         assert frame.height == W.N_RESTART
+
+
+def _records_equal(a: tfrecord.Records, b: tfrecord.Records) -> bool:
+    return (np.array_equal(a.starts, b.starts) and np.array_equal(a.lengths, b.lengths)
+            and a.damage == b.damage and a.looks_like_tfrecord == b.looks_like_tfrecord)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(min_value=0), st.integers(min_value=1, max_value=255)), max_size=4),
+       st.integers(min_value=0, max_value=200), st.integers(min_value=1, max_value=600),
+       st.integers(min_value=1, max_value=40), st.booleans())
+def test_reading_in_blocks_finds_what_reading_the_whole_file_finds(flips, cut, block_size, block_records, verify):
+    """The file is read a block at a time; damage (a record cut by a block edge, a
+    resync that runs over several blocks, a truncated tail) must give the same records
+    and the same damage counts as one buffer holding the whole file."""
+    data = bytearray(event_files(TB / "restart")[0].read_bytes())
+    for pos, mask in flips:
+        data[pos % len(data)] ^= mask
+    buf = bytes(data[: len(data) - cut])
+    whole = tfrecord.scan(buf, verify=verify)
+    blocks = tfrecord.scan(buf, verify=verify, block_size=block_size, block_records=block_records)
+    assert _records_equal(whole, blocks)
+    with io.BytesIO(buf) as fh:  # a stream of unknown size (a pipe) reads the same
+        stream = tfrecord.RecordStream(fh, verify=verify, block_size=block_size, block_records=block_records)
+        starts = [b.starts + b.offset for b in stream]
+    got = np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64)
+    assert np.array_equal(got, whole.starts) and stream.damage == whole.damage
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=40), min_size=0, max_size=400),
+       st.integers(min_value=1, max_value=300), st.integers(min_value=0, max_value=30))
+def test_the_predicting_walk_finds_what_a_serial_walk_finds(lengths, limit, cut):
+    """Lengths that repeat for a while and then change (a new tag, a longer step varint)
+    are where the walk's predictions must hand back to the serial walk exactly."""
+    lengths = [lengths[i % 7] if i < len(lengths) // 2 else n for i, n in enumerate(lengths)]
+    out = io.BytesIO()
+    w = RecordWriter(out)
+    for n in lengths:
+        w.write(bytes(n))
+    buf = out.getvalue()
+    buf = buf[: len(buf) - cut]
+    u8 = np.frombuffer(buf, dtype=np.uint8)
+    heads, lens, stop, _ = tfrecord.walk(buf, u8, 0, limit)
+    want_heads, want_lens, want_stop = tfrecord._serial(buf, 0, limit)
+    assert heads.tolist() == want_heads and lens.tolist() == want_lens and stop == want_stop
 
 
 # ------------------------------------------------------------------ cross-checks

@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 
 from spikelens import diagnostics
+from spikelens.importers.base import TABLE_SCHEMA
 from spikelens.discover import iter_runs
 from spikelens.errors import ConfigError, FormatError
 from spikelens.frame import infer_role
@@ -89,7 +90,7 @@ def test_fixture_claimed_by_its_pattern_with_metric_roles(rel, pattern, roles):
     metrics = set(frame.get_column("metric").unique())
     assert set(roles) <= metrics
     assert {m: infer_role(m) for m in roles} == roles
-    assert frame.schema == {"step": pl.Int64, "wall_time": pl.Float64, "metric": pl.String, "value": pl.Float64}
+    assert frame.schema == pl.Schema(TABLE_SCHEMA)
 
 
 def test_every_catalogue_pattern_has_a_fixture():

@@ -17,7 +17,7 @@ import polars as pl
 TABLE_SCHEMA: dict[str, pl.DataType] = {
     "step": pl.Int64,
     "wall_time": pl.Float64,
-    "metric": pl.String,
+    "metric": pl.Categorical(),
     "value": pl.Float64,
 }
 

@@ -29,7 +29,7 @@ import polars as pl
 from .base import TABLE_SCHEMA
 from .tfrecord import Records
 
-BULK_CHUNK = 1 << 18
+BULK_CHUNK = 1 << 15
 """Records decoded per NumPy pass."""
 MAX_FAST_TAG = 256
 """Tags longer than this take the upb path (keeps the padded tag matrix small)."""
@@ -53,17 +53,16 @@ class EventScalars:
 # ------------------------------------------------------------------ bulk path
 
 
-def _clip(idx: np.ndarray, n: int) -> np.ndarray:
-    """Keep gathers inside the buffer (positions are never negative; rows they would
-    overrun are already marked not ok)."""
-    return np.minimum(idx, n - 1)
+def _at(u8: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Bytes at `idx`, kept inside the buffer (positions are never negative; rows that
+    would overrun are already marked not ok)."""
+    return u8.take(idx, mode="clip")
 
 
 def _varint(u8: np.ndarray, pos: np.ndarray, end: np.ndarray, ok: np.ndarray, max_bytes: int
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Decode one varint at `pos` for every row where `ok`; rows that run past `end` or
     past `max_bytes` become not ok. Returns (value as uint64, position after, ok)."""
-    n = u8.size
     value = np.zeros(pos.size, dtype=np.uint64)
     cur = pos.copy()
     pending = ok.copy()  # rows still reading bytes of this varint
@@ -73,7 +72,7 @@ def _varint(u8: np.ndarray, pos: np.ndarray, end: np.ndarray, ok: np.ndarray, ma
         past = pending & (cur >= end)
         ok = ok & ~past
         pending = pending & ~past
-        b = u8[_clip(cur, n)]
+        b = _at(u8, cur)
         value |= np.where(pending, (b & 0x7F).astype(np.uint64) << np.uint64(7 * k), np.uint64(0))
         cur = np.where(pending, cur + 1, cur)
         pending = pending & (b >= 0x80)
@@ -82,11 +81,11 @@ def _varint(u8: np.ndarray, pos: np.ndarray, end: np.ndarray, ok: np.ndarray, ma
 
 
 def _expect(u8: np.ndarray, pos: np.ndarray, end: np.ndarray, ok: np.ndarray, byte: int) -> np.ndarray:
-    return ok & (pos < end) & (u8[_clip(pos, u8.size)] == byte)
+    return ok & (pos < end) & (_at(u8, pos) == byte)
 
 
 def _gather(u8: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
-    return u8[_clip(pos[:, None] + np.arange(width, dtype=np.int64), u8.size)]
+    return _at(u8, pos[:, None] + np.arange(width, dtype=np.int64))
 
 
 def bulk_simple_values(u8: np.ndarray, starts: np.ndarray, lengths: np.ndarray):
@@ -94,7 +93,7 @@ def bulk_simple_values(u8: np.ndarray, starts: np.ndarray, lengths: np.ndarray):
     simple_value}}}`. Returns (ok mask, step, wall_time, value, tag_start, tag_len), the
     arrays restricted to ok rows."""
     end = starts + lengths
-    ok = (lengths >= 9 + 2 + 2 + 2 + 5) & (u8[_clip(starts, u8.size)] == 0x09)  # field 1, fixed64
+    ok = (lengths >= 9 + 2 + 2 + 2 + 5) & (_at(u8, starts) == 0x09)  # field 1, fixed64
     wall = np.ascontiguousarray(_gather(u8, starts + 1, 8)).view("<f8").ravel()
     p = starts + 9
     has_step = _expect(u8, p, end, ok, 0x10)  # field 2, varint
@@ -128,7 +127,7 @@ def unique_tags(u8: np.ndarray, tag_start: np.ndarray, tag_len: np.ndarray) -> t
     width = int(-(-int(tag_len.max()) // 8) * 8)
     cols = np.arange(width, dtype=np.int64)
     idx = tag_start[:, None] + cols
-    mat = np.where(cols < tag_len[:, None], u8[_clip(idx, u8.size)], np.uint8(0))
+    mat = np.where(cols < tag_len[:, None], _at(u8, idx), np.uint8(0))
     words = np.ascontiguousarray(mat).view("<u8")
     h = tag_len.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     for j in range(words.shape[1]):
@@ -143,6 +142,54 @@ def unique_tags(u8: np.ndarray, tag_start: np.ndarray, tag_len: np.ndarray) -> t
 
 
 # ------------------------------------------------------------------ upb path
+
+
+def _may_hold_scalars(buf: bytes, start: int, length: int) -> bool:
+    """False for an Event record that certainly holds no scalar: it starts with
+    `wall_time` and its top-level fields, read off the wire, include neither `summary`
+    (5) nor `session_log` (7) (the file-version record, graphs, run metadata). Such
+    records need no protobuf parse, so a plain scalar file never imports protobuf.
+    Anything else, malformed records included, goes to upb, which decides."""
+    end = start + length
+    if length < 9 or buf[start] != 0x09:
+        return True
+    pos = start
+    while pos < end:
+        key, pos = _varint_at(buf, pos, end)
+        if key is None:
+            return True
+        field, wire = key >> 3, key & 7
+        if field in (5, 7):
+            return True
+        if wire == 0:
+            value, pos = _varint_at(buf, pos, end)
+            if value is None:
+                return True
+        elif wire == 1:
+            pos += 8
+        elif wire == 2:
+            size, pos = _varint_at(buf, pos, end)
+            if size is None:
+                return True
+            pos += size
+        elif wire == 5:
+            pos += 4
+        else:
+            return True
+    return pos != end
+
+
+def _varint_at(buf: bytes, pos: int, end: int) -> tuple[int | None, int]:
+    value = shift = 0
+    while pos < end and shift < 64:
+        b = buf[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, pos
+        shift += 7
+    return None, pos
+
 
 
 def _tensor_scalar(tensor) -> float | None:
@@ -237,42 +284,73 @@ def decode_with_upb(buf: bytes, starts: np.ndarray, lengths: np.ndarray, record_
 # ------------------------------------------------------------------ one file
 
 
-def decode_events(buf: bytes, records: Records, plugins: dict[str, str] | None = None, *,
-                  bulk: bool = True) -> EventScalars:
-    """Scalar points of every record found by `tfrecord.scan`, in file order.
+class EventDecoder:
+    """Scalar points of one event file, fed a block of records at a time.
 
     `plugins` carries the tag → plugin memory across the files of one run (a restart
     file may hold tensor values whose metadata was written in an earlier file).
-    `bulk=False` parses everything with upb (the tests compare both).
+    `bulk=False` parses everything with upb (the tests compare both). Each block
+    becomes one small frame in file order; `result()` joins them without copying.
     """
-    plugins = {} if plugins is None else plugins
-    u8 = np.frombuffer(buf, dtype=np.uint8)
-    n = len(records)
-    ids = np.arange(n, dtype=np.int64)
-    tag_index: dict[str, int] = {}
-    ok = np.zeros(n, dtype=bool)
-    parts: list[tuple[np.ndarray, ...]] = []
-    for lo in range(0, n if bulk else 0, BULK_CHUNK):  # chunks bound the gather matrices' memory
-        hi = min(lo + BULK_CHUNK, n)
-        ok_c, step_c, wall_c, value_c, tag_start, tag_len = bulk_simple_values(
-            u8, records.starts[lo:hi], records.lengths[lo:hi])
-        ok[lo:hi] = ok_c
-        tags_b, local = unique_tags(u8, tag_start, tag_len)
-        to_global = np.array([tag_index.setdefault(t.decode("utf-8", errors="replace"), len(tag_index))
-                              for t in tags_b], dtype=np.int64)
-        parts.append((lo + np.flatnonzero(ok_c), step_c, wall_c, value_c,
-                      to_global[local] if local.size else local))
-    purge: list[int] = []
-    rest = ~ok
-    slow, bad = decode_with_upb(buf, records.starts[rest], records.lengths[rest], ids[rest], plugins, purge)
-    parts.append((np.asarray(slow.record, dtype=np.int64), np.asarray(slow.step, dtype=np.int64),
-                  np.asarray(slow.wall, dtype=np.float64), np.asarray(slow.value, dtype=np.float64),
-                  np.fromiter((tag_index.setdefault(t, len(tag_index)) for t in slow.tag), dtype=np.int64,
-                              count=len(slow.tag))))
-    record, step, wall, value, code = (np.concatenate(cols) for cols in zip(*parts))
-    order = np.argsort(record, kind="stable")
-    names = sorted(tag_index, key=tag_index.__getitem__)
-    metric = pl.Series("metric", names, dtype=pl.String).gather(pl.Series(code[order], dtype=pl.UInt32))
-    frame = pl.DataFrame({"step": step[order], "wall_time": wall[order], "metric": metric, "value": value[order]},
-                         schema=TABLE_SCHEMA)
-    return EventScalars(frame=frame, purge_steps=purge, undecodable=bad, events=n)
+
+    def __init__(self, plugins: dict[str, str] | None = None, *, bulk: bool = True):
+        self.plugins = {} if plugins is None else plugins
+        self.bulk = bulk
+        self.frames: list[pl.DataFrame] = []
+        self.purge_steps: list[int] = []
+        self.undecodable = 0
+        self.events = 0
+
+    def add(self, buf: bytes, starts: np.ndarray, lengths: np.ndarray) -> None:
+        """Decode the records at `starts` (data offsets into `buf`)."""
+        for lo in range(0, starts.size, BULK_CHUNK):  # chunks bound the gather matrices' memory
+            self._add(buf, starts[lo:lo + BULK_CHUNK], lengths[lo:lo + BULK_CHUNK])
+
+    def _add(self, buf: bytes, starts: np.ndarray, lengths: np.ndarray) -> None:
+        n = starts.size
+        self.events += n
+        u8 = np.frombuffer(buf, dtype=np.uint8)
+        names: dict[str, int] = {}
+        if self.bulk:
+            ok, step, wall, value, tag_start, tag_len = bulk_simple_values(u8, starts, lengths)
+            tags_b, local = unique_tags(u8, tag_start, tag_len)
+            to_code = np.array([names.setdefault(t.decode("utf-8", errors="replace"), len(names))
+                                for t in tags_b], dtype=np.int64)
+            parts = [(np.flatnonzero(ok), step, wall, value, to_code[local] if local.size else local)]
+            rest = np.flatnonzero(~ok)
+            rest = rest[[_may_hold_scalars(buf, a, b) for a, b in zip(starts[rest].tolist(), lengths[rest].tolist())]]
+        else:
+            parts, rest = [], np.arange(n, dtype=np.int64)
+        if rest.size:
+            slow, bad = decode_with_upb(buf, starts[rest], lengths[rest], rest, self.plugins, self.purge_steps)
+            self.undecodable += bad
+            parts.append((np.asarray(slow.record, dtype=np.int64), np.asarray(slow.step, dtype=np.int64),
+                          np.asarray(slow.wall, dtype=np.float64), np.asarray(slow.value, dtype=np.float64),
+                          np.fromiter((names.setdefault(t, len(names)) for t in slow.tag), dtype=np.int64,
+                                      count=len(slow.tag))))
+        if not parts:
+            return
+        if len(parts) == 1:
+            record, step, wall, value, code = parts[0]
+        else:
+            record, step, wall, value, code = (np.concatenate(cols) for cols in zip(*parts))
+            order = np.argsort(record, kind="stable")
+            step, wall, value, code = step[order], wall[order], value[order], code[order]
+        if not step.size:
+            return
+        metric = pl.Series("metric", list(names), dtype=pl.Categorical).gather(pl.Series(code, dtype=pl.UInt32))
+        self.frames.append(pl.DataFrame({"step": step, "wall_time": wall, "metric": metric, "value": value},
+                                        schema=TABLE_SCHEMA))
+
+    def result(self) -> EventScalars:
+        frame = pl.concat(self.frames, rechunk=False) if self.frames else pl.DataFrame(schema=TABLE_SCHEMA)
+        return EventScalars(frame=frame, purge_steps=self.purge_steps, undecodable=self.undecodable,
+                            events=self.events)
+
+
+def decode_events(buf: bytes, records: Records, plugins: dict[str, str] | None = None, *,
+                  bulk: bool = True) -> EventScalars:
+    """Scalar points of every record found by `tfrecord.scan` in a whole-file buffer."""
+    decoder = EventDecoder(plugins, bulk=bulk)
+    decoder.add(buf, records.starts, records.lengths)
+    return decoder.result()

@@ -15,8 +15,8 @@ What is one run and one launch:
 - SessionLog START steps (`SummaryWriter(purge_step=N)`) go to the file's
   `meta["purge_steps"]` for the stitcher; nothing is dropped here.
 
-Reading is done by `tfrecord.scan` (framing, CRC-32C, damage recovery) and
-`tb_events.decode_events` (bulk NumPy decoding of the common scalar layout, upb for
+Reading is done by `tfrecord.RecordStream` (framing, CRC-32C, damage recovery, one
+block of the file in memory at a time) and `tb_events.EventDecoder` (bulk NumPy decoding of the common scalar layout, upb for
 the rest). Damage becomes one warning per file naming the file and the counts; an
 empty or header-only file gives no points and no error; a file that is not TFRecord
 at all is a FormatError.
@@ -34,8 +34,8 @@ import polars as pl
 from .. import diagnostics
 from ..errors import FormatError
 from .base import Importer, Table
-from .tb_events import EventScalars, decode_events
-from .tfrecord import first_record_ok, scan
+from .tb_events import EventDecoder, EventScalars
+from .tfrecord import RecordStream, first_record_ok
 
 MARKER = "events.out.tfevents."
 _NAME = re.compile(r"^(?P<prefix>.*?)events\.out\.tfevents\.(?P<ts>\d+)(?:\.(?P<rest>.*))?$")
@@ -183,24 +183,27 @@ class TensorBoardImporter(Importer):
         return tables
 
     def read_file(self, path: Path, plugins: dict[str, str] | None = None) -> EventScalars:
-        """Every scalar point of one event file (damage warned about, not raised)."""
+        """Every scalar point of one event file (damage warned about, not raised). The file
+        is read once, a block at a time: memory holds one block, not the file."""
+        decoder = EventDecoder(plugins, bulk=self.bulk)
         try:
             with open(path, "rb") as fh:
-                buf = fh.read()
+                records = RecordStream(fh, size=os.fstat(fh.fileno()).st_size, verify=self.verify)
+                for block in records:
+                    decoder.add(block.buf, block.starts, block.lengths)
         except OSError as exc:
             raise FormatError(path, f"cannot read ({exc.strerror or exc})") from None
-        records = scan(buf, verify=self.verify)
         if not records.looks_like_tfrecord:
             raise FormatError(path, "not a TensorBoard event file (no valid TFRecord record found)")
-        scalars = decode_events(buf, records, plugins, bulk=self.bulk)
-        if len(records) and scalars.undecodable == len(records):
+        scalars = decoder.result()
+        if records.records and scalars.undecodable == records.records:
             raise FormatError(path, "TFRecord file whose records are not TensorBoard events")
         problems = [records.damage.describe()] if records.damage.any else []
         if scalars.undecodable:
             problems.append(f"{scalars.undecodable} record(s) that are not events skipped")
         if problems:
             diagnostics.warn(f"{path}: damaged event file: {'; '.join(problems)}; "
-                             f"{scalars.frame.height} value(s) from {len(records)} good record(s) kept")
+                             f"{scalars.frame.height} value(s) from {records.records} good record(s) kept")
         return scalars
 
     def _table(self, path: Path, scalars: EventScalars) -> Table:
@@ -209,7 +212,7 @@ class TensorBoardImporter(Importer):
         if owner is not None:
             tags = frame.get_column("metric").unique().to_list()
             frame = frame.with_columns(pl.col("metric").replace_strict(
-                {t: child_metric(t, path.parent.name) for t in tags}, return_dtype=pl.String))
+                {t: child_metric(t, path.parent.name) for t in tags}, return_dtype=pl.Categorical))
         meta = {"purge_steps": list(scalars.purge_steps)} if scalars.purge_steps else {}
         return Table(frame=frame, source=path, format=self.name, run_key=run_key_of(path),
                      segment_key=str(owner or path), order=_order(owner or path), meta=meta)

@@ -21,9 +21,11 @@ off for every read that does not say otherwise (the CLI's `--no-verify`).
 """
 from __future__ import annotations
 
+import io
 import os
 import struct
 from dataclasses import dataclass, field
+from typing import BinaryIO, Iterator
 
 import numpy as np
 
@@ -86,17 +88,104 @@ def length_crcs_ok(u8: np.ndarray, header_at: np.ndarray) -> np.ndarray:
     return mask(crc) == stored
 
 
-def data_crcs_ok(buf: bytes, u8: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """For every record, does the stored masked CRC match its data? (one C call per record)"""
-    if starts.size == 0:
-        return np.zeros(0, dtype=bool)
+def unmask(masked: np.ndarray) -> np.ndarray:
+    """The plain CRC-32C behind TFRecord's masked CRC, element-wise on uint32."""
+    r = (masked.astype(np.uint32) - np.uint32(_MASK_DELTA)).astype(np.uint32)
+    return ((r << np.uint32(15)) | (r >> np.uint32(17))).astype(np.uint32)
+
+
+def _stored_u32(u8: np.ndarray, at: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(u8[at[:, None] + np.arange(4, dtype=np.int64)]).view("<u4").ravel()
+
+
+_GROUP = 64
+"""Records whose CRCs are checked together (see `fold_ok`)."""
+
+
+def each_ok(buf: bytes, starts: np.ndarray, lengths: np.ndarray, stored: np.ndarray) -> np.ndarray:
+    """Per record, is crc32c(buf[start:start+length]) the plain CRC `stored`? (one C call each)"""
     import crc32c
 
-    ends = starts + lengths
-    pieces = map(buf.__getitem__, map(slice, starts.tolist(), ends.tolist()))  # C-level loop, no Python frame
-    got = np.fromiter(map(crc32c.crc32c, pieces), dtype=np.uint32, count=starts.size)
-    stored = np.ascontiguousarray(u8[ends[:, None] + np.arange(FOOTER, dtype=np.int64)]).view("<u4").ravel()
-    return mask(got) == stored
+    if starts.size == 0:
+        return np.zeros(0, dtype=bool)
+    pieces = map(buf.__getitem__, map(slice, starts.tolist(), (starts + lengths).tolist()))  # C-level loop
+    return np.fromiter(map(crc32c.crc32c, pieces), dtype=np.uint32, count=starts.size) == stored
+
+
+def fold_ok(rows: np.ndarray, stored: np.ndarray) -> np.ndarray:
+    """Per row of `rows` (k records of one length, a uint8 view), is its CRC-32C the
+    plain CRC `stored`?
+
+    A C call per record costs more than the rest of the read, so records are checked in
+    groups. CRC-32C is affine over GF(2): for records d1..dk of one length L,
+    crc(d1) ^ ... ^ crc(dk) == crc(d1 ^ ... ^ dk) ^ (crc of L zero bytes if k is even).
+    A group whose XOR of stored CRCs equals the CRC of its XOR-ed records passes with
+    one call. One damaged record changes the group's sum exactly as it changes its own
+    check, so nothing a per-record check catches is missed (several damaged records
+    cancelling out has odds of 2**-32); a group that fails is checked row by row.
+    """
+    import crc32c
+
+    k, length = rows.shape
+    ok = np.ones(k, dtype=bool)
+    if k == 0:
+        return ok
+    heads = np.arange(0, k, _GROUP)
+    folded = np.bitwise_xor.reduceat(rows, heads, axis=0)
+    want = np.bitwise_xor.reduceat(stored, heads)
+    even = (np.diff(np.append(heads, k)) % 2) == 0
+    want = np.where(even, want ^ np.uint32(crc32c.crc32c(bytes(length))), want)
+    got = np.fromiter(map(crc32c.crc32c, map(bytes, folded)), dtype=np.uint32, count=folded.shape[0])
+    for g in np.flatnonzero(got != want).tolist():
+        lo = g * _GROUP
+        ok[lo:lo + _GROUP] = [crc32c.crc32c(bytes(r)) == c for r, c in zip(rows[lo:lo + _GROUP], stored[lo:lo + _GROUP])]
+    return ok
+
+
+@dataclass(frozen=True)
+class Run:
+    """`k` repeats of one cycle of `period` records found by `walk`: record j of repeat t
+    is `headers[first + t * period + j]` at `headers[first + j] + t * stride`."""
+
+    first: int
+    k: int
+    period: int
+    stride: int
+
+
+def check_records(buf: bytes, u8: np.ndarray, headers: np.ndarray, lengths: np.ndarray,
+                  runs: list[Run]) -> tuple[np.ndarray, np.ndarray]:
+    """Length-CRC and data-CRC verdicts for every walked record. Records inside the
+    walk's repeating runs are equally spaced per cycle position, so they are read as
+    strided views (no copy) and checked in XOR-folded groups; the rest one by one."""
+    n = headers.size
+    ok_len = np.ones(n, dtype=bool)
+    ok_data = np.ones(n, dtype=bool)
+    single = np.ones(n, dtype=bool)
+    strided = np.lib.stride_tricks.as_strided
+    for run in runs:
+        for j in range(run.period):
+            i = run.first + j
+            at, length = int(headers[i]), int(lengths[i])
+            pick = slice(i, i + run.k * run.period, run.period)
+            single[pick] = False
+            head = strided(u8[at:], shape=(run.k, HEADER), strides=(run.stride, 1), writeable=False)
+            ok_len[pick] = fold_ok(head[:, :8], unmask(np.ascontiguousarray(head[:, 8:]).view("<u4").ravel()))
+            body = strided(u8[at + HEADER:], shape=(run.k, length + FOOTER), strides=(run.stride, 1),
+                           writeable=False)
+            ok_data[pick] = fold_ok(body[:, :length],
+                                    unmask(np.ascontiguousarray(body[:, length:]).view("<u4").ravel()))
+    rest = np.flatnonzero(single)
+    if rest.size:
+        h, ln = headers[rest], lengths[rest]
+        ok_len[rest] = length_crcs_ok(u8, h)
+        ok_data[rest] = each_ok(buf, h + HEADER, ln, unmask(_stored_u32(u8, h + HEADER + ln)))
+    return ok_len, ok_data
+
+
+def data_crcs_ok(buf: bytes, u8: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """For every record, does the stored masked CRC after its data match the data?"""
+    return each_ok(buf, starts, lengths, unmask(_stored_u32(u8, starts + lengths)))
 
 
 @dataclass
@@ -158,103 +247,274 @@ def first_record_ok(head: bytes) -> bool:
     return True
 
 
-def _walk(buf: bytes, pos: int, limit: int) -> tuple[list[int], int]:
-    """Follow lengths from `pos` without checking anything; stop at the first record that
-    would run past the end. Returns the header offsets and where it stopped (the lengths
-    are gathered afterwards in bulk)."""
+# ------------------------------------------------------------------ walking the lengths
+
+_PROBE = 64
+"""Records walked one by one before guessing the layout repeats."""
+_MAX_PERIOD = 32
+
+
+def _serial(buf: bytes, pos: int, limit: int) -> tuple[list[int], list[int], int]:
+    """Follow lengths from `pos` one record at a time; stop at the first record that
+    would run past the end of `buf`. Returns header offsets, lengths and where it stopped."""
     unpack = struct.Struct("<Q").unpack_from
     headers: list[int] = []
-    add = headers.append
+    lengths: list[int] = []
     n = len(buf)
     last = n - HEADER - FOOTER
     for _ in range(limit):
         if pos > last:
             break
-        end = pos + unpack(buf, pos)[0] + HEADER + FOOTER
+        length = unpack(buf, pos)[0]
+        end = pos + length + HEADER + FOOTER
         if end > n:
             break
-        add(pos)
+        headers.append(pos)
+        lengths.append(length)
         pos = end
-    return headers, pos
+    return headers, lengths, pos
 
 
-def _lengths(u8: np.ndarray, headers: np.ndarray) -> np.ndarray:
-    if headers.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    rows = np.ascontiguousarray(u8[headers[:, None] + np.arange(8, dtype=np.int64)])
-    return rows.view("<u8").ravel().astype(np.int64)
+def _period(lengths: list[int]) -> int | None:
+    """Smallest p such that the walked lengths repeat with period p (seen at least twice)."""
+    n = len(lengths)
+    for p in range(1, min(_MAX_PERIOD, n // 2) + 1):
+        if lengths[p:] == lengths[:-p]:
+            return p
+    return None
 
 
-def _resync(buf: bytes, u8: np.ndarray, start: int) -> int | None:
-    """First offset >= start where a whole record validates (length and data CRC)."""
+def _read_u64(u8: np.ndarray, at: np.ndarray) -> np.ndarray:
+    rows = np.ascontiguousarray(u8[at[:, None] + np.arange(8, dtype=np.int64)])
+    return rows.view("<u8").ravel()
+
+
+def walk(buf: bytes, u8: np.ndarray, pos: int, limit: int) -> tuple[np.ndarray, np.ndarray, int, list[Run]]:
+    """Header offsets and data lengths of the records from `pos`, at most `limit`, where
+    the walk stopped (the first record that is not wholly inside `buf`), and the runs of
+    records it predicted (which `check_records` reads as strided views).
+
+    A record's position depends on the previous length, so the walk is serial; but
+    event files repeat one layout (the same tags, one record each, every step), so
+    after a short serial probe the next records are *predicted* from the repeating
+    lengths and all predictions are checked at once: each predicted header is accepted
+    only if every record before it had exactly the predicted length, which is what a
+    serial walk would have found. The first wrong guess hands back to the serial walk.
+    """
     n = len(buf)
+    heads: list[np.ndarray] = []
+    lens: list[np.ndarray] = []
+    runs: list[Run] = []
+    count = 0
+    while count < limit:
+        h, ln, stop = _serial(buf, pos, min(_PROBE, limit - count))
+        heads.append(np.asarray(h, dtype=np.int64))
+        lens.append(np.asarray(ln, dtype=np.int64))
+        count += len(h)
+        pos = stop
+        if len(h) < _PROBE or count >= limit:
+            break  # the end of the buffer (or of the budget)
+        p = _period(ln)
+        if p is None:
+            continue
+        cycle = np.asarray(ln[-p:], dtype=np.int64)
+        sizes = cycle + HEADER + FOOTER
+        stride = int(sizes.sum())
+        k = min((limit - count) // p, (n - pos) // stride)
+        if k < 1:
+            continue
+        offsets = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        cand = (pos + np.arange(k, dtype=np.int64)[:, None] * stride + offsets).ravel()
+        expected = np.tile(cycle, k)
+        wrong = np.flatnonzero(_read_u64(u8, cand) != expected.astype(np.uint64))
+        m = int(wrong[0]) if wrong.size else cand.size
+        if m // p:
+            runs.append(Run(first=count, k=m // p, period=p, stride=stride))
+        heads.append(cand[:m])
+        lens.append(expected[:m])
+        count += m
+        pos = int(cand[m]) if m < cand.size else pos + k * stride
+    return np.concatenate(heads), np.concatenate(lens), pos, runs
+
+
+# ------------------------------------------------------------------ damage
+
+
+def _resync(buf: bytes, u8: np.ndarray, start: int, file_left: int) -> tuple[int | None, int]:
+    """Search `buf` from `start` for an offset where a whole record validates (length
+    and data CRC). Returns (offset, _) when found, else (None, keep): the first offset
+    that could not be tested with the bytes at hand (a record running past the end of
+    the buffer, or too few bytes for a header), from which more data must be read.
+    `file_left` is how many bytes of the file follow the buffer (candidates whose record
+    would run past the end of the file cannot be records)."""
+    n = len(buf)
+    last = n - HEADER - FOOTER
     pos = start
-    while pos + HEADER + FOOTER <= n:
-        stop = min(pos + _RESYNC_WINDOW, n - HEADER - FOOTER + 1)
+    while pos <= last:
+        stop = min(pos + _RESYNC_WINDOW, last + 1)
         cand = np.arange(pos, stop, dtype=np.int64)
         hits = cand[length_crcs_ok(u8, cand)]
         for h in hits.tolist():
             (length,) = struct.unpack_from("<Q", buf, h)
             end = h + HEADER + length + FOOTER
             if end > n:
+                if end <= n + file_left:
+                    return None, h  # might be a record; its data is not read yet
                 continue
             if masked_crc32c(buf[h + HEADER:h + HEADER + length]) == struct.unpack_from("<I", buf, end - FOOTER)[0]:
-                return h
+                return h, h
         pos = stop
-    return None
+    return None, max(start, last + 1)
 
 
-def scan(buf: bytes, *, verify: bool | None = None, chunk: int = 1 << 18) -> Records:
-    """Locate every good record of an event file held in `buf`."""
-    if verify is None:
-        verify = verify_default()
-    n = len(buf)
-    u8 = np.frombuffer(buf, dtype=np.uint8)
-    damage = Damage()
-    all_starts: list[np.ndarray] = []
-    all_lengths: list[np.ndarray] = []
-    looks = n < HEADER or first_record_ok(buf[:HEADER])  # a few bytes: a cut file, not another format
-    pos = 0
-    while pos < n:
-        h_list, stop = _walk(buf, pos, chunk)
-        headers = np.asarray(h_list, dtype=np.int64)
-        starts = headers + HEADER
-        lengths = _lengths(u8, headers)
-        bad_from: int | None = None
-        if verify and starts.size:
-            ok_len = length_crcs_ok(u8, starts - HEADER)
-            if not ok_len.all():
-                first_bad = int(np.argmin(ok_len))
-                bad_from = int(starts[first_bad] - HEADER)
-                starts, lengths = starts[:first_bad], lengths[:first_bad]
-            ok_data = data_crcs_ok(buf, u8, starts, lengths)
-            if not ok_data.all():
-                damage.corrupt_records += int((~ok_data).sum())
-                starts, lengths = starts[ok_data], lengths[ok_data]
-        all_starts.append(starts)
-        all_lengths.append(lengths)
-        if bad_from is None:
-            if stop >= n:
-                break
-            if len(h_list) >= chunk:  # only the chunk limit stopped the walk
-                pos = stop
+# ------------------------------------------------------------------ reading a file
+
+
+BLOCK_SIZE = 1 << 20
+"""Bytes read at a time: memory holds one block (plus a record longer than that)."""
+BLOCK_RECORDS = 1 << 15
+"""Records handed on at a time (bounds the decoder's gather matrices)."""
+
+
+@dataclass
+class Block:
+    """Good records of one stretch of the file; offsets are into `buf`."""
+
+    buf: bytes
+    starts: np.ndarray
+    """Offset of each record's data in `buf` (int64)."""
+    lengths: np.ndarray
+    offset: int
+    """File offset of `buf[0]`."""
+
+    def __len__(self) -> int:
+        return int(self.starts.size)
+
+
+class RecordStream:
+    """The good records of one event file, a block at a time, read once front to back.
+
+    Iterating yields `Block`s; afterwards `damage`, `records` and
+    `looks_like_tfrecord` describe the whole file. Memory holds one block of the file,
+    never all of it.
+    """
+
+    def __init__(self, fh: BinaryIO, *, size: int | None = None, verify: bool | None = None,
+                 block_size: int = BLOCK_SIZE, block_records: int = BLOCK_RECORDS):
+        self.fh = fh
+        self.size = size
+        """Bytes in the file (None: unknown; only bounds how far a damaged length may point)."""
+        self.verify = verify_default() if verify is None else verify
+        self.block_size = max(1, block_size)
+        self.block_records = max(1, block_records)
+        self.damage = Damage()
+        self.records = 0
+        self.looks_like_tfrecord = True
+
+    def __iter__(self) -> Iterator[Block]:
+        buf = b""
+        base = 0  # file offset of buf[0]
+        eof = False
+
+        def refill(keep_from: int, need: int) -> None:
+            """Drop buf[:keep_from] and read at least `need` more bytes (or up to EOF)."""
+            nonlocal buf, base, eof
+            parts = [buf[keep_from:]]
+            got = 0
+            while not eof and got < max(need, 1):
+                chunk = self.fh.read(min(max(self.block_size, need - got), 1 << 26))
+                if not chunk:
+                    eof = True
+                    break
+                parts.append(chunk)
+                got += len(chunk)
+            base += keep_from
+            buf = b"".join(parts)
+
+        def left() -> int:
+            """Bytes of the file after the buffer (unknown size: as many as may come)."""
+            if eof:
+                return 0
+            return max(self.size - base - len(buf), 0) if self.size is not None else 1 << 62
+
+        refill(0, self.block_size)
+        self.looks_like_tfrecord = len(buf) < HEADER or first_record_ok(buf[:HEADER])
+        pos = 0
+        bad_at: int | None = None  # file offset where damage began while resyncing
+        while True:
+            u8 = np.frombuffer(buf, dtype=np.uint8)
+            if bad_at is not None:
+                hit, keep = _resync(buf, u8, pos, left())
+                if hit is None and not eof:
+                    refill(keep, HEADER + FOOTER)
+                    pos = 0
+                    continue
+                self.damage.resyncs += 1
+                if hit is None:
+                    self.damage.skipped_bytes += base + len(buf) - bad_at
+                    break
+                self.damage.skipped_bytes += base + hit - bad_at
+                bad_at, pos = None, hit
+            headers, lengths, stop, runs = walk(buf, u8, pos, self.block_records)
+            starts = headers + HEADER
+            bad_from: int | None = None
+            if self.verify and starts.size:
+                ok_len, ok_data = check_records(buf, u8, headers, lengths, runs)
+                if not ok_len.all():
+                    first_bad = int(np.argmin(ok_len))
+                    bad_from = int(headers[first_bad])
+                    starts, lengths, ok_data = starts[:first_bad], lengths[:first_bad], ok_data[:first_bad]
+                if not ok_data.all():
+                    self.damage.corrupt_records += int((~ok_data).sum())
+                    starts, lengths = starts[ok_data], lengths[ok_data]
+            if starts.size:
+                self.records += int(starts.size)
+                yield Block(buf=buf, starts=starts, lengths=lengths, offset=base)
+            if bad_from is not None:
+                bad_at, pos = base + bad_from, bad_from + 1
                 continue
-            # the walk stopped at a record that runs past the end (or a short header)
-            header_ok = stop + HEADER <= n and length_crcs_ok(u8, np.array([stop], dtype=np.int64))[0]
-            if not verify or stop + HEADER > n or header_ok:
-                damage.truncated_bytes = n - stop
+            if headers.size >= self.block_records:
+                pos = stop  # only the budget stopped the walk
+                continue
+            # the walk stopped at the end of the buffer or at a record that runs past it
+            if stop + HEADER <= len(buf):
+                if self.verify and not length_crcs_ok(u8, np.array([stop], dtype=np.int64))[0]:
+                    bad_at, pos = base + stop, stop + 1
+                    continue
+                need = stop + HEADER + int(struct.unpack_from("<Q", buf, stop)[0]) + FOOTER - len(buf)
+            else:
+                need = HEADER + FOOTER - (len(buf) - stop)
+            if need > left():  # the file ends inside this record: it was cut
+                rest = left() if self.size is not None or eof else self._drain()
+                cut = len(buf) - stop + rest
+                if cut:
+                    self.damage.truncated_bytes = cut
                 break
-            bad_from = stop
-        nxt = _resync(buf, u8, bad_from + 1) if verify else None
-        if nxt is None:
-            damage.resyncs += 1
-            damage.skipped_bytes += n - bad_from
-            break
-        damage.resyncs += 1
-        damage.skipped_bytes += nxt - bad_from
-        pos = nxt
-    starts = np.concatenate(all_starts) if all_starts else np.zeros(0, dtype=np.int64)
-    lengths = np.concatenate(all_lengths) if all_lengths else np.zeros(0, dtype=np.int64)
-    if not looks and starts.size:
-        looks = True
-    return Records(starts=starts, lengths=lengths, damage=damage, looks_like_tfrecord=looks)
+            refill(stop, max(need, self.block_size))
+            pos = 0
+        if not self.looks_like_tfrecord and self.records:
+            self.looks_like_tfrecord = True
+
+
+    def _drain(self) -> int:
+        """Read a stream of unknown size to its end; how many bytes were left."""
+        total = 0
+        while chunk := self.fh.read(self.block_size):
+            total += len(chunk)
+        return total
+
+
+def scan(buf: bytes, *, verify: bool | None = None, block_size: int | None = None,
+         block_records: int = BLOCK_RECORDS) -> Records:
+    """Locate every good record of an event file held in `buf` (offsets into `buf`)."""
+    stream = RecordStream(io.BytesIO(buf), size=len(buf), verify=verify,
+                          block_size=block_size or max(len(buf), 1), block_records=block_records)
+    starts: list[np.ndarray] = []
+    lengths: list[np.ndarray] = []
+    for block in stream:
+        starts.append(block.starts + block.offset)
+        lengths.append(block.lengths)
+    empty = np.zeros(0, dtype=np.int64)
+    return Records(starts=np.concatenate(starts) if starts else empty,
+                   lengths=np.concatenate(lengths) if lengths else empty,
+                   damage=stream.damage, looks_like_tfrecord=stream.looks_like_tfrecord)
