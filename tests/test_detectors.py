@@ -155,6 +155,24 @@ def test_flood_of_blips_is_summarised():
     assert f"{summary[0].evidence['largest'][0]['step']} (" in summary[0].message
 
 
+def test_blip_inside_a_heavy_tail_is_summarised_even_when_the_next_point_is_still_high():
+    """Heavy-tailed noise raises the bar for one-point spikes; a blip under that bar whose
+    next point is still somewhat high (not calm) must still be counted and named in the
+    outliers summary, not fall between the two."""
+    rng = np.random.default_rng(21)
+    m = cases.clean(8, n=6000)
+    s, v = m["train/loss"]
+    v = v * np.exp(0.02 * rng.standard_t(2, size=s.size))
+    v[3000] = np.median(v[2990:3000]) * 1.9
+    v[3001] = np.median(v[2990:3000]) * 1.2  # still high: not a calm neighbour
+    m["train/loss"] = (s, v)
+    found = run_all(m)
+    spikes = [f.peak_step for f in found if f.kind == "spike"]
+    summary = [f for f in found if f.kind == "outliers"]
+    assert 3000 in spikes or (summary and 3000 in summary[0].evidence["steps"] + [
+        item["step"] for item in summary[0].evidence["largest"]]), [f.message for f in found]
+
+
 def test_spike_before_nan_belongs_to_the_nan():
     m = cases.nan_at(2000)
     s, v = m["train/loss"]

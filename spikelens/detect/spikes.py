@@ -82,6 +82,7 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
     fwd = forward_median(y, det.recovery_smooth)
     blip_z = max(det.z_min, det.tail_factor * expected_max_z(z))
     events = []
+    in_tail: list[int] = []
     last_end = -1
     for i in cand:
         if i <= last_end:
@@ -105,7 +106,8 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
         high = int(np.sum(z[start:(end if end is not None else n)] > det.z_min))
         if end is not None and high <= det.blip_points and z[peak] < blip_z:
             last_end = end
-            continue  # a one-point blip inside the run's own noise tail
+            in_tail.append(peak)  # a one-point blip inside the run's own noise tail: summarised
+            continue
         events.append((start, peak, end, level, sig0, band, high))
         last_end = end if end is not None else n
     findings = []
@@ -114,8 +116,9 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
     findings, demoted = _limit_isolated(det, findings)
     reported = {f.peak_step for f in findings}
     outliers = _isolated_outliers(det, z, y, base, is_log, step, reported)
-    # blips demoted from spikes always count, even when a neighbour was not calm
-    outliers = np.union1d(outliers, np.searchsorted(step, demoted)).astype(np.int64)
+    # blips judged to be noise (by the tail test or by their number) always count, even
+    # when a neighbour was not calm (a blip whose next point is still a little high)
+    outliers = np.union1d(outliers, np.union1d(np.searchsorted(step, demoted), in_tail)).astype(np.int64)
     if outliers.size:
         findings.append(_noise_summary(det, series, ctx, step, y, is_log, base, outliers, blip_z))
     return findings
