@@ -89,7 +89,7 @@ def test_SL301_later_launch_wins_and_superseded_points_are_kept():
     (f,) = st.findings
     assert f.kind == "resume_overlap" and f.code == "SL301" and f.metric is None and f.severity == "warning"
     assert f.extra["resume_step"] == 800 and f.extra["rolled_back_from"] == 1199
-    assert f.extra["identical_values"] is False
+    assert f.extra["identical_values"] is False and f.evidence["from_scratch"] is False
     assert "800" in f.message and "1199" in f.message
     assert st.segment_starts == [800]
     seg = {s["segment"]: s for s in st.segments}
@@ -163,7 +163,7 @@ def test_restart_from_scratch_with_new_values_is_a_rollback_not_a_reset():
     assert kinds(st) == ["resume_overlap"]
     f = st.findings[0]
     assert f.extra["resume_step"] == 0 and f.extra["rolled_back_from"] == 599
-    assert "from the beginning" in f.message
+    assert "from the beginning" in f.message and f.evidence["from_scratch"] is True
     assert st.segments[1]["step_offset"] == 0
 
 

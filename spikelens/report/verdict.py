@@ -43,6 +43,14 @@ def _where(f: Finding, run: RunReport) -> str:
     return "" if f.metric is None or f.metric == main else f" in {f.metric}"
 
 
+def _steps_text(fs: list[Finding]) -> str:
+    """'step 40', 'steps 40, 90', 'step 40 (3 times)': each step once, the first three."""
+    counts = Counter(_step(f) for f in fs)
+    named = [f"{s} ({n} times)" if n > 1 else s for s, n in list(counts.items())[:3]]
+    more = f" and {len(counts) - 3} more" if len(counts) > 3 else ""
+    return f"step{'s' if len(counts) > 1 else ''} {', '.join(named)}{more}"
+
+
 def _order(f: Finding) -> int:
     s = f.start_step if f.start_step is not None else f.anchor_step
     return -1 if s is None else int(s)
@@ -98,9 +106,15 @@ def verdict(run: RunReport) -> str:
         parts.append(f"1 one-point spike at step {_step(blips[0])}, back at the next point" if len(blips) == 1
                      else f"{len(blips)} one-point spikes, each back at the next point")
     for kind in RESUME_KINDS:
-        if kind in by:
-            steps = ", ".join(_step(f) for f in by[kind][:3])
-            parts.append(f"{_RESUME_WORDS[kind]} at step{'s' if len(by[kind]) > 1 else ''} {steps}")
+        hits = by.get(kind, [])
+        if kind == "resume_overlap":
+            scratch = [f for f in hits if f.evidence.get("from_scratch")]
+            hits = [f for f in hits if not f.evidence.get("from_scratch")]
+            if scratch:
+                times = f" {len(scratch)} times" if len(scratch) > 1 else ""
+                parts.append(f"restarted from the beginning{times} (step {_step(scratch[0])})")
+        if hits:
+            parts.append(f"{_RESUME_WORDS[kind]} at {_steps_text(hits)}")
     for kind, words in _OTHER_WORDS.items():
         hits = [f for f in by.get(kind, []) if f.severity != "info"]
         if hits:
