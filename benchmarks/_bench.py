@@ -157,11 +157,16 @@ class Measured:
 
 def run_process(argv: Sequence[str], cwd: Path | None = None, env: dict | None = None,
                 timeout: float = 1800) -> Sample:
-    """Run argv in a fresh process; wall time, CPU time and peak RSS of that process."""
+    """Run argv in a fresh process; wall time, CPU time and peak RSS of that process.
+
+    The child may write byte-code caches even where the shell sets
+    PYTHONDONTWRITEBYTECODE: installed packages (tbparse, TensorBoard, an installed
+    spikelens) have theirs, and an editable checkout without them would recompile every
+    module in every process (~70 ms here), which no user pays."""
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         started = time.perf_counter()
-        proc = subprocess.Popen(list(argv), cwd=cwd, stdout=out, stderr=err,
-                                env={**os.environ, **(env or {})})
+        proc = subprocess.Popen(list(argv), cwd=cwd, stdout=out, stderr=err, env={**base, **(env or {})})
         deadline = started + timeout
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
