@@ -235,10 +235,31 @@ def _leads_into_next(f: pl.DataFrame, seg: np.ndarray, step: np.ndarray, r: int)
     return source[nxt] == source[r] and int(step[r:end + 1].max()) <= int(step[nxt])
 
 
+def _packed_key(frame: pl.DataFrame) -> pl.Series | None:
+    """(segment, metric, step) as one Int64, exactly (no hash), when the ranges fit."""
+    step = frame.get_column("step")
+    lo, hi = step.min(), step.max()
+    codes = frame.get_column("metric").to_physical()
+    n_codes = int(codes.max()) + 1
+    n_segments = int(frame.get_column("segment").max()) + 1
+    span = int(hi) - int(lo) + 1
+    if n_segments * n_codes * span >= 1 << 62:
+        return None
+    return frame.select(((pl.col("segment").cast(pl.Int64) * n_codes
+                          + pl.col("metric").to_physical().cast(pl.Int64)) * span
+                         + (pl.col("step") - lo)).alias("key")).to_series()
+
+
 def _logged_twice(frame: pl.DataFrame) -> pl.Series:
-    """True for rows whose (segment, metric, step) occurs more than once (a hash first:
-    cheap on millions of rows; the few candidates are checked exactly)."""
+    """True for rows whose (segment, metric, step) occurs more than once. Packed into
+    one integer when the ranges allow, counting distinct keys answers 'none' cheaply;
+    otherwise a hash first, and the few candidates are checked exactly."""
     key = ["segment", "metric", "step"]
+    packed = _packed_key(frame) if frame.height else None
+    if packed is not None:
+        if packed.n_unique() == frame.height:
+            return pl.Series(np.zeros(frame.height, dtype=bool))
+        return packed.is_duplicated()
     h = frame.select(pl.struct(key).hash(seed=7)).to_series()
     maybe = h.is_duplicated()
     if not maybe.any():

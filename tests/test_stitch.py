@@ -10,13 +10,15 @@ import sys
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import FIXTURES
 from spikelens import api
 from spikelens.config import Config
 from spikelens.discover import Run
 from spikelens.frame import SCHEMA, validate
-from spikelens.stitch import merge_runs, split_relaunches, stitch_run
+from spikelens.stitch import _logged_twice, merge_runs, split_relaunches, stitch_run
 
 sys.path.insert(0, str(FIXTURES))
 from writers._curves import clean_run  # noqa: E402
@@ -423,3 +425,18 @@ def test_analyze_run_gives_a_spike_after_a_resume_the_resume_cause():
     assert spikes and abs(spikes[0].peak_step - 1505) <= 10
     assert spikes[0].causes and spikes[0].causes[0].cause == "resume"
     assert any(f.kind == "resume_overlap" and f.extra["resume_step"] == 1500 for f in report.findings)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.sampled_from(["loss", "lr", "eval/loss"]),
+                          st.one_of(st.integers(-5, 5), st.integers(-(2 ** 62), 2 ** 62))), max_size=40))
+def test_rows_logged_twice_are_exactly_the_repeated_keys(rows):
+    """The packed-integer check and the hash fallback (huge step ranges) both find
+    exactly the (segment, metric, step) keys that occur more than once."""
+    frame = pl.DataFrame({"segment": [r[0] for r in rows], "metric": [r[1] for r in rows],
+                          "step": [r[2] for r in rows]},
+                         schema={"segment": pl.UInt32, "metric": SCHEMA["metric"], "step": pl.Int64})
+    seen: dict[tuple, int] = {}
+    for r in rows:
+        seen[r] = seen.get(r, 0) + 1
+    assert _logged_twice(frame).to_list() == [seen[r] > 1 for r in rows]
