@@ -196,16 +196,21 @@ def repeat(argv: Sequence[str], times: int, **kw) -> Measured:
     return m
 
 
-def rss_now() -> int:
-    """Resident set size of this process now, in bytes (Linux /proc)."""
+def proc_status_bytes(field: str) -> int | None:
+    """A memory field of /proc/self/status (`VmRSS`, `VmHWM`) in bytes; None off Linux."""
     try:
         with open("/proc/self/status") as fh:
             for line in fh:
-                if line.startswith("VmRSS:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
-    return 0
+    return None
+
+
+def rss_now() -> int:
+    """Resident set size of this process now, in bytes (Linux /proc)."""
+    return proc_status_bytes("VmRSS") or 0
 
 
 def peak_rss() -> int:

@@ -32,14 +32,8 @@ TARGET_S = 2.0
 
 def _hwm() -> int:
     """Peak RSS since the last reset (VmHWM), in bytes."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return _bench.peak_rss()
+    hwm = _bench.proc_status_bytes("VmHWM")
+    return hwm if hwm is not None else _bench.peak_rss()
 
 
 def _reset_hwm() -> None:

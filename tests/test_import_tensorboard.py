@@ -27,6 +27,7 @@ from spikelens.errors import FormatError
 from spikelens.importers import tb_events, tfrecord
 from spikelens.importers.tb_events import decode_events
 from spikelens.importers.tensorboard import TensorBoardImporter, child_metric, parse_name
+from spikelens.importers.tfrecord import HEADER as HEADER_BYTES
 
 sys.path.insert(0, str(FIXTURES))
 from writers import example as E  # noqa: E402
@@ -323,14 +324,18 @@ def _records_equal(a: tfrecord.Records, b: tfrecord.Records) -> bool:
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.tuples(st.integers(min_value=0), st.integers(min_value=1, max_value=255)), max_size=4),
        st.integers(min_value=0, max_value=200), st.integers(min_value=1, max_value=600),
-       st.integers(min_value=1, max_value=40), st.booleans())
-def test_reading_in_blocks_finds_what_reading_the_whole_file_finds(flips, cut, block_size, block_records, verify):
+       st.integers(min_value=1, max_value=40), st.booleans(),
+       st.lists(st.tuples(st.integers(min_value=0), st.integers(min_value=1, max_value=100)), max_size=2))
+def test_reading_in_blocks_finds_what_reading_the_whole_file_finds(flips, cut, block_size, block_records, verify,
+                                                                  deletions):
     """The file is read a block at a time; damage (a record cut by a block edge, a
-    resync that runs over several blocks, a truncated tail) must give the same records
-    and the same damage counts as one buffer holding the whole file."""
+    resync that runs over several blocks, a header cut at the end) must give the same
+    records and the same damage counts as one buffer holding the whole file."""
     data = bytearray(event_files(TB / "restart")[0].read_bytes())
     for pos, mask in flips:
         data[pos % len(data)] ^= mask
+    for pos, size in deletions:
+        del data[pos % len(data):pos % len(data) + size]
     buf = bytes(data[: len(data) - cut])
     whole = tfrecord.scan(buf, verify=verify)
     blocks = tfrecord.scan(buf, verify=verify, block_size=block_size, block_records=block_records)
@@ -340,6 +345,19 @@ def test_reading_in_blocks_finds_what_reading_the_whole_file_finds(flips, cut, b
         starts = [b.starts + b.offset for b in stream]
     got = np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64)
     assert np.array_equal(got, whole.starts) and stream.damage == whole.damage
+
+
+def test_a_damaged_header_at_the_end_reads_the_same_whatever_the_block_edges():
+    """A last header with a bad checksum and one byte after it: every block size must
+    see the whole header before judging it (a damaged region, not a cut record)."""
+    good = event_files(TB / "restart")[0].read_bytes()
+    header = bytearray(good[:HEADER_BYTES])
+    header[9] ^= 0x40  # the length's checksum
+    buf = good + bytes(header) + b"\x00"
+    whole = tfrecord.scan(buf)
+    assert whole.damage.resyncs == 1 and whole.damage.skipped_bytes == HEADER_BYTES + 1
+    for block_size in range(1, 200, 3):
+        assert _records_equal(whole, tfrecord.scan(buf, block_size=block_size)), block_size
 
 
 @settings(max_examples=60, deadline=None)
@@ -359,6 +377,27 @@ def test_the_predicting_walk_finds_what_a_serial_walk_finds(lengths, limit, cut)
     heads, lens, stop, _ = tfrecord.walk(buf, u8, 0, limit)
     want_heads, want_lens, want_stop = tfrecord._serial(buf, 0, limit)
     assert heads.tolist() == want_heads and lens.tolist() == want_lens and stop == want_stop
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(min_value=1, max_value=300), st.integers(min_value=1, max_value=40),
+       st.lists(st.tuples(st.integers(min_value=0), st.integers(min_value=0), st.integers(min_value=1, max_value=255)),
+                max_size=5), st.integers(min_value=0, max_value=2 ** 32 - 1))
+def test_grouped_crc_check_flags_exactly_the_records_a_per_record_check_flags(k, length, flips, seed):
+    """Checking CRCs in XOR-folded groups must give the per-record verdicts: damaged
+    data or a damaged stored CRC, one or several per group, odd and even group sizes."""
+    import crc32c
+
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, 256, size=(k, length), dtype=np.uint8)
+    stored = np.array([crc32c.crc32c(r.tobytes()) for r in rows], dtype=np.uint32)
+    for row, col, bit in flips:
+        if col % 3 == 0:
+            stored[row % k] ^= np.uint32(bit)
+        else:
+            rows[row % k, col % length] ^= np.uint8(bit)
+    want = np.array([crc32c.crc32c(r.tobytes()) for r in rows], dtype=np.uint32) == stored
+    assert tfrecord.fold_ok(rows, stored).tolist() == want.tolist()
 
 
 # ------------------------------------------------------------------ cross-checks

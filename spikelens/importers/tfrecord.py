@@ -1,11 +1,13 @@
 """TFRecord framing of TensorBoard event files: find the records, check them, survive damage.
 
 Each record is `uint64 length | uint32 masked_crc32c(length bytes) | data | uint32
-masked_crc32c(data)`, little-endian, no file header (formats README §1.1). The whole
-file is read once; one Python loop walks the lengths (a record's position depends on
-the previous length, so that walk is serial), and the checks run in bulk afterwards:
-the CRC of every length field at once in NumPy, the CRC of every payload through the
-`crc32c` C extension.
+masked_crc32c(data)`, little-endian, no file header (formats README §1.1). The file is
+read once, front to back, a block at a time (`RecordStream`): memory holds one block
+and the record that crosses its end, never the whole file. A record's position depends
+on the previous length, so the walk is serial, but event files repeat one layout, so
+`walk` predicts runs of records from the repeating lengths and confirms them in bulk.
+CRCs are checked in XOR-folded groups (`fold_ok`; CRC-32C is affine), record by record
+only where a group fails or the layout does not repeat.
 
 Damage policy (formats README §1.5; TensorBoard's own loader silently stops at the
 first bad record):
@@ -15,7 +17,7 @@ first bad record):
   offset where both the length CRC and the data CRC validate (resync);
 - a short tail (a record cut off by a crash or a live writer): stop there.
 
-CRC checks are on by default. `verify=False` skips them (about a third faster);
+CRC checks are on by default. `verify=False` skips them;
 `SPIKELENS_NO_VERIFY=1` in the environment or `tfrecord.VERIFY = False` turns them
 off for every read that does not say otherwise (the CLI's `--no-verify`).
 """
@@ -181,11 +183,6 @@ def check_records(buf: bytes, u8: np.ndarray, headers: np.ndarray, lengths: np.n
         ok_len[rest] = length_crcs_ok(u8, h)
         ok_data[rest] = each_ok(buf, h + HEADER, ln, unmask(_stored_u32(u8, h + HEADER + ln)))
     return ok_len, ok_data
-
-
-def data_crcs_ok(buf: bytes, u8: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """For every record, does the stored masked CRC after its data match the data?"""
-    return each_ok(buf, starts, lengths, unmask(_stored_u32(u8, starts + lengths)))
 
 
 @dataclass
@@ -437,7 +434,7 @@ class RecordStream:
                 return 0
             return max(self.size - base - len(buf), 0) if self.size is not None else 1 << 62
 
-        refill(0, self.block_size)
+        refill(0, max(self.block_size, HEADER))  # enough to judge the first header
         self.looks_like_tfrecord = len(buf) < HEADER or first_record_ok(buf[:HEADER])
         pos = 0
         bad_at: int | None = None  # file offset where damage began while resyncing
@@ -483,7 +480,7 @@ class RecordStream:
                     continue
                 need = stop + HEADER + int(struct.unpack_from("<Q", buf, stop)[0]) + FOOTER - len(buf)
             else:
-                need = HEADER + FOOTER - (len(buf) - stop)
+                need = HEADER - (len(buf) - stop)  # the header first: its CRC decides
             if need > left():  # the file ends inside this record: it was cut
                 rest = left() if self.size is not None or eof else self._drain()
                 cut = len(buf) - stop + rest
