@@ -146,7 +146,7 @@ def run(sizes: list[int], repeats: int, readers=READERS) -> tuple[str, dict]:
     with _bench.scratch("tb") as tmp:
         fixed = fixed_cost(tmp, repeats)
         parts.append(f"Fixed cost of a first read (spikelens, {FIXED_POINTS}-point file, fresh process, "
-                     f"median of {repeats}): peak RSS growth {_bench.mb(fixed)}")
+                     f"median of {repeats}): peak RSS growth {_bench.mb(fixed)} MB")
         for n in sizes:
             started = time.perf_counter()
             path = _bench.write_event_file(tmp / f"points_{n}", n)
