@@ -23,6 +23,7 @@ from tensorboard.compat.proto.summary_pb2 import Summary
 from tensorboard.summary.writer.record_writer import RecordWriter
 
 from conftest import FIXTURES, load, ls_without_writing, metric, run_cli, tree_hashes
+from spikelens import api
 from spikelens.errors import FormatError
 from spikelens.importers import tb_events, tfrecord
 from spikelens.importers.tb_events import decode_events
@@ -199,6 +200,29 @@ def test_bulk_decoder_equals_upb_and_the_events_written(events):
 
 
 # ------------------------------------------------------------------ grouping
+
+
+def test_keras_train_and_validation_folders_are_one_run():
+    """`<run>/train/` and `<run>/validation/` (same tags) load as one run named after
+    `<run>`, tags prefixed by the folder; each process's pair of files is one launch."""
+    (run,), warnings = load(TB / "keras")
+    s = W.keras_series()
+    assert run.name == "20240501-080000" and warnings == []
+    assert set(run.frame["metric"]) == {"train/epoch_loss", "train/epoch_accuracy", "validation/epoch_loss"}
+    assert metric(run, "train/epoch_loss")["value"].to_list() == f32(s["train"])
+    assert metric(run, "validation/epoch_loss")["value"].to_list() == f32(s["val"])
+    assert len(run.segments) == 2
+    by_segment = (run.frame.group_by("segment").agg(pl.col("step").min().alias("first"),
+                                                    pl.col("step").max().alias("last")).sort("segment"))
+    assert by_segment.rows() == [(0, 0, W.KERAS_RESUME - 1), (1, W.KERAS_RESUME, W.KERAS_EPOCHS - 1)]
+    roles = api.roles_of(run.frame)
+    assert roles["train/epoch_loss"] == "loss" and roles["validation/epoch_loss"] == "eval_loss"
+
+
+def test_a_lone_train_folder_is_still_its_own_run(tmp_path):
+    shutil.copytree(TB / "keras" / "20240501-080000" / "train", tmp_path / "fit" / "train")
+    (run,), _ = load(tmp_path / "fit")
+    assert run.name == "train" and set(run.frame["metric"]) == {"epoch_loss", "epoch_accuracy"}
 
 
 def test_add_scalars_children_join_the_parent_run_and_segment():
@@ -385,7 +409,8 @@ def test_the_predicting_walk_finds_what_a_serial_walk_finds(lengths, limit, cut)
                 max_size=5), st.integers(min_value=0, max_value=2 ** 32 - 1))
 def test_grouped_crc_check_flags_exactly_the_records_a_per_record_check_flags(k, length, flips, seed):
     """Checking CRCs in XOR-folded groups must give the per-record verdicts: damaged
-    data or a damaged stored CRC, one or several per group, odd and even group sizes."""
+    data or a damaged stored CRC, one or several per group, odd and even group sizes,
+    the same damage in two records (which would cancel in one group)."""
     import crc32c
 
     rng = np.random.default_rng(seed)
@@ -398,6 +423,20 @@ def test_grouped_crc_check_flags_exactly_the_records_a_per_record_check_flags(k,
             rows[row % k, col % length] ^= np.uint8(bit)
     want = np.array([crc32c.crc32c(r.tobytes()) for r in rows], dtype=np.uint32) == stored
     assert tfrecord.fold_ok(rows, stored).tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("damaged", [[0, 1], [5, 5 + 63], [0, 2, 4, 6], [1, 64, 127, 190], list(range(200)),
+                                     list(range(126))])
+def test_grouped_crc_check_catches_the_same_damage_in_many_records(damaged):
+    """Repeating damage (the same bit in several records of one layout) must not cancel
+    out in the XOR-folded groups: pairs, pairs one group apart, every record."""
+    import crc32c
+
+    rows = np.random.default_rng(3).integers(0, 256, size=(200, 24), dtype=np.uint8)
+    stored = np.array([crc32c.crc32c(r.tobytes()) for r in rows], dtype=np.uint32)
+    rows[damaged, 7] ^= np.uint8(0x10)
+    ok = tfrecord.fold_ok(rows, stored)
+    assert np.flatnonzero(~ok).tolist() == sorted(set(damaged))
 
 
 # ------------------------------------------------------------------ cross-checks

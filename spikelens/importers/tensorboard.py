@@ -12,6 +12,9 @@ What is one run and one launch:
   from the same process. A child folder whose files share host and pid with a file
   of its parent folder belongs to the parent's run and to that file's segment; its
   tag `loss` becomes `loss/train` (the key is the folder name minus the main tag).
+- Keras' callback writes `<run>/train/` and `<run>/validation/` with the same tags: both
+  folders are one run (`<run>`), tags become `train/epoch_loss`, `validation/epoch_loss`,
+  and the two files one process wrote (same host and pid) are one launch.
 - SessionLog START steps (`SummaryWriter(purge_step=N)`) go to the file's
   `meta["purge_steps"]` for the stitcher; nothing is dropped here.
 
@@ -113,12 +116,49 @@ def parent_file(path: Path) -> Path | None:
     return (before[-1] if before else candidates[0])[2]
 
 
+SPLIT_FOLDERS = ("train", "validation")
+"""Keras' TensorBoard callback writes one run's training and validation scalars (with the
+same tags, `epoch_loss`...) to these two sibling folders of the run's log folder."""
+
+
+def keras_split(path: Path) -> bool:
+    """Is this file in a `train/` or `validation/` folder whose sibling holds event files?"""
+    folder = path.parent
+    if folder.name not in SPLIT_FOLDERS:
+        return False
+    sibling = folder.parent / SPLIT_FOLDERS[1 - SPLIT_FOLDERS.index(folder.name)]
+    return bool(_event_files(sibling))
+
+
+def _split_owner(path: Path) -> Path:
+    """The `train/` file the same process wrote beside this `validation/` file (one launch
+    of the run), else the file itself."""
+    me = parse_name(path.name)
+    if path.parent.name == SPLIT_FOLDERS[0] or me is None or me.pid is None:
+        return path
+    for p in _event_files(path.parent.parent / SPLIT_FOLDERS[0]):
+        other = parse_name(p.name)
+        if other is not None and other.prefix == me.prefix and other.writer == me.writer:
+            return p
+    return path
+
+
+def owner_file(path: Path) -> Path | None:
+    """The file whose launch (segment) this file belongs to when that is another file: an
+    add_scalars child's parent file, or the `train/` file of a Keras `validation/` file."""
+    if keras_split(path):
+        owner = _split_owner(path)
+        return owner if owner != path else None
+    return parent_file(path)
+
+
 def run_key_of(path: Path) -> str:
-    """The run a file belongs to: its folder (or the parent folder for an add_scalars
-    child), plus the flattened-name prefix when there is one."""
+    """The run a file belongs to: its folder (the parent folder for an add_scalars child
+    or a Keras `train/`/`validation/` folder), plus the flattened-name prefix when there
+    is one."""
     name = parse_name(path.name)
     folder = path.parent
-    if parent_file(path) is not None:
+    if keras_split(path) or parent_file(path) is not None:
         folder = folder.parent
     if name is not None and name.prefix:
         return str(folder / name.prefix)
@@ -165,7 +205,7 @@ class TensorBoardImporter(Importer):
         plugins: dict[str, str] = {}
         tables: list[Table] = []
         errors: list[FormatError] = []
-        for path in sorted(paths, key=lambda p: (_order(parent_file(p) or p), str(p))):
+        for path in sorted(paths, key=lambda p: (_order(owner_file(p) or p), str(p))):
             try:
                 scalars = self.read_file(path, plugins)
             except FormatError as exc:
@@ -208,11 +248,13 @@ class TensorBoardImporter(Importer):
 
     def _table(self, path: Path, scalars: EventScalars) -> Table:
         frame = scalars.frame
-        owner = parent_file(path)
-        if owner is not None:
+        owner = owner_file(path)
+        split = keras_split(path)
+        if split or owner is not None:
             tags = frame.get_column("metric").unique().to_list()
-            frame = frame.with_columns(pl.col("metric").replace_strict(
-                {t: child_metric(t, path.parent.name) for t in tags}, return_dtype=pl.Categorical))
+            names = ({t: f"{path.parent.name}/{t}" for t in tags} if split
+                     else {t: child_metric(t, path.parent.name) for t in tags})
+            frame = frame.with_columns(pl.col("metric").replace_strict(names, return_dtype=pl.Categorical))
         meta = {"purge_steps": list(scalars.purge_steps)} if scalars.purge_steps else {}
         return Table(frame=frame, source=path, format=self.name, run_key=run_key_of(path),
                      segment_key=str(owner or path), order=_order(owner or path), meta=meta)
