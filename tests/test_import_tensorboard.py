@@ -25,7 +25,7 @@ from tensorboard.summary.writer.record_writer import RecordWriter
 from conftest import FIXTURES, load, ls_without_writing, metric, run_cli, tree_hashes
 from spikelens import api
 from spikelens.errors import FormatError
-from spikelens.importers import tb_events, tfrecord
+from spikelens.importers import crc, tb_events, tfrecord
 from spikelens.importers.tb_events import decode_events
 from spikelens.importers.tensorboard import TensorBoardImporter, child_metric, parse_name
 from spikelens.importers.tfrecord import HEADER as HEADER_BYTES
@@ -422,7 +422,7 @@ def test_grouped_crc_check_flags_exactly_the_records_a_per_record_check_flags(k,
         else:
             rows[row % k, col % length] ^= np.uint8(bit)
     want = np.array([crc32c.crc32c(r.tobytes()) for r in rows], dtype=np.uint32) == stored
-    assert tfrecord.fold_ok(rows, stored).tolist() == want.tolist()
+    assert crc.fold_ok(rows, stored).tolist() == want.tolist()
 
 
 @pytest.mark.parametrize("damaged", [[0, 1], [5, 5 + 63], [0, 2, 4, 6], [1, 64, 127, 190], list(range(200)),
@@ -435,7 +435,7 @@ def test_grouped_crc_check_catches_the_same_damage_in_many_records(damaged):
     rows = np.random.default_rng(3).integers(0, 256, size=(200, 24), dtype=np.uint8)
     stored = np.array([crc32c.crc32c(r.tobytes()) for r in rows], dtype=np.uint32)
     rows[damaged, 7] ^= np.uint8(0x10)
-    ok = tfrecord.fold_ok(rows, stored)
+    ok = crc.fold_ok(rows, stored)
     assert np.flatnonzero(~ok).tolist() == sorted(set(damaged))
 
 
