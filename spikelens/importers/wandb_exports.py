@@ -257,6 +257,30 @@ def typed_to_long(frame: pl.DataFrame) -> pl.DataFrame:
     return long.select([pl.col(c).cast(t) for c, t in TABLE_SCHEMA.items()])
 
 
+def typed_jsonl(data: bytes) -> pl.DataFrame | None:
+    """A JSON-lines history read by Polars' native reader, when that reads it exactly as
+    the row-by-row path would: every line valid JSON (no bare NaN), `_step` integers, and
+    every other column numeric, boolean, null or nested (strings only in `run_id`: a
+    column mixing numbers and strings would lose its numbers). None otherwise."""
+    import io
+
+    try:
+        frame = pl.read_ndjson(io.BytesIO(data), infer_schema_length=None)
+    except Exception:  # noqa: BLE001 - any parse problem: the row-by-row path reports it
+        return None
+    if frame.height == 0 or "_step" not in frame.columns or not frame.schema["_step"].is_integer():
+        return None
+    for name, dtype in frame.schema.items():
+        if name == "run_id" and dtype == pl.String:
+            continue
+        if not (dtype.is_numeric() or dtype in (pl.Boolean, pl.Null) or isinstance(dtype, pl.Struct)):
+            return None
+    if "_timestamp" in frame.columns and frame.schema["_timestamp"].is_numeric():
+        ts = pl.col("_timestamp").cast(pl.Float64)
+        frame = frame.with_columns(_timestamp=pl.when(ts.is_finite()).then(ts))
+    return frame
+
+
 def _is_history_header(fields: list[str]) -> bool:
     names = {f.strip() for f in fields}
     return "_step" in names and bool(names & {"_runtime", "_timestamp"})
@@ -303,13 +327,22 @@ class WandbHistoryImporter(Importer):
                      for rid, f in self._split_runs(frame)]
             n_rows = frame.height
         else:
-            text = decode(path, read_bytes(path))
-            rows = parse_jsonl(path, text)
-            by_run: dict[str | None, list[dict[str, Any]]] = {}
-            for r in rows:
-                by_run.setdefault(r.get("run_id") if isinstance(r.get("run_id"), str) else None, []).append(r)
-            longs = [(rid, rows_to_long(path, rs)) for rid, rs in by_run.items()]
-            n_rows = len(rows)
+            data = read_bytes(path)
+            frame = typed_jsonl(data)
+            if frame is not None:  # Polars' reader: the common, clean case
+                parts = self._split_runs(frame)
+                longs = [(rid, typed_to_long(f)) for rid, f in parts]
+                n_rows = frame.height
+                no_step = frame.get_column("_step").null_count()
+                if no_step:
+                    diagnostics.warn(f"{path}: {no_step} row(s) without an integer _step skipped")
+            else:  # bare NaN, damaged lines, values of mixed types: row by row
+                rows = parse_jsonl(path, decode(path, data))
+                by_run: dict[str | None, list[dict[str, Any]]] = {}
+                for r in rows:
+                    by_run.setdefault(r.get("run_id") if isinstance(r.get("run_id"), str) else None, []).append(r)
+                longs = [(rid, rows_to_long(path, rs)) for rid, rs in by_run.items()]
+                n_rows = len(rows)
         if n_rows == 0:
             diagnostics.warn(f"{path}: no history rows")
             return []
