@@ -384,6 +384,25 @@ def test_a_damaged_header_at_the_end_reads_the_same_whatever_the_block_edges():
         assert _records_equal(whole, tfrecord.scan(buf, block_size=block_size)), block_size
 
 
+@pytest.mark.parametrize("tags", [1, 4, 101, 700])
+def test_the_walk_predicts_steps_that_log_many_tags(tags):
+    """A step that logs hundreds of tags repeats only every few hundred records: the
+    probe grows until it sees the repeat, and the prediction still equals a serial walk."""
+    cycle = [20 + (i * 7) % 13 for i in range(tags)]
+    lengths = cycle * max(3, 6000 // tags) + [5, 9]
+    out = io.BytesIO()
+    w = RecordWriter(out)
+    for n in lengths:
+        w.write(bytes(n))
+    buf = out.getvalue()
+    u8 = np.frombuffer(buf, dtype=np.uint8)
+    heads, lens, stop, runs = tfrecord.walk(buf, u8, 0, len(lengths))
+    want_heads, want_lens, want_stop = tfrecord._serial(buf, 0, len(lengths))
+    assert heads.tolist() == want_heads and lens.tolist() == want_lens and stop == want_stop
+    predicted = sum(r.k * r.period for r in runs)
+    assert predicted >= 0.5 * len(lengths), predicted  # most records were predicted, not walked
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(min_value=0, max_value=40), min_size=0, max_size=400),
        st.integers(min_value=1, max_value=300), st.integers(min_value=0, max_value=30))

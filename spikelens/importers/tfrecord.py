@@ -155,7 +155,9 @@ def first_record_ok(head: bytes) -> bool:
 
 _PROBE = 64
 """Records walked one by one before guessing the layout repeats."""
-_MAX_PERIOD = 32
+_MAX_PROBE = 4096
+"""A probe that finds no repeat doubles, up to this: a step that logs many tags (one
+record each) repeats only every few hundred records."""
 
 
 def _serial(buf: bytes, pos: int, limit: int) -> tuple[list[int], list[int], int]:
@@ -182,10 +184,22 @@ def _serial(buf: bytes, pos: int, limit: int) -> tuple[list[int], list[int], int
 def _period(lengths: list[int]) -> int | None:
     """Smallest p such that the walked lengths repeat with period p (seen at least twice)."""
     n = len(lengths)
-    for p in range(1, min(_MAX_PERIOD, n // 2) + 1):
-        if lengths[p:] == lengths[:-p]:
+    first = lengths[0] if lengths else None
+    for p in range(1, n // 2 + 1):
+        if lengths[p] == first and lengths[p:] == lengths[:-p]:
             return p
     return None
+
+
+def _add_run(runs: list[Run], first: int, k: int, period: int, stride: int) -> None:
+    """Record k predicted cycles, extending the last run when they continue it."""
+    if k == 0:
+        return
+    last = runs[-1] if runs else None
+    if last is not None and (last.period, last.stride) == (period, stride) and last.first + last.k * period == first:
+        runs[-1] = Run(first=last.first, k=last.k + k, period=period, stride=stride)
+    else:
+        runs.append(Run(first=first, k=k, period=period, stride=stride))
 
 
 def _read_u64(u8: np.ndarray, at: np.ndarray) -> np.ndarray:
@@ -210,34 +224,45 @@ def walk(buf: bytes, u8: np.ndarray, pos: int, limit: int) -> tuple[np.ndarray, 
     lens: list[np.ndarray] = []
     runs: list[Run] = []
     count = 0
+    probe = _PROBE
     while count < limit:
-        h, ln, stop = _serial(buf, pos, min(_PROBE, limit - count))
+        asked = min(probe, limit - count)
+        h, ln, stop = _serial(buf, pos, asked)
         heads.append(np.asarray(h, dtype=np.int64))
         lens.append(np.asarray(ln, dtype=np.int64))
         count += len(h)
         pos = stop
-        if len(h) < _PROBE or count >= limit:
+        if len(h) < asked or count >= limit:
             break  # the end of the buffer (or of the budget)
         p = _period(ln)
         if p is None:
+            probe = min(2 * probe, _MAX_PROBE)
             continue
         cycle = np.asarray(ln[-p:], dtype=np.int64)
         sizes = cycle + HEADER + FOOTER
         stride = int(sizes.sum())
-        k = min((limit - count) // p, (n - pos) // stride)
-        if k < 1:
-            continue
         offsets = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-        cand = (pos + np.arange(k, dtype=np.int64)[:, None] * stride + offsets).ravel()
-        expected = np.tile(cycle, k)
-        wrong = np.flatnonzero(_read_u64(u8, cand) != expected.astype(np.uint64))
-        m = int(wrong[0]) if wrong.size else cand.size
-        if m // p:
-            runs.append(Run(first=count, k=m // p, period=p, stride=stride))
-        heads.append(cand[:m])
-        lens.append(expected[:m])
-        count += m
-        pos = int(cand[m]) if m < cand.size else pos + k * stride
+        left = min((limit - count) // p, (n - pos) // stride)  # whole cycles that fit
+        chunk = max(1, _PROBE // p)
+        predicted = 0
+        while left > 0:  # growing chunks: a guess that fails early costs little
+            k = min(chunk, left)
+            cand = (pos + np.arange(k, dtype=np.int64)[:, None] * stride + offsets).ravel()
+            expected = np.tile(cycle, k)
+            wrong = np.flatnonzero(_read_u64(u8, cand) != expected.astype(np.uint64))
+            m = int(wrong[0]) if wrong.size else cand.size
+            _add_run(runs, count, m // p, p, stride)
+            heads.append(cand[:m])
+            lens.append(expected[:m])
+            count += m
+            predicted += m
+            if m < cand.size:
+                pos = int(cand[m])
+                break
+            pos += k * stride
+            left -= k
+            chunk *= 2
+        probe = _PROBE if predicted >= probe else min(2 * probe, _MAX_PROBE)
     return np.concatenate(heads), np.concatenate(lens), pos, runs
 
 
