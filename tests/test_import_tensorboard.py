@@ -371,6 +371,64 @@ def test_reading_in_blocks_finds_what_reading_the_whole_file_finds(flips, cut, b
     assert np.array_equal(got, whole.starts) and stream.damage == whole.damage
 
 
+def _reference_scan(buf: bytes) -> tuple[list[int], tfrecord.Damage]:
+    """The damage policy written the plain way: one record at a time, one CRC call each."""
+    import struct
+
+    from spikelens.importers.crc import masked_crc32c
+
+    def header_ok(at: int) -> bool:
+        return masked_crc32c(buf[at:at + 8]) == struct.unpack_from("<I", buf, at + 8)[0]
+
+    def whole_ok(at: int) -> bool:
+        (length,) = struct.unpack_from("<Q", buf, at)
+        end = at + 12 + length + 4
+        return end <= len(buf) and masked_crc32c(buf[at + 12:end - 4]) == struct.unpack_from("<I", buf, end - 4)[0]
+
+    n, pos, starts, damage = len(buf), 0, [], tfrecord.Damage()
+    while pos < n:
+        if pos + 12 > n:
+            damage.truncated_bytes = n - pos
+            break
+        if not header_ok(pos):
+            nxt = next((h for h in range(pos + 1, n - 15) if header_ok(h) and whole_ok(h)), None)
+            damage.resyncs += 1
+            damage.skipped_bytes += (nxt if nxt is not None else n) - pos
+            if nxt is None:
+                break
+            pos = nxt
+            continue
+        (length,) = struct.unpack_from("<Q", buf, pos)
+        end = pos + 12 + length + 4
+        if end > n:
+            damage.truncated_bytes = n - pos
+            break
+        if whole_ok(pos):
+            starts.append(pos + 12)
+        else:
+            damage.corrupt_records += 1
+        pos = end
+    return starts, damage
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(min_value=0), st.integers(min_value=1, max_value=255)), max_size=4),
+       st.lists(st.tuples(st.integers(min_value=0), st.integers(min_value=1, max_value=60)), max_size=2),
+       st.integers(min_value=0, max_value=100), st.sampled_from(["restart", "simple", "tensor"]))
+def test_the_fast_reader_keeps_and_counts_what_a_plain_reader_does(flips, deletions, cut, fixture):
+    """Differential test: predicted walks, folded CRC groups and gathered rows must keep
+    exactly the records, and count exactly the damage, of a record-by-record reader."""
+    data = bytearray(event_files(TB / fixture)[0].read_bytes())
+    for pos, mask in flips:
+        data[pos % len(data)] ^= mask
+    for pos, size in deletions:
+        del data[pos % len(data):pos % len(data) + size]
+    buf = bytes(data[:max(len(data) - cut, 0)])
+    got = tfrecord.scan(buf)
+    want_starts, want_damage = _reference_scan(buf)
+    assert got.starts.tolist() == want_starts and got.damage == want_damage
+
+
 def test_a_damaged_header_at_the_end_reads_the_same_whatever_the_block_edges():
     """A last header with a bad checksum and one byte after it: every block size must
     see the whole header before judging it (a damaged region, not a cut record)."""
