@@ -53,9 +53,10 @@ def curves(n_steps: int, seed: int = 0) -> dict:
     return run
 
 
-def write_event_file(folder: Path, n_points: int, seed: int = 0) -> Path:
+def write_event_file(folder: Path, n_points: int, seed: int = 0, extra_tags: int = 0) -> Path:
     """One TensorBoard event file of `n_points` scalars (4 tags × n/4 steps, one
-    `simple_value` per event, as PyTorch's `add_scalar` writes them).
+    `simple_value` per event, as PyTorch's `add_scalar` writes them; `extra_tags` adds
+    per-layer grad norms `layers/NNN/grad_norm` logged every step, as LLM runs do).
 
     TensorBoard's `EventFileWriter` creates the file (its name, its `file_version`
     header event); the scalar events are appended through the same `RecordWriter`
@@ -72,17 +73,19 @@ def write_event_file(folder: Path, n_points: int, seed: int = 0) -> Path:
     before = set(folder.iterdir())
     EventFileWriter(str(folder)).close()
     (path,) = set(folder.iterdir()) - before
-    n_steps = n_points // len(TB_TAGS)
+    tags = list(TB_TAGS) + [f"layers/{i:03d}/grad_norm" for i in range(extra_tags)]
+    n_steps = n_points // len(tags)
     run = curves(n_steps, seed)
     columns = {"train/loss": run["loss"], "train/grad_norm": run["grad_norm"], "train/lr": run["lr"],
                "train/loss_scale": run["loss_scale"]}
+    columns.update({t: run["grad_norm"] * (1 + i / 100) for i, t in enumerate(tags[len(TB_TAGS):])})
     steps = run["step"].tolist()
-    values = [columns[t].tolist() for t in TB_TAGS]
+    values = [columns[t].tolist() for t in tags]
     with open(path, "ab") as fh:
         rec = RecordWriter(fh)
         for i, step in enumerate(steps):
             wall = T0 + 0.25 * step
-            for tag, vals in zip(TB_TAGS, values):
+            for tag, vals in zip(tags, values):
                 ev = Event(wall_time=wall, step=step,
                            summary=Summary(value=[Summary.Value(tag=tag, simple_value=vals[i])]))
                 rec.write(ev.SerializeToString())

@@ -81,7 +81,7 @@ def measure(path: Path, repeats: int, readers=READERS) -> dict[str, _bench.Measu
 
 
 def report(n_points: int, path: Path, results: dict[str, _bench.Measured], repeats: int,
-           load_before: str) -> tuple[str, dict]:
+           load_before: str, tags: int = len(_bench.TB_TAGS), label: str = "TensorBoard import") -> tuple[str, dict]:
     """The side-by-side table for one file, and the numbers behind it."""
     base = results["spikelens"]
     rows, numbers = [], {}
@@ -96,7 +96,7 @@ def report(n_points: int, path: Path, results: dict[str, _bench.Measured], repea
                      _bench.mb(m.maxrss_bytes), f"{_bench.mb(growth)} ({growth / (n_points * _bench.TRIPLE_BYTES):.1f}x)",
                      f"{m.wall_s / base.wall_s:.1f}x", f"{m.cpu_s / base.cpu_s:.1f}x",
                      ",".join(f"{p:,}" for p in sorted(points))])
-    title = (f"TensorBoard import: {n_points:,} points ({len(_bench.TB_TAGS)} tags x {n_points // len(_bench.TB_TAGS):,} "
+    title = (f"{label}: {n_points:,} points ({tags} tags x {n_points // tags:,} "
              f"steps, {path.stat().st_size / 1e6:.1f} MB file), median of {repeats}, fresh process each; "
              f"load avg before {load_before}, after {_bench.load_avg()}")
     text = title + "\n" + _bench.table(
@@ -140,8 +140,13 @@ def fixed_cost(tmp: Path, repeats: int) -> float:
     return statistics.median([s.json()["peak_rss"] - s.json()["rss_before"] for s in m.samples])
 
 
+WIDE_TAGS = 100
+"""The wide file: 4 tags plus this many per-layer tags, every step (as LLM runs log)."""
+
+
 def run(sizes: list[int], repeats: int, readers=READERS) -> tuple[str, dict]:
-    """Generate, measure and report every size; inputs are removed afterwards."""
+    """Generate, measure and report every size, then the smallest size again as a wide
+    file (104 tags a step); inputs are removed afterwards."""
     parts, numbers = [], {}
     with _bench.scratch("tb") as tmp:
         fixed = fixed_cost(tmp, repeats)
@@ -161,6 +166,16 @@ def run(sizes: list[int], repeats: int, readers=READERS) -> tuple[str, dict]:
             counts = {tuple(v["points"]) for v in numbers[n].values()}
             if len(counts) != 1:
                 parts.append(f"!! readers disagree on the number of points: {numbers[n]}")
+        n = sizes[0]
+        path = _bench.write_event_file(tmp / f"wide_{n}", n, extra_tags=WIDE_TAGS)
+        load_before = _bench.load_avg()
+        tags = len(_bench.TB_TAGS) + WIDE_TAGS
+        text, wide = report(n, path, measure(path, repeats, readers), repeats, load_before, tags=tags,
+                            label="TensorBoard import, wide file")
+        parts.append(text)
+        if "tbparse" in wide:
+            parts.append(f"wide file: spikelens vs tbparse, whole process "
+                         f"{wide['tbparse']['process_s'] / wide['spikelens']['process_s']:.1f}x (stated, no target)")
     parts.append("Targets:\n" + "\n".join(summary(numbers)))
     return "\n\n".join(parts), numbers
 
