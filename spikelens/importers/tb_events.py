@@ -29,8 +29,8 @@ import polars as pl
 from .base import TABLE_SCHEMA
 from .tfrecord import Records
 
-BULK_CHUNK = 1 << 15
-"""Records decoded per NumPy pass."""
+BULK_CHUNK = 1 << 13
+"""Records decoded per NumPy pass (bounds the gather matrices: ~8 bytes per byte of tag)."""
 MAX_FAST_TAG = 256
 """Tags longer than this take the upb path (keeps the padded tag matrix small)."""
 

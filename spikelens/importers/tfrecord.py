@@ -63,6 +63,10 @@ class Run:
     stride: int
 
 
+_CHECK_CHUNK = 1 << 13
+"""Records gathered per folded check (bounds the gather matrices' memory)."""
+
+
 def check_records(buf: bytes, u8: np.ndarray, headers: np.ndarray, lengths: np.ndarray,
                   runs: list[Run]) -> tuple[np.ndarray, np.ndarray]:
     """Length-CRC and data-CRC verdicts for every walked record, checked in XOR-folded
@@ -71,7 +75,11 @@ def check_records(buf: bytes, u8: np.ndarray, headers: np.ndarray, lengths: np.n
     copy); the data of all other records of one length at once, gathered 8 bytes at a
     time (a step that logs a hundred tags of one name length is a few such calls)."""
     n = headers.size
-    ok_len = fold_ok(_read_u64(u8, headers).view(np.uint8).reshape(n, 8), unmask(stored_u32(u8, headers + 8)))
+    ok_len = np.ones(n, dtype=bool)
+    for lo in range(0, n, _CHECK_CHUNK):  # chunks bound the index matrices' memory
+        h = headers[lo:lo + _CHECK_CHUNK]
+        ok_len[lo:lo + h.size] = fold_ok(_read_u64(u8, h).view(np.uint8).reshape(h.size, 8),
+                                         unmask(stored_u32(u8, h + 8)))
     ok_data = np.ones(n, dtype=bool)
     starts = headers + HEADER
     done = np.zeros(n, dtype=bool)
@@ -100,8 +108,9 @@ def check_records(buf: bytes, u8: np.ndarray, headers: np.ndarray, lengths: np.n
             alone, sel = np.concatenate([alone, sel]), sel[:0]
         if alone.size:
             ok_data[rest[alone]] = each_ok(buf, starts[rest[alone]], lengths[rest[alone]], stored[alone])
-        if sel.size:
-            ok_data[rest[sel]] = fold_ok(gather_rows(buf, starts[rest[sel]], length), stored[sel])
+        for lo in range(0, sel.size, _CHECK_CHUNK):
+            part = sel[lo:lo + _CHECK_CHUNK]
+            ok_data[rest[part]] = fold_ok(gather_rows(buf, starts[rest[part]], length), stored[part])
     return ok_len, ok_data
 
 
