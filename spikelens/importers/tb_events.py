@@ -29,7 +29,7 @@ import polars as pl
 from .base import TABLE_SCHEMA
 from .tfrecord import Records
 
-BULK_CHUNK = 1 << 13
+BULK_CHUNK = 1 << 14
 """Records decoded per NumPy pass (bounds the gather matrices: ~8 bytes per byte of tag)."""
 MAX_FAST_TAG = 256
 """Tags longer than this take the upb path (keeps the padded tag matrix small)."""
@@ -84,8 +84,13 @@ def _expect(u8: np.ndarray, pos: np.ndarray, end: np.ndarray, ok: np.ndarray, by
     return ok & (pos < end) & (_at(u8, pos) == byte)
 
 
+def _index_type(u8: np.ndarray) -> type:
+    return np.int32 if u8.size < 2 ** 31 else np.int64
+
+
 def _gather(u8: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
-    return _at(u8, pos[:, None] + np.arange(width, dtype=np.int64))
+    index = _index_type(u8)
+    return _at(u8, pos.astype(index)[:, None] + np.arange(width, dtype=index))
 
 
 def bulk_simple_values(u8: np.ndarray, starts: np.ndarray, lengths: np.ndarray):
@@ -125,8 +130,9 @@ def unique_tags(u8: np.ndarray, tag_start: np.ndarray, tag_len: np.ndarray) -> t
     if tag_start.size == 0:
         return [], np.zeros(0, dtype=np.int64)
     width = int(-(-int(tag_len.max()) // 8) * 8)
-    cols = np.arange(width, dtype=np.int64)
-    idx = tag_start[:, None] + cols
+    index = _index_type(u8)  # int32 where it fits: half the memory of the index matrix
+    cols = np.arange(width, dtype=index)
+    idx = tag_start.astype(index)[:, None] + cols
     mat = np.where(cols < tag_len[:, None], _at(u8, idx), np.uint8(0))
     words = np.ascontiguousarray(mat).view("<u8")
     h = tag_len.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
@@ -302,38 +308,17 @@ class EventDecoder:
         self.events = 0
 
     def add(self, buf: bytes, starts: np.ndarray, lengths: np.ndarray) -> None:
-        """Decode the records at `starts` (data offsets into `buf`)."""
-        for lo in range(0, starts.size, BULK_CHUNK):  # chunks bound the gather matrices' memory
-            self._add(buf, starts[lo:lo + BULK_CHUNK], lengths[lo:lo + BULK_CHUNK])
-
-    def _add(self, buf: bytes, starts: np.ndarray, lengths: np.ndarray) -> None:
-        n = starts.size
-        self.events += n
-        u8 = np.frombuffer(buf, dtype=np.uint8)
+        """Decode the records at `starts` (data offsets into `buf`): one frame per call,
+        decoded BULK_CHUNK records at a time (chunks bound the gather matrices' memory)."""
+        self.events += starts.size
         names: dict[str, int] = {}
-        if self.bulk:
-            ok, step, wall, value, tag_start, tag_len = bulk_simple_values(u8, starts, lengths)
-            tags_b, local = unique_tags(u8, tag_start, tag_len)
-            to_code = np.array([names.setdefault(t.decode("utf-8", errors="replace"), len(names))
-                                for t in tags_b], dtype=np.int64)
-            parts = [(np.flatnonzero(ok), step, wall, value, to_code[local] if local.size else local)]
-            rest = np.flatnonzero(~ok)
-            rest = rest[[_may_hold_scalars(buf, a, b) for a, b in zip(starts[rest].tolist(), lengths[rest].tolist())]]
-        else:
-            parts, rest = [], np.arange(n, dtype=np.int64)
-        if rest.size:
-            slow, bad = decode_with_upb(buf, starts[rest], lengths[rest], rest, self.plugins, self.purge_steps)
-            self.undecodable += bad
-            parts.append((np.asarray(slow.record, dtype=np.int64), np.asarray(slow.step, dtype=np.int64),
-                          np.asarray(slow.wall, dtype=np.float64), np.asarray(slow.value, dtype=np.float64),
-                          np.fromiter((names.setdefault(t, len(names)) for t in slow.tag), dtype=np.int64,
-                                      count=len(slow.tag))))
+        parts: list[tuple[np.ndarray, ...]] = []
+        for lo in range(0, starts.size, BULK_CHUNK):
+            parts.extend(self._decode(buf, starts[lo:lo + BULK_CHUNK], lengths[lo:lo + BULK_CHUNK], lo, names))
         if not parts:
             return
-        if len(parts) == 1:
-            record, step, wall, value, code = parts[0]
-        else:
-            record, step, wall, value, code = (np.concatenate(cols) for cols in zip(*parts))
+        record, step, wall, value, code = (np.concatenate(cols) if len(parts) > 1 else cols[0] for cols in zip(*parts))
+        if record.size > 1 and (np.diff(record) < 0).any():  # upb's records sit between bulk ones
             order = np.argsort(record, kind="stable")
             step, wall, value, code = step[order], wall[order], value[order], code[order]
         if not step.size:
@@ -341,6 +326,32 @@ class EventDecoder:
         metric = pl.Series("metric", list(names), dtype=pl.Categorical).gather(pl.Series(code, dtype=pl.UInt32))
         self.frames.append(pl.DataFrame({"step": step, "wall_time": wall, "metric": metric, "value": value},
                                         schema=TABLE_SCHEMA))
+
+    def _decode(self, buf: bytes, starts: np.ndarray, lengths: np.ndarray, first: int,
+                names: dict[str, int]) -> list[tuple[np.ndarray, ...]]:
+        """(record, step, wall, value, tag code) arrays of some records, bulk then upb;
+        `first` numbers the records, `names` collects the tags."""
+        u8 = np.frombuffer(buf, dtype=np.uint8)
+        parts = []
+        if self.bulk:
+            ok, step, wall, value, tag_start, tag_len = bulk_simple_values(u8, starts, lengths)
+            tags_b, local = unique_tags(u8, tag_start, tag_len)
+            to_code = np.array([names.setdefault(t.decode("utf-8", errors="replace"), len(names))
+                                for t in tags_b], dtype=np.int64)
+            parts.append((first + np.flatnonzero(ok), step, wall, value, to_code[local] if local.size else local))
+            rest = np.flatnonzero(~ok)
+            rest = rest[[_may_hold_scalars(buf, a, b) for a, b in zip(starts[rest].tolist(), lengths[rest].tolist())]]
+        else:
+            rest = np.arange(starts.size, dtype=np.int64)
+        if rest.size:
+            slow, bad = decode_with_upb(buf, starts[rest], lengths[rest], first + rest, self.plugins,
+                                        self.purge_steps)
+            self.undecodable += bad
+            parts.append((np.asarray(slow.record, dtype=np.int64), np.asarray(slow.step, dtype=np.int64),
+                          np.asarray(slow.wall, dtype=np.float64), np.asarray(slow.value, dtype=np.float64),
+                          np.fromiter((names.setdefault(t, len(names)) for t in slow.tag), dtype=np.int64,
+                                      count=len(slow.tag))))
+        return parts
 
     def result(self) -> EventScalars:
         frame = pl.concat(self.frames, rechunk=False) if self.frames else pl.DataFrame(schema=TABLE_SCHEMA)

@@ -65,39 +65,47 @@ class Run:
 
 _CHECK_CHUNK = 1 << 13
 """Records gathered per folded check (bounds the gather matrices' memory)."""
+_STRIDED_PERIOD = 16
+"""Cycles up to this many records have their length fields checked per position."""
 
 
 def check_records(buf: bytes, u8: np.ndarray, headers: np.ndarray, lengths: np.ndarray,
                   runs: list[Run]) -> tuple[np.ndarray, np.ndarray]:
     """Length-CRC and data-CRC verdicts for every walked record, checked in XOR-folded
-    groups (`crc.fold_ok`): all length fields of the block at once; the data of a cycle
-    position whose length no other position has as a strided view of the walk's run (no
-    copy); the data of all other records of one length at once, gathered 8 bytes at a
-    time (a step that logs a hundred tags of one name length is a few such calls)."""
+    groups (`crc.fold_ok`). In a run of the walk, each cycle position is a strided view
+    of the buffer (no copy): its length fields are checked that way when the cycle is
+    short, its data when no other position has its length. Everything else is gathered
+    8 bytes at a time and checked together, per length (a step that logs a hundred tags
+    of one name length is a few such calls, not a hundred)."""
     n = headers.size
     ok_len = np.ones(n, dtype=bool)
-    for lo in range(0, n, _CHECK_CHUNK):  # chunks bound the index matrices' memory
-        h = headers[lo:lo + _CHECK_CHUNK]
-        ok_len[lo:lo + h.size] = fold_ok(_read_u64(u8, h).view(np.uint8).reshape(h.size, 8),
-                                         unmask(stored_u32(u8, h + 8)))
     ok_data = np.ones(n, dtype=bool)
+    len_done = np.zeros(n, dtype=bool)
+    data_done = np.zeros(n, dtype=bool)
     starts = headers + HEADER
-    done = np.zeros(n, dtype=bool)
     strided = np.lib.stride_tricks.as_strided
     for run in runs:
         cycle = lengths[run.first:run.first + run.period].tolist()
         shared = Counter(cycle)
         for j, length in enumerate(cycle):
-            if shared[length] > 1:
-                continue  # shares its length with another position: gathered below
             i = run.first + j
             pick = slice(i, i + run.k * run.period, run.period)
-            body = strided(u8[int(starts[i]):], shape=(run.k, length + FOOTER), strides=(run.stride, 1),
-                           writeable=False)
-            ok_data[pick] = fold_ok(body[:, :length],
-                                    unmask(np.ascontiguousarray(body[:, length:]).view("<u4").ravel()))
-            done[pick] = True
-    rest = np.flatnonzero(~done)
+            if run.period <= _STRIDED_PERIOD:
+                head = strided(u8[int(headers[i]):], shape=(run.k, HEADER), strides=(run.stride, 1), writeable=False)
+                ok_len[pick] = fold_ok(head[:, :8], unmask(np.ascontiguousarray(head[:, 8:]).view("<u4").ravel()))
+                len_done[pick] = True
+            if shared[length] == 1:
+                body = strided(u8[int(starts[i]):], shape=(run.k, length + FOOTER), strides=(run.stride, 1),
+                               writeable=False)
+                ok_data[pick] = fold_ok(body[:, :length],
+                                        unmask(np.ascontiguousarray(body[:, length:]).view("<u4").ravel()))
+                data_done[pick] = True
+    rest = np.flatnonzero(~len_done)
+    for lo in range(0, rest.size, _CHECK_CHUNK):  # chunks bound the gather matrices' memory
+        part = rest[lo:lo + _CHECK_CHUNK]
+        h = headers[part]
+        ok_len[part] = fold_ok(_read_u64(u8, h).view(np.uint8).reshape(h.size, 8), unmask(stored_u32(u8, h + 8)))
+    rest = np.flatnonzero(~data_done)
     stored = unmask(stored_u32(u8, starts[rest] + lengths[rest]))
     words_end = starts[rest] + (-(-lengths[rest] // 8)) * 8  # gather_rows reads whole words
     for length in np.unique(lengths[rest]).tolist():
