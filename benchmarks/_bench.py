@@ -217,8 +217,12 @@ def rss_now() -> int:
 
 
 def peak_rss() -> int:
-    """Peak RSS of this process so far, in bytes."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    """Peak RSS of this process so far, in bytes: the address space's high-water mark
+    (VmHWM). Not `ru_maxrss`: on Linux a child started by fork+exec inherits the
+    parent's high-water mark there, so a benchmark parent that had grown (writing a
+    1M-point input) would show up as the child's peak."""
+    hwm = proc_status_bytes("VmHWM")
+    return hwm if hwm is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 # ------------------------------------------------------------------ printing

@@ -9,9 +9,10 @@ process, `--repeats` times; the table shows medians of:
 - process s / cpu s: the whole process (interpreter start, imports, read), as a user
   waits for it; CPU seconds are steadier than wall seconds on a shared machine;
 - read s: the read alone, timed inside the process; points/s comes from it;
-- peak MB: the process's peak RSS (`os.wait4`); growth: peak RSS minus the RSS just
-  before reading (after the reader's imports), also as a multiple of the points held
-  as float64 triples (24 bytes a point).
+- peak MB: the process's peak RSS (VmHWM, read by the process itself: `os.wait4`'s
+  `ru_maxrss` would include the benchmark parent's size at fork); growth: peak RSS
+  minus the RSS just before reading (after the reader's imports), also as a multiple
+  of the points held as float64 triples (24 bytes a point).
 
 Readers: `spikelens.load(FILE)` (the long frame), tbparse
 `SummaryReader(FILE, event_types={'scalars'}).scalars`, and
@@ -89,11 +90,12 @@ def report(n_points: int, path: Path, results: dict[str, _bench.Measured], repea
         points = {s.json()["points"] for s in m.samples}
         read_s = m.median_of("read_s")
         growth = statistics.median([s.json()["peak_rss"] - s.json()["rss_before"] for s in m.samples])
+        peak = statistics.median([s.json()["peak_rss"] for s in m.samples])  # the child's own (VmHWM)
         numbers[reader] = {"points": sorted(points), "process_s": m.wall_s, "cpu_s": m.cpu_s, "read_s": read_s,
-                           "peak_rss_mb": m.maxrss_bytes / 1e6, "growth_mb": growth / 1e6,
+                           "peak_rss_mb": peak / 1e6, "growth_mb": growth / 1e6,
                            "growth_x_triples": growth / (n_points * _bench.TRIPLE_BYTES)}
         rows.append([reader, f"{m.wall_s:.2f}", f"{m.cpu_s:.2f}", f"{read_s:.2f}", _bench.rate(n_points, read_s),
-                     _bench.mb(m.maxrss_bytes), f"{_bench.mb(growth)} ({growth / (n_points * _bench.TRIPLE_BYTES):.1f}x)",
+                     _bench.mb(peak), f"{_bench.mb(growth)} ({growth / (n_points * _bench.TRIPLE_BYTES):.1f}x)",
                      f"{m.wall_s / base.wall_s:.1f}x", f"{m.cpu_s / base.cpu_s:.1f}x",
                      ",".join(f"{p:,}" for p in sorted(points))])
     title = (f"{label}: {n_points:,} points ({tags} tags x {n_points // tags:,} "
