@@ -30,12 +30,6 @@ TARGET_S = 2.0
 """analyze of a 1M-point run under 2 s wall."""
 
 
-def _hwm() -> int:
-    """Peak RSS since the last reset (VmHWM), in bytes."""
-    hwm = _bench.proc_status_bytes("VmHWM")
-    return hwm if hwm is not None else _bench.peak_rss()
-
-
 def _reset_hwm() -> None:
     try:
         with open("/proc/self/clear_refs", "w") as fh:
@@ -66,7 +60,7 @@ def _child(path: str, repeats: int, profile: bool) -> None:
         t = time.perf_counter()
         rep = api.analyze_run(run, cfg)
         warm.append(time.perf_counter() - t)
-    growth = _hwm() - before
+    growth = _bench.peak_rss() - before  # VmHWM: since the last reset
     t = time.perf_counter()
     report = Report(command="analyze", runs=[rep])
     text = render_json(report)

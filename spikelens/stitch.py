@@ -237,17 +237,13 @@ def _leads_into_next(f: pl.DataFrame, seg: np.ndarray, step: np.ndarray, r: int)
 
 def _packed_key(frame: pl.DataFrame) -> pl.Series | None:
     """(segment, metric, step) as one Int64, exactly (no hash), when the ranges fit."""
-    step = frame.get_column("step")
-    lo, hi = step.min(), step.max()
+    step, segment = frame.get_column("step"), frame.get_column("segment")
     codes = frame.get_column("metric").to_physical()
-    n_codes = int(codes.max()) + 1
-    n_segments = int(frame.get_column("segment").max()) + 1
-    span = int(hi) - int(lo) + 1
+    lo = int(step.min())
+    n_codes, n_segments, span = int(codes.max()) + 1, int(segment.max()) + 1, int(step.max()) - lo + 1
     if n_segments * n_codes * span >= 1 << 62:
         return None
-    return frame.select(((pl.col("segment").cast(pl.Int64) * n_codes
-                          + pl.col("metric").to_physical().cast(pl.Int64)) * span
-                         + (pl.col("step") - lo)).alias("key")).to_series()
+    return (segment.cast(pl.Int64) * n_codes + codes.cast(pl.Int64)) * span + (step - lo)
 
 
 def _logged_twice(frame: pl.DataFrame) -> pl.Series:

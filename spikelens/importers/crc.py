@@ -45,7 +45,7 @@ def length_crcs_ok(u8: np.ndarray, header_at: np.ndarray) -> np.ndarray:
     """
     if header_at.size == 0:
         return np.zeros(0, dtype=bool)
-    rows = u8[header_at[:, None] + np.arange(12, dtype=np.int64)]
+    rows = byte_rows(u8, header_at, 12)
     crc = np.full(header_at.size, 0xFFFFFFFF, dtype=np.uint32)
     for j in range(8):
         crc = _TABLE[(crc ^ rows[:, j]) & np.uint32(0xFF)] ^ (crc >> np.uint32(8))
@@ -60,8 +60,19 @@ def unmask(masked: np.ndarray) -> np.ndarray:
     return ((r << np.uint32(15)) | (r >> np.uint32(17))).astype(np.uint32)
 
 
-def stored_u32(u8: np.ndarray, at: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(u8[at[:, None] + np.arange(4, dtype=np.int64)]).view("<u4").ravel()
+def byte_rows(u8: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
+    """`width` bytes from every offset in `at`, as rows of a contiguous uint8 matrix."""
+    return np.ascontiguousarray(u8[at[:, None] + np.arange(width, dtype=np.int64)])
+
+
+def plain_crcs(stored: np.ndarray) -> np.ndarray:
+    """The plain CRC-32Cs behind rows of 4 stored (masked, little-endian) bytes."""
+    return unmask(np.ascontiguousarray(stored).view("<u4").ravel())
+
+
+def stored_crcs(u8: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The plain CRC-32Cs stored (masked) at every offset in `at`."""
+    return plain_crcs(byte_rows(u8, at, 4))
 
 
 _GROUP = 63

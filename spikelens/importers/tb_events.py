@@ -197,7 +197,6 @@ def _varint_at(buf: bytes, pos: int, end: int) -> tuple[int | None, int]:
     return None, pos
 
 
-
 def _tensor_scalar(tensor) -> float | None:
     """The value of a shape-[] tensor of a float or integer dtype, else None."""
     if len(tensor.tensor_shape.dim):

@@ -19,8 +19,8 @@ What is one run and one launch:
   `meta["purge_steps"]` for the stitcher; nothing is dropped here.
 
 Reading is done by `tfrecord.RecordStream` (framing, CRC-32C, damage recovery, one
-block of the file in memory at a time) and `tb_events.EventDecoder` (bulk NumPy decoding of the common scalar layout, upb for
-the rest). Damage becomes one warning per file naming the file and the counts; an
+block of the file in memory at a time) and `tb_events.EventDecoder` (bulk NumPy
+decoding of the common scalar layout, upb for the rest). Damage becomes one warning per file naming the file and the counts; an
 empty or header-only file gives no points and no error; a file that is not TFRecord
 at all is a FormatError.
 """

@@ -33,7 +33,7 @@ from typing import BinaryIO, Iterator
 
 import numpy as np
 
-from .crc import each_ok, fold_ok, length_crcs_ok, masked_crc32c, stored_u32, unmask
+from .crc import byte_rows, each_ok, fold_ok, length_crcs_ok, masked_crc32c, plain_crcs, stored_crcs
 
 HEADER = 12
 """uint64 length + uint32 masked CRC of the length."""
@@ -92,30 +92,30 @@ def check_records(buf: bytes, u8: np.ndarray, headers: np.ndarray, lengths: np.n
             pick = slice(i, i + run.k * run.period, run.period)
             if run.period <= _STRIDED_PERIOD:
                 head = strided(u8[int(headers[i]):], shape=(run.k, HEADER), strides=(run.stride, 1), writeable=False)
-                ok_len[pick] = fold_ok(head[:, :8], unmask(np.ascontiguousarray(head[:, 8:]).view("<u4").ravel()))
+                ok_len[pick] = fold_ok(head[:, :8], plain_crcs(head[:, 8:]))
                 len_done[pick] = True
             if shared[length] == 1:
                 body = strided(u8[int(starts[i]):], shape=(run.k, length + FOOTER), strides=(run.stride, 1),
                                writeable=False)
-                ok_data[pick] = fold_ok(body[:, :length],
-                                        unmask(np.ascontiguousarray(body[:, length:]).view("<u4").ravel()))
+                ok_data[pick] = fold_ok(body[:, :length], plain_crcs(body[:, length:]))
                 data_done[pick] = True
     rest = np.flatnonzero(~len_done)
     for lo in range(0, rest.size, _CHECK_CHUNK):  # chunks bound the gather matrices' memory
         part = rest[lo:lo + _CHECK_CHUNK]
         h = headers[part]
-        ok_len[part] = fold_ok(_read_u64(u8, h).view(np.uint8).reshape(h.size, 8), unmask(stored_u32(u8, h + 8)))
+        ok_len[part] = fold_ok(byte_rows(u8, h, 8), stored_crcs(u8, h + 8))
     rest = np.flatnonzero(~data_done)
-    stored = unmask(stored_u32(u8, starts[rest] + lengths[rest]))
-    words_end = starts[rest] + (-(-lengths[rest] // 8)) * 8  # gather_rows reads whole words
-    for length in np.unique(lengths[rest]).tolist():
-        sel = np.flatnonzero(lengths[rest] == length)
+    rest_lengths = lengths[rest]
+    stored = stored_crcs(u8, starts[rest] + rest_lengths)
+    words_end = starts[rest] + (-(-rest_lengths // 8)) * 8  # gather_rows reads whole words
+    for length in np.unique(rest_lengths).tolist():
+        sel = np.flatnonzero(rest_lengths == length)
         fits = words_end[sel] <= len(buf)  # else the last words would reach past the buffer
         alone, sel = sel[~fits], sel[fits]
         if length == 0 or sel.size < 4:
             alone, sel = np.concatenate([alone, sel]), sel[:0]
         if alone.size:
-            ok_data[rest[alone]] = each_ok(buf, starts[rest[alone]], lengths[rest[alone]], stored[alone])
+            ok_data[rest[alone]] = each_ok(buf, starts[rest[alone]], rest_lengths[alone], stored[alone])
         for lo in range(0, sel.size, _CHECK_CHUNK):
             part = sel[lo:lo + _CHECK_CHUNK]
             ok_data[rest[part]] = fold_ok(gather_rows(buf, starts[rest[part]], length), stored[part])
@@ -249,8 +249,7 @@ def _add_run(runs: list[Run], first: int, k: int, period: int, stride: int) -> N
 
 
 def _read_u64(u8: np.ndarray, at: np.ndarray) -> np.ndarray:
-    rows = np.ascontiguousarray(u8[at[:, None] + np.arange(8, dtype=np.int64)])
-    return rows.view("<u8").ravel()
+    return byte_rows(u8, at, 8).view("<u8").ravel()
 
 
 def walk(buf: bytes, u8: np.ndarray, pos: int, limit: int) -> tuple[np.ndarray, np.ndarray, int, list[Run]]:
@@ -348,7 +347,7 @@ def _resync(buf: bytes, u8: np.ndarray, start: int, file_left: int) -> tuple[int
 BLOCK_SIZE = 1 << 20
 """Bytes read at a time: memory holds one block (plus a record longer than that)."""
 BLOCK_RECORDS = 1 << 15
-"""Records handed on at a time (bounds the decoder's gather matrices)."""
+"""Records walked, checked and handed on at a time."""
 
 
 @dataclass
@@ -361,9 +360,6 @@ class Block:
     lengths: np.ndarray
     offset: int
     """File offset of `buf[0]`."""
-
-    def __len__(self) -> int:
-        return int(self.starts.size)
 
 
 class RecordStream:
@@ -469,7 +465,6 @@ class RecordStream:
             pos = 0
         if not self.looks_like_tfrecord and self.records:
             self.looks_like_tfrecord = True
-
 
     def _drain(self) -> int:
         """Read a stream of unknown size to its end; how many bytes were left."""
