@@ -17,7 +17,6 @@ from typer.testing import CliRunner
 from conftest import FIXTURES, run_cli, tree_hashes
 from report_cases import sample_report
 
-pytest.importorskip("spikelens.importers.textlogs")
 sys.path.insert(0, str(FIXTURES))
 from writers._curves import clean_run, plant_spike  # noqa: E402
 from writers.textlogs import llmc_step_line  # noqa: E402

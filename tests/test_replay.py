@@ -6,6 +6,7 @@ import json
 import math
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -174,7 +175,6 @@ def test_checkpoint_is_passed_to_build(tmp_path):
 
 
 def _validate(data: dict) -> None:
-    jsonschema = pytest.importorskip("jsonschema")
     jsonschema.validate(data, REPLAY_SCHEMA)
 
 
