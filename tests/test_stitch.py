@@ -155,6 +155,7 @@ def test_SL301_identical_relaunches_are_overlaps_with_identical_values():
         assert f.severity == "info" and f.extra["identical_values"] is True
         assert (f.extra["resume_step"], f.extra["rolled_back_from"]) == (1, 60)
         assert f.evidence["identical_fraction"] == 1.0 and "identical values" in f.message
+        assert f.evidence["from_scratch"] is True  # each relaunch started at the run's first step
     assert live(st.frame, "lm loss").get_column("segment").unique().to_list() == [2]
     assert st.frame.filter(pl.col("superseded")).height == 2 * 2 * 60
 

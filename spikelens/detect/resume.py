@@ -129,7 +129,7 @@ def overlap_finding(run: str, b: Boundary) -> Finding:
     ev = boundary_evidence(b)
     ev.update({"overlap_steps": b.overlap_steps, "rolled_back_steps": lost,
                "identical_fraction": b.identical, "max_abs_diff": b.max_abs_diff, "main_metric": b.main_metric,
-               "from_scratch": bool(scratch and not same)})
+               "from_scratch": bool(scratch)})
     return Finding(kind="resume_overlap", code=OVERLAP_CODE, run=run, metric=None,
                    severity="info" if same else "warning", message=what + tail,
                    start_step=b.first_step, end_step=b.prev_last_step, evidence=ev,
