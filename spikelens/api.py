@@ -79,6 +79,7 @@ def analyze_run(run: Run, cfg: Config, *, detector_params: dict | None = None,
     """Stitch, detect and explain one run."""
     from .detect.base import RunContext
     from .detect.engine import build_detectors, run_detectors, series_of
+    from .detect.levels import shift_profile_of
     from .detect.reconcile import reconcile
     from .explain.engine import explain
     from .report.model import RunReport
@@ -90,12 +91,13 @@ def analyze_run(run: Run, cfg: Config, *, detector_params: dict | None = None,
     ctx = RunContext(run=run.name, roles=roles, series=series_of(frame, roles),
                      segment_starts=stitched.segment_starts, frame=frame)
     params = {**cfg.detectors, **(detector_params or {})}
-    findings = run_detectors(ctx, build_detectors(params))
+    detectors = build_detectors(params)
+    findings = run_detectors(ctx, detectors)
     findings = explain(reconcile(stitched.findings + findings, ctx), ctx)
     findings.sort(key=lambda f: (f.anchor_step if f.anchor_step is not None else -1, f.kind))
     return RunReport(run=run.name, sources=run.sources, segments=stitched.segments, metrics=roles,
                      findings=findings, formats=run.formats, points=run.frame.height,
-                     stats=run_stats(ctx), frame=frame)
+                     stats=run_stats(ctx), frame=frame, shift_profile=shift_profile_of(ctx, detectors))
 
 
 def run_stats(ctx: RunContext) -> dict[str, Any]:

@@ -38,25 +38,19 @@ class LevelShiftDetector(Detector):
     skip_fraction: float = 0.1
     """The early, steeply curved part of a run is not judged."""
 
+    confirm_z: float = 3.0
+    confirm_quantile: float = 0.95
+    """At a step given in advance (where other runs analysed together shifted) a shift
+    needs robust z `confirm_z` and to beat this quantile of the same statistic over the
+    run's own other places: one named place needs less evidence than a scan of every
+    step, and the run's own quantile keeps correlated noise from passing."""
+
     def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
-        ok = np.isfinite(series.value)
-        step, value = series.step[ok], series.value[ok]
+        prof = self._profile(series)
+        if prof is None:
+            return []
+        step, y, w, left, trend, dd, z = prof
         n = step.size
-        w = max(self.min_window, int(self.window_fraction * n))
-        if n < 6 * w:
-            return []
-        y, is_log = log_scale(value)
-        if not is_log:
-            return []
-        left = rolling_median(y, w, trailing_exclusive=True, min_samples=w)
-        right = rolling_median(y[::-1], w, min_samples=w)[::-1]
-        d = right - left
-        trend = rolling_median(d, 6 * w + 1, center=True, min_samples=w)
-        dd = d - trend
-        sig = global_sigma(y) * 1.2533 * np.sqrt(2.0 / w)
-        if sig <= 0:
-            return []
-        z = dd / sig
         out = []
         taken = np.zeros(n, bool)
         skip = max(3 * w, int(self.skip_fraction * n))
@@ -73,24 +67,157 @@ class LevelShiftDetector(Detector):
             narrow = np.median(y[i:i + q]) - np.median(y[max(0, i - q):i])
             if abs(narrow) < 0.6 * abs(dd[i]) or np.sign(narrow) != np.sign(dd[i]):
                 continue
-            # persistence: the level a long while later still differs the same way
-            later = y[i + w:i + 3 * w]
-            if later.size < w or np.sign(np.median(later) - left[i] - 2 * trend[i]) != np.sign(dd[i]):
+            if not _persists(prof, i):
                 continue
             taken[i] = True
-            s = int(step[i])
-            before, after = float(np.exp(left[i])), float(np.exp(right[i]))
-            pct = (np.exp(dd[i]) - 1) * 100
-            lr_note = _lr_change(ctx, s, w * median_interval(step))
-            up = dd[i] > 0
-            msg = (f"{series.metric} stepped {'up' if up else 'down'} {abs(pct):.1f}% beyond its trend at step {s} "
-                   f"(median {before:.4g} before, {after:.4g} after) without a spike"
-                   + (f"; {lr_note}" if lr_note else ""))
-            out.append(Finding(kind="level_shift", code=self.code, run=ctx.run, metric=series.metric,
-                               severity="info", message=msg, start_step=s, peak_step=s, magnitude=float(np.exp(dd[i])),
-                               evidence={"before": before, "after": after, "shift_percent": float(pct),
-                                         "robust_z": float(z[i]), "window_points": w, "lr_change": lr_note}))
+            out.append(self._finding(series, ctx, prof, i))
         return sorted(out, key=lambda f: f.start_step)
+
+    def shift_profile(self, series: Series) -> ShiftProfile | None:
+        """This series' shift statistic in a compact form that outlives the run's frame,
+        so runs analysed together can ask each other "did you shift at step S too?"."""
+        prof = self._profile(series)
+        if prof is None:
+            return None
+        step, y, w, left, trend, dd, z = prof
+        later = np.full(y.size, np.nan)  # median of y[i+w : i+3w], as the persistence check
+        ahead = rolling_median(y[::-1], 2 * w, min_samples=w)[::-1]
+        later[:-w] = ahead[w:]
+        moved = later - left - 2 * trend
+        zz = np.nan_to_num(z, nan=0.0)
+        up = np.where((zz > 0) & (moved > 0), zz, 0.0)
+        down = np.where((zz < 0) & (moved < 0), -zz, 0.0)
+        block = max(1, w // 4)
+        nb = -(-y.size // block)
+        stat = np.zeros((nb * block, 2))
+        stat[:y.size, 0], stat[:y.size, 1] = up, down
+        stat = stat.reshape(nb, block, 2)
+        at = stat.argmax(axis=1) + (np.arange(nb) * block)[:, None]  # (nb, 2) point index
+        best = stat.max(axis=1)
+        at = np.minimum(at, y.size - 1)
+        # the null: the same statistic (the best of three neighbouring blocks) elsewhere in the run
+        three = np.maximum(best, np.maximum(np.roll(best, 1, axis=0), np.roll(best, -1, axis=0)))[1:-1]
+        judged = three[max(3 * w, int(self.skip_fraction * y.size)) // block:]
+        null = np.quantile(judged, self.confirm_quantile, axis=0) if judged.size else np.full(2, np.inf)
+        return ShiftProfile(metric=series.metric, block_start=step[::block], step=step[at], z=best.astype(np.float32),
+                            before=np.exp(left[at]).astype(np.float32),
+                            after=np.exp(left[at] + dd[at] + trend[at]).astype(np.float32),
+                            ratio=np.exp(dd[at]).astype(np.float32),
+                            null_z=null, window=w, window_steps=float(w * median_interval(step)),
+                            min_z=self.confirm_z)
+
+    def _profile(self, series: Series):
+        """Per point: the median level of the `w` points after minus the `w` before, less
+        its own slow trend (`dd`), and that in units of its noise (`z`); the median
+        before (`left`) and the trend, for the message and the persistence check.
+
+        Remembered per series object for the detector's life (one run): `detect` and
+        `shift_profile` both need it, and it is most of their cost."""
+        memo = self.__dict__.setdefault("_memo", {})
+        hit = memo.get(id(series))
+        if hit is not None and hit[0] is series:
+            return hit[1]
+        prof = self._compute_profile(series)
+        memo[id(series)] = (series, prof)
+        return prof
+
+    def _compute_profile(self, series: Series):
+        ok = np.isfinite(series.value)
+        step, value = series.step[ok], series.value[ok]
+        n = step.size
+        w = max(self.min_window, int(self.window_fraction * n))
+        if n < 6 * w:
+            return None
+        y, is_log = log_scale(value)
+        if not is_log:
+            return None
+        left = rolling_median(y, w, trailing_exclusive=True, min_samples=w)
+        right = rolling_median(y[::-1], w, min_samples=w)[::-1]
+        d = right - left
+        trend = rolling_median(d, 6 * w + 1, center=True, min_samples=w)
+        dd = d - trend
+        sig = global_sigma(y) * 1.2533 * np.sqrt(2.0 / w)
+        if sig <= 0:
+            return None
+        return step, y, w, left, trend, dd, dd / sig
+
+    def _finding(self, series: Series, ctx: RunContext, prof, i: int) -> Finding:
+        step, y, w, left, trend, dd, z = prof
+        s = int(step[i])
+        before, after = float(np.exp(left[i])), float(np.exp(left[i] + dd[i] + trend[i]))
+        pct = (np.exp(dd[i]) - 1) * 100
+        lr_note = _lr_change(ctx, s, w * median_interval(step))
+        msg = (f"{series.metric} stepped {'up' if dd[i] > 0 else 'down'} {abs(pct):.1f}% beyond its trend at step {s} "
+               f"(median {before:.4g} before, {after:.4g} after) without a spike"
+               + (f"; {lr_note}" if lr_note else ""))
+        return Finding(kind="level_shift", code=self.code, run=ctx.run, metric=series.metric,
+                       severity="info", message=msg, start_step=s, peak_step=s, magnitude=float(np.exp(dd[i])),
+                       evidence={"before": before, "after": after, "shift_percent": float(pct),
+                                 "robust_z": float(z[i]), "window_points": w,
+                                 "window_steps": float(w * median_interval(step)), "lr_change": lr_note})
+
+
+@dataclass(frozen=True)
+class ShiftProfile:
+    """Per block of a quarter window: the strongest persistent up- and down-shift
+    (columns 0 and 1), where it is, and the levels around it; a few hundred rows
+    whatever the run's length."""
+
+    metric: str
+    block_start: np.ndarray
+    """First step of each block."""
+    step: np.ndarray
+    z: np.ndarray
+    before: np.ndarray
+    after: np.ndarray
+    ratio: np.ndarray
+    """exp of the detrended shift: 1.024 = 2.4% beyond the trend."""
+    null_z: np.ndarray
+    """The `confirm_quantile` of `z` over the judged part of the run, per direction."""
+    window: int
+    window_steps: float
+    min_z: float
+
+    def shift_at(self, at: int, up: bool) -> dict[str, float] | None:
+        """The strongest shift in direction `up` in the block holding step `at` or its two
+        neighbours, when it reaches `min_z` and the run's own null quantile; else None."""
+        col = 0 if up else 1
+        kb = int(np.searchsorted(self.block_start, at, side="right")) - 1
+        if kb < 0 or at > self.step[-1, col] + self.window_steps:
+            return None
+        near = np.arange(max(0, kb - 1), min(len(self.z), kb + 2))
+        k = near[int(np.argmax(self.z[near, col]))]
+        z = float(self.z[k, col])
+        if z < max(self.min_z, float(self.null_z[col])):
+            return None
+        before, after = float(self.before[k, col]), float(self.after[k, col])
+        return {"step": int(self.step[k, col]), "robust_z": z, "before": before, "after": after,
+                "shift_percent": (float(self.ratio[k, col]) - 1) * 100, "null_z": float(self.null_z[col]),
+                "window_points": self.window}
+
+
+def shift_profile_of(ctx: RunContext, detectors: list[Detector]) -> ShiftProfile | None:
+    """The main loss's shift profile, with the run's level-shift parameters."""
+    det = next((d for d in detectors if isinstance(d, LevelShiftDetector)), None)
+    main = ctx.main("loss")
+    if det is None or main is None:
+        return None
+    try:
+        return det.shift_profile(main)
+    except Exception as exc:  # noqa: BLE001 - like a detector: a warning, never a lost report
+        from .. import diagnostics
+
+        diagnostics.warn(f"detector {det.code} ({det.kind}) crashed on run {ctx.run!r} (shift profile): "
+                         f"{type(exc).__name__}: {exc}")
+        return None
+
+
+def _persists(prof, i: int) -> bool:
+    """The level a long while later still differs from the level before, the same way
+    (allowing for the trend over that distance)."""
+    step, y, w, left, trend, dd, z = prof
+    later = y[i + w:i + 3 * w]
+    return later.size >= w and np.sign(np.median(later) - left[i] - 2 * trend[i]) == np.sign(dd[i])
 
 
 def _lr_change(ctx: RunContext, at: int, span: float) -> str | None:

@@ -311,14 +311,17 @@ CAUSES: tuple[Entry, ...] = (
     ),
     _cause(
         "data", "Data source",
-        "The spike is in one dataset's loss and not the others: a problem in one data source.",
-        "The model is fine; one source delivered something unusual (a shard of junk, a change of "
-        "format, a tokenizer mismatch).",
-        ("Inspect that source's samples at the spike's position.",
-         "Check that source's preprocessing (encoding, tokenization, truncation) and its shard "
-         "boundaries.",
-         "Lower that source's mixture weight until it is cleaned."),
-        ("bad_batch", "spike"),
+        "The data, not the optimizer: the spike is in one dataset's loss and not the others, or "
+        "runs analysed together that share a data order spike (or shift to a new level) at the "
+        "same step, where they all saw the same batch or reached the same shard boundary.",
+        "The model is fine; the data delivered something unusual at that position (a shard of "
+        "junk, a harder or differently mixed shard, a change of format, a tokenizer mismatch). "
+        "Tuning the optimizer will not remove it.",
+        ("Inspect the samples at that position (that source's, or the shared data order's).",
+         "Check the preprocessing (encoding, tokenization, truncation) and the shard boundaries.",
+         "Shuffle shards, or lower that source's mixture weight until it is cleaned.",
+         "For a level shift at a shard boundary: compare runs from that step onwards only."),
+        ("bad_batch", "spike", "level_shift"),
     ),
     _cause(
         "resume", "Resume",

@@ -1,12 +1,16 @@
-"""Runs analysed together: spikes at the same step in several runs are one data event.
+"""Runs analysed together: spikes or level shifts at the same step in several runs are
+one data event.
 
 Runs that share a data order see the same batch at the same step; a loss spike at
 that step in all of them is the batch, not any one run's optimizer. A one-point
 outlier that a single run would call noise becomes a spike when other runs have it at
-the very same step.
+the very same step. Likewise a level shift at the same step in several runs is a
+boundary in the shared data (a new shard), and a run whose own shift there was too
+small to report from a scan of every step is asked about that one step.
 """
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 from ..detect.finding import Cause, Finding
@@ -18,6 +22,7 @@ def link_runs(report: Report, tolerance_steps: int = 2) -> None:
     and promote one-point outliers shared by two or more runs to such spikes."""
     if len(report.runs) < 2:
         return
+    _link_level_shifts(report)
     _promote_shared_outliers(report)
     spikes = [(r.run, f) for r in report.runs for f in r.findings
               if f.kind == "spike" and f.peak_step is not None]
@@ -70,3 +75,73 @@ def _shared_spike(run: RunReport, outliers: Finding, step: int, ratio: float | N
                  f"{n_runs - 1} other run(s) analysed with it, and was back at the next"),
         start_step=step, peak_step=step, end_step=step, recovery="fast", magnitude=ratio,
         evidence={"one_point": True, "shared_by_runs": n_runs, "ratio": ratio})
+
+
+def _link_level_shifts(report: Report) -> None:
+    """Level shifts in the same direction within a quarter window of each other in two
+    runs (three when more than six runs are analysed together: chance meetings) are one
+    data boundary: each gets a `data` cause, and every other run logging the same loss is
+    asked whether it shifted there too (its own shift profile: one named step, the run's
+    own noise as the bar)."""
+    shifts = sorted(((f.start_step, r, f) for r in report.runs for f in r.findings
+                     if f.kind == "level_shift" and f.start_step is not None and f.magnitude),
+                    key=lambda x: x[0])
+    quorum = 2 if len(report.runs) <= 6 else 3
+    for up in (True, False):
+        for cluster in _clusters([x for x in shifts if (x[2].magnitude > 1) == up]):
+            if len({r.run for _, r, _ in cluster}) < quorum:
+                continue
+            at = int(sorted(s for s, _, _ in cluster)[len(cluster) // 2])
+            members = [(r, f) for _, r, f in cluster]
+            shifted = {r.run for r, _ in members}
+            metrics = {f.metric for _, f in members}
+            for r in report.runs:
+                if r.run not in shifted and (f := _confirmed_shift(r, at, up, len(shifted), metrics)) is not None:
+                    members.append((r, f))
+            for r, f in members:
+                others = sorted({o.run for o, _ in members if o.run != r.run})
+                shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+                f.causes = [Cause("data", 0.85,
+                                  f"{len(others)} other run(s) analysed with it shifted {'up' if up else 'down'} at "
+                                  f"the same step (~{at}: {shown}): a boundary in a data order they share, "
+                                  f"e.g. a new shard", {"runs": others, "step": at})] + \
+                    [c for c in f.causes if c.cause != "data"]
+                if f not in r.findings:
+                    r.findings.append(f)
+                    r.findings.sort(key=lambda f: (f.anchor_step if f.anchor_step is not None else -1, f.kind))
+
+
+def _clusters(shifts: list) -> list[list]:
+    """Consecutive (step, run, finding) within a quarter of the findings' window of each other."""
+    out: list[list] = []
+    for item in shifts:
+        span = max(1.0, float(item[2].evidence.get("window_steps") or 0) / 4)
+        if out and item[0] - out[-1][-1][0] <= span:
+            out[-1].append(item)
+        else:
+            out.append([item])
+    return out
+
+
+def _confirmed_shift(run: RunReport, at: int, up: bool, n_shifted: int, metrics: set) -> Finding | None:
+    """This run's own shift at step `at`, as a finding, when its profile of one of
+    `metrics` shows one and no other event of the run covers that step."""
+    prof = run.shift_profile
+    if prof is None or prof.metric not in metrics or any(f.kind in _EVENTS and f.start_step is not None and f.metric == prof.metric
+                           and f.start_step <= at <= (f.end_step if f.end_step is not None else math.inf)
+                           for f in run.findings):
+        return None
+    hit = prof.shift_at(at, up)
+    if hit is None:
+        return None
+    pct = hit["shift_percent"]
+    return Finding(
+        kind="level_shift", code="SL204", run=run.run, metric=prof.metric, severity="info",
+        message=(f"{prof.metric} stepped {'up' if up else 'down'} {abs(pct):.1f}% beyond its trend at step "
+                 f"{hit['step']} (median {hit['before']:.4g} before, {hit['after']:.4g} after), where "
+                 f"{n_shifted} other run(s) analysed with it shifted too; too small to stand out on its own"),
+        start_step=hit["step"], peak_step=hit["step"], magnitude=1 + pct / 100,
+        evidence={**hit, "confirmed_by_runs": n_shifted})
+
+
+_EVENTS = ("spike", "nan", "divergence", "oscillation", "repeated_data")

@@ -90,7 +90,9 @@ def run_section(run: RunReport, *, charts: bool = True) -> list[str]:
         out += finding_section(f, run, cache, charts=charts, shown_tips=shown)
     if notes:
         out += ["**Notes**", ""]
-        out += [f"- {code(f.kind)}: {escape(f.message)}" for f in notes] + [""]
+        out += [f"- {code(f.kind)}: {escape(f.message)}"
+                + (f" — likely {code(f.causes[0].cause)}: {escape(f.causes[0].evidence)}" if f.causes else "")
+                for f in notes] + [""]
     return out
 
 

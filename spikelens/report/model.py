@@ -22,6 +22,9 @@ class RunReport:
     """Per-run numbers for the summary table (first/last loss, steps, noise rate...)."""
     frame: Any = field(default=None, repr=False, compare=False)
     """The stitched long frame (for plots and `-o`); never serialised."""
+    shift_profile: Any = field(default=None, repr=False, compare=False)
+    """The main loss's level-shift statistic in compact form (detect.levels.ShiftProfile),
+    kept when the frame is dropped: runs analysed together compare level shifts with it."""
 
     def worst(self) -> str | None:
         if not self.findings:

@@ -183,10 +183,11 @@ def finding_block(f: Finding, run: RunReport, cache: dict | None = None, *, char
 
 
 def notes_block(notes: list[Finding]) -> Group:
-    """Info findings, one bullet each."""
+    """Info findings, one bullet each, with the likeliest cause when there is one."""
     grid = Table.grid(padding=(0, 1))
     grid.add_column(width=1, style="dim")
     grid.add_column(overflow="fold", style="dim")
     for f in notes:
-        grid.add_row("•", Text.assemble((f.kind, "bold"), f"  {f.message}"))
+        likely = f" — likely {f.causes[0].cause}: {f.causes[0].evidence}" if f.causes else ""
+        grid.add_row("•", Text.assemble((f.kind, "bold"), f"  {f.message}{likely}"))
     return Group(Text("notes", style="dim"), grid)
