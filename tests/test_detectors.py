@@ -153,6 +153,9 @@ def test_flood_of_blips_is_summarised():
     largest = [item["ratio"] for item in summary[0].evidence["largest"]]
     assert largest == sorted(largest, reverse=True) and largest[0] > 2.0
     assert f"{summary[0].evidence['largest'][0]['step']} (" in summary[0].message
+    # the summary is anchored at its largest outlier (where a reader, or a plot, looks first)
+    assert summary[0].peak_step == summary[0].evidence["largest"][0]["step"]
+    assert summary[0].magnitude == pytest.approx(largest[0])
 
 
 def test_blip_inside_a_heavy_tail_is_summarised_even_when_the_next_point_is_still_high():

@@ -220,7 +220,8 @@ def _noise_summary(det, series, ctx, step, y, is_log, base, blips, blip_z) -> Fi
                  f"({len(blips) / span * 1000:.2g} per 1000 steps), each back at the next point; "
                  f"largest at step{'s' if many else ''} {named}: per-batch noise or single bad batches, "
                  f"not instability"),
-        start_step=int(step[blips[0]]), end_step=int(step[blips[-1]]), magnitude=float(ratios[top]),
+        start_step=int(step[blips[0]]), peak_step=int(step[blips[top]]), end_step=int(step[blips[-1]]),
+        magnitude=float(ratios[top]),
         evidence={"count": len(blips), "largest_ratio": float(ratios[top]), "per_1000_steps": len(blips) / span * 1000,
                   "blip_threshold_z": float(blip_z),
                   "largest": [{"step": int(step[blips[i]]), "ratio": float(ratios[i])} for i in largest],
