@@ -117,6 +117,20 @@ def test_silent_on_clean_heavy_tailed_noise(code):
     assert not found, [f.message for f in found]
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_no_level_shift_where_the_early_fall_bends(seed):
+    """A loss still falling fast (here its decay speeds up at step 300, as when warm-up
+    ends) bends faster than a window median can follow: not a level shift. The same
+    3% step later in the run is one."""
+    s = np.arange(3000, dtype=float)
+    rng = np.random.default_rng(seed)
+    bent = 2 + 9 * np.exp(-np.where(s < 300, s / 300, 1 + (s - 300) / 150))
+    v = bent * np.exp(0.01 * rng.standard_normal(s.size))
+    assert not [f for f in run_all({"train/loss": (s, v)}) if f.kind == "level_shift"]
+    later = [f for f in run_all({"train/loss": (s, v * np.where(s >= 2000, 1.03, 1.0))}) if f.kind == "level_shift"]
+    assert [abs(f.start_step - 2000) <= 25 for f in later] == [True]
+
+
 def test_spike_recovery_classes():
     fast = [f for f in run_all(cases.spike(at=1500, recover=40)) if f.kind == "spike"]
     slow = [f for f in run_all(cases.spike(at=1000, recover=2000, height=3.0)) if f.kind == "spike"]

@@ -36,7 +36,11 @@ class LevelShiftDetector(Detector):
     min_shift: float = 0.015
     """Smallest shift reported, as a fraction of the level (1.5%)."""
     skip_fraction: float = 0.1
-    """The early, steeply curved part of a run is not judged."""
+    settled_fraction: float = 0.75
+    """The early, steeply curved part of a run is not judged: the first `skip_fraction`
+    of the points, and for a loss that falls, everything before it has made this
+    fraction of its whole (log) fall: there a window median cannot tell a shift from
+    the curve bending."""
 
     confirm_z: float = 3.0
     confirm_quantile: float = 0.95
@@ -53,7 +57,7 @@ class LevelShiftDetector(Detector):
         n = step.size
         out = []
         taken = np.zeros(n, bool)
-        skip = max(3 * w, int(self.skip_fraction * n))
+        skip = max(3 * w, int(self.skip_fraction * n), _still_falling(left, w, self.settled_fraction))
         judged = np.nan_to_num(np.abs(z), nan=0.0)
         judged[:skip] = 0.0
         order = np.argsort(-judged)
@@ -210,6 +214,20 @@ def shift_profile_of(ctx: RunContext, detectors: list[Detector]) -> ShiftProfile
         diagnostics.warn(f"detector {det.code} ({det.kind}) crashed on run {ctx.run!r} (shift profile): "
                          f"{type(exc).__name__}: {exc}")
         return None
+
+
+def _still_falling(left: np.ndarray, w: int, fraction: float) -> int:
+    """Index where the trailing median has made `fraction` of the run's whole log fall
+    (0 for a loss that does not fall by at least 10%)."""
+    ok = np.isfinite(left)
+    if ok.sum() < 2 * w:
+        return 0
+    first, last = float(np.median(left[ok][:w])), float(np.median(left[ok][-w:]))
+    fall = first - last
+    if fall < np.log(1.1):
+        return 0
+    below = np.flatnonzero(ok & (left <= first - fraction * fall))
+    return int(below[0]) if below.size else 0
 
 
 def _persists(prof, i: int) -> bool:
