@@ -75,7 +75,8 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("lr", re.compile(r"(?:^|[/_\-. ])lr(?:$|[/_\-. ]|-)|learning[\s_\-]?rate|^lr", re.I)),
 )
 _OTHER_AXIS = re.compile(r" vs |_vs_", re.I)
-_LOSS = re.compile(r"loss|^trl$|^tel$|nll|cross[\s_\-]?entropy|perplexity$|^ppl$", re.I)
+_LOSS = re.compile(r"loss|^trl$|^tel$|nll|cross[\s_\-]?entropy|perplexity$|^ppl$|(?:^|[/_\-. ])ce$|objective"
+                   r"|(?:^|/)cost$|(?:^|[/_\-. ])bp[bc]$|bits[\s_\-]?per[\s_\-]?(?:byte|char)", re.I)
 _NOT_LOSS = re.compile(r" vs |_vs_|samples|tokens$|loss[\s_\-]?scal|ppl|perplex|runtime|per_second|num_|count", re.I)
 
 

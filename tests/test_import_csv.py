@@ -286,3 +286,13 @@ def test_unreadable_step_cells_drop_only_their_rows(tmp_path):
     (run,), warnings = load(path)
     assert metric(run, "loss")["step"].to_list() == list(range(8))
     assert any("row number" in w for w in warnings)
+
+
+@pytest.mark.parametrize("name,role", [
+    ("train/ce", "loss"), ("eval/ce", "eval_loss"), ("objective", "loss"), ("train/bpb", "loss"),
+    ("val/bpb", "eval_loss"), ("bits_per_byte", "loss"), ("cost", "loss"), ("Train/Loss", "loss"),
+    ("lm loss vs samples", "other"), ("compute_cost", "other"), ("face", "other"), ("trace", "other"),
+    ("train/loss_scale", "loss_scale"), ("optimizer/grad_norm", "grad_norm"), ("lr-AdamW", "lr"),
+])
+def test_roles_from_the_names_people_log(name, role):
+    assert infer_role(name) == role
