@@ -228,3 +228,12 @@ def test_crashing_detector_becomes_a_warning():
         out = engine.run_detectors(cases.context(cases.clean(0)), [Boom(), engine.build_detectors()[0]])
     assert out == [] or all(f.kind != "boom" for f in out)
     assert any("SL998" in line and "kaput" in line and "'case'" in line for line in diag.lines)
+
+
+def test_a_flat_continuation_is_no_progress_not_a_model_that_cannot_learn():
+    s, v = cases.plateau()["train/loss"]
+    fresh = [f for f in run_all({"train/loss": (s, v)}) if f.kind == "plateau"]
+    late = [f for f in run_all({"train/loss": (s + 140_000, v)}) if f.kind == "plateau"]
+    assert "the model is not learning" in fresh[0].message
+    assert "no progress in this part of training (it starts at step 140000" in late[0].message
+    assert late[0].severity == "warning"

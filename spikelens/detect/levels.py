@@ -268,7 +268,9 @@ class PlateauDetector(Detector):
     Likely causes: LR far too low or zero, frozen parameters (requires_grad off, an
     optimizer over the wrong parameter list), labels disconnected from inputs, a
     loss that is not connected to the model output.
-    Evidence: first and last level, relative change, the chance level matched.
+    Evidence: first and last level, relative change, the chance level matched. A run
+    that starts late (a continuation from a checkpoint) is told "no progress in this part
+    of training" instead: there a flat loss may be a converged one.
     """
 
     code = "SL205"
@@ -291,8 +293,14 @@ class PlateauDetector(Detector):
         chance = next((c for c in range(2, 11) if abs(last - np.log(c)) < 0.02 * np.log(c)), None)
         note = f"; {last:.3g} is ln({chance}), chance level for {chance} classes" if chance else ""
         start = int(series.step[np.isfinite(series.value)][k])
+        first_step = int(series.step[0])
+        if first_step >= 1000 and first_step > 0.1 * int(series.step[-1]):
+            verdict = (f"no progress in this part of training (it starts at step {first_step}: a "
+                       f"continuation, so the loss may have converged; more steps are not paying off)")
+        else:
+            verdict = "the model is not learning"
         msg = (f"{series.metric} barely moved from step {start} to the end ({first:.4g} → {last:.4g}, "
-               f"{(last - first) / first * 100:+.1f}%): the model is not learning{note}")
+               f"{(last - first) / first * 100:+.1f}%): {verdict}{note}")
         return [Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric, severity="warning",
                         message=msg, start_step=start, end_step=int(series.step[-1]),
                         evidence={"first_level": first, "last_level": last, "chance_classes": chance})]
