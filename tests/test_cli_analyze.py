@@ -137,6 +137,20 @@ def test_errors_from_a_shell(tmp_path):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "'github' is not one of" in proc.stderr
 
 
+@pytest.mark.parametrize("command", ["analyze", "check"])
+def test_a_reader_that_leaves_the_pipe_is_not_an_error(command, logs):
+    """`spikelens analyze runs/ | head`: the report stops quietly with 141 (SIGPIPE's
+    code), not 1, which `check` uses for "findings", and not a traceback."""
+    import subprocess
+
+    proc = subprocess.Popen([sys.executable, "-m", "spikelens", command, str(logs)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # before it writes a byte
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 141
+    assert "Traceback" not in err and "Broken pipe" not in err and "BrokenPipe" not in err
+
+
 def test_explain():
     proc = run_cli("explain", "fp16_overflow")
     assert proc.returncode == 0

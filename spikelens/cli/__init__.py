@@ -46,6 +46,14 @@ def main(argv: list[str] | None = None) -> None:
     try:
         # without standalone mode, `raise typer.Exit(code)` comes back as the return value
         code = app(args=argv, standalone_mode=False)
+        sys.stdout.flush()  # a closed pipe shows here, inside the try, not at exit
+    except BrokenPipeError:
+        # `spikelens analyze runs/ | head`: the reader left; stop quietly, as a tool killed
+        # by SIGPIPE would (128 + 13), and keep Python from complaining at exit
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(141)
     except SpikelensError as exc:
         typer.echo(f"spikelens: error: {exc}", err=True)
         sys.exit(exc.exit_code)

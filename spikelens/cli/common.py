@@ -18,8 +18,16 @@ class Format(str, Enum):
     github = "github"
 
 
+class _StdoutConsole(Console):
+    def on_broken_pipe(self) -> None:
+        """The reader of a pipe left (`| head`): raise BrokenPipeError so the entry point
+        stops the way it does for plain writes (quietly, exit 141), not with Rich's exit 1,
+        which `check` would read as "findings"."""
+        raise BrokenPipeError
+
+
 def stdout_console() -> Console:
-    return Console(file=sys.stdout, soft_wrap=False)
+    return _StdoutConsole(file=sys.stdout, soft_wrap=False)
 
 
 def stderr_console() -> Console:
