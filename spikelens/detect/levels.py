@@ -103,12 +103,14 @@ class LevelShiftDetector(Detector):
         three = np.maximum(best, np.maximum(np.roll(best, 1, axis=0), np.roll(best, -1, axis=0)))[1:-1]
         judged = three[max(3 * w, int(self.skip_fraction * y.size)) // block:]
         null = np.quantile(judged, self.confirm_quantile, axis=0) if judged.size else np.full(2, np.inf)
-        return ShiftProfile(metric=series.metric, block_start=step[::block], step=step[at], z=best.astype(np.float32),
-                            before=np.exp(left[at]).astype(np.float32),
-                            after=np.exp(left[at] + dd[at] + trend[at]).astype(np.float32),
-                            ratio=np.exp(dd[at]).astype(np.float32),
-                            null_z=null, window=w, window_steps=float(w * median_interval(step)),
-                            min_z=self.confirm_z)
+        # only blocks that could confirm anything are kept: a few rows, not the run
+        k, col = np.nonzero(best >= np.maximum(self.confirm_z, null)[None, :])
+        i = at[k, col]
+        return ShiftProfile(metric=series.metric, step=step[i], up=col == 0, z=best[k, col].astype(np.float32),
+                            before=np.exp(left[i]).astype(np.float32),
+                            after=np.exp(left[i] + dd[i] + trend[i]).astype(np.float32),
+                            ratio=np.exp(dd[i]).astype(np.float32), null_z=null, window=w,
+                            tolerance_steps=1.5 * block * median_interval(step), min_z=self.confirm_z)
 
     def _profile(self, series: Series):
         """Per point: the median level of the `w` points after minus the `w` before, less
@@ -163,41 +165,39 @@ class LevelShiftDetector(Detector):
 
 @dataclass(frozen=True)
 class ShiftProfile:
-    """Per block of a quarter window: the strongest persistent up- and down-shift
-    (columns 0 and 1), where it is, and the levels around it; a few hundred rows
-    whatever the run's length."""
+    """Per block of a quarter window, the strongest persistent up- and down-shift that
+    reaches `min_z`: where it is, its robust z and the levels around it; rows for the
+    few blocks that could confirm a shift, whatever the run's length."""
 
     metric: str
-    block_start: np.ndarray
-    """First step of each block."""
     step: np.ndarray
+    up: np.ndarray
     z: np.ndarray
     before: np.ndarray
     after: np.ndarray
     ratio: np.ndarray
     """exp of the detrended shift: 1.024 = 2.4% beyond the trend."""
     null_z: np.ndarray
-    """The `confirm_quantile` of `z` over the judged part of the run, per direction."""
+    """The `confirm_quantile` of the best z of three neighbouring blocks over the judged
+    part of the run, per direction (up, down)."""
     window: int
-    window_steps: float
+    tolerance_steps: float
+    """One and a half blocks: the best of three neighbouring blocks, as the null."""
     min_z: float
 
     def shift_at(self, at: int, up: bool) -> dict[str, float] | None:
-        """The strongest shift in direction `up` in the block holding step `at` or its two
-        neighbours, when it reaches `min_z` and the run's own null quantile; else None."""
-        col = 0 if up else 1
-        kb = int(np.searchsorted(self.block_start, at, side="right")) - 1
-        if kb < 0 or at > self.step[-1, col] + self.window_steps:
+        """The strongest shift in direction `up` within `tolerance_steps` of step `at`,
+        when it reaches `min_z` and the run's own null quantile; else None."""
+        near = np.flatnonzero((self.up == up) & (np.abs(self.step - at) <= self.tolerance_steps))
+        if near.size == 0:
             return None
-        near = np.arange(max(0, kb - 1), min(len(self.z), kb + 2))
-        k = near[int(np.argmax(self.z[near, col]))]
-        z = float(self.z[k, col])
-        if z < max(self.min_z, float(self.null_z[col])):
+        k = near[int(np.argmax(self.z[near]))]
+        z, null = float(self.z[k]), float(self.null_z[0 if up else 1])
+        if z < max(self.min_z, null):
             return None
-        before, after = float(self.before[k, col]), float(self.after[k, col])
-        return {"step": int(self.step[k, col]), "robust_z": z, "before": before, "after": after,
-                "shift_percent": (float(self.ratio[k, col]) - 1) * 100, "null_z": float(self.null_z[col]),
-                "window_points": self.window}
+        return {"step": int(self.step[k]), "robust_z": z, "before": float(self.before[k]),
+                "after": float(self.after[k]), "shift_percent": (float(self.ratio[k]) - 1) * 100,
+                "null_z": null, "window_points": self.window}
 
 
 def shift_profile_of(ctx: RunContext, detectors: list[Detector]) -> ShiftProfile | None:
