@@ -21,7 +21,8 @@ from .segments import split_ids
 
 SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "node_modules", ".ipynb_checkpoints"}
 GENERIC_FILE_NAMES = {"metrics.csv", "trainer_state.json", "main.log", "log.txt", "training.log",
-                      "wandb-history.jsonl", "history.csv", "history.jsonl", "history.parquet"}
+                      "wandb-history.jsonl", "history.csv", "history.jsonl", "history.parquet",
+                      "metrics.json", "metrics.jsonl", "scalars.json", "log.jsonl"}
 
 
 @dataclass

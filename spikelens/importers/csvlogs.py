@@ -36,7 +36,10 @@ from .. import diagnostics
 from ..errors import FormatError, InputError
 from .base import TABLE_SCHEMA, Importer, Table, non_numeric, to_float
 
-STEP_NAMES = ("step", "global_step", "iteration", "iter", "_step", "trainer/global_step", "epoch")
+STEP_NAMES = ("step", "global_step", "iteration", "iter", "_step", "trainer/global_step", "train/global_step",
+              "train/step", "steps", "iterations", "num_updates", "updates", "update", "epoch")
+_STEP_WORDS = {"step", "steps", "iter", "iters", "iteration", "iterations", "it", "itr", "update", "updates"}
+_NOT_STEP_WORDS = {"per", "sec", "second", "seconds", "s", "time", "rate", "lr", "size", "ms", "loss"}
 """Step columns by preference; `epoch` is the last resort (Keras logs per epoch)."""
 WALL_NAMES = ("wall_time", "walltime", "wall-time", "timestamp", "_timestamp", "time")
 LONG_NAME_COLUMNS = ("metric", "tag", "name", "key")
@@ -125,11 +128,16 @@ def is_numberish(cell: str) -> bool:
 
 
 def step_column(columns: list[str]) -> str | None:
-    """The step column by name preference (case-insensitive), or None."""
+    """The step column by name preference (case-insensitive), else the first column named
+    with a step word (`train_step`, `iter_num`; not `steps_per_second`), or None."""
     low = {c.strip().lower(): c for c in columns}
     for name in STEP_NAMES:
         if name in low:
             return low[name]
+    for key, col in low.items():  # `global step`, `train_step`, `iter_num`: a step word, nothing else
+        words = set(re.split(r"[^a-z]+", key)) - {""}
+        if words & _STEP_WORDS and not words & _NOT_STEP_WORDS:
+            return col
     return None
 
 

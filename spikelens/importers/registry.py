@@ -8,6 +8,7 @@ from __future__ import annotations
 from .base import Importer
 from .csvlogs import CsvImporter
 from .hf import HfTrainerStateImporter
+from .jsonlines import JsonLinesImporter
 from .mlflow import MlflowRunImporter
 from .tensorboard import TensorBoardImporter
 from .textlogs import TextLogImporter
@@ -23,6 +24,7 @@ IMPORTERS: tuple[Importer, ...] = (
     HfTrainerStateImporter(),
     WandbChartCsvImporter(),  # before CsvImporter: a chart export is also a CSV
     WandbHistoryImporter(),  # before CsvImporter: _step/_runtime/_timestamp dumps
+    JsonLinesImporter(),  # after W&B history (its JSON lines have `_step`) and HF
     CsvImporter(),
     TextLogImporter(),  # keep last: the most permissive (any .log/.txt a pattern matches)
 )

@@ -198,25 +198,27 @@ def _number(v: Any) -> float | None:
     return float(v)
 
 
-def rows_to_long(path: Path, rows: list[dict[str, Any]]) -> pl.DataFrame:
-    """History rows (`_step`, `_timestamp`, metrics) → long table in read order."""
+def rows_to_long(path: Path, rows: list[dict[str, Any]], *, step_key: str = "_step", wall_key: str | None = "_timestamp",
+                 skip: tuple[str, ...] = HISTORY_SKIP) -> pl.DataFrame:
+    """History rows (`_step`, `_timestamp`, metrics) → long table in read order; other
+    JSON-lines logs name their step and wall-time keys."""
     steps: list[int] = []
     walls: list[float | None] = []
     metrics: list[str] = []
     values: list[float] = []
     no_step = 0
     for i, row in enumerate(rows):
-        step = row.get("_step")
+        step = row.get(step_key)
         if isinstance(step, float) and step.is_integer():
             step = int(step)
         if not isinstance(step, int) or isinstance(step, bool):
             no_step += 1
             continue
-        wall = _number(row.get("_timestamp"))
+        wall = _number(row.get(wall_key)) if wall_key else None
         if wall is not None and not math.isfinite(wall):
             wall = None
         for k, v in flatten(row):
-            if k in HISTORY_SKIP or k.startswith("_wandb"):
+            if k in skip or k == step_key or k == wall_key or k.startswith("_wandb"):
                 continue
             x = _number(v)
             if x is None:
@@ -226,12 +228,14 @@ def rows_to_long(path: Path, rows: list[dict[str, Any]]) -> pl.DataFrame:
             metrics.append(k)
             values.append(x)
     if no_step:
-        diagnostics.warn(f"{path}: {no_step} row(s) without an integer _step skipped")
+        diagnostics.warn(f"{path}: {no_step} row(s) without an integer {step_key} skipped")
     return pl.DataFrame({"step": steps, "wall_time": walls, "metric": metrics, "value": values}, schema=TABLE_SCHEMA)
 
 
-def typed_to_long(frame: pl.DataFrame) -> pl.DataFrame:
-    """A typed wide frame (Parquet) → long table: numeric columns only, nested structs dotted."""
+def typed_to_long(frame: pl.DataFrame, *, step_key: str = "_step", wall_key: str | None = "_timestamp",
+                  skip: tuple[str, ...] = HISTORY_SKIP) -> pl.DataFrame:
+    """A typed wide frame (Parquet, clean JSON lines) → long table: numeric columns only,
+    nested structs dotted."""
     while any(isinstance(t, pl.Struct) for t in frame.dtypes):
         for c, t in zip(frame.columns, frame.dtypes):
             if isinstance(t, pl.Struct):
@@ -242,13 +246,13 @@ def typed_to_long(frame: pl.DataFrame) -> pl.DataFrame:
                     frame = frame.drop(c).hstack(inner)
                 break
     numeric = [c for c, t in zip(frame.columns, frame.dtypes)
-               if t.is_numeric() and c not in HISTORY_SKIP and not c.startswith("_wandb")]
-    wall = pl.col("_timestamp").cast(pl.Float64) if "_timestamp" in frame.columns else pl.lit(None, pl.Float64)
+               if t.is_numeric() and c not in skip and c not in (step_key, wall_key) and not c.startswith("_wandb")]
+    wall = pl.col(wall_key).cast(pl.Float64) if wall_key in frame.columns else pl.lit(None, pl.Float64)
     if not numeric:
         return pl.DataFrame(schema=TABLE_SCHEMA)
     k = len(numeric)
     long = (
-        frame.select(step=pl.col("_step").cast(pl.Int64, strict=False), wall_time=wall,
+        frame.select(step=pl.col(step_key).cast(pl.Int64, strict=False), wall_time=wall,
                      value=pl.concat_list([pl.col(c).cast(pl.Float64) for c in numeric]))
         .explode("value")
         .with_columns(metric=(pl.int_range(pl.len()) % k).replace_strict(list(range(k)), numeric, return_dtype=pl.String))
@@ -257,7 +261,7 @@ def typed_to_long(frame: pl.DataFrame) -> pl.DataFrame:
     return long.select([pl.col(c).cast(t) for c, t in TABLE_SCHEMA.items()])
 
 
-def typed_jsonl(data: bytes) -> pl.DataFrame | None:
+def typed_jsonl(data: bytes, *, step_key: str = "_step", wall_key: str | None = "_timestamp") -> pl.DataFrame | None:
     """A JSON-lines history read by Polars' native reader, when that reads it exactly as
     the row-by-row path would: every line valid JSON (no bare NaN), `_step` integers, and
     every other column numeric, boolean, null or nested (strings only in `run_id`: a
@@ -268,16 +272,16 @@ def typed_jsonl(data: bytes) -> pl.DataFrame | None:
         frame = pl.read_ndjson(io.BytesIO(data), infer_schema_length=None)
     except Exception:  # noqa: BLE001 - any parse problem: the row-by-row path reports it
         return None
-    if frame.height == 0 or "_step" not in frame.columns or not frame.schema["_step"].is_integer():
+    if frame.height == 0 or step_key not in frame.columns or not frame.schema[step_key].is_integer():
         return None
     for name, dtype in frame.schema.items():
         if name == "run_id" and dtype == pl.String:
             continue
         if not (dtype.is_numeric() or dtype in (pl.Boolean, pl.Null) or isinstance(dtype, pl.Struct)):
             return None
-    if "_timestamp" in frame.columns and frame.schema["_timestamp"].is_numeric():
-        ts = pl.col("_timestamp").cast(pl.Float64)
-        frame = frame.with_columns(_timestamp=pl.when(ts.is_finite()).then(ts))
+    if wall_key and wall_key in frame.columns and frame.schema[wall_key].is_numeric():
+        ts = pl.col(wall_key).cast(pl.Float64)
+        frame = frame.with_columns(pl.when(ts.is_finite()).then(ts).alias(wall_key))
     return frame
 
 

@@ -1,0 +1,123 @@
+"""JSON-lines metric logs that are not W&B's: one JSON object a line with a step key.
+
+Many trainers append one object per logging call: detectron2's `metrics.json`
+(`iteration`, `total_loss`, `lr`), MMEngine/mmcv's `*.log.json` (`iter`, `loss`,
+`mode`), and home-grown `metrics.jsonl` files (`{"step": 100, "loss": 2.31}`). The step
+key is found by the CSV importer's rules (`step`, `global_step`, `iteration`, `iter`,
+or a key made of a step word); the wall time from `timestamp`/`wall_time`-style keys.
+Numbers are metrics, nested objects become dotted keys, strings and lists are ignored;
+rows without a step (an eval summary, a header object) are skipped with a warning.
+`*.jsonl` / `*.ndjson` files, and `*.json` files whose first two lines are objects
+(a pretty-printed `trainer_state.json` is one object over many lines, not this).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .. import diagnostics
+from ..errors import FormatError
+from .base import Importer, Table
+from .csvlogs import decode, head_lines, read_bytes, step_column
+from .wandb_exports import flatten, parse_jsonl, rows_to_long, typed_jsonl, typed_to_long
+
+WALL_KEYS = ("_timestamp", "timestamp", "wall_time", "walltime", "wallclock", "unix_time")
+SCAN_ROWS = 200
+"""Rows whose keys are pooled to find the step key (the first line may be a header object)."""
+
+
+def _first_object(line: str) -> dict[str, Any] | None:
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def step_key_of(rows: list[dict[str, Any]]) -> str | None:
+    """The step key among the keys of the first rows (in first-seen order)."""
+    keys: dict[str, None] = {}
+    for row in rows[:SCAN_ROWS]:
+        for k, v in row.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                keys.setdefault(k, None)
+    return step_column(list(keys))
+
+
+class JsonLinesImporter(Importer):
+    """One JSON object a line with a step key: detectron2, MMEngine, custom loggers."""
+
+    name = "jsonl"
+    looks_for = "*.jsonl / *.ndjson (or JSON-lines *.json) metric logs with a step key"
+
+    def claims(self, path: Path, head: bytes) -> bool:
+        suffix = path.suffix.lower()
+        if suffix not in (".jsonl", ".ndjson", ".json"):
+            return False
+        lines = head_lines(path, head, 3)
+        if not lines:
+            return suffix != ".json"  # an empty .jsonl: read as such, with a warning
+        objs = [o for o in (_first_object(ln) for ln in lines) if o is not None]
+        if suffix == ".json" and (len(lines) < 2 or _first_object(lines[0]) is None):
+            return False  # one pretty-printed document (trainer_state.json), not JSON lines
+        # a step key among the first objects (one may be damaged or cut by the head): a
+        # dataset shard or a provenance list in the same folder is not a metric log
+        return step_key_of(objs) is not None
+
+    def read(self, path: Path) -> list[Table]:
+        data = read_bytes(path)
+        if not data.strip():
+            diagnostics.warn(f"{path}: empty file, no data")
+            return []
+        # the step key from the first rows, before decoding the whole file
+        head = [o for o in (_first_object(ln) for ln in decode(path, data[:1 << 20]).splitlines()[:SCAN_ROWS])
+                if o is not None]
+        if not head:
+            raise FormatError(path, "no JSON objects, one a line")
+        step_key = step_key_of(head)
+        if step_key is None:
+            keys = sorted({k for r in head for k, _ in flatten(r)})[:12]
+            raise FormatError(path, f"JSON lines without a step key (keys: {', '.join(keys)})")
+        wall_key = next((k for k in WALL_KEYS if any(k in r for r in head)), None)
+        frame = typed_jsonl(data, step_key=step_key, wall_key=wall_key)
+        if frame is not None and "run_id" not in frame.columns and not _per_epoch(frame[step_key], frame, step_key):
+            long = typed_to_long(frame, step_key=step_key, wall_key=wall_key, skip=())
+            no_step = frame.get_column(step_key).null_count()
+            if no_step:
+                diagnostics.warn(f"{path}: {no_step} row(s) without an integer {step_key} skipped")
+        else:  # bare NaN, damaged lines, text values, a per-epoch counter: row by row
+            rows = global_steps(path, parse_jsonl(path, decode(path, data)), step_key)
+            long = rows_to_long(path, rows, step_key=step_key, wall_key=wall_key, skip=())
+        if long.height == 0:
+            diagnostics.warn(f"{path}: no numeric values found")
+        return [Table(frame=long, source=path, format=self.name, run_key=str(path), segment_key=str(path))]
+
+
+def _per_epoch(steps, frame, step_key: str) -> bool:
+    """Does the step counter go back when the epoch moves on (mmcv's per-epoch `iter`)?"""
+    if step_key == "epoch" or "epoch" not in frame.columns:
+        return False
+    return bool((steps.diff() < 0).any())
+
+
+def global_steps(path: Path, rows: list[dict[str, Any]], step_key: str) -> list[dict[str, Any]]:
+    """A counter that restarts with every epoch (mmcv's `iter`) made global: each epoch
+    adds the largest count of the epoch before. Other files are returned as they are."""
+    if step_key == "epoch" or not any("epoch" in r for r in rows[:SCAN_ROWS]):
+        return rows
+    offset = top = 0
+    epoch = last = None
+    out, moved = [], False
+    for r in rows:
+        s, e = r.get(step_key), r.get("epoch")
+        if isinstance(s, (int, float)) and not isinstance(s, bool):
+            if e != epoch and epoch is not None and last is not None and s < last:
+                offset, top, moved = offset + top, 0, True
+            epoch, last, top = e, s, max(top, s)
+            r = {**r, step_key: s + offset}
+        out.append(r)
+    if moved:
+        diagnostics.warn(f"{path}: {step_key!r} restarts with every epoch; steps are counted across epochs "
+                         f"(each epoch adds the largest {step_key!r} of the one before)")
+    return out
