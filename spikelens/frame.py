@@ -75,6 +75,7 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("lr", re.compile(r"(?:^|[/_\-. ])lr(?:$|[/_\-. ]|-)|learning[\s_\-]?rate|^lr", re.I)),
 )
 _OTHER_AXIS = re.compile(r" vs |_vs_", re.I)
+_NOT_GRAD = re.compile(r"param|weight|update|activation|act_|embed|logit", re.I)
 _LOSS = re.compile(r"loss|^trl$|^tel$|nll|cross[\s_\-]?entropy|perplexity$|^ppl$|(?:^|[/_\-. ])ce$|objective"
                    r"|(?:^|/)cost$|(?:^|[/_\-. ])bp[bc]$|bits[\s_\-]?per[\s_\-]?(?:byte|char)", re.I)
 _NOT_LOSS = re.compile(r" vs |_vs_|samples|tokens$|loss[\s_\-]?scal|ppl|perplex|runtime|per_second|num_|count", re.I)
@@ -86,6 +87,8 @@ def infer_role(metric: str) -> str:
         return "other"  # Megatron's `lm loss vs samples`: the same curve on another x-axis
     for role, pattern in _RULES:
         if pattern.search(metric):
+            if role == "grad_norm" and _NOT_GRAD.search(metric) and "grad" not in metric.lower():
+                return "other"  # `param_norm`, `weight_norm`, `update_norm`: norms, not of gradients
             return role
     if _LOSS.search(metric) and not _NOT_LOSS.search(metric):
         return "eval_loss" if re.search(_EVAL, metric, re.I) else "loss"

@@ -293,6 +293,8 @@ def test_unreadable_step_cells_drop_only_their_rows(tmp_path):
     ("val/bpb", "eval_loss"), ("bits_per_byte", "loss"), ("cost", "loss"), ("Train/Loss", "loss"),
     ("lm loss vs samples", "other"), ("compute_cost", "other"), ("face", "other"), ("trace", "other"),
     ("train/loss_scale", "loss_scale"), ("optimizer/grad_norm", "grad_norm"), ("lr-AdamW", "lr"),
+    ("param_norm", "other"), ("train/weight_norm", "other"), ("update_norm", "other"), ("total_norm", "grad_norm"),
+    ("grad_norm/total", "grad_norm"), ("train/param_grad_norm", "grad_norm"),
 ])
 def test_roles_from_the_names_people_log(name, role):
     assert infer_role(name) == role
