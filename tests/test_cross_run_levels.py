@@ -93,3 +93,28 @@ def test_one_run_alone_is_not_confirmed_by_anything(tmp_path):
     big = [f for f in runs["big"]["findings"] if f["kind"] == "level_shift"]
     assert len(big) == 1 and not big[0]["causes"]
     assert not [f for f in runs["small"]["findings"] if f["kind"] == "level_shift"]
+
+
+def test_a_step_inside_another_event_is_not_asked():
+    """A run that spiked across the shared step shows a 'shift' there through its wide
+    window; that is the spike's, not a level shift."""
+    from spikelens.detect.finding import Finding
+    from spikelens.explain.crossrun import link_runs
+    from spikelens.report.model import Report, RunReport
+
+    def shift(run):
+        return Finding(kind="level_shift", code="SL204", run=run, metric="train/loss", severity="info", message="m",
+                       start_step=AT, peak_step=AT, magnitude=1.03, evidence={"window_steps": 50.0})
+
+    s, v = shifted(3, 1.0)
+    prof = LevelShiftDetector().shift_profile(Series("train/loss", "loss", s, v))
+    assert prof.shift_at(AT, up=True) is not None
+    spike = Finding(kind="spike", code="SL101", run="c", metric="train/loss", severity="warning", message="m",
+                    start_step=AT - 20, peak_step=AT - 10, end_step=AT + 40)
+    runs = [RunReport(run=n, sources=[], segments=[], metrics={}, findings=[shift(n)]) for n in ("a", "b")]
+    runs += [RunReport(run="c", sources=[], segments=[], metrics={}, findings=[spike], shift_profile=prof),
+             RunReport(run="d", sources=[], segments=[], metrics={}, findings=[], shift_profile=prof)]
+    link_runs(Report(command="analyze", runs=runs))
+    assert [f.kind for f in runs[2].findings] == ["spike"]
+    assert [f.kind for f in runs[3].findings] == ["level_shift"]
+    assert runs[0].findings[0].causes[0].numbers["runs"] == ["b", "d"]

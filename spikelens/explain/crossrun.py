@@ -99,16 +99,19 @@ def _link_level_shifts(report: Report) -> None:
                 if r.run not in shifted and (f := _confirmed_shift(r, at, up, len(shifted), metrics)) is not None:
                     members.append((r, f))
             for r, f in members:
-                others = sorted({o.run for o, _ in members if o.run != r.run})
-                shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
-                f.causes = [Cause("data", 0.85,
-                                  f"{len(others)} other run(s) analysed with it shifted {'up' if up else 'down'} at "
-                                  f"the same step (~{at}: {shown}): a boundary in a data order they share, "
-                                  f"e.g. a new shard", {"runs": others, "step": at})] + \
-                    [c for c in f.causes if c.cause != "data"]
+                _add_boundary_cause(f, sorted({o.run for o, _ in members if o.run != r.run}), at, up)
                 if f not in r.findings:
                     r.findings.append(f)
-                    r.findings.sort(key=lambda f: (f.anchor_step if f.anchor_step is not None else -1, f.kind))
+                    r.findings.sort(key=lambda g: (g.anchor_step if g.anchor_step is not None else -1, g.kind))
+
+
+def _add_boundary_cause(f: Finding, others: list[str], at: int, up: bool) -> None:
+    shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+    cause = Cause("data", 0.85,
+                  f"{len(others)} other run(s) analysed with it shifted {'up' if up else 'down'} at the same "
+                  f"step (~{at}: {shown}): a boundary in a data order they share, e.g. a new shard",
+                  {"runs": others, "step": at})
+    f.causes = [cause] + [c for c in f.causes if c.cause != "data"]
 
 
 def _clusters(shifts: list) -> list[list]:
@@ -127,9 +130,7 @@ def _confirmed_shift(run: RunReport, at: int, up: bool, n_shifted: int, metrics:
     """This run's own shift at step `at`, as a finding, when its profile of one of
     `metrics` shows one and no other event of the run covers that step."""
     prof = run.shift_profile
-    if prof is None or prof.metric not in metrics or any(f.kind in _EVENTS and f.start_step is not None and f.metric == prof.metric
-                           and f.start_step <= at <= (f.end_step if f.end_step is not None else math.inf)
-                           for f in run.findings):
+    if prof is None or prof.metric not in metrics or _covered(run, prof.metric, at):
         return None
     hit = prof.shift_at(at, up)
     if hit is None:
@@ -142,6 +143,14 @@ def _confirmed_shift(run: RunReport, at: int, up: bool, n_shifted: int, metrics:
                  f"{n_shifted} other run(s) analysed with it shifted too; too small to stand out on its own"),
         start_step=hit["step"], peak_step=hit["step"], magnitude=1 + pct / 100,
         evidence={**hit, "confirmed_by_runs": n_shifted})
+
+
+def _covered(run: RunReport, metric: str, at: int) -> bool:
+    """Is step `at` inside another event of this metric (a spike seen through a wide
+    window is not a level shift)?"""
+    return any(f.kind in _EVENTS and f.metric == metric and f.start_step is not None
+               and f.start_step <= at <= (f.end_step if f.end_step is not None else math.inf)
+               for f in run.findings)
 
 
 _EVENTS = ("spike", "nan", "divergence", "oscillation", "repeated_data")
