@@ -69,6 +69,17 @@ def level_shift(at=2000, pct=3.0, seed=5):
     return m
 
 
+def excursion(at=1800, length=300, height=2.0, seed=7, interval=1, noise=0.02):
+    """A slow bump: the loss climbs `height`x over half of `length` steps and comes back
+    (a raised cosine), with no step out of the point-to-point noise."""
+    m = clean(seed, interval=interval, noise=noise)
+    s, v = m["train/loss"]
+    phase = np.clip((s - at) / length, 0.0, 1.0)
+    bump = np.where((s >= at) & (s <= at + length), 0.5 * (1 - np.cos(2 * np.pi * phase)), 0.0)
+    m["train/loss"] = (s, v * np.exp(np.log(height) * bump))
+    return m
+
+
 def plateau(seed=6):
     rng = np.random.default_rng(seed)
     s = np.arange(2000)

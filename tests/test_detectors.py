@@ -20,7 +20,7 @@ SCORED = {"spike", "divergence", "nan", "oscillation"}
 CLEAN = {f"clean-{seed}-{interval}": (lambda seed=seed, interval=interval: cases.clean(seed, interval=interval))
          for seed in range(3) for interval in (1, 10)}
 EVENTS = {"spike": cases.spike, "nan": cases.nan_at, "divergence": cases.diverge, "oscillation": cases.oscillate,
-          "level_shift": cases.level_shift, "plateau": cases.plateau}
+          "level_shift": cases.level_shift, "plateau": cases.plateau, "excursion": cases.excursion}
 ALL_CASES = {**CLEAN, **EVENTS}
 
 
@@ -94,6 +94,8 @@ FIRE = [
     ("SL203", "oscillation", lambda: cases.oscillate(1200, 2000), 1200),
     ("SL204", "level_shift", lambda: cases.level_shift(2000), 2000),
     ("SL205", "plateau", cases.plateau, None),
+    ("SL207", "excursion", lambda: cases.excursion(1800), 1950),
+    ("SL207", "excursion", lambda: cases.excursion(1500, length=500, interval=10, noise=0.1), 1750),
 ]
 
 
@@ -129,6 +131,12 @@ def test_no_level_shift_where_the_early_fall_bends(seed):
     assert not [f for f in run_all({"train/loss": (s, v)}) if f.kind == "level_shift"]
     later = [f for f in run_all({"train/loss": (s, v * np.where(s >= 2000, 1.03, 1.0))}) if f.kind == "level_shift"]
     assert [abs(f.start_step - 2000) <= 25 for f in later] == [True]
+
+
+def test_a_slow_spike_is_the_spike_detectors_not_an_excursion():
+    """A bump that the spike detector sees (a fast enough rise) is reported once, as a spike."""
+    found = run_all(cases.excursion(1500, length=1000, interval=10))
+    assert [f.kind for f in found if f.severity != "info"] == ["spike"]
 
 
 def test_spike_recovery_classes():

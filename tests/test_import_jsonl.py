@@ -10,7 +10,6 @@ import math
 import sys
 
 import numpy as np
-import pytest
 
 from conftest import FIXTURES, load, metric, run_cli, tree_hashes
 from spikelens.importers.base import read_head

@@ -46,6 +46,7 @@ def test_sample_runs():
     ((_f("resume_overlap", metric=None, extra={"resume_step": 40}),
       _f("resume_overlap", metric=None, extra={"resume_step": 40})), "resumed with rollback at step 40 (2 times)"),
     ((_f("plateau", "warning", start_step=5),), "plateau at step 5"),
+    ((_f("excursion", "warning", start_step=1020, peak_step=1070, end_step=1160),), "slow excursion at step 1070"),
     ((_f("loss_scale_collapse", "warning", metric="scale", start_step=10, end_step=70),
       _f("loss_scale_collapse", "warning", metric="scale", start_step=900)), "loss scale collapsed at step 10 (+1 more)"),
     ((_f("wobble", "warning", start_step=5), _f("wobble", "error", start_step=9)), "2 other findings (wobble)"),

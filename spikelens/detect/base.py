@@ -34,6 +34,13 @@ class Series:
     def __len__(self) -> int:
         return int(self.step.size)
 
+    def finite(self) -> tuple[np.ndarray, np.ndarray]:
+        """Steps and values of the finite points (NaN/inf are the non-finite detector's)."""
+        ok = np.isfinite(self.value)
+        if ok.all():
+            return self.step, self.value
+        return self.step[ok], self.value[ok]
+
 
 @dataclass
 class RunContext:

@@ -186,8 +186,7 @@ class OverfittingDetector(Detector):
     min_rise: float = 0.03
 
     def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
-        ok = np.isfinite(series.value)
-        step, v = series.step[ok], series.value[ok]
+        step, v = series.finite()
         if v.size < self.min_evals + 3:
             return []
         i = int(np.argmin(v))

@@ -7,7 +7,7 @@ import numpy as np
 
 from .base import Detector, RunContext, Series
 from .finding import Finding
-from .stats import global_sigma, log_scale, median_interval, rolling_median
+from .stats import global_sigma, log_scale, median_interval, rolling_median, still_falling
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,7 +57,7 @@ class LevelShiftDetector(Detector):
         n = step.size
         out = []
         taken = np.zeros(n, bool)
-        skip = max(3 * w, int(self.skip_fraction * n), _still_falling(left, w, self.settled_fraction))
+        skip = max(3 * w, int(self.skip_fraction * n), still_falling(left, w, self.settled_fraction))
         judged = np.nan_to_num(np.abs(z), nan=0.0)
         judged[:skip] = 0.0
         order = np.argsort(-judged)
@@ -128,8 +128,7 @@ class LevelShiftDetector(Detector):
         return prof
 
     def _compute_profile(self, series: Series):
-        ok = np.isfinite(series.value)
-        step, value = series.step[ok], series.value[ok]
+        step, value = series.finite()
         n = step.size
         w = max(self.min_window, int(self.window_fraction * n))
         if n < 6 * w:
@@ -214,20 +213,6 @@ def shift_profile_of(ctx: RunContext, detectors: list[Detector]) -> ShiftProfile
         diagnostics.warn(f"detector {det.code} ({det.kind}) crashed on run {ctx.run!r} (shift profile): "
                          f"{type(exc).__name__}: {exc}")
         return None
-
-
-def _still_falling(left: np.ndarray, w: int, fraction: float) -> int:
-    """Index where the trailing median has made `fraction` of the run's whole log fall
-    (0 for a loss that does not fall by at least 10%)."""
-    ok = np.isfinite(left)
-    if ok.sum() < 2 * w:
-        return 0
-    first, last = float(np.median(left[ok][:w])), float(np.median(left[ok][-w:]))
-    fall = first - last
-    if fall < np.log(1.1):
-        return 0
-    below = np.flatnonzero(ok & (left <= first - fraction * fall))
-    return int(below[0]) if below.size else 0
 
 
 def _persists(prof, i: int) -> bool:

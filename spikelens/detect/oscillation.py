@@ -47,8 +47,7 @@ class OscillationDetector(Detector):
     """Stretches closer than this (or half the earlier stretch) are one oscillation."""
 
     def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
-        ok = np.isfinite(series.value)
-        step, value = series.step[ok], series.value[ok]
+        step, value = series.finite()
         n = step.size
         if n < 3 * self.window_points:
             return []

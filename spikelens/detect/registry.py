@@ -5,6 +5,7 @@ from .base import Detector
 from .companions import (GradNormOutlierDetector, LossScaleCollapseDetector, LrDiscontinuityDetector,
                          OverfittingDetector)
 from .divergence import DivergenceDetector
+from .excursions import ExcursionDetector
 from .levels import LevelShiftDetector, PlateauDetector
 from .nonfinite import NonFiniteDetector
 from .oscillation import OscillationDetector
@@ -16,6 +17,7 @@ DETECTORS: tuple[type[Detector], ...] = (
     NonFiniteDetector,
     DivergenceDetector,
     OscillationDetector,
+    ExcursionDetector,
     LevelShiftDetector,
     PlateauDetector,
     OverfittingDetector,

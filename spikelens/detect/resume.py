@@ -374,8 +374,7 @@ class RepeatedDataDetector(Detector):
     """At a resume boundary the span only has to be this close."""
 
     def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
-        ok = np.isfinite(series.value)
-        step, value = series.step[ok], series.value[ok]
+        step, value = series.finite()
         n = step.size
         if n < 60:
             return []

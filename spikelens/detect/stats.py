@@ -177,3 +177,17 @@ def halvings(values: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         r = values[1:] / values[:-1]
     return np.isfinite(r) & (r <= HALVING_RATIO)
+
+
+def still_falling(left: np.ndarray, w: int, fraction: float) -> int:
+    """Index where the trailing median has made `fraction` of the run's whole log fall
+    (0 for a loss that does not fall by at least 10%)."""
+    ok = np.isfinite(left)
+    if ok.sum() < 2 * w:
+        return 0
+    first, last = float(np.median(left[ok][:w])), float(np.median(left[ok][-w:]))
+    fall = first - last
+    if fall < np.log(1.1):
+        return 0
+    below = np.flatnonzero(ok & (left <= first - fraction * fall))
+    return int(below[0]) if below.size else 0

@@ -68,6 +68,19 @@ KINDS: tuple[Entry, ...] = (
         ("nan", "spike", "lr_jump", "warmup_end", "grad_explosion"),
     ),
     _kind(
+        "excursion", "Slow excursion",
+        "The loss climbed well above its trend over many steps, with no single jump, then came "
+        "back: each step looks like noise, the stretch does not.",
+        "Training went backwards for a while. It recovered this time; an optimizer this close to "
+        "the edge of stability, or data this uneven, can produce one that does not.",
+        ("Lower the learning rate for this stage of training (or decay it earlier).",
+         "Check the gradient norm over the stretch: a slow climb there points at the optimizer; "
+         "add or tighten clipping.",
+         "Check the data over the stretch (a harder or broken slice, a mixture change).",
+         "If it follows a resume, check that optimizer and scheduler state were restored."),
+        ("spike", "divergence", "oscillation", "lr_jump", "grad_explosion", "data"),
+    ),
+    _kind(
         "nan", "NaN or inf",
         "A metric became NaN or ±inf. The finding starts at the first non-finite value; a blow-up "
         "in the steps just before it belongs to the same event.",

@@ -16,7 +16,7 @@ from ..detect.stats import halvings
 from .evidence import before, between, finite_median, interval
 
 Rule = Callable[[Finding, RunContext, list[Finding]], "Cause | None"]
-EXPLAINED_KINDS = ("spike", "nan", "divergence", "oscillation")
+EXPLAINED_KINDS = ("spike", "nan", "divergence", "oscillation", "excursion")
 
 
 def _anchor(f: Finding) -> int | None:

@@ -24,7 +24,7 @@ PANEL_ROLES = (("loss", ("loss", "eval_loss")), ("grad norm", ("grad_norm",)), (
                ("loss scale", ("loss_scale",)))
 """Panels top to bottom: title and the metric roles drawn in it."""
 SHADE = {"error": "#d62728", "warning": "#ff7f0e", "info": "#7f7f7f"}
-SPAN_KINDS = {"spike", "divergence", "nan", "oscillation", "level_shift", "repeated_data", "plateau"}
+SPAN_KINDS = {"spike", "divergence", "nan", "oscillation", "excursion", "level_shift", "repeated_data", "plateau"}
 MARK_KINDS = {"resume_overlap", "step_reset", "step_gap", "wallclock_gap"}
 PANEL_KINDS = {"loss_scale_collapse", "grad_norm_outlier", "lr_discontinuity"}
 """Kinds about an evidence metric: shaded in that metric's panel only."""

@@ -22,6 +22,7 @@ _RESUME_WORDS = {
 
 
 _OTHER_WORDS = {
+    "excursion": "slow excursion",
     "overfitting": "overfitting after the eval minimum",
     "loss_scale_collapse": "loss scale collapsed",
     "lr_discontinuity": "learning rate jumped",
@@ -120,7 +121,7 @@ def verdict(run: RunReport) -> str:
         if hits:
             f = _first(hits, run)
             more = f" (+{len(hits) - 1} more)" if len(hits) > 1 else ""
-            parts.append(f"{words}{_where(f, run) if kind in ('plateau', 'sudden_drop') else ''} "
+            parts.append(f"{words}{_where(f, run) if kind in ('plateau', 'sudden_drop', 'excursion') else ''} "
                          f"at step {_step(f)}{more}")
     named = {"nan", "divergence", "spike", "oscillation", "level_shift", *RESUME_KINDS, *_OTHER_WORDS}
     others = [f for f in fs if f.kind not in named and f.severity != "info"]

@@ -1,0 +1,88 @@
+"""Slow excursions: the loss climbs well above its trend over many steps, then comes back."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .base import Detector, RunContext, Series
+from .finding import Finding
+from .stats import global_sigma, log_scale, rolling_median, still_falling
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExcursionDetector(Detector):
+    """A transient rise of the smoothed loss far above its trend that returns.
+
+    Detects: the centred rolling median of the log-loss (`smooth_points`) stands above
+    a long centred-median trend by at least `min_ratio` and `z_min` sigmas of the
+    smoothed noise for at least `smooth_points` points in a row, and later falls back
+    near the trend. Each step may be inside the point-to-point noise, so the spike
+    detector does not see it; it comes back, so it is not a divergence. Not judged
+    while the loss is still making its early fall (there the trend lags the curve).
+    Why it matters: a stretch of steps where training went backwards and recovered: an
+    optimizer near the edge of stability (an LR too high for that stage) or a stretch of
+    harder or broken data; a bigger one next time may not come back.
+    Likely causes: an LR too high for the stage of training, a gradient-norm climb, a
+    harder data stretch, a resume that lost state.
+    Evidence: start, peak and end step, peak ratio over the trend, robust z of the
+    smoothed peak, points above the bar.
+    """
+
+    code = "SL207"
+    kind = "excursion"
+    roles = ("loss",)
+
+    smooth_points: int = 7
+    """Points in the centred median that takes out point-to-point noise."""
+    trend_fraction: float = 1 / 3
+    """The trend's centred-median window, as a fraction of the run's points (at least
+    `min_trend`): long enough that an excursion cannot carry it along."""
+    min_trend: int = 60
+    min_ratio: float = 1.5
+    """Smoothed loss / trend at the peak must exceed this."""
+    z_min: float = 6.0
+    settled_fraction: float = 0.75
+
+    def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
+        step, value = series.finite()
+        n, k = step.size, self.smooth_points
+        if n < 2 * self.min_trend:
+            return []
+        y, is_log = log_scale(value)
+        if not is_log:
+            return []
+        trend_w = max(self.min_trend, int(self.trend_fraction * n))
+        above = (rolling_median(y, k, center=True, min_samples=k)
+                 - rolling_median(y, trend_w, center=True, min_samples=trend_w // 2))
+        sig = global_sigma(y) * 1.2533 / np.sqrt(k)
+        bar = max(np.log(self.min_ratio), self.z_min * sig)
+        hot = np.nan_to_num(above) > bar
+        w = max(20, n // 50)
+        hot[:still_falling(rolling_median(y, w, trailing_exclusive=True, min_samples=5), w, self.settled_fraction)] = False
+        out = []
+        for a, b in _runs(hot):
+            if b - a < k:
+                continue
+            back = np.flatnonzero(np.nan_to_num(above[b:], nan=np.inf) < 0.5 * bar)
+            if back.size == 0:
+                continue  # never came back: a divergence or a level shift
+            peak, end = a + int(np.argmax(above[a:b])), b + int(back[0])
+            out.append(self._finding(series, ctx, step, a, peak, end, float(above[peak]), sig, b - a))
+        return out
+
+    def _finding(self, series, ctx, step, start, peak, end, excess, sig, points) -> Finding:
+        s0, sp, s1 = int(step[start]), int(step[peak]), int(step[end])
+        ratio = float(np.exp(excess))
+        msg = (f"{series.metric} climbed {ratio:.2f}x above its trend over steps {s0}-{sp} (gradually, no "
+               f"single jump) and was back near it by step {s1}: a transient instability")
+        return Finding(kind=self.kind, code=self.code, run=ctx.run, metric=series.metric, severity="warning",
+                       message=msg, start_step=s0, peak_step=sp, end_step=s1, recovery=None, magnitude=ratio,
+                       evidence={"ratio_over_trend": ratio, "robust_z": excess / sig if sig > 0 else None,
+                                 "points_above": int(points), "recovery_steps": s1 - sp})
+
+
+def _runs(hot: np.ndarray) -> list[tuple[int, int]]:
+    """[start, stop) of each run of True."""
+    edges = np.diff(np.concatenate([[0], hot.astype(np.int8), [0]]))
+    return list(zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()))
