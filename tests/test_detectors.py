@@ -245,3 +245,19 @@ def test_a_flat_continuation_is_no_progress_not_a_model_that_cannot_learn():
     assert "the model is not learning" in fresh[0].message
     assert "no progress in this part of training (it starts at step 140000" in late[0].message
     assert late[0].severity == "warning"
+
+
+@pytest.mark.parametrize("ratio,kind", [(1.28, "outliers"), (1.6, "spike")])
+def test_a_small_one_point_blip_is_summarised_even_in_a_quiet_run(ratio, kind):
+    """In a quiet run a 1.28x single batch is far outside the noise (z ~ 32, over the
+    tail bar), but one batch under 30% high is per-batch noise to a reader: summarised;
+    a 1.6x one is a spike."""
+    m = cases.clean(4, noise=0.005)
+    s, v = m["train/loss"]
+    v = v.copy()
+    v[2000] *= ratio
+    m["train/loss"] = (s, v)
+    found = {f.kind: f for f in run_all(m) if f.kind in ("spike", "outliers")}
+    assert list(found) == [kind]
+    f = found[kind]
+    assert (f.peak_step if kind == "spike" else f.evidence["largest"][0]["step"]) == 2000

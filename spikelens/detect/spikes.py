@@ -49,6 +49,9 @@ class SpikeDetector(Detector):
     tail_factor: float = 2.5
     """A one-point blip must also exceed this multiple of the largest z the run's own
     noise is expected to reach (see `expected_max_z`): heavy-tailed noise raises the bar."""
+    blip_min_ratio: float = 1.3
+    """A one-point blip under this ratio is summarised, never a spike: a single batch 20%
+    above the trend is per-batch noise to a reader, whatever its z in a quiet run."""
     blip_points: int = 1
     """Events with this few points above `z_min` are judged as blips: they must also clear
     the run's own noise tail."""
@@ -104,7 +107,8 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
         point_band = max(4.0 * sig0, band)
         end = _first_back(fwd, y, peak + 1, level + band, level + point_band)
         high = int(np.sum(z[start:(end if end is not None else n)] > det.z_min))
-        if end is not None and high <= det.blip_points and z[peak] < blip_z:
+        small = y[peak] - level < np.log(det.blip_min_ratio) if is_log else False
+        if end is not None and high <= det.blip_points and (z[peak] < blip_z or small):
             last_end = end
             in_tail.append(peak)  # a one-point blip inside the run's own noise tail: summarised
             continue
