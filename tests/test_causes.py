@@ -114,3 +114,20 @@ def test_a_lone_run_keeps_its_outliers():
     report = Report(command="analyze", runs=[_outlier_run("a", [918])])
     link_runs(report)
     assert [f.kind for f in report.runs[0].findings] == ["outliers"]
+
+
+def test_data_one_source_when_the_peaks_wander_apart():
+    """Noise moves a multi-point spike's peak: the per-source spikes start together but
+    peak 8 steps apart; still one event in two sources, not in the third."""
+    base = cases.spike(at=1500, seed=9)
+    s, total = base["train/loss"]
+    books = total * 1.1 * np.where((s >= 1506) & (s <= 1510), 1.8, 1.0)
+    calm = cases.clean(10)["train/loss"][1]
+    m = {"train/loss": (s, total), "train/loss_books": (s, books), "train/loss_wiki": (s, calm),
+         "train/grad_norm": base["train/grad_norm"], "train/lr": base["train/lr"]}
+    ctx = cases.context(m)
+    found = explain(reconcile(engine.run_detectors(ctx, engine.build_detectors()), ctx), ctx)
+    spikes = {f.metric: f for f in found if f.kind == "spike"}
+    assert abs(spikes["train/loss_books"].peak_step - spikes["train/loss"].peak_step) > 5
+    for metric in ("train/loss", "train/loss_books"):
+        assert spikes[metric].causes[0].cause == "data", spikes[metric].causes

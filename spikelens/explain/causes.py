@@ -157,8 +157,11 @@ def data_source(f: Finding, ctx: RunContext, every: list[Finding]) -> Cause | No
         near = np.abs(s.step - f.peak_step) <= tol
         if not near.any():
             continue  # logged on another axis (per epoch): no opinion
+        # same event: peaks or starts together (in noise a multi-point spike's peak wanders)
         hit = any(o.kind == "spike" and o.metric == s.metric and o.peak_step is not None
-                  and abs(o.peak_step - f.peak_step) <= tol for o in every)
+                  and (abs(o.peak_step - f.peak_step) <= tol
+                       or (o.start_step is not None and f.start_step is not None
+                           and abs(o.start_step - f.start_step) <= tol)) for o in every)
         (spiked if hit else calm).append(s.metric)
     if not spiked or not calm:
         return None
