@@ -58,6 +58,8 @@ class ExcursionDetector(Detector):
         sig = global_sigma(y) * 1.2533 / np.sqrt(k)
         bar = max(np.log(self.min_ratio), self.z_min * sig)
         hot = np.nan_to_num(above) > bar
+        if not hot.any():
+            return []
         w = max(20, n // 50)
         hot[:still_falling(rolling_median(y, w, trailing_exclusive=True, min_samples=5), w, self.settled_fraction)] = False
         out = []
