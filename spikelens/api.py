@@ -83,7 +83,7 @@ def analyze_run(run: Run, cfg: Config, *, detector_params: dict | None = None,
     from .detect.reconcile import reconcile
     from .explain.engine import explain
     from .report.model import RunReport
-    from .stitch import stitch_run
+    from .stitching import stitch_run
 
     stitched = stitch_run(run, **{"roles": cfg.roles, **(stitch_params or {})})
     frame = validate(stitched.frame, f"stitch of {run.name}", stitched=True)
@@ -140,7 +140,7 @@ def stitch(*paths: PathLike, config: Config | None = None, detector_params: dict
     """Treat everything under the paths as segments of one run; return the report and
     the stitched frame (with `superseded`)."""
     from .report.model import Report
-    from .stitch import merge_runs
+    from .stitching import merge_runs
 
     cfg = config or load_config()
     report = Report(command="stitch")

@@ -261,3 +261,25 @@ def test_a_small_one_point_blip_is_summarised_even_in_a_quiet_run(ratio, kind):
     assert list(found) == [kind]
     f = found[kind]
     assert (f.peak_step if kind == "spike" else f.evidence["largest"][0]["step"]) == 2000
+
+
+def test_points_logged_twice_at_a_step_are_one_point():
+    """Two writers logging the same metric (ranks, a copied log stitched as a parallel
+    launch) give each step twice; detectors see one point a step, the mean."""
+    step, value, wall = engine.one_per_step(np.array([1, 1, 2, 3, 3]), np.array([1.0, 3.0, 5.0, np.nan, 1.0]),
+                                            np.array([10.0, 11.0, 12.0, 13.0, 14.0]))
+    assert step.tolist() == [1, 2, 3] and value[:2].tolist() == [2.0, 5.0] and np.isnan(value[2])
+    assert wall.tolist() == [10.0, 12.0, 13.0]
+
+
+def test_a_log_stitched_with_its_own_copy_reads_as_the_log():
+    """Identical copies (same wall times: a parallel launch) must not halve the point noise
+    and turn a clean curve into level shifts."""
+    import spikelens
+    from conftest import FIXTURES
+
+    alone = spikelens.analyze(FIXTURES / "jsonl" / "custom" / "metrics.jsonl").runs[0]
+    both, _ = spikelens.stitch(FIXTURES / "jsonl" / "custom" / "metrics.jsonl",
+                               FIXTURES / "jsonl" / "damaged" / "metrics.jsonl")
+    assert [f.kind for f in both.runs[0].findings] == [f.kind for f in alone.findings] == ["nan"]
+    assert both.runs[0].findings[0].message == alone.findings[0].message

@@ -36,7 +36,7 @@ def test_registered_detector_kinds_and_cause_rules_have_pages():
         assert catalog.get(cls.kind) is not None, cls.kind
     package = Path(catalog.__file__).parent.parent
     emitted = set()
-    for path in [*package.joinpath("detect").glob("*.py"), package / "stitch.py"]:
+    for path in [*package.joinpath("detect").glob("*.py"), package / "stitching.py"]:
         # class attributes `kind = "..."` and `Finding(kind="...")`, not numpy's argsort(kind=...)
         text = path.read_text(encoding="utf-8")
         emitted |= set(re.findall(r'(?:^\s*kind\s*=\s*|Finding\(\s*kind\s*=\s*)"([a-z_0-9]+)"', text, re.M))

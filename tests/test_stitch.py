@@ -18,7 +18,7 @@ from spikelens import api
 from spikelens.config import Config
 from spikelens.discover import Run
 from spikelens.frame import SCHEMA, validate
-from spikelens.stitch import _logged_twice, merge_runs, split_relaunches, stitch_run
+from spikelens.stitching import _logged_twice, merge_runs, split_relaunches, stitch_run
 
 sys.path.insert(0, str(FIXTURES))
 from writers._curves import clean_run  # noqa: E402
@@ -441,3 +441,15 @@ def test_rows_logged_twice_are_exactly_the_repeated_keys(rows):
     for r in rows:
         seen[r] = seen.get(r, 0) + 1
     assert _logged_twice(frame).to_list() == [seen[r] > 1 for r in rows]
+
+
+def test_the_public_functions_stay_functions_after_use():
+    """`spikelens.stitch` once was shadowed by the `spikelens.stitch` module as soon as
+    any analysis imported it; every exported name must stay what `__all__` promises."""
+    import subprocess
+
+    code = ("import spikelens, inspect; spikelens.analyze(%r); "
+            "print(all(inspect.isfunction(getattr(spikelens, n)) for n in spikelens.__all__ if n != '__version__'))"
+            % str(FIXTURES / "jsonl" / "custom"))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "True", out.stderr

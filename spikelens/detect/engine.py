@@ -33,19 +33,29 @@ def build_detectors(params: dict[str, dict[str, Any]] | None = None,
 
 
 def series_of(frame: pl.DataFrame, roles: dict[str, str]) -> dict[str, Series]:
-    """Each metric's live (not superseded) points, sorted by step, as NumPy arrays."""
+    """Each metric's live (not superseded) points, sorted by step, as NumPy arrays; one
+    point a step (see `one_per_step`)."""
     live = frame.filter(~pl.col("superseded")) if "superseded" in frame.columns else frame
     live = live.filter(pl.col("value").is_not_null())
     out: dict[str, Series] = {}
     for (metric,), part in live.sort("step", "seq").group_by("metric", maintain_order=True):
-        out[metric] = Series(
-            metric=metric,
-            role=roles.get(metric, "other"),
-            step=part.get_column("step").to_numpy(),
-            value=part.get_column("value").to_numpy().astype(np.float64, copy=False),
-            wall_time=part.get_column("wall_time").to_numpy(),
-        )
+        step, value, wall = one_per_step(part.get_column("step").to_numpy(),
+                                         part.get_column("value").to_numpy().astype(np.float64, copy=False),
+                                         part.get_column("wall_time").to_numpy())
+        out[metric] = Series(metric=metric, role=roles.get(metric, "other"), step=step, value=value, wall_time=wall)
     return out
+
+
+def one_per_step(step: np.ndarray, value: np.ndarray, wall: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Points logged more than once at a step (ranks or parallel writers logging the same
+    metric, a value logged by two hooks) become their mean (NaN if any is NaN): the
+    detectors judge point-to-point noise, and a duplicated point would halve it."""
+    if step.size < 2 or not (np.diff(step) == 0).any():
+        return step, value, wall
+    first, counts = np.unique(step, return_index=True, return_counts=True)[1:]
+    with np.errstate(invalid="ignore"):
+        mean = np.add.reduceat(value, first) / counts
+    return step[first], mean, wall[first]
 
 
 def run_detectors(ctx: RunContext, detectors: list[Detector]) -> list[Finding]:

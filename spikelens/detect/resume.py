@@ -1,6 +1,6 @@
 """What happened where one launch of a run took over from the previous one.
 
-The stitcher (`spikelens.stitch`) finds the boundaries between launches and calls
+The stitcher (`spikelens.stitching`) finds the boundaries between launches and calls
 the helpers here to judge them: was the step counter reset, and where did the new
 launch really start (`locate_reset`)? Each judged boundary becomes a finding:
 
