@@ -77,7 +77,8 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
 _OTHER_AXIS = re.compile(r" vs |_vs_", re.I)
 _NOT_GRAD = re.compile(r"param|weight|update|activation|act_|embed|logit", re.I)
 _LOSS = re.compile(r"loss|^trl$|^tel$|nll|cross[\s_\-]?entropy|perplexity$|^ppl$|(?:^|[/_\-. ])ce$|objective"
-                   r"|(?:^|/)cost$|(?:^|[/_\-. ])bp[bc]$|bits[\s_\-]?per[\s_\-]?(?:byte|char)", re.I)
+                   r"|(?:^|/)cost$|(?:^|[/_\-. ])bp[bc]$|bits[\s_\-]?per[\s_\-]?(?:byte|char)"
+                   r"|(?:^|[/_\-. ])(?:r?mse|mae|huber|bce)$", re.I)
 _NOT_LOSS = re.compile(r" vs |_vs_|samples|tokens$|loss[\s_\-]?scal|ppl|perplex|runtime|per_second|num_|count", re.I)
 
 

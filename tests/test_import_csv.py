@@ -295,6 +295,7 @@ def test_unreadable_step_cells_drop_only_their_rows(tmp_path):
     ("train/loss_scale", "loss_scale"), ("optimizer/grad_norm", "grad_norm"), ("lr-AdamW", "lr"),
     ("param_norm", "other"), ("train/weight_norm", "other"), ("update_norm", "other"), ("total_norm", "grad_norm"),
     ("grad_norm/total", "grad_norm"), ("train/param_grad_norm", "grad_norm"),
+    ("train/mse", "loss"), ("val/rmse", "eval_loss"), ("mae", "loss"), ("train_bce", "loss"), ("mse_weight", "other"),
 ])
 def test_roles_from_the_names_people_log(name, role):
     assert infer_role(name) == role
