@@ -70,14 +70,16 @@ class ExcursionDetector(Detector):
             if back.size == 0:
                 continue  # never came back: a divergence or a level shift
             peak, end = a + int(np.argmax(above[a:b])), b + int(back[0])
-            out.append(self._finding(series, ctx, step, a, peak, end, float(above[peak]), sig, b - a))
+            below = np.flatnonzero(np.nan_to_num(above[:a], nan=0.0) <= 0)  # where it left the trend
+            start = int(below[-1]) + 1 if below.size else a
+            out.append(self._finding(series, ctx, step, start, peak, end, float(above[peak]), sig, b - a))
         return out
 
     def _finding(self, series, ctx, step, start, peak, end, excess, sig, points) -> Finding:
         s0, sp, s1 = int(step[start]), int(step[peak]), int(step[end])
         ratio = float(np.exp(excess))
-        msg = (f"{series.metric} climbed {ratio:.2f}x above its trend over steps {s0}-{sp} (gradually, no "
-               f"single jump) and was back near it by step {s1}: a transient instability")
+        msg = (f"{series.metric} left its trend at step {s0} and climbed to {ratio:.2f}x above it by step {sp} "
+               f"(gradually, no single jump), back near it by step {s1}: a transient instability")
         return Finding(kind=self.kind, code=self.code, run=ctx.run, metric=series.metric, severity="warning",
                        message=msg, start_step=s0, peak_step=sp, end_step=s1, recovery=None, magnitude=ratio,
                        evidence={"ratio_over_trend": ratio, "robust_z": excess / sig if sig > 0 else None,
