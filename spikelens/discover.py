@@ -6,7 +6,7 @@ module decides what is one run and in which order its launches (segments) came.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -17,7 +17,7 @@ from . import diagnostics
 from .errors import FormatError, InputError, NothingFound, SpikelensError
 from .frame import SCHEMA, conform
 from .importers.base import Importer, Table, read_head
-from .segments import split_ids
+from .segments import relogs_a_step, split_ids
 
 SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "node_modules", ".ipynb_checkpoints"}
 GENERIC_FILE_NAMES = {"metrics.csv", "trainer_state.json", "main.log", "log.txt", "training.log",
@@ -180,6 +180,13 @@ def _build_run(name: str, tables: list[Table]) -> Run:
         if t.meta:  # per launch (a W&B branch_point, TB purge steps) for the stitcher
             meta.setdefault("segment_meta", {}).setdefault(base, {}).update(t.meta)
         local = split_ids(t.frame)
+        if local is not None and not relogs_a_step(t.frame):
+            # the step goes back but no step is ever logged twice: rows out of order (merged
+            # or async writers), not relaunches, which re-log the steps after their checkpoint
+            diagnostics.warn(f"{t.source}: rows are not in step order ({int(local.max())} step decreases, "
+                             f"no step logged twice): read as one launch, sorted by step")
+            t = replace(t, frame=t.frame.sort("step", maintain_order=True))
+            local = None
         if local is None:  # one launch: a constant column costs no memory per row
             segment = pl.lit(base, dtype=pl.UInt32)
         else:  # launches found inside the table (its step went back) get numbers after the base

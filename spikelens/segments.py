@@ -57,3 +57,9 @@ def split_ids(frame: pl.DataFrame) -> np.ndarray | None:
     if bounds.size == 0:
         return None
     return np.searchsorted(bounds, np.arange(frame.height), side="right").astype(np.int64)
+
+
+def relogs_a_step(frame: pl.DataFrame) -> bool:
+    """Does any metric log the same step twice? A relaunch from a checkpoint always does
+    (it re-logs the steps after the checkpoint); rows merely out of order never do."""
+    return frame.select(pl.struct("metric", "step").is_duplicated().any()).item()

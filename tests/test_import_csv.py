@@ -5,6 +5,7 @@ never copied from the importer's output.
 """
 from __future__ import annotations
 
+import json
 import math
 import sys
 from datetime import datetime, timezone
@@ -299,3 +300,19 @@ def test_unreadable_step_cells_drop_only_their_rows(tmp_path):
 ])
 def test_roles_from_the_names_people_log(name, role):
     assert infer_role(name) == role
+
+
+def test_rows_out_of_step_order_are_one_launch_sorted_with_a_warning(tmp_path):
+    """Steps that go back without any step logged twice are rows out of order (merged or
+    asynchronous writers), not relaunches: one segment, every point, sorted, a warning."""
+    rng = np.random.default_rng(0)
+    steps = rng.permutation(np.arange(0, 2000, 10))
+    (tmp_path / "metrics.csv").write_text("step,loss\n" + "".join(f"{s},{2 + 1 / (int(s) + 1)!r}\n" for s in steps))
+    (run,), warnings = load(tmp_path)
+    assert len(run.segments) == 1
+    loss = metric(run, "loss")
+    assert loss["step"].to_list() == sorted(steps.tolist())
+    assert [w for w in warnings if "rows are not in step order" in w and "metrics.csv" in w]
+    proc = run_cli("analyze", tmp_path, "--format", "json")
+    kinds = [f["kind"] for r in json.loads(proc.stdout)["runs"] for f in r["findings"]]
+    assert "resume_overlap" not in kinds
