@@ -7,7 +7,7 @@ import numpy as np
 
 from .base import Detector, RunContext, Series
 from .finding import Finding
-from .stats import global_sigma, log_scale, rolling_median, still_falling
+from .stats import global_sigma, log_scale, rolling_median, still_falling, true_runs
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,7 +63,8 @@ class ExcursionDetector(Detector):
         w = max(20, n // 50)
         hot[:still_falling(rolling_median(y, w, trailing_exclusive=True, min_samples=5), w, self.settled_fraction)] = False
         out = []
-        for a, b in _runs(hot):
+        for a, last in true_runs(hot):
+            b = last + 1
             if b - a < k:
                 continue
             back = np.flatnonzero(np.nan_to_num(above[b:], nan=np.inf) < 0.5 * bar)
@@ -85,8 +86,3 @@ class ExcursionDetector(Detector):
                        evidence={"ratio_over_trend": ratio, "robust_z": excess / sig if sig > 0 else None,
                                  "points_above": int(points), "recovery_steps": s1 - sp})
 
-
-def _runs(hot: np.ndarray) -> list[tuple[int, int]]:
-    """[start, stop) of each run of True."""
-    edges = np.diff(np.concatenate([[0], hot.astype(np.int8), [0]]))
-    return list(zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()))

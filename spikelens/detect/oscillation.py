@@ -7,7 +7,7 @@ import numpy as np
 
 from .base import Detector, RunContext, Series
 from .finding import Finding
-from .stats import log_scale, rolling_median
+from .stats import log_scale, rolling_median, true_runs
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,7 +62,7 @@ class OscillationDetector(Detector):
         ratio = amp / typical
         loud = amp > self.min_abs_amp if is_log else np.ones(n, bool)
         regions = []
-        for c0, c1 in _runs((ratio > self.min_amp_ratio) & loud):
+        for c0, c1 in true_runs((ratio > self.min_amp_ratio) & loud):
             if c1 - c0 < 4:
                 continue
             core = float(np.nanmedian(amp[c0:c1 + 1]))
@@ -96,11 +96,3 @@ class OscillationDetector(Detector):
                                          "amplitude": float(np.nanmedian(amp[a:b + 1]))}))
         return out
 
-
-def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
-    """(first, last) index of every run of True."""
-    if not mask.any():
-        return []
-    d = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
-    starts, ends = np.flatnonzero(d == 1), np.flatnonzero(d == -1) - 1
-    return list(zip(starts.tolist(), ends.tolist()))

@@ -191,3 +191,12 @@ def still_falling(left: np.ndarray, w: int, fraction: float) -> int:
         return 0
     below = np.flatnonzero(ok & (left <= first - fraction * fall))
     return int(below[0]) if below.size else 0
+
+
+def true_runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """(first, last) index of every run of True."""
+    if not mask.any():
+        return []
+    d = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
+    starts, ends = np.flatnonzero(d == 1), np.flatnonzero(d == -1) - 1
+    return list(zip(starts.tolist(), ends.tolist()))
