@@ -69,6 +69,19 @@ class Finding:
                 return int(s)
         return None
 
+    def span(self) -> tuple[int, float] | None:
+        """First and last step the event covers; an open end (a spike that never came
+        back, a NaN that stayed, a divergence, data still repeating) runs to the end."""
+        starts = [s for s in (self.start_step, self.peak_step) if s is not None]
+        if not starts:
+            return None
+        return min(starts), (self.end_step if self.end_step is not None else math.inf)
+
+
+EVENT_KINDS = ("spike", "nan", "divergence", "oscillation", "repeated_data")
+"""Kinds that cover a stretch of one loss: a slower view of the same stretch (an
+excursion, a level shift asked about by another run) is that event, not a new one."""
+
 
 def _int(x):
     return None if x is None else int(x)

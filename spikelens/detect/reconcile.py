@@ -7,7 +7,7 @@ looks like a spike that never recovered. The contract wants each event reported 
 from __future__ import annotations
 
 from .base import RunContext
-from .finding import Finding
+from .finding import EVENT_KINDS, Finding
 from .stats import median_interval
 
 
@@ -72,20 +72,15 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
                 break
     # a slow excursion that another event of the same loss covers is that event, smoothed
     for ex in by_kind.get("excursion", []):
-        if any(f.kind in _EVENTS and f.metric == ex.metric and _overlaps(f, ex) for f in findings):
+        if any(f.kind in EVENT_KINDS and f.metric == ex.metric and _overlaps(f, ex) for f in findings):
             drop.add(id(ex))
     return [f for f in findings if id(f) not in drop]
 
 
 def _overlaps(f: Finding, ex: Finding) -> bool:
-    starts = [s for s in (f.start_step, f.peak_step) if s is not None]
-    if not starts or ex.start_step is None or ex.end_step is None:
-        return False
-    hi = f.end_step if f.end_step is not None else (float("inf") if f.kind in _OPEN_ENDED else max(starts))
-    return min(starts) <= ex.end_step and hi >= ex.start_step
+    span = f.span()
+    return (span is not None and ex.start_step is not None and ex.end_step is not None
+            and span[0] <= ex.end_step and span[1] >= ex.start_step)
 
 
-_EVENTS = ("spike", "nan", "divergence", "oscillation", "repeated_data")
-_OPEN_ENDED = ("spike", "nan", "divergence")
-"""An end_step of None means 'to the end of the run' for these."""
 _PRIMARY = ("spike", "nan", "divergence", "oscillation", "repeated_data", "resume_overlap", "step_reset")

@@ -10,10 +10,9 @@ small to report from a scan of every step is asked about that one step.
 """
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 
-from ..detect.finding import Cause, Finding
+from ..detect.finding import EVENT_KINDS, Cause, Finding
 from ..report.model import Report, RunReport
 
 
@@ -148,9 +147,5 @@ def _confirmed_shift(run: RunReport, at: int, up: bool, n_shifted: int, metrics:
 def _covered(run: RunReport, metric: str, at: int) -> bool:
     """Is step `at` inside another event of this metric (a spike seen through a wide
     window is not a level shift)?"""
-    return any(f.kind in _EVENTS and f.metric == metric and f.start_step is not None
-               and f.start_step <= at <= (f.end_step if f.end_step is not None else math.inf)
-               for f in run.findings)
-
-
-_EVENTS = ("spike", "nan", "divergence", "oscillation", "repeated_data")
+    return any(f.kind in EVENT_KINDS and f.metric == metric and (span := f.span()) is not None
+               and span[0] <= at <= span[1] for f in run.findings)
