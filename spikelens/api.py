@@ -78,8 +78,7 @@ def analyze_run(run: Run, cfg: Config, *, detector_params: dict | None = None,
                 stitch_params: dict | None = None) -> RunReport:
     """Stitch, detect and explain one run."""
     from .detect.base import RunContext
-    from .detect.engine import build_detectors, run_detectors, series_of
-    from .detect.levels import shift_profile_of
+    from .detect.engine import build_detectors, run_detectors, series_of, shift_profile_of
     from .detect.reconcile import reconcile
     from .explain.engine import explain
     from .report.model import RunReport

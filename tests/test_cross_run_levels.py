@@ -118,3 +118,17 @@ def test_a_step_inside_another_event_is_not_asked():
     assert [f.kind for f in runs[2].findings] == ["spike"]
     assert [f.kind for f in runs[3].findings] == ["level_shift"]
     assert runs[0].findings[0].causes[0].numbers["runs"] == ["b", "d"]
+
+
+def test_a_crashing_shift_profile_is_a_warning(monkeypatch):
+    from spikelens.detect import engine
+    from spikelens.diagnostics import collecting
+
+    def boom(self, series):
+        raise ValueError("no")
+
+    monkeypatch.setattr(LevelShiftDetector, "shift_profile", boom)
+    s, v = shifted(1, 3.0)
+    with collecting() as diag:
+        assert engine.shift_profile_of(cases.context({"train/loss": (s, v)}), engine.build_detectors()) is None
+    assert diag.lines == ["detector SL204 (level_shift) crashed on run 'case' (shift profile): ValueError: no"]

@@ -1,7 +1,8 @@
 """Run every registered detector over a stitched run; a crash becomes a warning."""
 from __future__ import annotations
 
-from typing import Any, Iterable
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 import polars as pl
@@ -9,6 +10,7 @@ import polars as pl
 from .. import diagnostics
 from .base import Detector, RunContext, Series
 from .finding import Finding
+from .levels import LevelShiftDetector, ShiftProfile
 from .registry import DETECTORS
 
 
@@ -61,14 +63,33 @@ def one_per_step(step: np.ndarray, value: np.ndarray, wall: np.ndarray) -> tuple
 def run_detectors(ctx: RunContext, detectors: list[Detector]) -> list[Finding]:
     findings: list[Finding] = []
     for det in detectors:
-        try:
+        with _crash_is_a_warning(det, ctx.run):
             if det.roles:
                 for s in ctx.series.values():
                     if s.role in det.roles and len(s):
                         findings.extend(det.detect(s, ctx))
             else:
                 findings.extend(det.detect_run(ctx))
-        except Exception as exc:  # noqa: BLE001 - a crashing detector never kills the report
-            diagnostics.warn(f"detector {det.code} ({det.kind}) crashed on run {ctx.run!r}: "
-                             f"{type(exc).__name__}: {exc}")
     return findings
+
+
+def shift_profile_of(ctx: RunContext, detectors: list[Detector]) -> ShiftProfile | None:
+    """The main loss's level-shift profile (for runs analysed together), with the run's
+    level-shift parameters; a crash is a warning, as for a detector."""
+    det = next((d for d in detectors if isinstance(d, LevelShiftDetector)), None)
+    main = ctx.main("loss")
+    if det is None or main is None:
+        return None
+    with _crash_is_a_warning(det, ctx.run, " (shift profile)"):
+        return det.shift_profile(main)
+    return None
+
+
+@contextmanager
+def _crash_is_a_warning(det: Detector, run: str, what: str = "") -> Iterator[None]:
+    """A crashing detector never kills the report: it becomes a warning naming it and the run."""
+    try:
+        yield
+    except Exception as exc:  # noqa: BLE001
+        diagnostics.warn(f"detector {det.code} ({det.kind}) crashed on run {run!r}{what}: "
+                         f"{type(exc).__name__}: {exc}")

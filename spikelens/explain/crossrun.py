@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ..detect.finding import EVENT_KINDS, Cause, Finding
+from ..detect.levels import LevelShiftDetector, shift_sentence
 from ..report.model import Report, RunReport
 
 
@@ -136,10 +137,9 @@ def _confirmed_shift(run: RunReport, at: int, up: bool, n_shifted: int, metrics:
         return None
     pct = hit["shift_percent"]
     return Finding(
-        kind="level_shift", code="SL204", run=run.run, metric=prof.metric, severity="info",
-        message=(f"{prof.metric} stepped {'up' if up else 'down'} {abs(pct):.1f}% beyond its trend at step "
-                 f"{hit['step']} (median {hit['before']:.4g} before, {hit['after']:.4g} after), where "
-                 f"{n_shifted} other run(s) analysed with it shifted too; too small to stand out on its own"),
+        kind=LevelShiftDetector.kind, code=LevelShiftDetector.code, run=run.run, metric=prof.metric, severity="info",
+        message=(shift_sentence(prof.metric, up, pct, hit["step"], hit["before"], hit["after"])
+                 + f", where {n_shifted} other run(s) analysed with it shifted too; too small to stand out on its own"),
         start_step=hit["step"], peak_step=hit["step"], magnitude=1 + pct / 100,
         evidence={**hit, "confirmed_by_runs": n_shifted})
 
