@@ -38,9 +38,11 @@ from .base import TABLE_SCHEMA, Importer, Table, non_numeric, to_float
 
 STEP_NAMES = ("step", "global_step", "iteration", "iter", "_step", "trainer/global_step", "train/global_step",
               "train/step", "steps", "iterations", "num_updates", "updates", "update", "epoch")
+"""Step columns by preference; `epoch` is the last resort (Keras logs per epoch)."""
 _STEP_WORDS = {"step", "steps", "iter", "iters", "iteration", "iterations", "it", "itr", "update", "updates"}
 _NOT_STEP_WORDS = {"per", "sec", "second", "seconds", "s", "time", "rate", "lr", "size", "ms", "loss"}
-"""Step columns by preference; `epoch` is the last resort (Keras logs per epoch)."""
+"""A column named with a step word and none of these is a step column (`train_step`, not
+`steps_per_second` or `step_time`)."""
 WALL_NAMES = ("wall_time", "walltime", "wall-time", "timestamp", "_timestamp", "time")
 LONG_NAME_COLUMNS = ("metric", "tag", "name", "key")
 PANDAS_INDEX_COLUMNS = ("column_0", "unnamed: 0")

@@ -16,6 +16,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from .. import diagnostics
 from ..errors import FormatError
 from .base import Importer, Table
@@ -81,7 +83,7 @@ class JsonLinesImporter(Importer):
             raise FormatError(path, f"JSON lines without a step key (keys: {', '.join(keys)})")
         wall_key = next((k for k in WALL_KEYS if any(k in r for r in head)), None)
         frame = typed_jsonl(data, step_key=step_key, wall_key=wall_key)
-        if frame is not None and "run_id" not in frame.columns and not _per_epoch(frame[step_key], frame, step_key):
+        if frame is not None and "run_id" not in frame.columns and not _per_epoch(frame, step_key):
             long = typed_to_long(frame, step_key=step_key, wall_key=wall_key, skip=())
             no_step = frame.get_column(step_key).null_count()
             if no_step:
@@ -94,11 +96,11 @@ class JsonLinesImporter(Importer):
         return [Table(frame=long, source=path, format=self.name, run_key=str(path), segment_key=str(path))]
 
 
-def _per_epoch(steps, frame, step_key: str) -> bool:
+def _per_epoch(frame: pl.DataFrame, step_key: str) -> bool:
     """Does the step counter go back when the epoch moves on (mmcv's per-epoch `iter`)?"""
     if step_key == "epoch" or "epoch" not in frame.columns:
         return False
-    return bool((steps.diff() < 0).any())
+    return bool((frame.get_column(step_key).diff() < 0).any())
 
 
 def global_steps(path: Path, rows: list[dict[str, Any]], step_key: str) -> list[dict[str, Any]]:
