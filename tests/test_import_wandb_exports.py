@@ -32,7 +32,7 @@ def by_name(runs):
 
 
 def test_fixtures_are_what_the_writer_writes(tmp_path):
-    pytest.importorskip("pandas")  # the history dumps are written by pandas, as users save run.history()
+    # the history dumps are written by pandas (a test extra), as users save run.history()
     W.make(tmp_path)
     assert tree_hashes(tmp_path / "wandb_exports") == tree_hashes(WB)
 
