@@ -283,3 +283,16 @@ def test_a_log_stitched_with_its_own_copy_reads_as_the_log():
                                FIXTURES / "jsonl" / "damaged" / "metrics.jsonl")
     assert [f.kind for f in both.runs[0].findings] == [f.kind for f in alone.findings] == ["nan"]
     assert both.runs[0].findings[0].message == alone.findings[0].message
+
+
+def test_outliers_of_a_loss_that_goes_negative_are_excesses_not_ratios():
+    """An RL actor loss crosses zero: its outliers are judged on its own scale, so the
+    summary names the excess over the trend, not an 'x' ratio it never computed."""
+    m = cases.clean(5)
+    s, v = m["train/loss"]
+    v = v - 3.0  # around zero, partly negative
+    v[200::200] += 2.5
+    m["train/loss"] = (s, v)
+    summary = [f for f in run_all(m) if f.kind == "outliers"]
+    assert summary and "above its trend" in summary[0].message
+    assert "x)" not in summary[0].message

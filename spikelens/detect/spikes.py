@@ -216,7 +216,9 @@ def _noise_summary(det, series, ctx, step, y, is_log, base, blips, blip_z) -> Fi
     span = max(int(step[-1] - step[0]), 1)
     top = int(np.argmax(ratios))
     largest = np.argsort(-ratios, kind="stable")[:5]
-    named = ", ".join(f"{int(step[blips[i]])} ({ratios[i]:.2f}x)" for i in largest)
+    # a loss that can be zero or negative is judged on its own scale: the excess, not a ratio
+    size = (lambda r: f"{r:.2f}x") if is_log else (lambda d: f"+{d:.3g} above its trend")
+    named = ", ".join(f"{int(step[blips[i]])} ({size(ratios[i])})" for i in largest)
     many = len(blips) > 1
     return Finding(
         kind="outliers", code=det.code, run=ctx.run, metric=series.metric, severity="info",
