@@ -1,4 +1,4 @@
-"""Analyze one large run: `api.analyze_run` in memory, and the whole CLI process.
+"""Analyze one large run: `pipeline.run.analyze_run` in memory, and the whole CLI process.
 
     python benchmarks/bench_analyze.py [--points 1000000] [--repeats 3] [--quick]
 
@@ -7,7 +7,7 @@ train/loss with a planted spike, grad_norm, lr, loss_scale) written by TensorBoa
 writer into a temp folder. Two measurements:
 
 - in memory: a fresh process reads the run (`api.load_runs`), then times
-  `api.analyze_run(run, cfg)` once cold (first call: lazy imports of the detectors)
+  `analyze_run(run, cfg)` once cold (first call: lazy imports of the detectors)
   and `--repeats` times warm (median), and the JSON rendering of the report; it
   prints the split of its own time (imports, read, analyze, render) so the whole-process
   number below can be explained;
@@ -41,9 +41,10 @@ def _reset_hwm() -> None:
 def _child(path: str, repeats: int, profile: bool) -> None:
     started = time.perf_counter()
     from spikelens import api
+    from spikelens.pipeline.run import analyze_run
     from spikelens.config import load_config
     from spikelens.report.json_report import render_json
-    from spikelens.report.model import Report
+    from spikelens.model.report import Report
 
     imported = time.perf_counter()
     runs = api.load_runs(path)
@@ -53,12 +54,12 @@ def _child(path: str, repeats: int, profile: bool) -> None:
     _reset_hwm()
     before = _bench.rss_now()
     t = time.perf_counter()
-    rep = api.analyze_run(run, cfg)
+    rep = analyze_run(run, cfg)
     cold = time.perf_counter() - t
     warm = []
     for _ in range(repeats):
         t = time.perf_counter()
-        rep = api.analyze_run(run, cfg)
+        rep = analyze_run(run, cfg)
         warm.append(time.perf_counter() - t)
     growth = _bench.peak_rss() - before  # VmHWM: since the last reset
     t = time.perf_counter()
@@ -71,7 +72,7 @@ def _child(path: str, repeats: int, profile: bool) -> None:
 
         prof = cProfile.Profile()
         prof.enable()
-        api.analyze_run(run, cfg)
+        analyze_run(run, cfg)
         prof.disable()
         pstats.Stats(prof, stream=sys.stderr).sort_stats("cumulative").print_stats(r"spikelens", 25)
     print(json.dumps({"points": run.frame.height, "imports_s": imported - started, "read_s": read - imported,

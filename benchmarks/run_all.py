@@ -6,7 +6,7 @@
 
 1. TensorBoard import (`bench_tensorboard.py`): spikelens vs tbparse vs
    EventAccumulator on the same 250k- and 1M-point files;
-2. analyze of one 1M-point run (`bench_analyze.py`): `api.analyze_run` in memory and
+2. analyze of one 1M-point run (`bench_analyze.py`): `pipeline.run.analyze_run` in memory and
    the whole `spikelens analyze FILE --format json` process;
 3. a sweep of 1,000 runs of 10k steps (`bench_sweep.py`): the whole
    `spikelens analyze DIR --format json` process.

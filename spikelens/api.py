@@ -15,11 +15,10 @@ import polars as pl
 from . import diagnostics
 from .config import Config, load_config
 from .discover import Run, iter_runs
-from .frame import SCHEMA, infer_roles, validate
+from .frame import SCHEMA, roles_of, validate
 
 if TYPE_CHECKING:
-    from .detect.base import RunContext
-    from .report.model import Report, RunReport
+    from .model.report import Report, RunReport
 
 # Detection, explanation, stitching and reports are imported where they are used:
 # `load` and `ls` on a big event file should not pay for them at start-up.
@@ -42,11 +41,6 @@ def load(*paths: PathLike, roles: dict[str, str] | None = None) -> pl.DataFrame:
     if not runs:
         return pl.DataFrame(schema=SCHEMA)
     return pl.concat([r.frame for r in runs])
-
-
-def roles_of(frame: pl.DataFrame, overrides: dict[str, str] | None = None) -> dict[str, str]:
-    """Inferred role of every metric in a frame (`loss`, `eval_loss`, `grad_norm`, ...)."""
-    return infer_roles(frame.get_column("metric").unique(maintain_order=True).to_list(), overrides)
 
 
 def discover(*paths: PathLike, config: Config | None = None) -> list[dict[str, Any]]:
@@ -74,39 +68,6 @@ def run_summary(run: Run, role_overrides: dict[str, str] | None = None) -> dict[
     }
 
 
-def analyze_run(run: Run, cfg: Config, *, detector_params: dict | None = None,
-                stitch_params: dict | None = None) -> RunReport:
-    """Stitch, detect and explain one run."""
-    from .detect.base import RunContext
-    from .detect.engine import build_detectors, run_detectors, series_of, shift_profile_of
-    from .detect.reconcile import reconcile
-    from .explain.engine import explain
-    from .report.model import RunReport
-    from .stitching import stitch_run
-
-    stitched = stitch_run(run, **{"roles": cfg.roles, **(stitch_params or {})})
-    frame = validate(stitched.frame, f"stitch of {run.name}", stitched=True)
-    roles = roles_of(frame, cfg.roles)
-    ctx = RunContext(run=run.name, roles=roles, series=series_of(frame, roles),
-                     segment_starts=stitched.segment_starts, frame=frame)
-    params = {**cfg.detectors, **(detector_params or {})}
-    detectors = build_detectors(params)
-    findings = run_detectors(ctx, detectors)
-    findings = explain(reconcile(stitched.findings + findings, ctx), ctx)
-    findings.sort(key=lambda f: (f.anchor_step if f.anchor_step is not None else -1, f.kind))
-    return RunReport(run=run.name, sources=run.sources, segments=stitched.segments, metrics=roles,
-                     findings=findings, formats=run.formats, points=run.frame.height,
-                     stats=run_stats(ctx), frame=frame, shift_profile=shift_profile_of(ctx, detectors))
-
-
-def run_stats(ctx: RunContext) -> dict[str, Any]:
-    main = ctx.main("loss")
-    if main is None:
-        return {}
-    return {"main_metric": main.metric, "first_step": int(main.step[0]), "last_step": int(main.step[-1]),
-            "first_value": float(main.value[0]), "last_value": float(main.value[-1]), "points": len(main)}
-
-
 def analyze(*paths: PathLike, config: Config | None = None, detector_params: dict | None = None,
             progress: Callable[[str], None] | None = None, jobs: int | None = None,
             keep_frames: bool = True) -> Report:
@@ -116,7 +77,7 @@ def analyze(*paths: PathLike, config: Config | None = None, detector_params: dic
     `keep_frames=False` drops each run's frame once analysed (large sweeps that need
     no plots)."""
     from .discover import source_groups
-    from .report.model import Report
+    from .model.report import Report
     from .sweep import analyze_groups
 
     cfg = config or load_config()
@@ -138,7 +99,8 @@ def stitch(*paths: PathLike, config: Config | None = None, detector_params: dict
            name: str | None = None) -> tuple[Report, pl.DataFrame]:
     """Treat everything under the paths as segments of one run; return the report and
     the stitched frame (with `superseded`)."""
-    from .report.model import Report
+    from .model.report import Report
+    from .pipeline.run import analyze_run
     from .stitching import merge_runs
 
     cfg = config or load_config()

@@ -18,9 +18,9 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .detect.finding import SEVERITIES, SEVERITY_RANK, Finding, _clean
+from .model.finding import SEVERITIES, SEVERITY_RANK, Finding, _clean
 from .errors import ConfigError, InputError, UsageError
-from .report.model import Report, RunReport
+from .model.report import Report, RunReport
 
 BASELINE_SCHEMA = "spikelens.baseline/1"
 STATUSES = ("fail", "allowed", "baselined", "below")
@@ -466,16 +466,3 @@ def _allow_fast_spikes(gates: list[Gate], allowed: int) -> None:
     elif allowed:
         for g in fast:
             g.reason += f"; {len(fast)} fast-recovering spikes in this run, more than max-fast-spikes {allowed}"
-
-
-def report_json(result: CheckResult, exit_code: int | None = None) -> dict[str, Any]:
-    """The analyze report object (contract spikelens.report/1) plus `check`, and a `gate`
-    object on every finding."""
-    from .report.json_report import report_dict
-
-    out = report_dict(result.report)
-    for run, data in zip(result.report.runs, out["runs"]):
-        for f, fd in zip(run.findings, data["findings"]):
-            fd["gate"] = result.gate(f).to_json()
-    out["check"] = result.to_json(exit_code)
-    return out

@@ -111,3 +111,8 @@ def infer_roles(metrics, overrides: Mapping[str, str] | None = None) -> dict[str
                     break
         roles[m] = role if role is not None else infer_role(m)
     return roles
+
+
+def roles_of(frame: pl.DataFrame, overrides: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Inferred role of every metric in a frame (`loss`, `eval_loss`, `grad_norm`, ...)."""
+    return infer_roles(frame.get_column("metric").unique(maintain_order=True).to_list(), overrides)

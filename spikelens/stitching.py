@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from .detect.finding import Finding
+from .model.finding import Finding
 from .detect.resume import Boundary, Curve, boundary_findings, locate_reset
 from .detect.stats import median_interval
 from .discover import Run

@@ -18,7 +18,7 @@ from . import diagnostics
 from .config import Config
 from .discover import Source, read_group
 from .frame import validate
-from .report.model import RunReport
+from .model.report import RunReport
 
 MIN_GROUPS_FOR_WORKERS = 4
 
@@ -34,7 +34,7 @@ def analyze_group(group: list[Source], roots: list[Path], cfg: Config, detector_
                   keep_frames: bool) -> tuple[list[RunReport], list[str]]:
     """Read and analyse one group; warnings are returned, not printed (they may come
     from a worker process)."""
-    from .api import analyze_run
+    from .pipeline.run import analyze_run
 
     with diagnostics.collecting() as diag:
         reports = []

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from spikelens.detect.finding import Cause, Finding
+from spikelens.model.finding import Cause, Finding
 from spikelens.frame import SCHEMA
-from spikelens.report.model import Report, RunReport
+from spikelens.model.report import Report, RunReport
 
 
 def curves(n: int, seed: int, warmup: int = 200, peak_lr: float = 3e-4) -> dict[str, np.ndarray]:

@@ -84,8 +84,8 @@ def test_no_precursor_no_invented_cause(planted):
 
 
 def _outlier_run(name, steps):
-    from spikelens.detect.finding import Finding
-    from spikelens.report.model import RunReport
+    from spikelens.model.finding import Finding
+    from spikelens.model.report import RunReport
 
     f = Finding(kind="outliers", code="SL101", run=name, metric="train_loss", severity="info", message="m",
                 evidence={"largest": [{"step": s, "ratio": 1.4} for s in steps], "steps": list(steps)})
@@ -94,7 +94,7 @@ def _outlier_run(name, steps):
 
 def test_outlier_shared_by_runs_becomes_a_data_spike():
     from spikelens.explain.crossrun import link_runs
-    from spikelens.report.model import Report
+    from spikelens.model.report import Report
 
     report = Report(command="analyze", runs=[_outlier_run("a", [918, 946, 100]), _outlier_run("b", [918, 946, 200]),
                                              _outlier_run("c", [946, 300])])
@@ -109,7 +109,7 @@ def test_outlier_shared_by_runs_becomes_a_data_spike():
 
 def test_a_lone_run_keeps_its_outliers():
     from spikelens.explain.crossrun import link_runs
-    from spikelens.report.model import Report
+    from spikelens.model.report import Report
 
     report = Report(command="analyze", runs=[_outlier_run("a", [918])])
     link_runs(report)

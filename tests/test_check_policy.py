@@ -8,9 +8,9 @@ import pytest
 
 from spikelens.check import (BASELINE_SCHEMA, Baseline, BaselineEntry, Policy, baseline_from, build_policy,
                              evaluate, load_baseline, parse_kind_thresholds, parse_selectors, write_baseline)
-from spikelens.detect.finding import Finding
+from spikelens.model.finding import Finding
 from spikelens.errors import ConfigError, InputError, UsageError
-from spikelens.report.model import Report, RunReport
+from spikelens.model.report import Report, RunReport
 
 
 def finding(kind="spike", code="SL101", severity="warning", metric="train/loss", step=500, run="r",

@@ -98,9 +98,9 @@ def test_one_run_alone_is_not_confirmed_by_anything(tmp_path):
 def test_a_step_inside_another_event_is_not_asked():
     """A run that spiked across the shared step shows a 'shift' there through its wide
     window; that is the spike's, not a level shift."""
-    from spikelens.detect.finding import Finding
+    from spikelens.model.finding import Finding
     from spikelens.explain.crossrun import link_runs
-    from spikelens.report.model import Report, RunReport
+    from spikelens.model.report import Report, RunReport
 
     def shift(run):
         return Finding(kind="level_shift", code="SL204", run=run, metric="train/loss", severity="info", message="m",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from spikelens.detect.finding import Cause, Finding
+from spikelens.model.finding import Cause, Finding
 from spikelens.detect.registry import DETECTORS
 from spikelens.errors import UsageError
 from spikelens.explain import catalog

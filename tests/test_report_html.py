@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 
 from report_cases import clean_run, sample_report, spiky_run
 from spikelens.report.html import render_html
-from spikelens.report.model import Report
+from spikelens.model.report import Report
 
 
 class _Collect(HTMLParser):

@@ -4,9 +4,9 @@ from __future__ import annotations
 import re
 
 from report_cases import clean_run, sample_report, spiky_run
-from spikelens.detect.finding import Finding
+from spikelens.model.finding import Finding
 from spikelens.report.markdown import escape, render_markdown
-from spikelens.report.model import Report
+from spikelens.model.report import Report
 from test_report_terminal import check_golden
 
 

@@ -6,7 +6,7 @@ import io
 import numpy as np
 
 from report_cases import clean_run, nan_run, resumed_run, spiky_run
-from spikelens.report.model import Report, RunReport
+from spikelens.model.report import Report, RunReport
 from spikelens.report.plots import Span, envelope, figure, file_name, finding_spans, label_rows, plot_run, write_plots
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -101,7 +101,7 @@ def test_write_plots_creates_the_folder_and_one_png_per_run(tmp_path):
 
 
 def test_evidence_metric_findings_are_shaded_in_their_own_panel_only():
-    from spikelens.detect.finding import Finding
+    from spikelens.model.finding import Finding
 
     run = nan_run()
     run.findings.append(Finding(kind="loss_scale_collapse", code="SL402", run=run.run, metric="loss_scale",

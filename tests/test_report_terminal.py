@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 
 from report_cases import clean_run, nan_run, sample_report, spiky_run
-from spikelens.report.model import Report
+from spikelens.model.report import Report
 from spikelens.report.terminal import render_terminal
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -88,7 +88,7 @@ def test_tips_are_not_repeated_within_a_run():
 
 
 def test_many_findings_are_capped_unless_verbose():
-    from spikelens.detect.finding import Finding
+    from spikelens.model.finding import Finding
     from spikelens.report.terminal import MAX_DETAILED
 
     run = spiky_run()

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from report_cases import clean_run, nan_run, resumed_run, spiky_run
-from spikelens.detect.finding import Finding
-from spikelens.report.model import RunReport
+from spikelens.model.finding import Finding
+from spikelens.model.report import RunReport
 from spikelens.report.verdict import (counts_text, final_loss_text, kind_counts, segments_text, span_text,
                                       split_findings, status, steps_text, verdict)
 

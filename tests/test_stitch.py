@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import FIXTURES
-from spikelens import api
 from spikelens.config import Config
 from spikelens.discover import Run
 from spikelens.frame import SCHEMA, validate
+from spikelens.pipeline.run import analyze_run
 from spikelens.stitching import _logged_twice, merge_runs, split_relaunches, stitch_run
 
 sys.path.insert(0, str(FIXTURES))
@@ -421,7 +421,7 @@ def test_analyze_run_gives_a_spike_after_a_resume_the_resume_cause():
     values = values.copy()
     values[(steps >= 1501) & (steps <= 1510)] *= 2.5  # optimizer state lost: a spike at the resume
     second["train/loss"] = (steps, values)
-    report = api.analyze_run(make_run([part(a, 0, 1999), second]), Config())
+    report = analyze_run(make_run([part(a, 0, 1999), second]), Config())
     spikes = [f for f in report.findings if f.kind == "spike" and f.metric == "train/loss"]
     assert spikes and abs(spikes[0].peak_step - 1505) <= 10
     assert spikes[0].causes and spikes[0].causes[0].cause == "resume"

@@ -17,8 +17,9 @@ from rich.text import Text
 
 from .. import api
 from ..check import (CheckResult, baseline_from, build_policy, evaluate, load_baseline, parse_kind_thresholds,
-                     report_json, write_baseline)
+                     write_baseline)
 from ..errors import UsageError
+from ..report.json_report import check_report_dict as report_json
 from . import app
 from .analyze import build_config, detector_params, progress
 from .common import CHARTS, CONFIG, QUIET, ROLE, VERBOSE, Format, emit_warnings, stderr_console, stdout_console

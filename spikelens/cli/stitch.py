@@ -12,7 +12,7 @@ from rich.table import Table
 from .. import api
 from ..detect.resume import human_duration
 from ..errors import UsageError
-from ..report.model import RunReport
+from ..model.report import RunReport
 from . import app
 from .analyze import ReportFormat, build_config, detector_params
 from .common import QUIET, VERBOSE, emit_warnings, stderr_console, stdout_console

@@ -1,5 +1,5 @@
 """Detectors: one family per module, registered in `registry.DETECTORS`."""
 from .base import Detector, RunContext, Series
-from .finding import Cause, Finding
+from ..model.finding import Cause, Finding
 
 __all__ = ["Detector", "RunContext", "Series", "Finding", "Cause"]

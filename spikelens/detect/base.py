@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from .finding import Finding
+from ..model.finding import Finding
 
 DOC_SECTIONS = ("Detects:", "Why it matters:", "Likely causes:", "Evidence:")
 CODE_RE = re.compile(r"^SL\d{3}$")

@@ -9,7 +9,7 @@ import polars as pl
 
 from .. import diagnostics
 from .base import Detector, RunContext, Series
-from .finding import Finding
+from ..model.finding import Finding
 from .levels import LevelShiftDetector, ShiftProfile
 from .registry import DETECTORS
 

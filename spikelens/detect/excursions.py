@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Detector, RunContext, Series
-from .finding import Finding
+from ..model.finding import Finding
 from .stats import global_sigma, log_scale, rolling_median, still_falling, true_runs
 
 

@@ -7,7 +7,7 @@ looks like a spike that never recovered. The contract wants each event reported 
 from __future__ import annotations
 
 from .base import RunContext
-from .finding import EVENT_KINDS, Finding
+from ..model.finding import EVENT_KINDS, Finding
 from .stats import median_interval
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .base import Detector, RunContext, Series
-from .finding import Finding
+from ..model.finding import Finding
 from .stats import forward_median, global_sigma, log_scale, median_interval, rolling_median
 
 OVERLAP_CODE = "SL301"

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Detector, RunContext, Series
-from .finding import Finding
+from ..model.finding import Finding
 from .stats import forward_median, log_scale, noise_sigma, rolling_median
 
 

@@ -11,7 +11,7 @@ from typing import Callable
 import numpy as np
 
 from ..detect.base import RunContext
-from ..detect.finding import Cause, Finding
+from ..model.finding import Cause, Finding
 from ..detect.stats import halvings
 from .evidence import before, between, finite_median, interval
 

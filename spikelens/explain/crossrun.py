@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..detect.finding import EVENT_KINDS, Cause, Finding
+from ..model.finding import EVENT_KINDS, Cause, Finding
 from ..detect.levels import LevelShiftDetector, shift_sentence
-from ..report.model import Report, RunReport
+from ..model.report import Report, RunReport
 
 
 def link_runs(report: Report, tolerance_steps: int = 2) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .. import diagnostics
 from ..detect.base import RunContext
-from ..detect.finding import Finding
+from ..model.finding import Finding
 from .causes import EXPLAINED_KINDS, RULES
 
 

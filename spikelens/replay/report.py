@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..detect.finding import json_float
+from ..model.finding import json_float
 from .session import ReplayReport
 
 SCHEMA_ID = "spikelens.replay/1"

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from ..check import CheckResult, Gate
-from .model import RunReport
+from ..model.report import RunReport
 
 LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 

@@ -9,9 +9,9 @@ import html
 import re
 from typing import Mapping
 
-from ..detect.finding import Finding
+from ..model.finding import Finding
 from ..explain.catalog import next_steps
-from .model import Report, RunReport
+from ..model.report import Report, RunReport
 from .verdict import (counts_text, final_loss_text, loss_story, segments_text, span_text, split_findings,
                       status, steps_text, verdict)
 

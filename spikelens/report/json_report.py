@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..detect.finding import _clean
-from .model import SCHEMA_ID, Report
+from ..model.finding import _clean
+from ..model.report import SCHEMA_ID, Report
+
+if TYPE_CHECKING:
+    from ..check import CheckResult
 
 
 def report_dict(report: Report) -> dict[str, Any]:
@@ -37,3 +40,14 @@ def _segment(s: dict[str, Any]) -> dict[str, Any]:
 
 def render_json(report: Report) -> str:
     return json.dumps(report_dict(report), indent=1, allow_nan=False)
+
+
+def check_report_dict(result: CheckResult, exit_code: int | None = None) -> dict[str, Any]:
+    """The analyze report object (contract spikelens.report/1) plus `check`, and a `gate`
+    object on every finding."""
+    out = report_dict(result.report)
+    for run, data in zip(result.report.runs, out["runs"]):
+        for f, fd in zip(run.findings, data["findings"]):
+            fd["gate"] = result.gate(f).to_json()
+    out["check"] = result.to_json(exit_code)
+    return out

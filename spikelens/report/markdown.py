@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 
-from ..detect.finding import Finding
+from ..model.finding import Finding
 from ..explain.catalog import next_steps
-from .model import Report, RunReport
+from ..model.report import Report, RunReport
 from .sparkline import chart, neighbourhood
 from .verdict import (counts_text, final_loss_text, loss_story, segments_text, span_text, split_findings,
                       status, steps_text, verdict)

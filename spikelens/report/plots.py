@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from .model import Report, RunReport
+from ..model.report import Report, RunReport
 from .verdict import verdict
 
 PANEL_ROLES = (("loss", ("loss", "eval_loss")), ("grad norm", ("grad_norm",)), ("learning rate", ("lr",)),

@@ -8,8 +8,8 @@ import math
 from collections import Counter
 from typing import Any
 
-from ..detect.finding import SEVERITY_RANK, Finding
-from .model import RunReport
+from ..model.finding import SEVERITY_RANK, Finding
+from ..model.report import RunReport
 
 RESUME_KINDS = ("resume_overlap", "step_reset", "repeated_data", "step_gap", "wallclock_gap")
 _RESUME_WORDS = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..detect.finding import SEVERITY_RANK, Finding
+from .finding import SEVERITY_RANK, Finding
 
 SCHEMA_ID = "spikelens.report/1"
 

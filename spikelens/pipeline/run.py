@@ -1,0 +1,43 @@
+"""One run's analysis: stitch its segments, run the detectors, explain the findings.
+
+A pure function of the run and the config (files already read, report out), so any
+executor can call it in any process."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..config import Config
+from ..detect.base import RunContext
+from ..detect.engine import build_detectors, run_detectors, series_of, shift_profile_of
+from ..detect.reconcile import reconcile
+from ..discover import Run
+from ..explain.engine import explain
+from ..frame import roles_of, validate
+from ..model.report import RunReport
+from ..stitching import stitch_run
+
+
+def analyze_run(run: Run, cfg: Config, *, detector_params: dict | None = None,
+                stitch_params: dict | None = None) -> RunReport:
+    """Stitch, detect and explain one run."""
+    stitched = stitch_run(run, **{"roles": cfg.roles, **(stitch_params or {})})
+    frame = validate(stitched.frame, f"stitch of {run.name}", stitched=True)
+    roles = roles_of(frame, cfg.roles)
+    ctx = RunContext(run=run.name, roles=roles, series=series_of(frame, roles),
+                     segment_starts=stitched.segment_starts, frame=frame)
+    params = {**cfg.detectors, **(detector_params or {})}
+    detectors = build_detectors(params)
+    findings = run_detectors(ctx, detectors)
+    findings = explain(reconcile(stitched.findings + findings, ctx), ctx)
+    findings.sort(key=lambda f: (f.anchor_step if f.anchor_step is not None else -1, f.kind))
+    return RunReport(run=run.name, sources=run.sources, segments=stitched.segments, metrics=roles,
+                     findings=findings, formats=run.formats, points=run.frame.height,
+                     stats=run_stats(ctx), frame=frame, shift_profile=shift_profile_of(ctx, detectors))
+
+
+def run_stats(ctx: RunContext) -> dict[str, Any]:
+    main = ctx.main("loss")
+    if main is None:
+        return {}
+    return {"main_metric": main.metric, "first_step": int(main.step[0]), "last_step": int(main.step[-1]),
+            "first_value": float(main.value[0]), "last_value": float(main.value[-1]), "points": len(main)}
