@@ -7,11 +7,19 @@ from __future__ import annotations
 
 from .base import Importer
 from .csvlogs import CsvImporter
+from .dvclive import DvcLiveImporter
 from .hf import HfTrainerStateImporter
 from .jsonlines import JsonLinesImporter
+from .llamafactory import LlamaFactoryImporter
 from .mlflow import MlflowRunImporter
+from .mlflow_server import MlflowServerImporter
+from .mlflow_sql import MlflowDatabaseImporter
+from .neptune_parquet import NeptuneParquetImporter
+from .raytune import RayTuneTrialImporter
+from .swanlab import SwanLabImporter
 from .tensorboard import TensorBoardImporter
 from .textlogs import TextLogImporter
+from .trackio import TrackioImporter
 from .wandb_offline import WandbOfflineFileImporter, WandbOfflineRunImporter
 from .wandb_exports import WandbChartCsvImporter, WandbHistoryImporter, WandbLegacyRunImporter
 
@@ -19,11 +27,19 @@ IMPORTERS: tuple[Importer, ...] = (
     WandbOfflineRunImporter(),  # folder: wandb/offline-run-*/ holding run-<id>.wandb
     MlflowRunImporter(),  # folder: mlruns/<exp>/<run>/
     WandbLegacyRunImporter(),  # folder: wandb-history.jsonl + wandb-summary.json
+    DvcLiveImporter(),  # folder: dvclive/plots/metrics/**.tsv
+    RayTuneTrialImporter(),  # folder: a trial's progress.csv / result.json beside params.json
     WandbOfflineFileImporter(),  # a run-<id>.wandb file named on its own
     TensorBoardImporter(),  # events.out.tfevents.* (or a renamed file starting with an event record)
     HfTrainerStateImporter(),
+    SwanLabImporter(),  # run-<id>.swanlab (':SWL' header)
+    MlflowDatabaseImporter(),  # mlflow.db (SQLite with MLflow's runs/metrics tables) or a sqlite:// URI
+    MlflowServerImporter(),  # an http(s):// MLflow server URL (discovery's pointer file)
+    TrackioImporter(),  # <project>.db (SQLite with a Trackio metrics table)
+    NeptuneParquetImporter(),  # before W&B history dumps: both are Parquet
     WandbChartCsvImporter(),  # before CsvImporter: a chart export is also a CSV
     WandbHistoryImporter(),  # before CsvImporter: _step/_runtime/_timestamp dumps
+    LlamaFactoryImporter(),  # before JsonLinesImporter: trainer_log.jsonl is JSON lines too
     JsonLinesImporter(),  # after W&B history (its JSON lines have `_step`) and HF
     CsvImporter(),
     TextLogImporter(),  # keep last: the most permissive (any .log/.txt a pattern matches)

@@ -1,0 +1,107 @@
+"""DVCLive run folders: `dvclive/plots/metrics/**/<name>.tsv` (+ `metrics.json`, `params.yaml`).
+
+`Live.log_metric("train/loss", v)` appends a row to `plots/metrics/train/loss.tsv`: a
+tab-separated file with a header `timestamp<TAB>step<TAB>loss` (DVCLive 2-3; older
+versions and the HF callback's early releases wrote `step<TAB>loss` only), where the
+timestamp is in milliseconds and `step` is DVCLive's own counter (`next_step()`), not
+always the trainer's optimizer step. A metric's key is its path below `plots/metrics`
+without `.tsv`, so `loss.tsv` and `train/loss.tsv` stay two metrics. `metrics.json`
+holds the last values only and is not read; `params.yaml` is kept as run metadata when
+it is flat `key: value` text. One folder is one run and one launch (a resumed DVCLive
+run, `Live(resume=True)`, appends to the same files and is split by the step going back).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from .. import diagnostics
+from ..errors import FormatError
+from .base import TABLE_SCHEMA, Importer, Table
+from .csvlogs import decode, read_bytes, read_string_frame, to_long
+
+METRICS_DIR = ("plots", "metrics")
+TIMESTAMP_MS = "timestamp"
+
+
+def metrics_dir(run: Path) -> Path:
+    return run.joinpath(*METRICS_DIR)
+
+
+def read_tsv(path: Path, key: str) -> pl.DataFrame:
+    """One DVCLive metric file → long rows named `key` (the value column is the last one)."""
+    text = decode(path, read_bytes(path))
+    if not text.strip():
+        diagnostics.warn(f"{path}: empty metric file, no data")
+        return pl.DataFrame(schema=TABLE_SCHEMA)
+    parsed = read_string_frame(path, text)
+    cols = parsed.frame.columns
+    if "step" not in cols or len(cols) < 2:
+        raise FormatError(path, f"not a DVCLive metric file (header {', '.join(cols)}; expected step and a value)")
+    value_col = cols[-1]
+    frame = parsed.frame.select([c for c in cols if c in ("step", TIMESTAMP_MS, value_col)])
+    long = to_long(path, frame, parsed.sep, step_col="step", wall_col=None, drop=(TIMESTAMP_MS,))
+    if TIMESTAMP_MS in cols:  # milliseconds, unlike the seconds `to_long` expects of a wall column
+        wall = frame.select(pl.col(TIMESTAMP_MS).cast(pl.Float64, strict=False) / 1000.0).to_series()
+        steps = frame.select(pl.col("step").cast(pl.Int64, strict=False)).to_series()
+        stamps = pl.DataFrame({"step": steps, "wall": wall}).drop_nulls("step").unique("step", keep="last")
+        long = long.join(stamps, on="step", how="left", maintain_order="left").with_columns(
+            wall_time=pl.coalesce("wall", "wall_time")).drop("wall")
+    return long.with_columns(metric=pl.lit(key)).select([pl.col(c).cast(t) for c, t in TABLE_SCHEMA.items()])
+
+
+def flat_params(path: Path) -> dict[str, str]:
+    """Top-level scalar `key: value` lines of `params.yaml` (nested blocks are skipped)."""
+    out: dict[str, str] = {}
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return out
+    for ln in lines:
+        if not ln or ln[0] in " \t#-" or ":" not in ln:
+            continue
+        key, _, val = ln.partition(":")
+        val = val.strip().strip("'\"")
+        if val and len(val) <= 200:
+            out[f"param.{key.strip()}"] = val
+    return out
+
+
+class DvcLiveImporter(Importer):
+    """A DVCLive output folder (`dvclive/` by default; any folder holding plots/metrics/*.tsv)."""
+
+    name = "dvclive"
+    looks_for = "DVCLive folders (dvclive/plots/metrics/**.tsv)"
+    claims_dirs = True
+
+    def claims(self, path: Path, head: bytes) -> bool:
+        root = metrics_dir(path)
+        if not root.is_dir():
+            return False
+        return (path / "metrics.json").is_file() or (path / "params.yaml").is_file() or path.name == "dvclive" \
+            or any(root.rglob("*.tsv"))
+
+    def read(self, path: Path) -> list[Table]:
+        root = metrics_dir(path)
+        files = sorted(p for p in root.rglob("*.tsv") if p.is_file())
+        if not files:
+            diagnostics.warn(f"{path}: DVCLive folder without metric files (plots/metrics/*.tsv)")
+            return []
+        parts: list[pl.DataFrame] = []
+        for f in files:
+            key = f.relative_to(root).with_suffix("").as_posix()
+            try:
+                parts.append(read_tsv(f, key))
+            except FormatError as exc:
+                diagnostics.warn(f"{exc} (skipped)")
+        long = pl.concat(parts) if parts else pl.DataFrame(schema=TABLE_SCHEMA)
+        if long.height == 0:
+            diagnostics.warn(f"{path}: no numeric values found")
+            return []
+        # one file a metric: put the rows back in logging order (time stamps when written,
+        # else the step; a stable sort keeps a file's own order among equal keys)
+        order = "wall_time" if long.get_column("wall_time").null_count() == 0 else "step"
+        long = long.sort(order, maintain_order=True)
+        return [Table(frame=long, source=path, format=self.name, run_key=str(path), segment_key=str(path),
+                      meta=flat_params(path / "params.yaml"))]
