@@ -74,11 +74,13 @@ def test_html_and_plots_are_written_and_inputs_untouched(analyzed, logs):
     proc, out, before = analyzed
     assert proc.returncode == 0
     page = (out / "r.html").read_text()
-    assert page.count("data:image/png;base64,") == 3
+    assert page.count('<script type="application/json" id="chart-') == 3  # one chart payload per run
     pngs = sorted((out / "plots").glob("*.png"))
-    assert len(pngs) == 3 and all(p.read_bytes()[:4] == b"\x89PNG" for p in pngs)
+    assert all(p.read_bytes()[:4] == b"\x89PNG" for p in pngs)
+    assert sum("--" not in p.name for p in pngs) == 3  # one picture per run
+    assert any("--spike-" in p.name for p in pngs) and any("--nan-" in p.name for p in pngs)  # one per finding
     assert tree_hashes(logs) == before
-    assert "wrote 3 plot(s)" in proc.stderr
+    assert f"wrote {len(pngs)} plot(s)" in proc.stderr
 
 
 def test_terminal_and_markdown(logs):

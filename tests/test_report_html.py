@@ -1,13 +1,24 @@
-"""The HTML page: self-contained, one embedded picture per run, everything escaped."""
+"""The HTML page as written: self-contained, runs by severity, every finding linked,
+chart payloads that keep every extreme, everything from the logs escaped. (What a
+browser makes of it: test_report_html_browser.py.)"""
 from __future__ import annotations
 
 import base64
+import json
 import re
 from html.parser import HTMLParser
 
-from report_cases import clean_run, sample_report, spiky_run
+import numpy as np
+import polars as pl
+import pytest
+
+from report_cases import clean_run, frame, nan_run, resumed_run, sample_report, spiky_run
+from spikelens.model.finding import Finding
+from spikelens.model.report import Report, RunReport
+from spikelens.report import html as html_mod
+from spikelens.report.chart_data import run_chart
+from spikelens.report.decimate import keep_extremes, keep_in_windows
 from spikelens.report.html import render_html
-from spikelens.model.report import Report
 
 
 class _Collect(HTMLParser):
@@ -15,15 +26,23 @@ class _Collect(HTMLParser):
 
     def __init__(self):
         super().__init__()
-        self.stack, self.tags, self.attrs, self.errors = [], [], [], []
+        self.stack, self.attrs, self.errors, self.scripts = [], [], [], []
+        self._in_script = False
 
     def handle_starttag(self, tag, attrs):
-        self.tags.append(tag)
         self.attrs.append((tag, dict(attrs)))
+        if tag == "script":
+            self._in_script = True
+            self.scripts.append([dict(attrs), ""])
         if tag not in self.VOID:
             self.stack.append(tag)
 
+    def handle_data(self, data):
+        if self._in_script:
+            self.scripts[-1][1] += data
+
     def handle_endtag(self, tag):
+        self._in_script = False
         if not self.stack or self.stack[-1] != tag:
             self.errors.append(f"unexpected </{tag}> with open {self.stack[-3:]}")
         else:
@@ -37,43 +56,140 @@ def _parse(page: str) -> _Collect:
     return p
 
 
-def test_page_is_self_contained_and_well_formed():
+def _payloads(page: str) -> dict[int, dict]:
+    return {int(a["id"].split("-")[1]): json.loads(text) for a, text in _parse(page).scripts
+            if a.get("type") == "application/json"}
+
+
+def _decode(enc: dict) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(enc["b"]), {"i4": "<i4", "f8": "<f8", "f4": "<f4"}[enc["t"]])
+
+
+def test_page_is_self_contained_with_the_library_once():
     page = render_html(sample_report())
     p = _parse(page)
     assert not p.errors and not p.stack
-    assert "script" not in p.tags and "link" not in p.tags
-    assert not re.search(r"""(src|href)=["'](https?:)?//""", page)
-    imgs = [a for t, a in p.attrs if t == "img"]
-    assert len(imgs) == 4
-    for a in imgs:
-        assert a["src"].startswith("data:image/png;base64,")
-        assert base64.b64decode(a["src"].split(",", 1)[1]).startswith(b"\x89PNG\r\n\x1a\n")
+    assert not re.search(r"""(src|href)=["'](https?:)?//""", page)  # nothing fetched at view time
+    assert not any("src" in a for t, a in p.attrs if t == "script")
+    assert page.count("var uPlot=") == 1 and page.count("The MIT License") == 1  # embedded once, licence kept
+    assert len(_payloads(page)) == 4  # one chart payload per run
 
 
-def test_given_images_are_used_and_plots_can_be_left_out():
-    rep = Report("analyze", [spiky_run(), clean_run()])
-    fake = {"gpt-small-3": b"\x89PNG\r\n\x1a\nfake"}
-    page = render_html(rep, fake)
-    assert page.count("data:image/png;base64,") == 1
-    assert base64.b64encode(fake["gpt-small-3"]).decode() in page
-    assert "<img" not in render_html(rep, plots=False)
+def test_summary_lists_runs_by_severity_and_links_every_finding():
+    page = render_html(sample_report())
+    rows = re.findall(r'<tr data-run="(\d+)" data-sev="(\w+)"[^>]*data-name="([^"]*)"', page)
+    assert [(sev, name) for _, sev, name in rows] == [("error", "llama-fp16"), ("warning", "bert-resume"),
+                                                      ("warning", "gpt-small-3"), ("ok", "clean-baseline")]
+    # every finding that needs attention is a chip in the summary pointing at its card
+    for run in sample_report().runs:
+        major = [f for f in run.findings if f.severity != "info"]
+        i = next(i for i, sev, name in rows if name == run.run)
+        chips = re.findall(rf'data-goto="(f{i}-\d+)"', page.split("</table>")[0])
+        assert len(chips) == len(major)
+        for fid in chips:
+            assert f'<article class="finding ' in page and f'id="{fid}"' in page
 
 
-def test_content_matches_the_report():
-    page = render_html(sample_report(), plots=False)
-    assert "1 with errors, 2 with warnings, 1 clean" in page
+def test_counts_by_kind_and_filter_options():
+    page = render_html(sample_report())
+    kinds = re.findall(r'<button class="kind" data-kind="(\w+)">', page)
+    assert kinds[:3] == ["nan", "divergence", "spike"]  # errors first, then by count
+    row = re.search(r'data-kind="spike">spike</button></td><td>.*?</td><td class="num">(\d+)</td>'
+                    r'<td class="num">(\d+)</td>', page)
+    assert row.groups() == ("3", "2")  # 3 spikes in 2 runs
+    assert '<select id="f-sev">' in page and '<option value="spike">spike</option>' in page
+
+
+def test_cards_carry_message_evidence_causes_and_advice():
+    page = render_html(sample_report())
     assert "diverged at step 3500; NaN at step 3610" in page
     assert "<b>grad_explosion</b> (80%)" in page
+    assert "<th>recovery steps</th><td>56</td>" in page
+    assert page.count('<article class="finding ') == 6  # the six findings that need attention
+    assert 'class="notes"' in page  # info notes folded apart
     assert "truncated record at byte 4120" in page
-    assert page.count('class="finding ') == 6
-    assert 'href="#run-gpt-small-3"' in page and 'id="run-gpt-small-3"' in page
+
+
+def test_chart_payload_keeps_segments_superseded_and_nan_apart():
+    run = resumed_run()
+    fids = {id(f): f"f0-{j}" for j, f in enumerate(run.findings)}
+    chart = run_chart(run, fids)
+    assert chart["segments"] == [2000.0]
+    loss = chart["panels"][0]["series"][0]
+    old = _decode(loss["superseded"]["x"])
+    assert old.min() >= 2000 and old.max() <= 2199 and loss["superseded"]["n"] == 200
+    assert 2100 in _decode(loss["live"]["x"])
+    spike = next(v for v in chart["findings"] if v["kind"] == "spike")
+    assert spike["lo"] < 2005 <= 2043 < spike["hi"] and (spike["x0"], spike["x1"]) == (2005, 2043)
+    resume = next(v for v in chart["findings"] if v["kind"] == "resume_overlap")
+    assert resume["line"] and resume["x0"] == 2000
+
+    nan = run_chart(nan_run(), {})
+    titles = [p["title"] for p in nan["panels"]]
+    assert titles == ["loss", "grad norm", "learning rate", "loss scale"]
+    bad = nan["panels"][0]["series"][0]["bad"]
+    assert bad[0] == 3610 and len(bad) == 390  # every NaN step marked, none drawn as a value
+    assert np.isfinite(_decode(nan["panels"][0]["series"][0]["live"]["y"])).all()
+
+
+def test_one_step_spike_in_a_million_points_survives_decimation():
+    rng = np.random.default_rng(0)
+    step = np.arange(1_000_000, dtype=np.int64)
+    value = 2.0 + 0.01 * rng.standard_normal(step.size)
+    value[612_345] = 9.0
+    value[800_001] = -3.0
+    keep = keep_extremes(step, value, 700)
+    assert keep.size <= 2 * 700 + 2
+    assert 612_345 in keep and 800_001 in keep and keep[0] == 0 and keep[-1] == step.size - 1
+    near = keep_in_windows(step, value, [(612_000, 612_700)], 1000)
+    assert np.array_equal(near, np.arange(612_000, 612_701))  # a window smaller than its budget is whole
+
+
+def test_whole_run_payload_of_a_long_run_is_small_and_sharp_at_the_finding():
+    n = 1_000_000
+    step = np.arange(n, dtype=np.int64)
+    loss = 2.0 + 0.02 * np.random.default_rng(1).standard_normal(n)
+    loss[400_000] = 11.0
+    f = frame("long", "long.csv", {"loss": (step, loss)})
+    spike = Finding(kind="spike", code="SL101", run="long", metric="loss", severity="warning",
+                    message="one step", start_step=400_000, peak_step=400_000, end_step=400_001)
+    run = RunReport(run="long", sources=["long.csv"], segments=[{"first_step": 0, "last_step": n - 1}],
+                    metrics={"loss": "loss"}, findings=[spike], points=n, frame=f,
+                    stats={"main_metric": "loss", "first_step": 0, "last_step": n - 1})
+    chart = run_chart(run, {id(spike): "f0-0"})
+    live = chart["panels"][0]["series"][0]["live"]
+    xs, ys = _decode(live["x"]), _decode(live["y"])
+    assert live["n"] < 3000 and ys.max() == pytest.approx(11.0)
+    assert len(json.dumps(chart)) < 40_000
+
+
+def test_past_the_limit_only_runs_with_findings_get_a_section(monkeypatch):
+    monkeypatch.setattr(html_mod, "MAX_CHARTED_RUNS", 2)
+    page = render_html(sample_report())
+    sections = re.findall(r'<section class="run" id="run-(\d+)"[^>]*data-sev="(\w+)"', page)
+    assert [sev for _, sev in sections] == ["error", "warning", "warning"]
+    assert len(re.findall(r"<tr data-run=", page)) == 4  # the summary still lists every run
+    assert "1 run without findings is listed above only" in page
+    assert 'href="#run-3"' not in page
 
 
 def test_everything_from_the_logs_is_escaped():
     run = spiky_run()
     run.run = '<script>alert("x")</script>'
     run.findings[0].message = "loss <b>spiked</b> & fell"
-    page = render_html(Report("analyze", [run]), plots=False)
-    assert "<script>" not in page and "&lt;script&gt;" in page
+    evil = "</script><b>loss"
+    run.frame = run.frame.with_columns(pl.col("metric").replace("train/loss", evil))
+    run.metrics = {evil if m == "train/loss" else m: r for m, r in run.metrics.items()}
+    page = render_html(Report("analyze", [run]))
+    p = _parse(page)
+    assert "<script>alert" not in page and "&lt;script&gt;" in page
     assert "loss &lt;b&gt;spiked&lt;/b&gt; &amp; fell" in page
-    assert not _parse(page).errors
+    assert not p.errors
+    assert _payloads(page)[0]["panels"][0]["series"][0]["name"] == evil  # the JSON survived inside its <script>
+
+
+def test_run_without_frame_or_metrics_renders():
+    bare = RunReport(run="bare", sources=["x.log"], segments=[], metrics={})
+    page = render_html(Report("analyze", [bare, clean_run()]))
+    assert _payloads(page)[1]["panels"] == [] or _payloads(page)[0]["panels"] == []
+    assert render_html(Report("analyze", [])).count("<section") == 0

@@ -93,11 +93,30 @@ def test_file_names_are_safe_and_unique():
     assert names == ["group_run_1.png", "group_run_1-2.png", "run.png", "a_b.png"]
 
 
-def test_write_plots_creates_the_folder_and_one_png_per_run(tmp_path):
+def test_write_plots_creates_the_folder_one_png_per_run_and_one_per_finding(tmp_path):
     out = tmp_path / "deep" / "plots"
     paths = write_plots(Report("analyze", [spiky_run(), resumed_run()]), out)
-    assert sorted(p.name for p in out.iterdir()) == ["bert-resume.png", "gpt-small-3.png"]
-    assert all(p.read_bytes().startswith(PNG_MAGIC) for p in paths.values())
+    # the run's picture first, then one zoom per finding that needs attention (info notes get none)
+    assert sorted(p.name for p in out.iterdir()) == ["bert-resume--spike-2005.png", "bert-resume.png",
+                                                     "gpt-small-3--spike-3204.png", "gpt-small-3--spike-5100.png",
+                                                     "gpt-small-3.png"]
+    assert [p.name for p in paths["gpt-small-3"]][0] == "gpt-small-3.png"
+    assert all(p.read_bytes().startswith(PNG_MAGIC) for ps in paths.values() for p in ps)
+
+
+def test_finding_png_zooms_on_the_finding():
+    from spikelens.report.plots import finding_figure
+
+    run = spiky_run()
+    spike = next(f for f in run.findings if f.peak_step == 3204)
+    fig = finding_figure(run, spike)
+    lo, hi = fig.axes[0].get_xlim()
+    assert lo < spike.start_step and spike.end_step < hi  # the spike and its recovery, with some baseline
+    assert hi - lo < 0.1 * 6000  # a zoom, not the whole run
+    from spikelens.model.finding import Finding
+
+    note = Finding(kind="noise", code="SL150", run=run.run, metric="train/loss", severity="info", message="noisy")
+    assert finding_figure(run, note) is None  # a run-wide note has no stretch to zoom on
 
 
 def test_evidence_metric_findings_are_shaded_in_their_own_panel_only():

@@ -35,9 +35,11 @@ def analyze_cmd(
     format: ReportFormat = typer.Option(ReportFormat.rich, "--format", "-f",
                                         help="rich (terminal), json (the contract, stdout only JSON) or markdown."),
     html: Optional[Path] = typer.Option(None, "--html", metavar="FILE",
-                                        help="Also write a self-contained HTML page with a picture per run."),
+                                        help="Also write a self-contained interactive HTML report (summary, "
+                                             "zoomable charts, each finding zoomed)."),
     plot: Optional[Path] = typer.Option(None, "--plot", metavar="DIR",
-                                        help="Also write one PNG per run into DIR (created)."),
+                                        help="Also write one PNG per run and one zoomed PNG per finding into DIR "
+                                             "(created)."),
     config: Optional[Path] = CONFIG,
     role: List[str] = ROLE,
     param: List[str] = typer.Option([], "--param", metavar="DETECTOR.NAME=VALUE",
@@ -68,9 +70,10 @@ def analyze_cmd(
     emit_warnings(report.warnings, quiet)
     if verbose and not quiet:
         _log_runs(report, time.perf_counter() - started)
-    images = _write_plots(report, plot, quiet) if plot is not None else None
+    if plot is not None:
+        _write_plots(report, plot, quiet)
     if html is not None:
-        _write_html(report, html, images, quiet)
+        _write_html(report, html, quiet)
     if format == ReportFormat.json:
         from ..report.json_report import render_json
 
@@ -235,23 +238,21 @@ def _log_runs(report, seconds: float) -> None:
     err.print(f"analyzed {len(report.runs)} run(s) in {seconds:.2f} s", highlight=False, markup=False)
 
 
-def _write_plots(report, folder: Path, quiet: bool) -> dict[str, bytes]:
+def _write_plots(report, folder: Path, quiet: bool) -> None:
     from ..report.plots import write_plots
 
     try:
         paths = write_plots(report, folder)
-        images = {run: p.read_bytes() for run, p in paths.items()}
     except OSError as exc:
         raise UsageError(f"{folder}: cannot write plots ({exc.strerror or exc})") from None
     if not quiet:
-        typer.echo(f"wrote {len(paths)} plot(s) to {folder}", err=True)
-    return images
+        typer.echo(f"wrote {sum(len(p) for p in paths.values())} plot(s) to {folder}", err=True)
 
 
-def _write_html(report, path: Path, images: dict[str, bytes] | None, quiet: bool) -> None:
+def _write_html(report, path: Path, quiet: bool) -> None:
     from ..report.html import render_html
 
-    page = render_html(report, images)
+    page = render_html(report)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(page, encoding="utf-8")

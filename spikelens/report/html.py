@@ -1,40 +1,40 @@
-"""`--html FILE`: one self-contained page (inline CSS, each run's picture embedded as
-a base64 PNG, no script and no external resource), so it can be mailed, attached to
-a CI run or opened offline.
+"""`--html FILE`: one self-contained page to triage a folder of runs in a browser.
+
+It opens on a summary (runs by severity, counts by kind, a filter, each run's verdict
+and its findings one click away); below, each run gets interactive charts drawn with
+uPlot (vendored in `vendor/`, inlined once per page: the page needs no network): the
+main loss with every finding as a band or a marker, segment boundaries and superseded
+points apart, and grad norm, LR and loss scale on the same step axis; each finding
+gets a zoom of its own stretch beside its message, evidence and advice.
+
+The series are decimated keeping every extreme (see `chart_data`), and the charts are
+built only when their run scrolls into view, so a sweep of hundreds of runs opens at
+once. Past `MAX_CHARTED_RUNS` runs, only the runs with findings get a section.
 """
 from __future__ import annotations
 
-import base64
 import html
+import json
 import re
-from typing import Mapping
+from pathlib import Path
+from typing import Any
 
-from ..model.finding import Finding
 from ..explain.catalog import next_steps
+from ..model.finding import SEVERITY_RANK, Finding
 from ..model.report import Report, RunReport
-from .verdict import (counts_text, final_loss_text, loss_story, segments_text, span_text, split_findings,
-                      status, steps_text, verdict)
+from .chart_data import run_chart
+from .verdict import (counts_text, final_loss_text, kind_counts, loss_story, number, segments_text, span_text,
+                      split_findings, status, steps_text, verdict)
 
-CSS = """
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2em auto;max-width:1250px;
-color:#1d1d1f;padding:0 1em}
-h1{font-size:1.5em;margin-bottom:.3em}h2{font-size:1.2em;margin:1.8em 0 .2em;border-bottom:1px solid #ddd}
-table.summary{border-collapse:collapse;width:100%;margin:1em 0}
-table.summary th,table.summary td{padding:.35em .6em;border-bottom:1px solid #e5e5e5;text-align:left;
-vertical-align:top}
-table.summary td.num{text-align:right;font-variant-numeric:tabular-nums}
-.facts{color:#666;margin:.2em 0 .8em}
-.sev{display:inline-block;border-radius:3px;padding:0 .45em;font-size:.8em;font-weight:600;color:#fff}
-.error{background:#c62828}.warning{background:#e67e00}.info{background:#888}.ok{background:#2e7d32}
-.finding{border-left:4px solid #ccc;padding:.3em .9em;margin:.9em 0}
-.finding.error{border-color:#c62828;background:#fdf3f3}.finding.warning{border-color:#e67e00;background:#fff8ef}
-.finding.info{border-color:#aaa;background:#f7f7f7}
-.finding h3{font-size:1em;margin:.2em 0}.finding ul{margin:.2em 0 .4em}.label{color:#666;font-size:.9em}
-img.plot{max-width:100%;border:1px solid #eee}
-code{background:#f0f0f0;padding:0 .25em;border-radius:3px}
-.warnings li{color:#8a5a00}
-footer{color:#888;margin-top:3em;font-size:.9em}
-"""
+HERE = Path(__file__).parent
+UPLOT_VERSION = "1.6.32"
+MAX_CHARTED_RUNS = 300
+"""Above this many runs, clean runs are listed in the summary only (no chart section)."""
+MAX_SECTIONS = 1000
+"""Chart sections at most, runs with findings first (the summary still lists every run)."""
+CHIPS_PER_RUN = 6
+"""Findings linked from a run's summary row (the rest are in its section)."""
+STATUS_ORDER = {"error": 0, "warning": 1, "ok": 2}
 
 
 def _e(text: object) -> str:
@@ -46,92 +46,230 @@ def _md_code(text: str) -> str:
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", _e(text))
 
 
-def render_html(report: Report, images: Mapping[str, bytes] | None = None, *, plots: bool = True) -> str:
-    """The page. `images` maps run name → PNG bytes (as `plots.plot_run` makes them);
-    without it, pictures are drawn here unless `plots` is False."""
-    runs = sorted(report.runs, key=lambda r: r.run)
-    if images is None:
-        images = {}
-        if plots:
-            from .plots import plot_run
+def _asset(name: str) -> str:
+    return (HERE / name).read_text(encoding="utf-8")
 
-            images = {r.run: plot_run(r) for r in runs}
+
+def _json_script(payload: Any) -> str:
+    """JSON safe inside <script>: no '<' can close the element."""
+    return json.dumps(payload, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")
+
+
+def ordered_runs(report: Report) -> list[RunReport]:
+    """Errors first, then warnings, then clean runs; by name inside each."""
+    return sorted(report.runs, key=lambda r: (STATUS_ORDER[status(r)], r.run))
+
+
+def charted_runs(runs: list[RunReport]) -> list[RunReport]:
+    """The runs that get a section: all of them up to MAX_CHARTED_RUNS, else the ones
+    with findings (at most MAX_SECTIONS)."""
+    if len(runs) <= MAX_CHARTED_RUNS:
+        return runs
+    return [r for r in runs if status(r) != "ok"][:MAX_SECTIONS]
+
+
+def render_html(report: Report) -> str:
+    """The page, as one string."""
+    runs = ordered_runs(report)
+    charted = charted_runs(runs)
+    ids = {id(r): i for i, r in enumerate(runs)}
+    fids = {id(r): {id(f): f"f{ids[id(r)]}-{j}" for j, f in enumerate(r.findings)} for r in runs}
     states = [status(r) for r in runs]
     counts = [f"{states.count(s)} {w}" for s, w in
               (("error", "with errors"), ("warning", "with warnings"), ("ok", "clean")) if states.count(s)]
     title = f"spikelens {report.command}: {len(runs)} run{'s' if len(runs) != 1 else ''}"
+    charted_ids = {id(r) for r in charted}
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-           f"<title>{_e(title)}</title><style>{CSS}</style></head><body>",
-           f"<h1>{_e(title)}</h1>", f"<p>{_e(', '.join(counts) or 'nothing to report')}</p>"]
+           '<link rel="icon" href="data:,">',
+           f"<title>{_e(title)}</title>",
+           f"<style>{_asset('vendor/uPlot.min.css')}\n{_asset('html_page.css')}</style></head><body>",
+           f"<header><h1>{_e(title)}</h1><p class=\"counts\">{_e(', '.join(counts) or 'nothing to report')}</p>"
+           "</header>"]
     if runs:
-        out.append(summary_table(runs))
-    for run in runs:
-        out.append(run_section(run, images.get(run.run)))
+        out.append(filter_bar(runs))
+        out.append(summary_table(runs, charted_ids, fids))
+        out.append(kinds_table(runs))
+        if len(charted) < len(runs):
+            left = len(runs) - len(charted)
+            out.append(f'<p class="note">{left} run{"s" if left != 1 else ""} without findings '
+                       f"{'are' if left != 1 else 'is'} listed above only: more than {MAX_CHARTED_RUNS} runs, "
+                       "so only the runs with findings get charts.</p>")
+    charts = {}
+    for run in charted:
+        i = ids[id(run)]
+        out.append(run_section(run, i, fids[id(run)]))
+        charts[i] = run_chart(run, fids[id(run)])
     if report.warnings:
-        out.append('<h2>Warnings while reading</h2><ul class="warnings">')
+        out.append('<section class="warnings"><h2>Warnings while reading</h2><ul>')
         out += [f"<li>{_e(w)}</li>" for w in report.warnings]
-        out.append("</ul>")
-    out.append("<footer>More on any kind or cause: <code>spikelens explain NAME</code></footer>")
+        out.append("</ul></section>")
+    out.append("<footer>More on any kind or cause: <code>spikelens explain NAME</code>. "
+               f"Charts drawn with uPlot {UPLOT_VERSION} (MIT), embedded in this page.</footer>")
+    for i, payload in charts.items():
+        out.append(f'<script type="application/json" id="chart-{i}">{_json_script(payload)}</script>')
+    out.append(f"<script>{_asset('vendor/uPlot.iife.min.js')}</script>")
+    out.append(f"<script>{_asset('html_app.js')}</script>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
 
 
-def summary_table(runs: list[RunReport]) -> str:
-    rows = ['<table class="summary"><thead><tr><th>run</th><th>format</th><th>worst</th><th>verdict</th>'
-            "<th>steps</th><th>points</th><th>final loss</th><th>findings</th></tr></thead><tbody>"]
-    for r in runs:
+def _row_attrs(run: RunReport, i: int) -> str:
+    kinds = " ".join(sorted({f.kind for f in run.findings}))
+    return (f'data-run="{i}" data-sev="{status(run)}" data-kinds="{_e(kinds)}" '
+            f'data-name="{_e(run.run.lower())}"')
+
+
+def filter_bar(runs: list[RunReport]) -> str:
+    kinds = sorted({f.kind for r in runs for f in r.findings})
+    options = "".join(f'<option value="{_e(k)}">{_e(k)}</option>' for k in kinds)
+    return ('<div class="filters" id="filters">'
+            '<label>severity <select id="f-sev"><option value="all">all runs</option>'
+            '<option value="attention">errors and warnings</option><option value="error">errors</option>'
+            '<option value="warning">warnings</option><option value="ok">clean</option></select></label>'
+            f'<label>kind <select id="f-kind"><option value="">any</option>{options}</select></label>'
+            '<label>run <input id="f-name" type="search" placeholder="name contains…"></label>'
+            f'<span id="f-count">{len(runs)} of {len(runs)} runs</span></div>')
+
+
+def summary_table(runs: list[RunReport], charted: set[int], fids: dict[int, dict[int, str]]) -> str:
+    rows = ['<table class="summary" id="summary"><thead><tr><th>run</th><th>worst</th><th>verdict</th>'
+            "<th>findings</th><th>steps</th><th class=\"num\">points</th><th class=\"num\">final loss</th>"
+            "<th>format</th></tr></thead><tbody>"]
+    for i, r in enumerate(runs):
         st = status(r)
+        name = (f'<a href="#{_anchor(i)}">{_e(r.run)}</a>' if id(r) in charted else _e(r.run))
         rows.append(
-            f'<tr><td><a href="#{_anchor(r.run)}">{_e(r.run)}</a></td><td>{_e(", ".join(r.formats) or "—")}</td>'
-            f'<td><span class="sev {st}">{st}</span></td><td>{_e(verdict(r))}</td><td>{_e(steps_text(r))}</td>'
-            f'<td class="num">{r.points:,}</td><td class="num">{_e(final_loss_text(r))}</td>'
-            f"<td>{_e(counts_text(r))}</td></tr>")
+            f"<tr {_row_attrs(r, i)}><td class=\"name\">{name}</td><td><span class=\"sev {st}\">{st}</span></td>"
+            f"<td>{_e(verdict(r))}</td><td>{_chips(r, fids[id(r)], id(r) in charted)}</td>"
+            f"<td>{_e(steps_text(r))}</td><td class=\"num\">{r.points:,}</td>"
+            f"<td class=\"num\">{_e(final_loss_text(r))}</td><td>{_e(', '.join(r.formats) or '—')}</td></tr>")
     rows.append("</tbody></table>")
     return "\n".join(rows)
 
 
-def _anchor(name: str) -> str:
-    return "run-" + re.sub(r"[^A-Za-z0-9_-]+", "-", name)
+def _chips(run: RunReport, fids: dict[int, str], linked: bool) -> str:
+    """Each finding needing attention as a link that zooms the run's chart to it."""
+    major, notes = split_findings(run)
+    if not linked:
+        return _e(counts_text(run))
+    chips = [f'<a class="chip {_e(f.severity)}" href="#{fids[id(f)]}" data-goto="{fids[id(f)]}" '
+             f'title="{_e(f.message)}">{_e(f.kind)} {_e(_at(f))}</a>' for f in major[:CHIPS_PER_RUN]]
+    more = len(major) - CHIPS_PER_RUN
+    if more > 0:
+        chips.append(f'<span class="more">+{more} more</span>')
+    if notes:
+        chips.append(f'<span class="more">{len(notes)} note{"s" if len(notes) != 1 else ""}</span>')
+    return " ".join(chips) or "—"
 
 
-def run_section(run: RunReport, png: bytes | None) -> str:
+def _at(f: Finding) -> str:
+    s = f.anchor_step
+    return "" if s is None else f"@{s}"
+
+
+def kinds_table(runs: list[RunReport]) -> str:
+    """Findings and runs per kind, worst kinds first; a kind's name filters by it."""
+    total: dict[str, list[int]] = {}
+    worst: dict[str, int] = {}
+    for r in runs:
+        for k, n in kind_counts(r).items():
+            t = total.setdefault(k, [0, 0])
+            t[0] += n
+            t[1] += 1
+        for f in r.findings:
+            worst[f.kind] = max(worst.get(f.kind, 0), SEVERITY_RANK[f.severity])
+    if not total:
+        return '<p class="note">No findings in any run.</p>'
+    rows = ['<table class="kinds" id="kinds"><thead><tr><th>kind</th><th>worst</th><th class="num">findings</th>'
+            '<th class="num">runs</th></tr></thead><tbody>']
+    sev_names = {v: k for k, v in SEVERITY_RANK.items()}
+    for k in sorted(total, key=lambda k: (-worst[k], -total[k][0], k)):
+        sev = sev_names[worst[k]]
+        rows.append(f'<tr><td><button class="kind" data-kind="{_e(k)}">{_e(k)}</button></td>'
+                    f'<td><span class="sev {sev}">{sev}</span></td><td class="num">{total[k][0]:,}</td>'
+                    f'<td class="num">{total[k][1]:,}</td></tr>')
+    rows.append("</tbody></table>")
+    return "\n".join(rows)
+
+
+def _anchor(i: int) -> str:
+    return f"run-{i}"
+
+
+def run_section(run: RunReport, i: int, fids: dict[int, str]) -> str:
     st = status(run)
     facts = [", ".join(run.formats), segments_text(run), f"steps {steps_text(run)}", f"{run.points:,} points",
              loss_story(run)]
-    out = [f'<section id="{_anchor(run.run)}">',
+    out = [f'<section class="run" id="{_anchor(i)}" {_row_attrs(run, i)}>',
            f'<h2><span class="sev {st}">{st}</span> {_e(run.run)}: {_e(verdict(run))}</h2>',
-           f'<p class="facts">{_e(" · ".join(p for p in facts if p))}</p>']
-    if png:
-        data = base64.b64encode(png).decode("ascii")
-        out.append(f'<img class="plot" alt="{_e(run.run)}: loss, gradient norm, learning rate and loss scale '
-                   f'with the findings shaded" src="data:image/png;base64,{data}">')
+           f'<p class="facts">{_e(" · ".join(p for p in facts if p))}</p>',
+           '<div class="controls"><label><input type="checkbox" class="log-toggle"> log scale</label>'
+           '<label>smoothing <input type="range" class="smooth" min="0" max="0.99" step="0.01" value="0">'
+           '<output>0</output></label><button type="button" class="reset">whole run</button>'
+           '<span class="hint">drag: zoom · shift-drag: pan · alt+wheel: zoom · double-click: whole run · '
+           'click a legend entry: show/hide</span></div>',
+           f'<div class="charts" data-run="{i}"><p class="loading">chart loads when scrolled into view</p></div>']
     major, notes = split_findings(run)
-    out += [finding_card(f) for f in major]
+    out += [finding_card(f, fids[id(f)]) for f in major]
     if notes:
-        out.append('<p class="label">Notes</p><ul>')
-        out += [f"<li><code>{_e(f.kind)}</code> {_e(f.message)}</li>" for f in notes]
-        out.append("</ul>")
+        out.append('<details class="notes"><summary>'
+                   f'{len(notes)} note{"s" if len(notes) != 1 else ""} (info)</summary><ul>')
+        for f in notes:
+            fid = fids[id(f)]
+            link = (f' <a href="#{_anchor(i)}" data-goto="{fid}">{_e(span_text(f))}</a>'
+                    if f.anchor_step is not None else "")
+            out.append(f'<li id="{fid}"><code>{_e(f.kind)}</code>{link} {_e(f.message)}</li>')
+        out.append("</ul></details>")
     out.append("</section>")
     return "\n".join(out)
 
 
-def finding_card(f: Finding) -> str:
+def evidence_rows(f: Finding, limit: int = 12) -> list[tuple[str, str]]:
+    """(name, value) pairs of a finding's evidence as a person reads them."""
+    out = []
+    for k, v in list(f.evidence.items())[:limit]:
+        if isinstance(v, (list, tuple)):
+            text = ", ".join(number(x) if not isinstance(x, (dict, list)) else "…" for x in v[:8])
+            text += " …" if len(v) > 8 else ""
+        elif isinstance(v, dict):
+            text = ", ".join(f"{a}: {number(b) if not isinstance(b, (dict, list)) else '…'}"
+                             for a, b in list(v.items())[:6])
+        elif isinstance(v, bool):
+            text = "yes" if v else "no"
+        elif isinstance(v, (int, float)) or hasattr(v, "item"):
+            text = number(v) if not (isinstance(v, int) and abs(v) < 10 ** 9) else f"{v:,}"
+        else:
+            text = str(v)
+        out.append((k.replace("_", " "), text))
+    return out
+
+
+def finding_card(f: Finding, fid: str) -> str:
     where = f" in <code>{_e(f.metric)}</code>" if f.metric else ""
-    out = [f'<div class="finding {_e(f.severity)}">',
-           f'<h3><span class="sev {_e(f.severity)}">{_e(f.severity)}</span> {_e(f.kind)} '
-           f'<span class="label">{_e(f.code)}</span>{where}, {_e(span_text(f))}</h3>',
-           f"<p>{_e(f.message)}</p>"]
+    zoomable = f.anchor_step is not None
+    goto = f' data-goto="{fid}"' if zoomable else ""
+    button = f'<button type="button" class="goto"{goto}>show in run chart ↑</button>' if zoomable else ""
+    out = [f'<article class="finding {_e(f.severity)}" id="{fid}">',
+           f'<div class="zoom" data-zoom="{fid}"></div>' if zoomable else '<div class="zoom empty"></div>',
+           '<div class="body">',
+           f'<h3{goto}><span class="sev {_e(f.severity)}">{_e(f.severity)}</span> {_e(f.kind)} '
+           f'<span class="label">{_e(f.code)}</span>{where}, {_e(span_text(f))}</h3>{button}',
+           f'<p class="message">{_e(f.message)}</p>']
+    rows = evidence_rows(f)
+    if rows:
+        out.append('<table class="evidence">' + "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows)
+                   + "</table>")
     if f.causes:
-        out.append('<span class="label">Likely causes</span><ul>')
+        out.append('<p class="label">Likely causes</p><ul>')
         out += [f"<li><b>{_e(c.cause)}</b> ({round(100 * c.confidence)}%): {_e(c.evidence)}</li>" for c in f.causes]
         out.append("</ul>")
     else:
         out.append('<p class="label">Likely causes: none found in the other metrics.</p>')
     tips = next_steps(f)
     if tips:
-        out.append('<span class="label">What to try</span><ul>')
+        out.append('<p class="label">What to try</p><ul>')
         out += [f"<li>{_md_code(t)}</li>" for t in tips]
         out.append("</ul>")
-    out.append("</div>")
+    out.append("</div></article>")
     return "\n".join(out)

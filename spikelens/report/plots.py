@@ -278,14 +278,85 @@ def file_name(run_name: str, used: set[str]) -> str:
     return name
 
 
-def write_plots(report: Report, folder: str | Path) -> dict[str, Path]:
-    """Write one PNG per run into `folder` (created); returns run name → path."""
+def finding_figure(run: RunReport, f, *, dpi: int = 100):
+    """The Figure of one finding's own stretch (the window the HTML zoom shows): its
+    metric at full resolution with the finding shaded, the grad norm below it when the
+    run has one; None when the finding names no step or the run has no frame."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from .verdict import span_text
+    from .zoom import extent, window
+
+    frame = run.frame
+    if frame is None or frame.height == 0:
+        return None
+    steps = frame.get_column("step")
+    first, last = float(steps.min()), float(steps.max())
+    ext = extent(f, last)
+    if ext is None:
+        return None
+    lo, hi = window(ext, first, last)
+    part = frame.filter(pl.col("step").is_between(lo, hi))
+    present = set(part.get_column("metric").unique().to_list())
+    metric = f.metric if f.metric in present else run.stats.get("main_metric")
+    if metric not in present:
+        return None
+    panels = [(metric, [metric])]
+    grads = sorted(m for m, r in run.metrics.items() if r == "grad_norm" and m in present and m != metric)
+    if grads and run.metrics.get(metric) != "grad_norm":
+        panels.append(("grad norm", grads[:1]))
+    fig = Figure(figsize=(8, 2.6 + 1.1 * (len(panels) - 1)), dpi=dpi)
+    FigureCanvasAgg(fig)
+    axes = np.atleast_1d(fig.subplots(len(panels), 1, sharex=True,
+                                      gridspec_kw={"height_ratios": [2.2] + [1.0] * (len(panels) - 1)}))
+    color = SHADE.get(f.severity, SHADE["info"])
+    for ax, (title, metrics) in zip(axes, panels):
+        _draw_panel(ax, part, metrics, title, log=False)
+        if ext.line:
+            ax.axvline(ext.x0, color=color, lw=1.2, ls="--")
+        else:
+            ax.axvspan(ext.x0, max(ext.x1, ext.x0 + 0.5), color=color, alpha=0.15, lw=0)
+        _draw_resumes(ax, run)
+        ax.set_xlim(lo, hi)
+        ax.grid(True, alpha=0.25)
+        ax.tick_params(labelsize=8)
+    axes[-1].set_xlabel("step", fontsize=9)
+    fig.suptitle(f"{run.run}: {f.kind} ({f.severity}), {span_text(f)}", fontsize=10, x=0.01, ha="left")
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    return fig
+
+
+def plot_finding(run: RunReport, f, *, dpi: int = 100) -> bytes | None:
+    """The PNG bytes of one finding's zoomed picture (None: nothing to zoom on)."""
+    fig = finding_figure(run, f, dpi=dpi)
+    if fig is None:
+        return None
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
+    return buf.getvalue()
+
+
+def write_plots(report: Report, folder: str | Path) -> dict[str, list[Path]]:
+    """Write one PNG per run into `folder` (created), and beside it one zoomed PNG per
+    finding that needs attention (`RUN--KIND-STEP.png`); returns run name → its paths,
+    the run's picture first."""
+    from .verdict import split_findings
+
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     used: set[str] = set()
-    out = {}
+    out: dict[str, list[Path]] = {}
     for run in sorted(report.runs, key=lambda r: r.run):
         path = folder / file_name(run.run, used)
         path.write_bytes(plot_run(run))
-        out[run.run] = path
+        out[run.run] = [path]
+        for f in split_findings(run)[0]:
+            png = plot_finding(run, f)
+            if png is None:
+                continue
+            at = f.anchor_step if f.anchor_step is not None else "x"
+            path = folder / file_name(f"{run.run}--{f.kind}-{at}", used)
+            path.write_bytes(png)
+            out[run.run].append(path)
     return out

@@ -1,0 +1,136 @@
+"""What the HTML report's charts draw, per run: the panels (loss, grad norm, LR, loss
+scale) with their decimated series, superseded points and NaN/inf steps apart, the
+segment boundaries, and each finding's band and zoom window.
+
+Series travel as base64 little-endian arrays (int32 steps when they fit, float32
+values): a tenth of the size of JSON numbers and decoded in a few milliseconds.
+Each series keeps its extremes per chart pixel over the whole run, and every point
+inside each finding's window at up to `WINDOW_BUCKETS` pairs, so a zoom on a finding
+is sharp while the file stays small.
+"""
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from ..model.finding import Finding
+from ..model.report import RunReport
+from .decimate import keep_extremes, keep_in_windows
+from .zoom import extent, window
+
+PANELS = (("loss", ("loss", "eval_loss")), ("grad norm", ("grad_norm",)), ("learning rate", ("lr",)),
+          ("loss scale", ("loss_scale",)))
+"""Panels top to bottom: title and the metric roles drawn in it."""
+MAX_METRICS = 6
+"""Metrics drawn per panel at most (a run logging 40 per-layer grad norms shows six)."""
+BUCKETS = {"loss": 700, "grad norm": 250, "learning rate": 120, "loss scale": 120}
+"""Min/max pairs over the whole run, per panel: about the chart's width in pixels for
+the loss, less for the companions and far less for the smooth schedules."""
+WINDOW_BUCKETS = 300
+"""Min/max pairs inside each finding's window (points beyond are decimated)."""
+WINDOW_POINTS_PER_RUN = 6000
+"""Budget of window points per series: many findings share it (fewer pairs each)."""
+MAX_BAD_STEPS = 400
+"""NaN/inf steps marked per series at most (evenly picked, first and last kept)."""
+
+
+def encode(values: np.ndarray, kind: str) -> dict[str, str]:
+    """{'t': 'i4'|'f8'|'f4', 'b': base64} of little-endian values."""
+    if kind == "step":
+        fits = values.size == 0 or (values.min() >= -(2 ** 31) and values.max() < 2 ** 31)
+        dtype, tag = ("<i4", "i4") if fits else ("<f8", "f8")
+    else:
+        dtype, tag = "<f4", "f4"
+    return {"t": tag, "b": base64.b64encode(np.ascontiguousarray(values, dtype=dtype).tobytes()).decode("ascii")}
+
+
+def panel_metrics(run: RunReport, present: set[str]) -> list[tuple[str, list[str]]]:
+    """(panel title, its metrics) for the panels this run has data for."""
+    out = []
+    for title, roles in PANELS:
+        metrics = sorted((m for m, r in run.metrics.items() if r in roles and m in present),
+                         key=lambda m: (roles.index(run.metrics[m]), m != run.stats.get("main_metric"), m))
+        if metrics:
+            out.append((title, metrics[:MAX_METRICS]))
+    return out
+
+
+def finding_view(f: Finding, fid: str, first: float, last: float) -> dict[str, Any] | None:
+    """A finding's band and zoom window, or None when it names no step."""
+    ext = extent(f, last)
+    if ext is None:
+        return None
+    lo, hi = window(ext, first, last)
+    return {"id": fid, "kind": f.kind, "sev": f.severity, "metric": f.metric, "x0": ext.x0, "x1": ext.x1,
+            "line": ext.line, "lo": lo, "hi": hi}
+
+
+def run_chart(run: RunReport, finding_ids: dict[int, str]) -> dict[str, Any]:
+    """The chart payload of one run. `finding_ids` maps id(finding) → the id its card
+    carries in the page, for the findings that get a band and a zoom."""
+    frame = run.frame
+    if frame is None or frame.height == 0:
+        return {"panels": [], "findings": [], "segments": []}
+    cols = ["metric", "step", "seq", "value"] + (["superseded"] if "superseded" in frame.columns else [])
+    by_metric = {key[0] if isinstance(key, tuple) else key: part for key, part in
+                 frame.select(cols).filter(pl.col("value").is_not_null())
+                 .partition_by("metric", as_dict=True, include_key=False).items()}
+    steps = frame.get_column("step")
+    first, last = float(steps.min()), float(steps.max())
+    views = []
+    for f in run.findings:
+        if id(f) in finding_ids:
+            v = finding_view(f, finding_ids[id(f)], first, last)
+            if v is not None:
+                views.append(v)
+    windows = [(v["lo"], v["hi"]) for v in views if v["sev"] != "info"]
+    per_window = max(40, min(WINDOW_BUCKETS, WINDOW_POINTS_PER_RUN // (2 * max(1, len(windows)))))
+    panels = []
+    drawn: set[str] = set()
+    for title, metrics in panel_metrics(run, set(by_metric)):
+        series = [_series(m, run.metrics.get(m, "other"), by_metric[m], BUCKETS[title], windows, per_window)
+                  for m in metrics]
+        drawn.update(metrics)
+        panels.append({"title": title, "series": series,
+                       "positive": all(s["positive"] for s in series)})
+    # findings about a metric no panel draws (a per-source loss) still get their zoom
+    extra = sorted({v["metric"] for v in views if v["metric"] and v["metric"] not in drawn
+                    and v["metric"] in by_metric})
+    zoom_only = [_series(m, run.metrics.get(m, "other"), by_metric[m], 0, windows, per_window) for m in extra]
+    segments = [float(s["first_step"]) for s in run.segments[1:] if s.get("first_step") is not None]
+    return {"panels": panels, "zoom_only": zoom_only, "findings": views, "segments": segments,
+            "first": first, "last": last, "main": run.stats.get("main_metric")}
+
+
+def _series(metric: str, role: str, part: pl.DataFrame, buckets: int, windows: list[tuple[float, float]],
+            per_window: int) -> dict[str, Any]:
+    """One metric: live points, superseded points and NaN/inf steps, each decimated."""
+    part = part.sort("step", "seq")
+    step = part.get_column("step").to_numpy()
+    value = part.get_column("value").to_numpy().astype(np.float64, copy=False)
+    sup = part.get_column("superseded").to_numpy().astype(bool) if "superseded" in part.columns \
+        else np.zeros(step.size, bool)
+    finite = np.isfinite(value)
+    out: dict[str, Any] = {"name": metric, "role": role}
+    live = finite & ~sup
+    x, y = step[live], value[live]
+    out["live"] = _pick(x, y, buckets, windows, per_window)
+    old = finite & sup
+    out["superseded"] = _pick(step[old], value[old], buckets, windows, per_window) if old.any() else None
+    bad = step[~finite]
+    if bad.size > MAX_BAD_STEPS:
+        bad = bad[np.unique(np.linspace(0, bad.size - 1, MAX_BAD_STEPS).astype(np.int64))]
+    out["bad"] = [float(s) for s in bad]
+    out["positive"] = bool((value[finite] > 0).all())
+    return out
+
+
+def _pick(x: np.ndarray, y: np.ndarray, buckets: int, windows: list[tuple[float, float]],
+          per_window: int) -> dict[str, Any]:
+    keep = keep_extremes(x, y, buckets) if buckets else np.empty(0, np.int64)
+    if windows:
+        keep = np.union1d(keep, keep_in_windows(x, y, windows, per_window))
+    return {"x": encode(x[keep], "step"), "y": encode(y[keep], "value"), "n": int(keep.size)}

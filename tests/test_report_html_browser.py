@@ -1,0 +1,144 @@
+"""The HTML report in a real browser (headless Chromium through Selenium): it loads with
+no console error, every run gets its charts, the summary is in severity order, the
+filter hides clean runs, and a click on a finding moves the run's chart to its steps."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from browser import chromium, console_errors, missing
+from report_cases import sample_report
+from spikelens.report.html import render_html
+
+pytestmark = pytest.mark.skipif(missing() is not None, reason=f"no browser to drive: {missing()}")
+
+
+def _wait(driver, script: str, timeout: float = 10.0):
+    """Poll a JS expression until it is truthy; return its value."""
+    end = time.monotonic() + timeout
+    while True:
+        value = driver.execute_script(f"return ({script});")
+        if value or time.monotonic() > end:
+            return value
+        time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    path = tmp_path_factory.mktemp("html") / "report.html"
+    path.write_text(render_html(sample_report()), encoding="utf-8")
+    with chromium() as driver:
+        driver.get(path.as_uri())
+        _wait(driver, "document.readyState === 'complete' && window.spikelens")
+        yield driver
+
+
+@pytest.fixture
+def fresh(page):
+    """The page reloaded (filters cleared, charts unbuilt), console read empty."""
+    page.refresh()
+    _wait(page, "document.readyState === 'complete' && window.spikelens")
+    console_errors(page)
+    return page
+
+
+def _x_range(driver, run: int) -> list[float]:
+    return driver.execute_script(
+        f"const c = spikelens.runs[{run}].panels[0].chart; return [c.scales.x.min, c.scales.x.max];")
+
+
+def test_loads_without_console_errors_and_every_run_has_its_charts(fresh):
+    d = fresh
+    sections = d.find_elements("css selector", "section.run")
+    assert len(sections) == 4
+    for sec in sections:  # charts are built as their run scrolls into view
+        d.execute_script("arguments[0].scrollIntoView()", sec)
+        run = sec.get_attribute("data-run")
+        assert _wait(d, f"document.querySelectorAll('#run-{run} .charts .uplot').length > 0"), run
+    panels = d.execute_script(
+        "return [...document.querySelectorAll('section.run')].map(s => s.querySelectorAll('.charts .uplot').length)")
+    assert panels == [4, 1, 3, 3]  # llama-fp16: loss, grad norm, LR, loss scale; bert-resume: loss only
+    zooms = d.execute_script("return document.querySelectorAll('.finding .zoom .uplot').length")
+    assert zooms == 6  # one zoomed chart per finding card
+    assert console_errors(d) == []
+
+
+def test_summary_lists_runs_in_severity_order(fresh):
+    rows = fresh.find_elements("css selector", "#summary tbody tr")
+    assert [r.get_attribute("data-sev") for r in rows] == ["error", "warning", "warning", "ok"]
+    assert rows[0].find_element("css selector", "td.name").text == "llama-fp16"
+
+
+def test_filter_hides_the_clean_runs(fresh):
+    d = fresh
+    from selenium.webdriver.support.ui import Select
+
+    Select(d.find_element("id", "f-sev")).select_by_value("attention")
+    for el in d.find_elements("css selector", "#summary tbody tr, section.run"):
+        assert el.is_displayed() == (el.get_attribute("data-sev") != "ok")
+    assert d.find_element("id", "f-count").text == "3 of 4 runs"
+    Select(d.find_element("id", "f-sev")).select_by_value("all")
+    d.find_element("id", "f-name").send_keys("bert")
+    shown = [r.get_attribute("data-name") for r in d.find_elements("css selector", "#summary tbody tr")
+             if r.is_displayed()]
+    assert shown == ["bert-resume"]
+    d.find_element("id", "f-name").clear()
+    button = d.find_element("css selector", 'button.kind[data-kind="nan"]')
+    d.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)  # clear of the sticky filter bar
+    button.click()
+    shown = [r.get_attribute("data-name") for r in d.find_elements("css selector", "#summary tbody tr")
+             if r.is_displayed()]
+    assert shown == ["llama-fp16"]
+
+
+def test_clicking_a_finding_moves_the_chart_to_its_steps(fresh):
+    d = fresh
+    chip = d.find_element("css selector", '#summary a.chip[data-goto="f2-0"]')  # gpt-small-3's spike at 3204
+    assert "spike" in chip.text
+    chip.click()
+    view = d.execute_script("return spikelens.runs[2].data.findings.find(f => f.id === 'f2-0')")
+    lo, hi = _x_range(d, 2)
+    assert (lo, hi) == pytest.approx((view["lo"], view["hi"]))
+    assert lo < 3203 and 3260 < hi and hi - lo < 1000  # the spike and its recovery, not the whole run
+    for panel in (1, 2):  # the companions follow on the same step axis
+        assert d.execute_script(f"return spikelens.runs[2].panels[{panel}].chart.scales.x.min") == pytest.approx(lo)
+    assert "selected" in d.find_element("id", "f2-0").get_attribute("class")
+    # the card's own button does the same for the other spike
+    button = d.find_element("css selector", '#f2-1 button.goto')
+    d.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
+    button.click()
+    lo2, hi2 = _x_range(d, 2)
+    assert lo2 < 5099 and 5812 < hi2 and lo2 > 3300
+    assert console_errors(d) == []
+
+
+def test_zoom_pan_log_and_smoothing_controls(fresh):
+    d = fresh
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    sec = d.find_element("id", "run-2")
+    d.execute_script("arguments[0].scrollIntoView()", sec)
+    _wait(d, "spikelens.runs[2] && spikelens.runs[2].built")
+    over = sec.find_element("css selector", ".charts .uplot .u-over")
+    ActionChains(d).move_to_element_with_offset(over, -200, 0).click_and_hold() \
+        .move_by_offset(150, 0).release().perform()  # drag: zoom in
+    lo, hi = _x_range(d, 2)
+    assert 0 < hi - lo < 2000
+    ActionChains(d).key_down("\ue008").move_to_element(over).click_and_hold().move_by_offset(100, 0) \
+        .release().key_up("\ue008").perform()  # shift-drag: pan left, same width
+    lo2, hi2 = _x_range(d, 2)
+    assert lo2 < lo and (hi2 - lo2) == pytest.approx(hi - lo, rel=1e-6)
+    ActionChains(d).double_click(over).perform()  # whole run again
+    assert _x_range(d, 2) == pytest.approx([0, 5999])
+
+    assert d.execute_script("return spikelens.runs[2].panels[0].chart.scales.y.distr") == 3  # log by default
+    sec.find_element("css selector", ".log-toggle").click()
+    assert d.execute_script("return spikelens.runs[2].panels[0].chart.scales.y.distr") == 1
+
+    d.execute_script("const s = document.querySelector('#run-2 .smooth'); s.value = '0.9';"
+                     "s.dispatchEvent(new Event('input'));")
+    shown = d.execute_script("const c = spikelens.runs[2].panels[0].chart;"
+                             "return c.series.filter(s => s.label.endsWith('(smoothed)')).map(s => s.show)")
+    assert shown == [True]
+    assert console_errors(d) == []
