@@ -36,7 +36,8 @@ class Table:
     """
 
     frame: pl.DataFrame
-    source: Path
+    source: Path | str
+    """The file read, or a URI (an MLflow database's or server's run) that is no local path."""
     format: str
     run_key: str
     segment_key: str
