@@ -4,3 +4,4 @@ from . import analyze  # noqa: F401
 from . import replay  # noqa: F401
 from . import check  # noqa: F401
 from . import stitch  # noqa: F401
+from . import export  # noqa: F401

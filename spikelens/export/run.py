@@ -1,0 +1,40 @@
+"""`spikelens export`: stitch one run and write its live timeline in a tracker's format."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .. import diagnostics
+from ..errors import UsageError
+from .timeline import live_points, outside_inputs, run_folder
+
+FORMATS = ("tensorboard", "wandb")
+
+
+def export(*paths: str | os.PathLike, out: str | os.PathLike, fmt: str = "tensorboard", name: str | None = None,
+           config=None) -> tuple[Path, int]:
+    """Stitch the parts of one run (as `spikelens stitch` does) and write its live timeline
+    under `out/<run>/`; returns the folder written and the number of points."""
+    from .. import api
+
+    if fmt not in FORMATS:
+        raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    out = Path(out)
+    outside_inputs(out, [str(p) for p in paths])
+    report, frame = api.stitch(*paths, config=config, name=name)
+    for line in report.warnings:
+        diagnostics.warn(line)
+    run = report.runs[0].run
+    points = live_points(frame)
+    if points.height == 0:
+        raise UsageError(f"{run}: no values to export")
+    folder = run_folder(out, run)
+    if fmt == "tensorboard":
+        from .tensorboard import write_events
+
+        write_events(points, folder)
+    else:
+        from .wandb_offline import write_wandb
+
+        folder = write_wandb(points, folder, run)
+    return folder, points.height

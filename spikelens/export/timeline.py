@@ -1,0 +1,47 @@
+"""The points an export writes: the stitched frame's live points, one per metric and step."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from ..errors import UsageError
+
+
+def live_points(frame: pl.DataFrame) -> pl.DataFrame:
+    """`step, wall_time, metric, value` of the live timeline, sorted by step: superseded
+    points and nulls dropped, and where a step still holds two points (ranks, copies) the
+    last one read wins, as in the stitched view."""
+    live = frame.filter(~pl.col("superseded") & pl.col("value").is_not_null()) if "superseded" in frame.columns \
+        else frame.filter(pl.col("value").is_not_null())
+    return (
+        live.sort("step", "seq")
+        .unique(["metric", "step"], keep="last", maintain_order=True)
+        .select("step", "wall_time", pl.col("metric").cast(pl.String), "value")
+    )
+
+
+def outside_inputs(out: Path, inputs: list[str]) -> None:
+    """Refuse an output folder inside (or equal to) a log folder or file's folder that was read."""
+    from ..storage import protocol, unmangle
+
+    target = out.resolve()
+    for raw in inputs:
+        text = unmangle(str(raw))
+        if protocol(text) is not None:
+            continue
+        p = Path(text).resolve()
+        folder = p if p.is_dir() else p.parent
+        if target == folder or folder in target.parents:
+            raise UsageError(f"{out}: the export would be written inside the logs it reads ({folder}); "
+                             "choose an -o folder outside them")
+
+
+def run_folder(out: Path, run: str) -> Path:
+    """`out/<run>` (the run name made a safe folder name); refuses one that already holds data."""
+    safe = "".join(c if c.isalnum() or c in "-_.=" else "_" for c in run).strip("._") or "run"
+    folder = out / safe
+    if folder.exists() and any(folder.iterdir()):
+        raise UsageError(f"{folder}: already holds files (an earlier export?); remove it or choose another -o")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
