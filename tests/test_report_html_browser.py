@@ -142,3 +142,25 @@ def test_zoom_pan_log_and_smoothing_controls(fresh):
                              "return c.series.filter(s => s.label.endsWith('(smoothed)')).map(s => s.show)")
     assert shown == [True]
     assert console_errors(d) == []
+
+
+def test_every_finding_is_one_click_from_the_summary(fresh):
+    d = fresh
+    chips = d.find_elements("css selector", "#summary a.chip")
+    assert len(chips) == 6
+    for chip in chips:
+        fid = chip.get_attribute("data-goto")
+        d.execute_script("window.scrollTo(0, 0)")
+        chip.click()
+        run = int(fid[1:].split("-")[0])
+        view = d.execute_script(f"return spikelens.runs[{run}].data.findings.find(f => f.id === '{fid}')")
+        assert _x_range(d, run) == pytest.approx([view["lo"], view["hi"]]), fid
+        card = d.find_element("id", fid)
+        assert "selected" in card.get_attribute("class")
+        top = d.execute_script(f"return document.getElementById('run-{run}').getBoundingClientRect().top")
+        assert 0 <= top < 200  # the run's charts are brought into view
+    notes = d.find_element("css selector", '#summary a[data-open="notes-3"]')  # clean-baseline's note
+    d.execute_script("window.scrollTo(0, 0)")
+    notes.click()
+    assert d.find_element("id", "notes-3").get_attribute("open") is not None
+    assert console_errors(d) == []

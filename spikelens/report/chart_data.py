@@ -29,7 +29,9 @@ MAX_METRICS = 6
 BUCKETS = {"loss": 700, "grad norm": 250, "learning rate": 120, "loss scale": 120}
 """Min/max pairs over the whole run, per panel: about the chart's width in pixels for
 the loss, less for the companions and far less for the smooth schedules."""
-WINDOW_BUCKETS = 300
+DETAILED = ("loss", "grad norm")
+"""Panels whose series keep full detail inside every finding's window."""
+WINDOW_BUCKETS = 250
 """Min/max pairs inside each finding's window (points beyond are decimated)."""
 WINDOW_POINTS_PER_RUN = 6000
 """Budget of window points per series: many findings share it (fewer pairs each)."""
@@ -86,12 +88,16 @@ def run_chart(run: RunReport, finding_ids: dict[int, str]) -> dict[str, Any]:
             v = finding_view(f, finding_ids[id(f)], first, last)
             if v is not None:
                 views.append(v)
-    windows = [(v["lo"], v["hi"]) for v in views if v["sev"] != "info"]
+    major = [v for v in views if v["sev"] != "info"]
+    windows = [(v["lo"], v["hi"]) for v in major]
     per_window = max(40, min(WINDOW_BUCKETS, WINDOW_POINTS_PER_RUN // (2 * max(1, len(windows)))))
     panels = []
     drawn: set[str] = set()
     for title, metrics in panel_metrics(run, set(by_metric)):
-        series = [_series(m, run.metrics.get(m, "other"), by_metric[m], BUCKETS[title], windows, per_window)
+        # the smooth schedules (LR, loss scale) get full detail only around their own findings
+        sharp = {m: windows if title in DETAILED else [(v["lo"], v["hi"]) for v in major if v["metric"] == m]
+                 for m in metrics}
+        series = [_series(m, run.metrics.get(m, "other"), by_metric[m], BUCKETS[title], sharp[m], per_window)
                   for m in metrics]
         drawn.update(metrics)
         panels.append({"title": title, "series": series,

@@ -32,7 +32,7 @@ MAX_CHARTED_RUNS = 300
 """Above this many runs, clean runs are listed in the summary only (no chart section)."""
 MAX_SECTIONS = 1000
 """Chart sections at most, runs with findings first (the summary still lists every run)."""
-CHIPS_PER_RUN = 6
+CHIPS_PER_RUN = 16
 """Findings linked from a run's summary row (the rest are in its section)."""
 STATUS_ORDER = {"error": 0, "warning": 1, "ok": 2}
 
@@ -141,14 +141,14 @@ def summary_table(runs: list[RunReport], charted: set[int], fids: dict[int, dict
         name = (f'<a href="#{_anchor(i)}">{_e(r.run)}</a>' if id(r) in charted else _e(r.run))
         rows.append(
             f"<tr {_row_attrs(r, i)}><td class=\"name\">{name}</td><td><span class=\"sev {st}\">{st}</span></td>"
-            f"<td>{_e(verdict(r))}</td><td>{_chips(r, fids[id(r)], id(r) in charted)}</td>"
-            f"<td>{_e(steps_text(r))}</td><td class=\"num\">{r.points:,}</td>"
+            f"<td>{_e(verdict(r))}</td><td>{_chips(r, i, fids[id(r)], id(r) in charted)}</td>"
+            f"<td class=\"steps\">{_e(steps_text(r))}</td><td class=\"num\">{r.points:,}</td>"
             f"<td class=\"num\">{_e(final_loss_text(r))}</td><td>{_e(', '.join(r.formats) or '—')}</td></tr>")
     rows.append("</tbody></table>")
     return "\n".join(rows)
 
 
-def _chips(run: RunReport, fids: dict[int, str], linked: bool) -> str:
+def _chips(run: RunReport, i: int, fids: dict[int, str], linked: bool) -> str:
     """Each finding needing attention as a link that zooms the run's chart to it."""
     major, notes = split_findings(run)
     if not linked:
@@ -157,9 +157,10 @@ def _chips(run: RunReport, fids: dict[int, str], linked: bool) -> str:
              f'title="{_e(f.message)}">{_e(f.kind)} {_e(_at(f))}</a>' for f in major[:CHIPS_PER_RUN]]
     more = len(major) - CHIPS_PER_RUN
     if more > 0:
-        chips.append(f'<span class="more">+{more} more</span>')
+        chips.append(f'<a class="more" href="#{_anchor(i)}">+{more} more</a>')
     if notes:
-        chips.append(f'<span class="more">{len(notes)} note{"s" if len(notes) != 1 else ""}</span>')
+        chips.append(f'<a class="more" href="#notes-{i}" data-open="notes-{i}">'
+                     f'{len(notes)} note{"s" if len(notes) != 1 else ""}</a>')
     return " ".join(chips) or "—"
 
 
@@ -213,7 +214,7 @@ def run_section(run: RunReport, i: int, fids: dict[int, str]) -> str:
     major, notes = split_findings(run)
     out += [finding_card(f, fids[id(f)]) for f in major]
     if notes:
-        out.append('<details class="notes"><summary>'
+        out.append(f'<details class="notes" id="notes-{i}"><summary>'
                    f'{len(notes)} note{"s" if len(notes) != 1 else ""} (info)</summary><ul>')
         for f in notes:
             fid = fids[id(f)]

@@ -22,7 +22,7 @@
   function fmt(v) {
     if (v == null || !isFinite(v)) return "—";
     const a = Math.abs(v);
-    if (a !== 0 && (a < 1e-3 || a >= 1e6)) return v.toExponential(3);
+    if (a !== 0 && (a < 1e-3 || a >= 1e6)) return v.toExponential(2);
     return String(Number(v.toPrecision(5)));
   }
   const fmtStep = v => v == null ? "—" : Math.round(v).toLocaleString("en-US");
@@ -169,7 +169,7 @@
       legend: {live: true},
       series: series,
       axes: [{values: (u, splits) => splits.map(v => compact(v))},
-             {size: 62, values: (u, splits) => splits.map(v => v == null ? "" : fmt(v))}],
+             {size: 70, values: (u, splits) => splits.map(v => v == null ? "" : fmt(v))}],
       hooks: {drawAxes: [bandsHook(st, p, st.data.findings)], draw: [marksHook(st, p, p.series, st.data.findings)],
               setScale: [(u, key) => { if (key === "x") syncX(st, u); }]},
       plugins: [interaction(st)],
@@ -278,7 +278,8 @@
       el.className = "panel"; el.dataset.panel = p.title;
       box.append(title, el);
       p.el = el;
-      const log = p.title === "loss" ? st.log : (p.positive && p.title !== "learning rate");
+      // loss scale halves and doubles: log 2; grad norm and LR read best linear in a zoom
+      const log = p.title === "loss" ? st.log : (p.positive && p.title === "loss scale");
       p.chart = makePanel(st, p, el, log);
     }
     wireControls(st);
@@ -349,15 +350,25 @@
         series.push({label: "superseded", width: 0, stroke: SUPERSEDED, value: (u, v) => fmt(v), paths: () => null,
           points: {show: true, space: 0, size: 3, fill: SUPERSEDED, stroke: SUPERSEDED}});
       }
+      const axes = [{values: (u, sp) => sp.map(v => compact(v))},
+                    {size: 56, values: (u, sp) => sp.map(v => v == null ? "" : fmt(v))}];
+      const grads = st.panels.find(p => p.title === "grad norm");
+      if (grads && (s.role === "loss" || s.role === "eval_loss")) {  // the usual precursor, on its own axis
+        const g = grads.series[0];
+        parts.push(slice(g.live, f.lo, f.hi));
+        series.push({label: g.name, scale: "g", stroke: "#8a8a8a", width: 1, dash: [4, 3], spanGaps: true,
+          value: (u, v) => fmt(v), points: {show: false}});
+        axes.push({scale: "g", side: 1, size: 50, grid: {show: false}, stroke: "#8a8a8a",
+          values: (u, sp) => sp.map(v => v == null ? "" : fmt(v))});
+      }
       if (!parts.some(q => q[0].length)) { el.innerHTML = '<p class="note">no finite point of ' + escapeText(s.name) + " in this stretch</p>"; continue; }
       const width = Math.max(300, el.clientWidth - 4);
       const fake = {id: st.id, data: {segments: st.data.segments, findings: [f]}, selected: f.id};
       el.chart = new uPlot({
-        width: width, height: 170, series: series, legend: {live: true},
+        width: width, height: 210, series: series, legend: {live: true},
         cursor: {drag: {x: false, y: false}},
         scales: {x: {time: false, range: [f.lo, f.hi]}},
-        axes: [{values: (u, sp) => sp.map(v => compact(v))},
-               {size: 56, values: (u, sp) => sp.map(v => v == null ? "" : fmt(v))}],
+        axes: axes,
         hooks: {drawAxes: [bandsHook(fake, null, [f])], draw: [marksHook(fake, null, [s], [f])]},
       }, uPlot.join(parts), el);
     }
@@ -388,6 +399,12 @@
   document.addEventListener("click", e => {
     const kind = e.target.closest("button.kind");
     if (kind) { document.getElementById("f-kind").value = kind.dataset.kind; applyFilter(); return; }
+    const open = e.target.closest("[data-open]");
+    if (open) {
+      const box = document.getElementById(open.dataset.open);
+      if (box) { box.open = true; build(Number(box.id.split("-")[1])); }
+      return;
+    }
     const go = e.target.closest("[data-goto]");
     if (!go) return;
     e.preventDefault();
