@@ -13,7 +13,7 @@ from typing import Iterable, Iterator
 import numpy as np
 import polars as pl
 
-from . import diagnostics
+from . import diagnostics, storage
 from .errors import FormatError, InputError, NothingFound, SpikelensError
 from .frame import SCHEMA, conform
 from .importers.base import Importer, Table, read_head
@@ -71,7 +71,7 @@ def find_sources(paths: Iterable[str | os.PathLike]) -> list[Source]:
     found: list[Source] = []
     seen: set[Path] = set()
     for raw in paths:
-        root = Path(raw)
+        root = storage.localize(raw)  # an object-storage URL is copied, an MLflow URI pointed to
         if not root.exists():
             raise InputError(root, "no such file or folder")
         for path, is_dir in _walk(root):
@@ -143,7 +143,7 @@ def read_group(group: list[Source], roots: list[Path]) -> list[Run]:
                                          f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from exc
         except FormatError as exc:
             # a file the user named is an error; one found by walking a folder is skipped
-            if {p.resolve() for p in paths} & {Path(r).resolve() for r in roots}:
+            if {p.resolve() for p in paths} & {storage.localize(r).resolve() for r in roots}:
                 raise
             diagnostics.warn(f"{exc} (skipped)")
     return assemble(tables, roots)
@@ -169,6 +169,7 @@ def _build_run(name: str, tables: list[Table]) -> Run:
     next_segment = 0
     seq0 = 0
     meta: dict = {}
+    tables = [replace(t, source=storage.display(t.source)) for t in tables]  # a remote copy's files: URLs
     for t in tables:
         meta.update({k: v for k, v in t.meta.items()})
         if t.frame.height == 0:
@@ -273,7 +274,7 @@ def source_groups(roots: list[Path]) -> list[list[Source]]:
     for) when there is nothing readable."""
     sources = find_sources(roots)
     if not sources:
-        where = ", ".join(str(r) for r in roots)
+        where = ", ".join(storage.safe_url(storage.unmangle(str(r))) for r in roots)
         raise NothingFound(where, f"no training logs found; looked for {looked_for()}")
     return groups(sources)
 

@@ -45,6 +45,12 @@ def analyze_cmd(
     param: List[str] = typer.Option([], "--param", metavar="DETECTOR.NAME=VALUE",
                                     help="Override a detector parameter, DETECTOR being a kind or a code "
                                          "(e.g. spike.recovery_fast_steps=500). Repeatable."),
+    experiment: List[str] = typer.Option([], "--experiment", metavar="NAME",
+                                         help="With an MLflow database or server among PATHS: only the runs of "
+                                              "this experiment (name or id). Repeatable."),
+    run_id: List[str] = typer.Option([], "--run-id", metavar="ID",
+                                     help="With an MLflow database or server among PATHS: only this run. "
+                                          "Repeatable."),
     charts: bool = CHARTS,
     quiet: bool = QUIET,
     verbose: bool = VERBOSE,
@@ -58,7 +64,12 @@ def analyze_cmd(
     Example: [bold]spikelens analyze runs/ --html report.html --plot plots/[/]
 
     Example: [bold]spikelens analyze logs/ --format json --param spike.recovery_fast_steps=500[/]
+
+    Example: [bold]spikelens analyze http://localhost:5000 --experiment my-exp[/]
     """
+    from ..importers.mlflow_runs import select_in
+
+    paths = select_in(paths, experiment, run_id)
     cfg = build_config(config, role)
     params = detector_params(cfg, param)
     started = time.perf_counter()
