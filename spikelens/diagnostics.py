@@ -39,6 +39,9 @@ def _stack() -> list[Diagnostics]:
 
 def warn(message: str) -> None:
     """Record a warning line (and emit it through `warnings` for library users)."""
+    from .storage import display_text
+
+    message = display_text(message)  # a remote copy's temporary path is shown as its URL
     stack = _stack()
     if stack:
         stack[-1].warn(message)

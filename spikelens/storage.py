@@ -70,10 +70,21 @@ def protocol(text: str) -> str | None:
     return None if scheme in ("file", "local") else scheme
 
 
-def is_mlflow_uri(text: str) -> bool:
-    from .importers.mlflow_server import is_server_url
-    from .importers.mlflow_sql import is_sql_uri
+MLFLOW_SQL_SCHEMES = ("sqlite", "postgresql", "postgres")
 
+
+def is_server_url(text: str) -> bool:
+    """An MLflow tracking server (REST over HTTP)."""
+    return text.lower().startswith(("http://", "https://"))
+
+
+def is_sql_uri(text: str) -> bool:
+    """An MLflow tracking database (SQLAlchemy URI, e.g. `sqlite:///mlflow.db`)."""
+    scheme = text.split(":", 1)[0].split("+", 1)[0].lower() if "://" in text else ""
+    return scheme in MLFLOW_SQL_SCHEMES
+
+
+def is_mlflow_uri(text: str) -> bool:
     return is_server_url(text) or is_sql_uri(text)
 
 
@@ -125,15 +136,16 @@ def filesystem(url: str) -> tuple[Any, str]:
     """The fsspec filesystem and the path inside it; a one-line error when the protocol's
     package is missing."""
     try:
-        import fsspec
         from fsspec.core import url_to_fs
     except ImportError as exc:
         raise InputError(safe_url(url), "reading object storage needs fsspec: pip install fsspec") from exc
     try:
         return url_to_fs(url)
     except (ImportError, ValueError) as exc:
-        known = fsspec.registry.known_implementations.get(protocol(url) or "", {})
-        hint = known.get("err") or str(exc).splitlines()[0]
+        from fsspec.registry import known_implementations
+
+        known = known_implementations.get(protocol(url) or "", {})
+        hint = known.get("err") if isinstance(exc, ImportError) and known.get("err") else str(exc).splitlines()[0]
         raise InputError(safe_url(url), f"cannot open this URL ({hint})") from exc
 
 
