@@ -118,9 +118,13 @@ def test_chart_payload_keeps_segments_superseded_and_nan_apart():
     loss = chart["panels"][0]["series"][0]
     old = _decode(loss["superseded"]["x"])
     assert old.min() >= 2000 and old.max() <= 2199 and loss["superseded"]["n"] == 200
-    assert 2100 in _decode(loss["live"]["x"])
     spike = next(v for v in chart["findings"] if v["kind"] == "spike")
     assert spike["lo"] < 2005 <= 2043 < spike["hi"] and (spike["x0"], spike["x1"]) == (2005, 2043)
+    overview = _decode(loss["live"]["x"])
+    detail = _decode(loss["live"]["detail"]["x"])  # the extra points inside the spike's window
+    assert 1000 < overview.size <= 2 * 700 + 2 and not np.isin(detail, overview).any()
+    assert spike["lo"] <= detail.min() and detail.max() <= spike["hi"]
+    assert set(range(1990, 2060)) <= set(overview) | set(detail)  # every step around the spike
     resume = next(v for v in chart["findings"] if v["kind"] == "resume_overlap")
     assert resume["line"] and resume["x0"] == 2000
 
@@ -158,8 +162,9 @@ def test_whole_run_payload_of_a_long_run_is_small_and_sharp_at_the_finding():
                     stats={"main_metric": "loss", "first_step": 0, "last_step": n - 1})
     chart = run_chart(run, {id(spike): "f0-0"})
     live = chart["panels"][0]["series"][0]["live"]
-    xs, ys = _decode(live["x"]), _decode(live["y"])
-    assert live["n"] < 3000 and ys.max() == pytest.approx(11.0)
+    ys = _decode(live["y"])
+    assert live["n"] <= 2 * 700 + 2 and ys.max() == pytest.approx(11.0)  # the overview keeps the spike
+    assert live["detail"]["n"] <= 2 * 250 and 399_990 < _decode(live["detail"]["x"]).mean() < 400_010
     assert len(json.dumps(chart)) < 40_000
 
 

@@ -104,6 +104,10 @@ def test_clicking_a_finding_moves_the_chart_to_its_steps(fresh):
     for panel in (1, 2):  # the companions follow on the same step axis
         assert d.execute_script(f"return spikelens.runs[2].panels[{panel}].chart.scales.x.min") == pytest.approx(lo)
     assert "selected" in d.find_element("id", "f2-0").get_attribute("class")
+    # zoomed in, the loss is drawn with the window's full detail: every step around the spike
+    xs = d.execute_script("const c = spikelens.runs[2].panels[0].chart; return c.data[0].filter("
+                          f"x => x >= 3190 && x <= 3270)")
+    assert xs == list(range(3190, 3271))
     # the card's own button does the same for the other spike
     button = d.find_element("css selector", '#f2-1 button.goto')
     d.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
@@ -131,6 +135,8 @@ def test_zoom_pan_log_and_smoothing_controls(fresh):
     assert lo2 < lo and (hi2 - lo2) == pytest.approx(hi - lo, rel=1e-6)
     ActionChains(d).double_click(over).perform()  # whole run again
     assert _x_range(d, 2) == pytest.approx([0, 5999])
+    n = d.execute_script("return spikelens.runs[2].panels[0].chart.data[0].length")
+    assert n <= 2 * 700 + 2  # the overview: per-bucket extremes only
 
     assert d.execute_script("return spikelens.runs[2].panels[0].chart.scales.y.distr") == 3  # log by default
     sec.find_element("css selector", ".log-toggle").click()

@@ -4,9 +4,10 @@ segment boundaries, and each finding's band and zoom window.
 
 Series travel as base64 little-endian arrays (int32 steps when they fit, float32
 values): a tenth of the size of JSON numbers and decoded in a few milliseconds.
-Each series keeps its extremes per chart pixel over the whole run, and every point
-inside each finding's window at up to `WINDOW_BUCKETS` pairs, so a zoom on a finding
-is sharp while the file stays small.
+Each series keeps its extremes per chart pixel over the whole run, and apart from
+those (`detail`), the points inside each finding's window at up to `WINDOW_BUCKETS`
+pairs, which the page adds once zoomed in: a zoom on a finding is sharp, the overview
+has one density, and the file stays small.
 """
 from __future__ import annotations
 
@@ -136,7 +137,11 @@ def _series(metric: str, role: str, part: pl.DataFrame, buckets: int, windows: l
 
 def _pick(x: np.ndarray, y: np.ndarray, buckets: int, windows: list[tuple[float, float]],
           per_window: int) -> dict[str, Any]:
+    """The whole-run points, and apart (`detail`) the extra points inside the finding
+    windows: the page draws those only once zoomed in, so the overview has one density."""
     keep = keep_extremes(x, y, buckets) if buckets else np.empty(0, np.int64)
-    if windows:
-        keep = np.union1d(keep, keep_in_windows(x, y, windows, per_window))
-    return {"x": encode(x[keep], "step"), "y": encode(y[keep], "value"), "n": int(keep.size)}
+    out: dict[str, Any] = {"x": encode(x[keep], "step"), "y": encode(y[keep], "value"), "n": int(keep.size)}
+    extra = np.setdiff1d(keep_in_windows(x, y, windows, per_window), keep) if windows else keep[:0]
+    if extra.size:
+        out["detail"] = {"x": encode(x[extra], "step"), "y": encode(y[extra], "value"), "n": int(extra.size)}
+    return out

@@ -32,24 +32,36 @@
   function load(id) {
     const el = document.getElementById("chart-" + id);
     const d = JSON.parse(el.textContent);
-    const decodeSeries = s => ({
-      name: s.name, role: s.role, bad: s.bad, positive: s.positive,
-      live: [decode(s.live.x), decode(s.live.y)],
-      sup: s.superseded ? [decode(s.superseded.x), decode(s.superseded.y)] : null,
-    });
+    const pair = o => o ? [decode(o.x), decode(o.y)] : null;
+    const decodeSeries = s => {
+      const live = pair(s.live), sup = pair(s.superseded);
+      const liveDetail = pair(s.live.detail), supDetail = s.superseded ? pair(s.superseded.detail) : null;
+      return {name: s.name, role: s.role, bad: s.bad, positive: s.positive, coarse: {live: live, sup: sup},
+              live: merge(live, liveDetail), sup: sup && merge(sup, supDetail), detailed: !!(liveDetail || supDetail)};
+    };
     d.panels.forEach(p => { p.series = p.series.map(decodeSeries); });
     d.zoom_only = (d.zoom_only || []).map(decodeSeries);
     return d;
   }
 
+  function merge(a, b) {
+    // two [xs, ys] pairs as one, in step order
+    if (!b || !b[0].length) return a;
+    const pts = a[0].map((x, i) => [x, a[1][i]]).concat(b[0].map((x, i) => [x, b[1][i]]));
+    pts.sort((p, q) => p[0] - q[0]);
+    return [pts.map(p => p[0]), pts.map(p => p[1])];
+  }
+
   /* One panel's aligned table: x, then per metric its live column and (when it has
-     any) its superseded column; the smoothed columns are appended by the caller. */
-  function table(series) {
+     any) its superseded column; the smoothed columns are appended by the caller.
+     `fine`: with the extra points inside the finding windows (drawn once zoomed in). */
+  function table(series, fine) {
     const parts = [];
     const cols = [];
     series.forEach((s, i) => {
-      parts.push(s.live); cols.push({metric: i, kind: "live"});
-      if (s.sup) { parts.push(s.sup); cols.push({metric: i, kind: "sup"}); }
+      const src = fine ? s : s.coarse;
+      parts.push(src.live); cols.push({metric: i, kind: "live"});
+      if (s.sup) { parts.push(src.sup); cols.push({metric: i, kind: "sup"}); }
     });
     return {data: uPlot.join(parts), cols: cols};
   }
@@ -169,9 +181,10 @@
       legend: {live: true},
       series: series,
       axes: [{values: (u, splits) => splits.map(v => compact(v))},
-             {size: 70, values: (u, splits) => splits.map(v => v == null ? "" : fmt(v))}],
+             {size: 70, space: p.title === "loss" ? 30 : 15,
+              values: (u, splits) => splits.map(v => v == null ? "" : fmt(v))}],
       hooks: {drawAxes: [bandsHook(st, p, st.data.findings)], draw: [marksHook(st, p, p.series, st.data.findings)],
-              setScale: [(u, key) => { if (key === "x") syncX(st, u); }]},
+              setScale: [(u, key) => { if (key === "x") { syncX(st, u); levelOfDetail(st, p, u); } }]},
       plugins: [interaction(st)],
     };
   }
@@ -230,20 +243,40 @@
 
   function chartWidth(el) { return Math.max(300, el.clientWidth - 4); }
 
+  const FINE_BELOW = 0.35;
+  /* Zoomed in to less than this share of the run, a panel draws the finding windows'
+     extra points too; the whole run is drawn from the per-bucket extremes alone. */
+
   function makePanel(st, p, el, log) {
-    const height = p.title === "loss" ? 300 : 110;
-    const t = table(p.series);
-    p.cols = t.cols.map(c => Object.assign(c, {smoothable: p.title === "loss"}));
-    p.data = t.data;
+    const height = p.title === "loss" ? 300 : 130;
+    p.fine = false;
+    p.detailed = p.series.some(s => s.detailed);
+    p.cols = table(p.series, false).cols.map(c => Object.assign(c, {smoothable: p.title === "loss"}));
     if (p.title === "loss") {
       p.series.forEach((s, i) => {
         const ci = 1 + p.cols.findIndex(c => c.metric === i && c.kind === "live");
         p.cols.push({metric: i, kind: "smooth", source: ci});
-        p.data.push(new Array(p.data[0].length));
       });
     }
-    refreshSmooth(st, p);
+    p.data = panelData(st, p);
     return new uPlot(panelOpts(st, p, chartWidth(el), height, log), p.data, el);
+  }
+
+  function panelData(st, p) {
+    const data = table(p.series, p.fine).data;
+    p.cols.forEach(c => { if (c.kind === "smooth") data.push(new Array(data[0].length)); });
+    p.data = data;
+    refreshSmooth(st, p);
+    return data;
+  }
+
+  function levelOfDetail(st, p, u) {
+    if (!p.detailed) return;
+    const fine = (u.scales.x.max - u.scales.x.min) < FINE_BELOW * (st.data.last - st.data.first);
+    if (fine === p.fine) return;
+    p.fine = fine;
+    const data = panelData(st, p), mn = u.scales.x.min, mx = u.scales.x.max;
+    queueMicrotask(() => { u.setData(data, false); u.setScale("x", {min: mn, max: mx}); });
   }
 
   function refreshSmooth(st, p) {
