@@ -70,29 +70,19 @@ def run_summary(run: Run, role_overrides: dict[str, str] | None = None) -> dict[
 
 def analyze(*paths: PathLike, config: Config | None = None, detector_params: dict | None = None,
             progress: Callable[[str], None] | None = None, jobs: int | None = None,
-            keep_frames: bool = True) -> Report:
+            keep_frames: bool = True, executor: str = "local", findings: PathLike | None = None) -> Report:
     """Find every run under the paths and report what happened in each, with causes.
 
-    Many runs are analysed in parallel worker processes (`jobs`, default: all cores);
-    `keep_frames=False` drops each run's frame once analysed (large sweeps that need
-    no plots)."""
-    from .discover import source_groups
-    from .model.report import Report
-    from .sweep import analyze_groups
+    Runs are analysed on an `executor`: "local" (worker processes, `jobs`, default all
+    cores) or "ray" (one Ray task per group of files, on the cluster `ray.init` finds or a
+    local one). `keep_frames=False` drops each run's frame once analysed (large sweeps
+    that need no plots). `findings` (a .parquet file or a folder) receives the findings as
+    data, and a later sweep with the same dataset reads only the runs whose files changed."""
+    from .pipeline.sweep import analyze_roots
 
-    cfg = config or load_config()
-    roots = [Path(p) for p in (paths or (".",))]
-    report = Report(command="analyze")
-    with diagnostics.collecting() as diag:
-        for reports, warnings in analyze_groups(source_groups(roots), roots, cfg,
-                                                detector_params=detector_params, keep_frames=keep_frames,
-                                                jobs=jobs, progress=progress):
-            report.runs.extend(reports)
-            for line in warnings:
-                diagnostics.warn(line)
-        _cross_run(report)
-    report.warnings = diag.lines
-    return report
+    return analyze_roots([Path(p) for p in (paths or (".",))], config or load_config(),
+                         detector_params=detector_params, executor=executor, jobs=jobs, progress=progress,
+                         keep_frames=keep_frames, findings=Path(findings) if findings is not None else None)
 
 
 def stitch(*paths: PathLike, config: Config | None = None, detector_params: dict | None = None,
@@ -113,9 +103,3 @@ def stitch(*paths: PathLike, config: Config | None = None, detector_params: dict
     report.warnings = diag.lines
     return report, report.runs[0].frame
 
-
-def _cross_run(report: Report) -> None:
-    """Spikes at the same step in several runs analysed together (see explain.crossrun)."""
-    from .explain.crossrun import link_runs
-
-    link_runs(report)

@@ -22,6 +22,9 @@ class InputError(SpikelensError):
         self.problem = problem
         super().__init__(f"{self.path}: {problem}" if self.path else problem)
 
+    def __reduce__(self):  # rebuilt from its fields when it crosses a process (a worker, a Ray task)
+        return type(self), (self.path, self.problem)
+
 
 class NothingFound(InputError):
     """A folder held no file that any importer can read."""
@@ -39,7 +42,11 @@ class SchemaError(SpikelensError):
     """A stage handed over a frame that does not follow the long-frame schema (a bug)."""
 
     def __init__(self, stage: str, problem: str):
+        self.stage, self.problem = stage, problem
         super().__init__(f"{stage}: frame does not follow the schema: {problem}")
+
+    def __reduce__(self):
+        return type(self), (self.stage, self.problem)
 
 
 class UsageError(SpikelensError):

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from conftest import FIXTURES, run_cli
 from fuzz_cases import FAMILIES, Mutation, fixture_files, fuzz_settings, load, mutations, place, unit_of
-from spikelens import sweep
+from spikelens.pipeline import executors
 from spikelens.cli import main as cli_main
 from spikelens.frame import SCHEMA
 
@@ -38,7 +38,7 @@ FUZZ = fuzz_settings()
 def one_process():
     """Analyse in this process (no worker pool per example: the fuzz budget is seconds)."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(sweep, "MIN_GROUPS_FOR_WORKERS", 10**9)
+        mp.setattr(executors, "MIN_GROUPS_FOR_WORKERS", 10**9)
         yield
 
 

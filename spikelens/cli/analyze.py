@@ -23,6 +23,11 @@ from . import app
 from .common import CHARTS, CONFIG, QUIET, ROLE, VERBOSE, emit_warnings, stderr_console, stdout_console
 
 
+class Executor(str, Enum):
+    local = "local"
+    ray = "ray"
+
+
 class ReportFormat(str, Enum):
     rich = "rich"
     json = "json"
@@ -51,6 +56,14 @@ def analyze_cmd(
     run_id: List[str] = typer.Option([], "--run-id", metavar="ID",
                                      help="With an MLflow database or server among PATHS: only this run. "
                                           "Repeatable."),
+    executor: Executor = typer.Option(Executor.local, "--executor",
+                                      help="Where runs are analysed: local (worker processes) or ray (one Ray task "
+                                           "per run group, on the cluster ray.init finds, e.g. RAY_ADDRESS, or a "
+                                           "local one; needs the 'ray' extra)."),
+    findings: Optional[Path] = typer.Option(None, "--findings", metavar="FILE.parquet|DIR",
+                                            help="Also write the findings as data (one row per finding and per run) "
+                                                 "to a Parquet file, or a folder partitioned by run; run again with the "
+                                                 "same dataset, only runs whose files changed are read."),
     charts: bool = CHARTS,
     quiet: bool = QUIET,
     verbose: bool = VERBOSE,
@@ -77,7 +90,7 @@ def analyze_cmd(
         # frames only feed pictures: a JSON sweep of 1,000 runs would otherwise hold them all
         keep_frames = html is not None or plot is not None or (charts and format != ReportFormat.json)
         report = api.analyze(*paths, config=cfg, detector_params=params, progress=update,
-                             keep_frames=keep_frames)
+                             keep_frames=keep_frames, executor=executor.value, findings=findings)
     emit_warnings(report.warnings, quiet)
     if verbose and not quiet:
         _log_runs(report, time.perf_counter() - started)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterable
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -19,6 +20,9 @@ import polars as pl
 
 from .. import diagnostics
 from .base import TABLE_SCHEMA, Table
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+MLFLOW_TABLES = {"runs", "metrics", "experiments", "tags"}
 
 DBL_MAX = sys.float_info.max
 INF_FLOOR = 1.7976931348623e308
@@ -151,6 +155,21 @@ def warn_skipped(source: str, deleted: int) -> None:
         diagnostics.warn(f"{source}: {deleted} deleted MLflow run(s) skipped (the UI hides them too)")
 
 
+def has_mlflow_tables(path: Path) -> bool:
+    """A SQLite file with MLflow's tables (a tracking database, not any SQLite file)."""
+    import sqlite3
+
+    try:
+        con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return False
+    return MLFLOW_TABLES <= names
+
+
 def select_in(paths: Iterable[Any], experiments: Iterable[str], run_ids: Iterable[str]) -> list[Any]:
     """Apply `--experiment` / `--run-id` to the MLflow inputs among `paths` (a database file
     becomes its `sqlite:///` URI); a UsageError when there is none to apply them to."""
@@ -158,7 +177,6 @@ def select_in(paths: Iterable[Any], experiments: Iterable[str], run_ids: Iterabl
 
     from ..errors import UsageError
     from ..storage import is_mlflow_uri, unmangle
-    from .mlflow_sql import SQLITE_MAGIC, has_mlflow_tables
 
     experiments, run_ids = list(experiments), list(run_ids)
     if not experiments and not run_ids:

@@ -23,7 +23,7 @@ from urllib.request import Request, urlopen
 import polars as pl
 
 from ..errors import FormatError, InputError
-from ..storage import pointed_uri
+from ..storage import is_server_url, pointed_uri
 from .base import Importer, Table
 from .mlflow_runs import POINT_SCHEMA, RunInfo, Selection, split_selection, tables_of, warn_skipped
 
@@ -31,10 +31,6 @@ PAGE_POINTS = 25_000
 PAGE_RUNS = 1_000
 FETCH_THREADS = 8
 TIMEOUT_S = 60
-
-
-def is_server_url(text: str) -> bool:
-    return text.lower().startswith(("http://", "https://"))
 
 
 class Client:

@@ -16,18 +16,11 @@ from urllib.parse import unquote, urlsplit
 import polars as pl
 
 from ..errors import FormatError, InputError
-from ..storage import pointed_uri
+from ..storage import is_sql_uri, pointed_uri
 from .base import Importer, Table
-from .mlflow_runs import POINT_SCHEMA, RunInfo, Selection, split_selection, tables_of, warn_skipped
+from .mlflow_runs import (POINT_SCHEMA, SQLITE_MAGIC, RunInfo, Selection, has_mlflow_tables, split_selection,
+                          tables_of, warn_skipped)
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
-MLFLOW_TABLES = {"runs", "metrics", "experiments", "tags"}
-URI_SCHEMES = ("sqlite", "postgresql", "postgres")
-
-
-def is_sql_uri(text: str) -> bool:
-    scheme = text.split(":", 1)[0].split("+", 1)[0].lower() if "://" in text else ""
-    return scheme in URI_SCHEMES
 
 
 def sqlite_path(uri: str) -> Path:
@@ -66,18 +59,6 @@ def _safe(uri: str) -> str:
     if parts.password:
         return uri.replace(f":{parts.password}@", ":***@", 1)
     return uri
-
-
-def has_mlflow_tables(path: Path) -> bool:
-    try:
-        con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return False
-    return MLFLOW_TABLES <= names
 
 
 def read_store(con: Any, mark: str, sel: Selection, source: str) -> list[Table]:

@@ -1,16 +1,19 @@
 """One run's analysis: stitch its segments, run the detectors, explain the findings.
 
-A pure function of the run and the config (files already read, report out), so any
-executor can call it in any process."""
+`analyze_group` is the unit every executor ships: a group of sources in, its runs'
+reports and warnings out, a pure function of its arguments, so it runs the same in this
+process, a worker process or a Ray task."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from .. import diagnostics
 from ..config import Config
 from ..detect.base import RunContext
 from ..detect.engine import build_detectors, run_detectors, series_of, shift_profile_of
 from ..detect.reconcile import reconcile
-from ..discover import Run
+from ..discover import Run, Source, read_group
 from ..explain.engine import explain
 from ..frame import roles_of, validate
 from ..model.report import RunReport
@@ -41,3 +44,18 @@ def run_stats(ctx: RunContext) -> dict[str, Any]:
         return {}
     return {"main_metric": main.metric, "first_step": int(main.step[0]), "last_step": int(main.step[-1]),
             "first_value": float(main.value[0]), "last_value": float(main.value[-1]), "points": len(main)}
+
+
+def analyze_group(group: list[Source], roots: list[Path], cfg: Config, detector_params: dict | None,
+                  keep_frames: bool) -> tuple[list[RunReport], list[str]]:
+    """Read and analyse one group; warnings are returned, not printed (they may come
+    from a worker process)."""
+    with diagnostics.collecting() as diag:
+        reports = []
+        for run in read_group(group, roots):
+            validate(run.frame, f"import of {run.name}")
+            rep = analyze_run(run, cfg, detector_params=detector_params)
+            if not keep_frames:
+                rep.frame = None
+            reports.append(rep)
+    return reports, diag.lines

@@ -1,0 +1,100 @@
+"""Where groups of sources are analysed: this process, local worker processes, or Ray.
+
+An executor maps one pure function (`run.analyze_group`) over the groups and yields the
+results in the order the groups were given, with only a few in flight: a sweep of 10^5
+runs never holds 10^5 frames, and the report is the same on every machine and executor.
+"""
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+from collections import deque
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any, Callable, Iterable, Iterator
+
+from ..errors import SpikelensError, UsageError
+
+EXECUTORS = ("local", "ray")
+MIN_GROUPS_FOR_WORKERS = 4
+IN_FLIGHT_PER_WORKER = 2
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def execute(executor: str, fn: Callable[..., Any], items: list[Any], shared: tuple = (),
+            jobs: int | None = None) -> Iterator[Any]:
+    """`fn(item, *shared)` for every item, yielded in order."""
+    if executor == "local":
+        return _local(fn, items, shared, jobs)
+    if executor == "ray":
+        return _ray(fn, items, shared)
+    raise UsageError(f"--executor {executor!r}: expected one of {', '.join(EXECUTORS)}")
+
+
+def _local(fn: Callable[..., Any], items: list[Any], shared: tuple, jobs: int | None) -> Iterator[Any]:
+    """Worker processes (all cores by default); a handful of groups stay in this process."""
+    jobs = default_jobs() if jobs is None else max(1, jobs)
+    if jobs == 1 or len(items) < MIN_GROUPS_FOR_WORKERS:
+        for item in items:
+            yield fn(item, *shared)
+        return
+    # spawn, not fork: Polars' thread pool does not survive a fork
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        yield from _in_order((pool.submit(fn, item, *shared) for item in items),
+                             IN_FLIGHT_PER_WORKER * jobs, Future.result)
+
+
+def _in_order(submitted: Iterable[Any], limit: int, wait: Callable[[Any], Any]) -> Iterator[Any]:
+    """Results of lazily submitted tasks in submission order, at most `limit` in flight."""
+    it = iter(submitted)
+    pending: deque = deque()
+    for task in it:
+        pending.append(task)
+        if len(pending) >= limit:
+            break
+    while pending:
+        out = wait(pending.popleft())
+        nxt = next(it, None)
+        if nxt is not None:
+            pending.append(nxt)
+        yield out
+
+
+def _ray(fn: Callable[..., Any], items: list[Any], shared: tuple) -> Iterator[Any]:
+    """One Ray task per item on the cluster `ray.init` finds (RAY_ADDRESS, or one started
+    with `ray start`), else on a local instance started here and stopped at the end."""
+    try:
+        import ray
+    except ImportError:
+        raise UsageError("--executor ray needs Ray: pip install 'spikelens[ray]'") from None
+    started = not ray.is_initialized()
+    if started:
+        ray.init(include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    try:
+        remote = ray.remote(num_cpus=1)(fn)
+        refs = [ray.put(x) for x in shared]
+        workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        yield from _in_order((remote.remote(item, *refs) for item in items),
+                             IN_FLIGHT_PER_WORKER * workers, _ray_get)
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _ray_get(ref: Any) -> Any:
+    import ray
+
+    try:
+        return ray.get(ref)
+    except ray.exceptions.RayTaskError as exc:
+        # a user mistake in a task (a named file that is not a log) is a one-line error
+        if isinstance(exc.cause, SpikelensError):
+            raise exc.cause from None
+        raise

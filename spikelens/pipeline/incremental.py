@@ -1,0 +1,99 @@
+"""Incremental sweeps: a group of sources whose files have not changed since the last
+sweep written to the same findings dataset is not read again; its reports come back
+from the dataset, as they were before cross-run linking (which is redone over all).
+
+A group's fingerprint is the size and modification time (ns) of every file it would
+read (every file inside a folder source). An importer of object storage gives its own
+per source (`fingerprint(path)`, e.g. the ETag), and is used when it has one.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pickle
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from .. import findings_data
+from ..discover import Source
+from ..findings_data import GroupState
+from ..model.report import RunReport
+
+
+def group_key(group: list[Source]) -> str:
+    return "\n".join(sorted(str(s.path) for s in group))
+
+
+def fingerprint(group: list[Source]) -> str:
+    """JSON of (path, size, mtime_ns) of every file the group reads, in a stable order."""
+    out: list[Any] = []
+    for src in sorted(group, key=lambda s: str(s.path)):
+        own = getattr(src.importer, "fingerprint", None)
+        out.append([str(src.path), own(src.path) if own else _stat_all(src.path)])
+    return json.dumps(out)
+
+
+def _stat_all(path: Path) -> list[Any]:
+    try:
+        if not path.is_dir():
+            st = path.stat()
+            return [st.st_size, st.st_mtime_ns]
+        files = []
+        for dirpath, dirnames, filenames in os.walk(path):
+            dirnames.sort()
+            for name in sorted(filenames):
+                p = os.path.join(dirpath, name)
+                st = os.stat(p)
+                files.append([os.path.relpath(p, path), st.st_size, st.st_mtime_ns])
+        return files
+    except OSError:
+        return ["unreadable"]  # never equal to a readable fingerprint: read it (and warn) again
+
+
+def settings(cfg: Any, detector_params: dict | None, roots: list[Path]) -> str:
+    return findings_data.settings_key(_version(), repr(cfg), repr(sorted((detector_params or {}).items())),
+                                      [str(r.resolve()) for r in roots])
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("spikelens")
+    except PackageNotFoundError:  # pragma: no cover - run from a source tree
+        return "unknown"
+
+
+def previous(path: Path | None, settings_key: str) -> tuple[dict[str, GroupState], dict[str, str]]:
+    """The groups a previous sweep kept in the dataset under the same settings, and the
+    hash of each run's rows as written."""
+    if path is None or not path.exists():
+        return {}, {}
+    table = findings_data.read(path, ["row", "run", "group_key", "fingerprint", "settings", "state", "rows_hash"])
+    table = table.filter(pl.col("row") == "run")
+    hashes = {r: h for r, h in zip(table.get_column("run").to_list(), table.get_column("rows_hash").to_list()) if h}
+    table = table.filter(pl.col("state").is_not_null() & (pl.col("settings") == settings_key))
+    groups = {key: GroupState(key, fp, st, state) for key, fp, st, state in
+              zip(*(table.get_column(c).to_list() for c in ("group_key", "fingerprint", "settings", "state")))}
+    return groups, hashes
+
+
+def keep(key: str, fp: str, settings_key: str, reports: list[RunReport], warnings: list[str]) -> GroupState:
+    """A group's state to write; frames are never kept (plots read the files again)."""
+    slim = [_without_frame(r) for r in reports]
+    return GroupState(key, fp, settings_key, pickle.dumps((slim, list(warnings)), protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def restore(state: GroupState) -> tuple[list[RunReport], list[str]]:
+    reports, warnings = pickle.loads(state.state)
+    return reports, warnings
+
+
+def _without_frame(r: RunReport) -> RunReport:
+    if r.frame is None:
+        return r
+    from dataclasses import replace
+
+    return replace(r, frame=None)

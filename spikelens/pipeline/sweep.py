@@ -1,0 +1,66 @@
+"""The one entry point of an analysis over many runs: discover the groups of sources,
+fan them out on an executor (each group: read, stitch, detect, explain), link the runs
+(same-step spikes, shared level shifts) on the collected compact reports, and with a
+findings dataset keep the findings as data and skip the groups that did not change.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from .. import diagnostics, findings_data
+from ..config import Config
+from ..discover import source_groups
+from ..explain.crossrun import link_runs
+from ..model.report import Report
+from . import incremental
+from .executors import execute
+from .run import analyze_group
+
+
+def analyze_roots(roots: list[Path], cfg: Config, *, detector_params: dict | None = None,
+                  executor: str = "local", jobs: int | None = None,
+                  progress: Callable[[str], None] | None = None, keep_frames: bool = True,
+                  findings: Path | None = None) -> Report:
+    """Report every run under the roots. With `findings`, write the findings dataset, and
+    reuse the reports of groups whose files have not changed since it was written (only
+    when no frames are wanted: a reused run has none)."""
+    report = Report(command="analyze")
+    with diagnostics.collecting() as diag:
+        groups = source_groups(roots)
+        settings = incremental.settings(cfg, detector_params, roots) if findings else ""
+        before, hashes = incremental.previous(findings, settings) if findings else ({}, {})
+        if keep_frames:
+            before = {}
+        keys = [incremental.group_key(g) for g in groups] if findings else []
+        prints = [incremental.fingerprint(g) for g in groups] if findings else []
+        todo = [i for i in range(len(groups)) if not _unchanged(before, keys, prints, i)]
+        fresh = execute(executor, analyze_group, [groups[i] for i in todo],
+                        (roots, cfg, detector_params, keep_frames), jobs)
+        states: dict[str, tuple[findings_data.GroupState, list[str]]] = {}
+        todo_set = set(todo)
+        for i in range(len(groups)):
+            if i in todo_set:
+                reports, warnings = next(fresh)
+                if findings:
+                    states[keys[i]] = (incremental.keep(keys[i], prints[i], settings, reports, warnings),
+                                       [r.run for r in reports])
+            else:
+                reports, warnings = incremental.restore(before[keys[i]])
+                states[keys[i]] = (before[keys[i]], [r.run for r in reports])
+            report.runs.extend(reports)
+            for line in warnings:
+                diagnostics.warn(line)
+            if progress:
+                for r in reports:
+                    progress(r.run)
+        link_runs(report)
+    report.warnings = diag.lines
+    if findings:
+        findings_data.write(findings, findings_data.rows(report, states), hashes)
+    return report
+
+
+def _unchanged(before: dict, keys: list[str], prints: list[str], i: int) -> bool:
+    kept = before.get(keys[i]) if keys else None
+    return kept is not None and kept.fingerprint == prints[i]
