@@ -57,16 +57,16 @@ def is_folder(path: Path) -> bool:
     return path.is_dir() or path.suffix.lower() != ".parquet"
 
 
-def rows(report: Report, states: dict[str, tuple[GroupState, list[str]]] | None = None) -> pl.DataFrame:
+def rows(report: Report, states: dict[str, tuple[GroupState, list[RunReport]]] | None = None) -> pl.DataFrame:
     """The table: each run's row, then its findings' rows. `states` maps a group key to
-    its state and the runs it holds (the state is written on the first run's row)."""
+    its state and the reports of its runs (the state is written on the first run's row)."""
     states = states or {}
-    first_run_of = {runs[0]: st for st, runs in states.values() if runs}
-    group_of = {run: st.key for st, runs in states.values() for run in runs}
+    first_run_of = {id(runs[0]): st for st, runs in states.values() if runs}
+    group_of = {id(r): st.key for st, runs in states.values() for r in runs}
     out: list[dict[str, Any]] = []
     for r in report.runs:
-        st = first_run_of.get(r.run)
-        out.append(_run_row(r, group_of.get(r.run), st))
+        st = first_run_of.get(id(r))
+        out.append(_run_row(r, group_of.get(id(r)), st))
         out.extend(_finding_row(r, f) for f in r.findings)
     return pl.DataFrame(out, schema=SCHEMA, orient="row") if out else pl.DataFrame(schema=SCHEMA)
 

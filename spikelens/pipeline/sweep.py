@@ -12,7 +12,7 @@ from .. import diagnostics, findings_data
 from ..config import Config
 from ..discover import source_groups
 from ..explain.crossrun import link_runs
-from ..model.report import Report
+from ..model.report import Report, RunReport
 from . import incremental
 from .executors import execute
 from .run import analyze_group
@@ -37,17 +37,16 @@ def analyze_roots(roots: list[Path], cfg: Config, *, detector_params: dict | Non
         todo = [i for i in range(len(groups)) if not _unchanged(before, keys, prints, i)]
         fresh = execute(executor, analyze_group, [groups[i] for i in todo],
                         (roots, cfg, detector_params, keep_frames), jobs)
-        states: dict[str, tuple[findings_data.GroupState, list[str]]] = {}
+        states: dict[str, tuple[findings_data.GroupState, list[RunReport]]] = {}
         todo_set = set(todo)
         for i in range(len(groups)):
             if i in todo_set:
                 reports, warnings = next(fresh)
                 if findings:
-                    states[keys[i]] = (incremental.keep(keys[i], prints[i], settings, reports, warnings),
-                                       [r.run for r in reports])
+                    states[keys[i]] = (incremental.keep(keys[i], prints[i], settings, reports, warnings), reports)
             else:
                 reports, warnings = incremental.restore(before[keys[i]])
-                states[keys[i]] = (before[keys[i]], [r.run for r in reports])
+                states[keys[i]] = (before[keys[i]], reports)
             report.runs.extend(reports)
             for line in warnings:
                 diagnostics.warn(line)
