@@ -8,6 +8,11 @@ library is imported by spikelens itself.
 A step is captured when its loss is non-finite or exceeds `factor` × the running
 median of the last `window` losses, or every `every` steps; the `before` steps
 preceding it and the `after` steps following it are saved with it.
+
+Each capture holds what a zero-code replay needs to redo the step exactly as the
+trainer did: the RNG states taken when the step began (dropout), the learning rate
+of each parameter group used by its update (the schedule is code, not state), and
+the gradient clipping the trainer applied.
 """
 from __future__ import annotations
 
@@ -61,28 +66,45 @@ class _Capturer:
         self.pending_after = 0
         self.captured: list[tuple[int, str]] = []
         self._saved: set[int] = set()
+        self._rng: dict[str, Any] | None = None
+        self._meta: dict[str, Any] | None = None
 
     def observe(self, step: int, batch: Any, loss: float | None) -> list[int]:
         """Record one finished step; returns the steps written now."""
-        self.recent.append((step, batch, loss))
+        self.recent.append((step, batch, loss, self._rng, self._meta))
+        self._rng, self._meta = None, None
         why = self.trigger.reason(step, loss)
         written: list[int] = []
         if why is not None:
-            for s, b, l in list(self.recent):
-                written += self._write(s, b, l, why if s == step else f"before step {step}: {why}")
+            for s, b, l, rng, meta in list(self.recent):
+                written += self._write(s, b, l, why if s == step else f"before step {step}: {why}", rng, meta)
             self.pending_after = self.after
         elif self.pending_after > 0:
             self.pending_after -= 1
-            written += self._write(step, batch, loss, "after a captured step")
+            written += self._write(step, batch, loss, "after a captured step", *self.recent[-1][3:])
         return written
 
-    def _write(self, step: int, batch: Any, loss: float | None, why: str) -> list[int]:
+    def begin_step(self, optimizer=None, **meta: Any) -> None:
+        """At the start of a step, before its forward: the RNG states and the learning rates
+        its update will use (taken for every step, as the trigger only decides at its end)."""
+        from ._torch import require_torch
+        from .capture import rng_state
+
+        try:
+            self._rng = rng_state(require_torch())
+        except Exception:  # never let a capture helper break training
+            self._rng = None
+        groups = getattr(optimizer, "param_groups", None)
+        lrs = [float(g["lr"]) for g in groups if "lr" in g] if groups else None
+        self._meta = {**meta, "lr": lrs or None}
+
+    def _write(self, step: int, batch: Any, loss: float | None, why: str, rng=None, meta=None) -> list[int]:
         if step in self._saved:
             return []
         from .capture import capture
 
         try:
-            capture(step, batch, self.dir, loss=loss, reason=why)
+            capture(step, batch, self.dir, loss=loss, reason=why, rng=rng, meta=meta)
         except Exception as exc:  # a capture must never kill the training run
             diagnostics.warn(f"spikelens capture of step {step} into {self.dir} failed: {exc}")
             return []
@@ -152,12 +174,15 @@ class _HFCapture(_Capturer):
 
     def on_step_begin(self, args=None, state=None, control=None, **kwargs):
         self._in_step = True  # micro-batches are collected until on_step_end, whatever calls this
+        clip = getattr(args, "max_grad_norm", None)
+        self.begin_step(kwargs.get("optimizer"), trainer="transformers",
+                        max_grad_norm=float(clip) if clip and clip > 0 else None)
         return control
 
     def on_step_end(self, args=None, state=None, control=None, **kwargs):
         self._in_step = False
         step = int(getattr(state, "global_step", 0))
-        loss = sum(self._losses) / len(self._losses) if self._losses else None
+        loss = combine_micro_losses(self._losses, self._micro) if self._losses else None
         if self._micro:
             self.observe(step, self._micro, loss)
         self._micro, self._losses = [], []
@@ -181,6 +206,12 @@ class _LightningCapture(_Capturer):
 
     def on_train_batch_start(self, trainer, pl_module, batch, batch_idx, *args, **kwargs):
         self._step = int(getattr(trainer, "global_step", batch_idx))
+        optimizers = getattr(trainer, "optimizers", None) or [None]
+        clip = getattr(trainer, "gradient_clip_val", None)
+        algorithm = str(getattr(trainer, "gradient_clip_algorithm", None) or "norm")
+        self.begin_step(optimizers[0], trainer="lightning", batch_idx=int(batch_idx),
+                        max_grad_norm=float(clip) if clip and algorithm.endswith("norm") else None,
+                        clip_value=float(clip) if clip and algorithm.endswith("value") else None)
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, *args, **kwargs):
         step = self._step if self._step is not None else int(getattr(trainer, "global_step", batch_idx))
@@ -188,10 +219,19 @@ class _LightningCapture(_Capturer):
         self._step = None
 
 
+def combine_micro_losses(losses: list, micro: list[dict[str, Any]]) -> Any:
+    """One step's loss from its micro-batches' losses, as the Trainer combines them: summed when
+    the model normalised each by the step's token count (`num_items_in_batch` passed), else
+    averaged (the Trainer divides each by the accumulation steps)."""
+    if any("num_items_in_batch" in mb.get("kwargs", {}) for mb in micro):
+        return sum(losses[1:], losses[0])
+    return sum(losses[1:], losses[0]) / len(losses)
+
+
 def hf_loss_fn(model, batch) -> Any:
-    """The loss_fn for batches captured by `hf_callback`: mean loss over the micro-batches."""
+    """The loss_fn for batches captured by `hf_callback`: the step's loss over its micro-batches."""
     losses = [model(*mb["args"], **mb["kwargs"]).loss for mb in batch]
-    return sum(losses) / len(losses)
+    return combine_micro_losses(losses, batch)
 
 
 def _base(*candidates: tuple[str, str]) -> type:

@@ -25,9 +25,12 @@ def capture_path(dir: str | Path, step: int) -> Path:
 
 
 def capture(step: int, batch: Any, dir: str | Path, *, model=None, optimizer=None,
-            loss: float | None = None, reason: str | None = None) -> Path:
+            loss: float | None = None, reason: str | None = None, rng: dict[str, Any] | None = None,
+            meta: dict[str, Any] | None = None) -> Path:
     """Write the batch of `step` (on the CPU) with the RNG states of torch, CUDA, NumPy and
-    `random`; with `model`/`optimizer`, also their state_dicts (the weights at capture time)."""
+    `random` (`rng`: states taken earlier, when the step began; default: now); with
+    `model`/`optimizer`, also their state_dicts (the weights at capture time). `meta` holds
+    plain numbers of the step's recipe (`lr` per param group, `max_grad_norm`)."""
     torch = require_torch()
     from .tensors import move_to
 
@@ -37,9 +40,10 @@ def capture(step: int, batch: Any, dir: str | Path, *, model=None, optimizer=Non
         "format": FORMAT,
         "step": int(step),
         "batch": _detach(move_to(batch, "cpu", torch), torch),
-        "rng": rng_state(torch),
+        "rng": rng if rng is not None else rng_state(torch),
         "loss": None if loss is None else float(loss),
         "reason": reason,
+        "meta": dict(meta or {}),
         "model": None if model is None else _detach(move_to(model.state_dict(), "cpu", torch), torch),
         "optimizer": None if optimizer is None else move_to(optimizer.state_dict(), "cpu", torch),
     }

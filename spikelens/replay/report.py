@@ -50,6 +50,9 @@ def report_dict(report: ReplayReport) -> dict[str, Any]:
         "parameters": res.grads.param_rows() if res.grads is not None else [],
         "window": report.window,
         "warnings": list(report.warnings),
+        "source": report.source,
+        "bisect": report.bisect,
+        "replayed": report.replayed,
     })
 
 
@@ -76,9 +79,16 @@ def render_rich(report: ReplayReport, console, *, top: int = 15) -> None:
     at = f"step {res.step}" if res.step == report.step else f"step {res.step} (window stopped before {report.step})"
     head = (f"replay of [bold]{escape(report.target)}[/] at {at} on {report.device} "
             f"({report.dtype}, torch {report.torch_version})")
-    if report.checkpoint:
+    if report.checkpoint and report.checkpoint != report.target:
         head += f" from {escape(report.checkpoint)}"
     console.print(head)
+    if report.source is not None and report.source.get("kind") != "build":
+        src = report.source
+        console.print(f"rebuilt from a {src['kind']} checkpoint at step {src['at_step']} "
+                      f"({', '.join(src['restored']) or 'nothing restored'}), batches from "
+                      f"{escape(str(src['captures']))}")
+    if report.bisect is not None:
+        _bisect_lines(report, console)
     nf = res.nonfinite
     if nf is None:
         console.print(f"[green]finite[/]: loss {_fmt(data['loss'])}, grad norm {_fmt(data['grad_norm'])}")
@@ -99,6 +109,22 @@ def render_rich(report: ReplayReport, console, *, top: int = 15) -> None:
         _window_table(report, console)
     if data["layers"]:
         _layer_table(data, console, top, report.optimizer is not None)
+
+
+def _bisect_lines(report: ReplayReport, console) -> None:
+    from rich.markup import escape
+
+    b, r = report.bisect, report.replayed or {}
+    cost = f"{b['checked_steps']} checked replays, {b['plain_steps']} plain steps"
+    if b["first_bad"] is None:
+        console.print(f"[green]bisect {b['from']}..{b['to']}: no bad step[/] ({cost})")
+    else:
+        console.print(f"[red bold]bisect {b['from']}..{b['to']}: first bad step {b['first_bad']}[/]: "
+                      f"{escape(str(b['why']))} ({cost}; probed {', '.join(str(p['step']) for p in b['probes'])})")
+    if r.get("compared_losses"):
+        drift = r.get("drift_step")
+        console.print("the replay follows the captured losses" if drift is None else
+                      f"[yellow]the replay drifts from the captured losses from step {drift}[/]")
 
 
 def _window_table(report: ReplayReport, console) -> None:

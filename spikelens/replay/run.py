@@ -1,6 +1,11 @@
 """Run one training step under watch: state and batch checks, forward with op and module
 hooks, backward under `torch.autograd.detect_anomaly(check_nan=True)` with node hooks,
 the gradient table, and the optimizer step when the target has an optimizer.
+
+The watch is dear (a Python call per op, anomaly mode's forward traces), so by default a
+step first runs plain; only when its loss or a gradient comes out non-finite is it run
+again, from the same RNG and buffers, under the watch to name the op. `thorough=True`
+watches every step in one pass (it also sees a NaN that a later op masked away).
 """
 from __future__ import annotations
 
@@ -84,17 +89,30 @@ def scalar_loss(out: Any, torch) -> Any:
     return loss.reshape(())
 
 
-def check_state(model, torch) -> NonFinite | None:
-    """Parameters or buffers already NaN/Inf before the step: the checkpoint itself is broken."""
+def check_state(model, torch, optimizer=None) -> NonFinite | None:
+    """Parameters, buffers or optimizer moments already NaN/Inf before the step: the checkpoint
+    itself is broken (a moment keeps a NaN for good, even while the weights are still finite)."""
     types = {n or "(root)": type(m).__name__ for n, m in model.named_modules()}
-    for kind, named in (("parameter", model.named_parameters()), ("buffer", model.named_buffers())):
+    for kind, named in (("parameter", model.named_parameters()), ("buffer", model.named_buffers()),
+                        ("optimizer state of", _optimizer_state(model, optimizer, torch))):
         for name, t in named:
             if not all_finite(t, torch):
-                module = name.rpartition(".")[0] or "(root)"
+                module = name.split(" ")[0].rpartition(".")[0] or "(root)"
                 return NonFinite(phase="state", module=module, module_type=types.get(module), op=None,
                                  detail=f"{kind} {name} holds {describe_nonfinite(t, torch)} before the step "
                                         f"(the checkpoint or the model's init is already broken)")
     return None
+
+
+def _optimizer_state(model, optimizer, torch):
+    """(`param name (exp_avg)`, tensor) for every tensor the optimizer keeps per parameter."""
+    if optimizer is None:
+        return
+    names = {id(p): n for n, p in model.named_parameters()}
+    for p, state in getattr(optimizer, "state", {}).items():
+        for key, value in state.items():
+            if isinstance(value, torch.Tensor) and key != "step":
+                yield f"{names.get(id(p), '?')} ({key})", value
 
 
 def check_input(batch, torch) -> NonFinite | None:
@@ -106,52 +124,118 @@ def check_input(batch, torch) -> NonFinite | None:
                      detail=f"{path} holds {describe_nonfinite(t, torch)}: the batch itself is bad")
 
 
-def run_step(target: ReplayTarget, step: int, *, device, dtype: str, torch) -> StepResult:
-    """One forward + backward (+ optimizer step) with every check; the first NaN/Inf wins."""
+def run_step(target: ReplayTarget, step: int, *, device, dtype: str, torch, thorough: bool = False) -> StepResult:
+    """One forward + backward (+ optimizer step) with every check; the first NaN/Inf wins.
+    Plain first, watched again only when something came out non-finite (unless `thorough`)."""
     model = target.model
     model.zero_grad(set_to_none=True)
     notes: list[str] = []
-    found = check_state(model, torch) or check_input(target.batch, torch)
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with torch.autograd.detect_anomaly(check_nan=True):
-            with ForwardWatch(model, torch) as fwd, autocast(device, dtype, torch):
-                try:
-                    out = target.loss_fn(model, target.batch)
-                except ReplayError:
-                    raise
-                except Exception as exc:
-                    raise ReplayError(f"loss_fn raised {type(exc).__name__} at step {step}: {exc}") from None
-            loss = scalar_loss(out, torch)
-            loss_value = float(loss.detach().float())
-            found = found or fwd.found
-            if found is None and not math.isfinite(loss_value):
-                found = NonFinite(phase="forward", module=None, module_type=None, op=None,
-                                  detail=f"the loss is {loss_value} but no watched op produced it")
-            if not loss.requires_grad:
-                raise ReplayError(f"the loss at step {step} does not require grad (no trainable parameter "
-                                  f"reaches it, or loss_fn runs under torch.no_grad)")
-            bwd_found = _backward(loss, fwd, watch=found is None, torch=torch, notes=notes)
-            found = found or bwd_found
-    notes.extend(_user_warnings(caught))
-    grads = measure(model, torch)
+    found = check_state(model, torch, target.optimizer) or check_input(target.batch, torch)
+    watch = thorough or found is not None
+    grads = None
+    if not watch:
+        rng, buffers = rng_snapshot(torch), [b.detach().clone() for b in model.buffers()]
+        loss_value = _plain_pass(target, step, device, dtype, torch, notes)
+        grads = measure(model, torch)
+        if not (math.isfinite(loss_value) and _grads_finite(grads)):
+            watch = True  # the same step again, from the same RNG and buffers, to name the op
+            rng_restore(rng, torch)
+            with torch.no_grad():
+                for b, saved in zip(model.buffers(), buffers):
+                    b.copy_(saved)
+            model.zero_grad(set_to_none=True)
+            notes.clear()
+    if watch:
+        loss_value, found = _watched_pass(target, step, device, dtype, torch, notes, found)
+        grads = measure(model, torch)
     if target.optimizer is not None:
         before = snapshot(model)
+        if target.max_grad_norm:
+            torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.grad is not None],
+                                           float(target.max_grad_norm))
         try:
             target.optimizer.step()
         except Exception as exc:
             raise ReplayError(f"optimizer.step() raised {type(exc).__name__} at step {step}: {exc}") from None
         record_update(grads, model, before, torch)
         if found is None:
-            found = _after_optimizer(model, torch)
+            found = _after_optimizer(model, target.optimizer, torch)
     if found is not None and found.step is None:
         found.step = step
     return StepResult(step=step, loss=loss_value, nonfinite=found, grads=grads, notes=notes)
 
 
-def _after_optimizer(model, torch) -> NonFinite | None:
-    broken = check_state(model, torch)
+def _grads_finite(grads: GradTable) -> bool:
+    import numpy as np
+
+    return bool(np.isfinite(grads.grad_norm[grads.has_grad]).all())
+
+
+def rng_snapshot(torch) -> tuple[Any, Any]:
+    """torch's CPU and CUDA generator states: a second pass draws the same dropout masks."""
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() and torch.cuda.is_initialized() else None
+    return torch.get_rng_state(), cuda
+
+
+def rng_restore(state: tuple[Any, Any], torch) -> None:
+    cpu, cuda = state
+    torch.set_rng_state(cpu)
+    if cuda is not None:
+        torch.cuda.set_rng_state_all(cuda)
+
+
+def call_loss(target: ReplayTarget, step: int, torch) -> Any:
+    """loss_fn(model, batch) as a scalar tensor; its exceptions are the user's, in one line."""
+    try:
+        out = target.loss_fn(target.model, target.batch)
+    except ReplayError:
+        raise
+    except Exception as exc:
+        raise ReplayError(f"loss_fn raised {type(exc).__name__} at step {step}: {exc}") from None
+    return scalar_loss(out, torch)
+
+
+def _plain_pass(target: ReplayTarget, step: int, device, dtype: str, torch, notes: list[str]) -> float:
+    """Forward and backward as the training loop ran them: no hooks, no anomaly mode."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with autocast(device, dtype, torch):
+            loss = call_loss(target, step, torch)
+        _require_grad(loss, step)
+        loss.backward()
+    notes.extend(_user_warnings(caught))
+    return float(loss.detach().float())
+
+
+def _require_grad(loss, step: int) -> None:
+    if not loss.requires_grad:
+        raise ReplayError(f"the loss at step {step} does not require grad (no trainable parameter "
+                          f"reaches it, or loss_fn runs under torch.no_grad)")
+
+
+def _watched_pass(target: ReplayTarget, step: int, device, dtype: str, torch, notes: list[str],
+                  found: NonFinite | None) -> tuple[float, NonFinite | None]:
+    """Forward under op and module hooks, backward under anomaly mode with node hooks."""
+    model = target.model
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with torch.autograd.detect_anomaly(check_nan=True):
+            with ForwardWatch(model, torch) as fwd, autocast(device, dtype, torch):
+                loss = call_loss(target, step, torch)
+            loss_value = float(loss.detach().float())
+            found = found or fwd.found
+            if found is None and not math.isfinite(loss_value):
+                found = NonFinite(phase="forward", module=None, module_type=None, op=None,
+                                  detail=f"the loss is {loss_value} but no watched op produced it")
+            _require_grad(loss, step)
+            bwd_found = _backward(loss, fwd, watch=found is None, torch=torch, notes=notes)
+            found = found or bwd_found
+    notes.extend(_user_warnings(caught))
+    return loss_value, found
+
+
+def _after_optimizer(model, optimizer, torch) -> NonFinite | None:
+    broken = check_state(model, torch, optimizer)
     if broken is not None:
         broken.phase = "optimizer"
         broken.detail = broken.detail.split(" before the step")[0] + " after the optimizer step"

@@ -61,13 +61,47 @@ WINDOW_POINT = {
                    "finite": {"type": "boolean"}, "logged": _NUM_OR_NULL},
 }
 
+SOURCE = {
+    "type": ["object", "null"],
+    "required": ["kind", "path", "at_step", "restored", "captures"],
+    "properties": {
+        "kind": {"enum": ["transformers", "lightning", "state_dict", "build"]},
+        "path": {"type": "string"}, "at_step": {"type": ["integer", "null"]},
+        "restored": {"type": "array", "items": {"type": "string"}}, "captures": _STR_OR_NULL,
+    },
+}
+
+BISECT = {
+    "type": ["object", "null"],
+    "required": ["from", "to", "factor", "first_bad", "why", "checked_steps", "plain_steps", "probes"],
+    "properties": {
+        "from": {"type": "integer"}, "to": {"type": "integer"}, "factor": {"type": "number"},
+        "first_bad": {"type": ["integer", "null"]}, "why": _STR_OR_NULL,
+        "checked_steps": {"type": "integer"}, "plain_steps": {"type": "integer"},
+        "probes": {"type": "array", "items": {
+            "type": "object", "required": ["step", "loss", "bad", "phase"],
+            "properties": {"step": {"type": "integer"}, "loss": _NUM_OR_NULL, "bad": _STR_OR_NULL,
+                           "phase": _STR_OR_NULL}}},
+    },
+}
+
+REPLAYED = {
+    "type": ["object", "null"],
+    "required": ["plain_steps", "checked_steps", "compared_losses", "max_rel_diff", "drift_step"],
+    "properties": {
+        "plain_steps": {"type": "integer"}, "checked_steps": {"type": "integer"},
+        "compared_losses": {"type": "integer"}, "max_rel_diff": _NUM_OR_NULL,
+        "drift_step": {"type": ["integer", "null"]},
+    },
+}
+
 REPLAY_SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "spikelens replay report",
     "type": "object",
     "required": ["schema", "target", "step", "replayed_step", "checkpoint", "device", "dtype", "torch",
                  "optimizer", "finite", "loss", "nonfinite", "logged", "grad_norm", "dominant", "layers",
-                 "parameters", "window", "warnings"],
+                 "parameters", "window", "warnings", "source", "bisect", "replayed"],
     "properties": {
         "schema": {"const": "spikelens.replay/1"},
         "target": {"type": "string"},
@@ -90,5 +124,8 @@ REPLAY_SCHEMA = {
         "parameters": {"type": "array", "items": PARAMETER},
         "window": {"type": "array", "items": WINDOW_POINT},
         "warnings": {"type": "array", "items": {"type": "string"}},
+        "source": SOURCE,
+        "bisect": BISECT,
+        "replayed": REPLAYED,
     },
 }

@@ -1,8 +1,10 @@
 """`replay()`: what `spikelens replay` calls, usable from Python too.
 
-Loads the target, replays step N (or the window N-K..N, the model and optimizer of
-the first build carrying on, each later build giving only its batch), and compares
-with the logged loss when a log folder is given.
+The target is a build function (`file.py:build`), or a checkpoint replayed without code:
+a Hugging Face `checkpoint-N/` folder, a Lightning `.ckpt` with `module`, a state dict
+with a model factory, over the batches a capture folder holds. Replays step N (or the
+window N-K..N), or searches FROM..TO for the first bad step (`bisect`), and compares
+with the logged loss when a log folder is given (else with the captured one).
 """
 from __future__ import annotations
 
@@ -32,6 +34,9 @@ class ReplayReport:
     window: list[dict[str, Any]] = field(default_factory=list)
     logged: dict[str, Any] | None = None
     warnings: list[str] = field(default_factory=list)
+    source: dict[str, Any] | None = None
+    bisect: dict[str, Any] | None = None
+    replayed: dict[str, Any] | None = None
 
     @property
     def nonfinite(self):
@@ -39,16 +44,32 @@ class ReplayReport:
 
     @property
     def exit_code(self) -> int:
-        """0 everything finite, 1 a NaN/Inf was found."""
+        """0 everything finite, 1 a NaN/Inf was found (or, bisecting, a bad step)."""
+        if self.bisect is not None:
+            return 1 if self.bisect.get("first_bad") is not None else 0
         return 1 if self.result.nonfinite is not None else 0
 
 
-def replay(target: str | Callable[..., Any], step: int, *, checkpoint: str | Path | None = None,
+def replay(target: str | Callable[..., Any], step: int | None = None, *, checkpoint: str | Path | None = None,
            device: str = "auto", dtype: str = "float32", window: int = 0,
-           logdir: str | Path | None = None, metric: str | None = None) -> ReplayReport:
-    """Replay training step `step` of `target` (`file.py:build`, `pkg.mod:build` or the build
-    function itself) under anomaly detection and report where the first NaN/Inf came from."""
+           logdir: str | Path | None = None, metric: str | None = None, captures: str | Path | None = None,
+           module: str | None = None, loss: str | None = None, bisect: str | tuple[int, int] | None = None,
+           factor: float = 3.0, thorough: bool = False) -> ReplayReport:
+    """Replay training step `step` of `target` (`file.py:build`, `pkg.mod:build`, the build
+    function itself, or a checkpoint path replayed from `captures`) and report where the first
+    NaN/Inf came from; with `bisect=(FROM, TO)`, find the first bad step of that range."""
     torch = require_torch()
+    span = parse_span(bisect) if bisect is not None else None
+    if span is None and step is None:
+        raise UsageError("--step N (the step to replay) or --bisect FROM..TO is required")
+    kind = _checkpoint_kind(target)
+    if kind is not None or span is not None:
+        from .zero_code import replay_trajectory
+
+        _check_options(step if step is not None else span[0], window, dtype, checkpoint)
+        return replay_trajectory(target, kind, step, span=span, checkpoint=checkpoint, device=device, dtype=dtype,
+                                 window=window, logdir=logdir, metric=metric, captures=captures, module=module,
+                                 loss=loss, factor=factor, thorough=thorough, torch=torch)
     _check_options(step, window, dtype, checkpoint)
     spec = target if isinstance(target, str) else getattr(target, "__qualname__", repr(target))
     build = load_build(target) if isinstance(target, str) else target
@@ -64,7 +85,7 @@ def replay(target: str | Callable[..., Any], step: int, *, checkpoint: str | Pat
         trajectory, result = [], None
         for s in steps:
             t = first if s == steps[0] else _next_step(build, s, ckpt, spec, first, dev, torch)
-            result = run_step(t, s, device=dev, dtype=dtype, torch=torch)
+            result = run_step(t, s, device=dev, dtype=dtype, torch=torch, thorough=thorough)
             for note in result.notes:
                 diagnostics.warn(f"step {s}: {note}")
             trajectory.append(_point(result, logged))
@@ -83,6 +104,33 @@ def replay(target: str | Callable[..., Any], step: int, *, checkpoint: str | Pat
                         torch_version=str(torch.__version__), result=result,
                         optimizer=type(opt).__name__ if opt is not None else None,
                         window=trajectory if window else [], logged=comparison, warnings=diag.lines)
+
+
+def parse_span(span: str | tuple[int, int]) -> tuple[int, int]:
+    """`1000..1031` (or a pair) → (1000, 1031), both ends included."""
+    if isinstance(span, tuple):
+        first, last = span
+    else:
+        head, sep, tail = str(span).partition("..")
+        try:
+            if not sep:
+                raise ValueError
+            first, last = int(head), int(tail)
+        except ValueError:
+            raise UsageError(f"--bisect {span}: expected FROM..TO, two steps (e.g. 1000..1031)") from None
+    if first < 0 or last < first:
+        raise UsageError(f"--bisect {first}..{last}: FROM must be 0 or more and not after TO")
+    return int(first), int(last)
+
+
+def _checkpoint_kind(target) -> str | None:
+    """The kind of checkpoint a TARGET path names, None for a build function."""
+    if not isinstance(target, (str, Path)):
+        return None
+    from .restored import checkpoint_kind
+
+    path = Path(target)
+    return checkpoint_kind(path) if path.exists() else None
 
 
 def _check_options(step: int, window: int, dtype: str, checkpoint) -> None:

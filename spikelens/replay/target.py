@@ -24,13 +24,16 @@ class ReplayTarget:
 
     `loss_fn(model, batch)` returns the scalar loss (or an object with a `.loss` /
     `["loss"]`). `optimizer`, when given, is stepped after the gradients are recorded,
-    which gives the update ratio ‖Δw‖/‖w‖ per layer.
+    which gives the update ratio ‖Δw‖/‖w‖ per layer; `max_grad_norm` clips the gradients
+    before that step as the training loop did (the table shows them before clipping, as
+    trainers log the grad norm).
     """
 
     model: Any
     batch: Any
     loss_fn: Callable[[Any, Any], Any]
     optimizer: Any = None
+    max_grad_norm: float | None = None
 
 
 def split_spec(spec: str) -> tuple[str, str]:
@@ -124,7 +127,8 @@ def call_build(build: Callable[..., Any], step: int, checkpoint: str | None, spe
         raise ReplayError(f"{spec}: ReplayTarget.loss_fn is not callable")
     if not isinstance(target, ReplayTarget):
         target = ReplayTarget(model=target.model, batch=target.batch, loss_fn=target.loss_fn,
-                              optimizer=getattr(target, "optimizer", None))
+                              optimizer=getattr(target, "optimizer", None),
+                              max_grad_norm=getattr(target, "max_grad_norm", None))
     return target
 
 

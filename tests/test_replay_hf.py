@@ -1,0 +1,96 @@
+"""Zero-code replay of a real `transformers.Trainer` run: the capture callback inside the real
+Trainer, `spikelens replay CHECKPOINT --step N` with no user code, and `--bisect` over 32
+captured steps. One tiny GPT-2 run (random weights from a config) serves the whole module."""
+from __future__ import annotations
+
+import json
+import math
+
+import jsonschema
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("accelerate")
+
+from replay_targets import hf_run  # noqa: E402
+
+from conftest import run_cli, tree_hashes  # noqa: E402
+from spikelens.replay import captured_steps, load_capture, replay  # noqa: E402
+from spikelens.replay.schema import REPLAY_SCHEMA  # noqa: E402
+
+BAD, SAVE_AT, STEPS = 23, 4, 36  # captures 5..36 after checkpoint-4: 32 steps
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    return hf_run.train(tmp_path_factory.mktemp("hf") / "out", steps=STEPS, bad_step=BAD, save_at=SAVE_AT)
+
+
+def _logged(run) -> dict[int, float]:
+    history = json.loads((run / "trainer_state.json").read_text())["log_history"]
+    return {e["step"]: e["loss"] for e in history if "loss" in e}
+
+
+def test_the_callback_captured_every_step_with_its_recipe(run):
+    caps = run / "spikelens-captures"
+    assert captured_steps(caps) == list(range(1, STEPS + 1))
+    bad = load_capture(caps, BAD)
+    assert math.isnan(bad["loss"]) and "nan" in bad["reason"]
+    assert (bad["batch"][0]["kwargs"]["labels"] == -100).all()
+    assert bad["meta"]["trainer"] == "transformers" and bad["meta"]["max_grad_norm"] == 1.0
+    # the learning rate the update of each step used, as the Trainer logged it
+    logged_lr = {e["step"]: e["learning_rate"] for e in json.loads((run / "trainer_state.json").read_text())
+                 ["log_history"] if "learning_rate" in e}
+    for s in (5, BAD, STEPS):
+        assert load_capture(caps, s)["meta"]["lr"][0] == pytest.approx(logged_lr[s], rel=1e-9)
+    assert math.isnan(_logged(run)[BAD])
+
+
+def test_zero_code_replay_names_the_module_and_op_of_the_nan(run):
+    before = tree_hashes(run)
+    res = run_cli("replay", run / f"checkpoint-{SAVE_AT}", "--step", str(BAD),
+                  "--captures", run / "spikelens-captures", "--format", "json")
+    assert res.returncode == 1, res.stderr
+    data = json.loads(res.stdout)
+    jsonschema.validate(data, REPLAY_SCHEMA)
+    nf = data["nonfinite"]
+    assert (nf["phase"], nf["module"], nf["module_type"], nf["op"]) == ("forward", "(root)", "GPT2LMHeadModel", "div")
+    assert "loss_utils.py" in nf["where"] and "num_items_in_batch" in nf["where"]
+    src = data["source"]
+    assert src["kind"] == "transformers" and src["at_step"] == SAVE_AT
+    assert {"weights", "optimizer (AdamW)", "scheduler (learning rate)", "RNG"} <= set(src["restored"])
+    # steps 5..22 replayed plain to reach the state of step 22, each equal to the run's own loss
+    assert data["replayed"]["plain_steps"] == BAD - SAVE_AT - 1 and data["replayed"]["drift_step"] is None
+    assert data["logged"]["reproduced"] is True
+    assert "Traceback" not in res.stderr
+    assert tree_hashes(run) == before  # nothing written into the user's run folder
+
+
+def test_replayed_losses_equal_the_logged_ones(run):
+    """From checkpoint-4 through step 22: every replayed loss is the Trainer's logged loss (the
+    optimizer, scheduler, RNG and clipping are the run's, so the trajectory is the run's)."""
+    rep = replay(str(run / f"checkpoint-{SAVE_AT}"), 22, device="cpu", window=2, logdir=run, metric="loss")
+    assert rep.nonfinite is None and rep.exit_code == 0
+    logged = _logged(run)
+    assert [p["step"] for p in rep.window] == [20, 21, 22]
+    for p in rep.window:
+        assert p["loss"] == pytest.approx(logged[p["step"]], rel=1e-6)
+    assert rep.logged["reproduced"] is True and rep.logged["rel_diff"] < 1e-6
+    assert rep.replayed["compared_losses"] == 22 - SAVE_AT and rep.replayed["max_rel_diff"] < 1e-6
+    assert rep.result.grad_norm > 0 and rep.optimizer == "AdamW"
+
+
+def test_bisect_finds_the_planted_step_among_32(run):
+    rep = replay(str(run / f"checkpoint-{SAVE_AT}"), bisect=f"{SAVE_AT + 1}..{STEPS}", device="cpu")
+    b = rep.bisect
+    assert (b["from"], b["to"]) == (5, 36) and b["first_bad"] == BAD and rep.exit_code == 1
+    assert b["checked_steps"] <= 6 and len(b["probes"]) == b["checked_steps"]
+    assert rep.nonfinite.op == "div" and rep.nonfinite.step == BAD
+    assert b["plain_steps"] <= 2 * 32
+
+
+def test_a_step_the_checkpoint_already_holds_is_an_error(run):
+    res = run_cli("replay", run / f"checkpoint-{SAVE_AT}", "--step", "3", "--captures", run / "spikelens-captures")
+    assert res.returncode == 2
+    assert "holds the updates up to step 4" in res.stderr and len(res.stderr.strip().splitlines()) == 1
