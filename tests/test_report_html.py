@@ -174,8 +174,12 @@ def test_past_the_limit_only_runs_with_findings_get_a_section(monkeypatch):
     sections = re.findall(r'<section class="run" id="run-(\d+)"[^>]*data-sev="(\w+)"', page)
     assert [sev for _, sev in sections] == ["error", "warning", "warning"]
     assert len(re.findall(r"<tr data-run=", page)) == 4  # the summary still lists every run
-    assert "1 run without findings is listed above only" in page
+    assert "1 clean run is listed above only" in page
     assert 'href="#run-3"' not in page
+    monkeypatch.setattr(html_mod, "MAX_SECTIONS", 1)
+    page = render_html(sample_report())
+    assert re.findall(r'<section class="run" id="run-(\d+)"', page) == ["0"]  # the error run
+    assert "1 clean run and 2 runs with findings past the first 1 are listed above only" in page
 
 
 def test_everything_from_the_logs_is_escaped():

@@ -138,6 +138,16 @@ def test_zoom_pan_log_and_smoothing_controls(fresh):
     n = d.execute_script("return spikelens.runs[2].panels[0].chart.data[0].length")
     assert n <= 2 * 700 + 2  # the overview: per-bucket extremes only
 
+    ActionChains(d).move_to_element(over).perform()  # hover: the legend shows the values under the cursor
+    values = [v.text for v in sec.find_elements("css selector", ".charts .uplot")[0]
+              .find_elements("css selector", ".u-legend .u-value")]
+    assert values[0] not in ("", "—") and float(values[1]) > 0  # step, train/loss
+    d.execute_script("""const o = arguments[0], r = o.getBoundingClientRect();
+        o.dispatchEvent(new WheelEvent('wheel', {deltaY: -100, altKey: true, bubbles: true, cancelable: true,
+                                                 clientX: r.left + r.width / 2, clientY: r.top + 50}));""", over)
+    lo3, hi3 = _x_range(d, 2)  # alt+wheel zooms in around the cursor
+    assert hi3 - lo3 == pytest.approx(0.75 * 5999, rel=1e-3) and lo3 > 0 and hi3 < 5999
+    ActionChains(d).double_click(over).perform()
     assert d.execute_script("return spikelens.runs[2].panels[0].chart.scales.y.distr") == 3  # log by default
     sec.find_element("css selector", ".log-toggle").click()
     assert d.execute_script("return spikelens.runs[2].panels[0].chart.scales.y.distr") == 1

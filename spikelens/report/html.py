@@ -30,8 +30,9 @@ HERE = Path(__file__).parent
 UPLOT_VERSION = "1.6.32"
 MAX_CHARTED_RUNS = 300
 """Above this many runs, clean runs are listed in the summary only (no chart section)."""
-MAX_SECTIONS = 1000
-"""Chart sections at most, runs with findings first (the summary still lists every run)."""
+MAX_SECTIONS = 400
+"""Chart sections at most past MAX_CHARTED_RUNS, worst first (about 37 KB each; the summary
+still lists every run)."""
 CHIPS_PER_RUN = 16
 """Findings linked from a run's summary row (the rest are in its section)."""
 STATUS_ORDER = {"error": 0, "warning": 1, "ok": 2}
@@ -68,6 +69,18 @@ def charted_runs(runs: list[RunReport]) -> list[RunReport]:
     return [r for r in runs if status(r) != "ok"][:MAX_SECTIONS]
 
 
+def left_out_note(runs: list[RunReport], charted: list[RunReport]) -> str:
+    """What the page leaves to the summary table, and why."""
+    clean = sum(1 for r in runs if status(r) == "ok")
+    flagged = len(runs) - clean - len(charted)
+    parts = [f"{clean} clean run{'s' if clean != 1 else ''}"] if clean else []
+    if flagged:
+        parts.append(f"{flagged} run{'s' if flagged != 1 else ''} with findings past the first {MAX_SECTIONS}")
+    return (f"{' and '.join(parts)} {'are' if len(runs) - len(charted) != 1 else 'is'} listed above only: "
+            f"more than {MAX_CHARTED_RUNS} runs, so charts are drawn for the runs with findings"
+            + (f" (at most {MAX_SECTIONS}, worst first)." if flagged else "."))
+
+
 def render_html(report: Report) -> str:
     """The page, as one string."""
     runs = ordered_runs(report)
@@ -91,10 +104,7 @@ def render_html(report: Report) -> str:
         out.append(summary_table(runs, charted_ids, fids))
         out.append(kinds_table(runs))
         if len(charted) < len(runs):
-            left = len(runs) - len(charted)
-            out.append(f'<p class="note">{left} run{"s" if left != 1 else ""} without findings '
-                       f"{'are' if left != 1 else 'is'} listed above only: more than {MAX_CHARTED_RUNS} runs, "
-                       "so only the runs with findings get charts.</p>")
+            out.append(f'<p class="note">{_e(left_out_note(runs, charted))}</p>')
     charts = {}
     for run in charted:
         i = ids[id(run)]
