@@ -17,7 +17,7 @@ from . import diagnostics, storage
 from .errors import FormatError, InputError, NothingFound, SpikelensError
 from .frame import SCHEMA, conform
 from .importers.base import Importer, Table, read_head
-from .segments import relogs_a_step, split_ids
+from .segments import relogs_a_step, split_ids, with_declared
 
 SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "node_modules", ".ipynb_checkpoints"}
 GENERIC_FILE_NAMES = {"metrics.csv", "trainer_state.json", "main.log", "log.txt", "training.log",
@@ -188,6 +188,7 @@ def _build_run(name: str, tables: list[Table]) -> Run:
                              f"no step logged twice): read as one launch, sorted by step")
             t = replace(t, frame=t.frame.sort("step", maintain_order=True))
             local = None
+        local = with_declared(local, t.meta.get("launch_offsets"), t.frame.get_column("step").to_numpy())
         if local is None:  # one launch: a constant column costs no memory per row
             segment = pl.lit(base, dtype=pl.UInt32)
         else:  # launches found inside the table (its step went back) get numbers after the base

@@ -11,6 +11,11 @@ import numpy as np
 import polars as pl
 
 
+INTERLEAVED_MIN = 3
+"""Step-goes-back rows whose metric at once runs past its old maximum, from which a
+table is read as writers side by side rather than relaunches."""
+
+
 def restart_offsets(frame: pl.DataFrame) -> np.ndarray:
     """Row positions (in read order) where a new launch starts inside one table.
 
@@ -22,15 +27,25 @@ def restart_offsets(frame: pl.DataFrame) -> np.ndarray:
     n = frame.height
     if n < 2 or frame.get_column("step").is_sorted():
         return np.empty(0, dtype=np.int64)  # no step ever goes back: one launch (no per-metric scan)
-    flagged = (
+    back = (
         frame.with_row_index("_i")
         .with_columns(
             _prev_max=pl.col("step").cum_max().shift(1).over("metric"),
+            _next=pl.max_horizontal(pl.col("step").shift(-k).over("metric") for k in range(1, 4)),
         )
         .filter(pl.col("step") < pl.col("_prev_max"))
-        .get_column("_i")
-        .to_numpy()
     )
+    # two writers interleaved in one file (a lagging second process): right after the
+    # step went back, one of the metric's next 3 rows is at or beyond everything logged
+    # before; a relaunch goes on below it. Many such rows are writers side by side.
+    back = back.with_columns(_beside=(pl.col("_next") >= pl.col("_prev_max")).fill_null(False))
+    if int(back.get_column("_beside").sum()) >= INTERLEAVED_MIN:
+        for _ in range(3):  # the lagging writer's last rows, after the other stopped, are its own too
+            tail = (pl.col("_beside").shift(1).over("metric").fill_null(False)
+                    & (pl.col("step") > pl.col("step").shift(1).over("metric")).fill_null(False))
+            back = back.with_columns(_beside=pl.col("_beside") | tail)
+        back = back.filter(~pl.col("_beside"))
+    flagged = back.get_column("_i").to_numpy()
     if flagged.size == 0:
         return np.empty(0, dtype=np.int64)
     steps = frame.get_column("step").to_numpy()
@@ -57,6 +72,25 @@ def split_ids(frame: pl.DataFrame) -> np.ndarray | None:
     if bounds.size == 0:
         return None
     return np.searchsorted(bounds, np.arange(frame.height), side="right").astype(np.int64)
+
+
+def with_declared(local: np.ndarray | None, offsets, steps: np.ndarray) -> np.ndarray | None:
+    """Per-row launch index with the launch starts an importer declared added (rows of
+    one table; e.g. nanoGPT's `mfu -100.00%` lines, which mark a relaunch even where its
+    steps never go back); None when it is all one launch. A step-goes-back boundary
+    just after a declared one, with only rows at or below its step between them (the
+    relaunch's eval line printed before its first step line), is the same launch start."""
+    n = steps.size
+    declared = sorted({int(o) for o in (offsets or ()) if 0 < int(o) < n})
+    if not declared:
+        return local
+    bounds = set(declared)
+    if local is not None:
+        for b in (np.flatnonzero(np.diff(local)) + 1).tolist():
+            d = declared[int(np.searchsorted(declared, b, side="right")) - 1] if b >= declared[0] else None
+            if d is None or d == b or steps[d:b].max() > steps[b]:
+                bounds.add(b)
+    return np.searchsorted(np.asarray(sorted(bounds)), np.arange(n), side="right").astype(np.int64)
 
 
 def relogs_a_step(frame: pl.DataFrame) -> bool:

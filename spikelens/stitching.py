@@ -40,6 +40,7 @@ import numpy as np
 import polars as pl
 
 from .model.finding import Finding
+from .detect.ended import ended_early_finding
 from .detect.resume import Boundary, Curve, boundary_findings, locate_reset
 from .detect.stats import median_interval
 from .discover import Run
@@ -80,8 +81,30 @@ def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol:
     segments = _segment_table(frame, layout, offsets, boundaries)
     live = {s["segment"] for s in segments if s["points"] > s["superseded"]}
     starts = sorted({b.first_step for b in boundaries if b.segment in live})
-    return Stitched(frame=frame, findings=boundary_findings(run.name, boundaries), segments=segments,
+    findings = boundary_findings(run.name, boundaries)
+    ended = _ended_early(run, frame, main)
+    if ended is not None:
+        findings.append(ended)
+    return Stitched(frame=frame, findings=findings, segments=segments,
                     segment_starts=starts, boundaries=boundaries)
+
+
+def _ended_early(run: Run, frame: pl.DataFrame, main: str | None) -> Finding | None:
+    """SL306 when the run crashed or stopped short of its declared plan (`detect.ended`)."""
+    meta = run.meta or {}
+    if not any(k.startswith("plan.") or k == "hf.max_steps" for k in meta):
+        return None
+    live = frame.filter(~pl.col("superseded") & pl.col("value").is_not_null())
+    if live.height == 0:
+        return None
+    last = live.sort("step", "seq").tail(1)
+    epochs = live.filter(pl.col("metric").cast(pl.String).str.to_lowercase() == "epoch").get_column("value")
+    losses = live.filter(pl.col("metric") == main).sort("step", "seq").get_column("value") if main else None
+    return ended_early_finding(
+        run.name, meta, first_step=int(live.get_column("step").min()), last_step=int(last.item(0, "step")),
+        last_epoch=float(epochs.max()) if epochs.len() and epochs.is_finite().any() else None,
+        last_source=str(last.item(0, "source")),
+        loss_ended_nonfinite=bool(losses is not None and losses.len() and not np.isfinite(losses[-1])))
 
 
 def merge_runs(runs: list[Run], name: str | None = None) -> Run:
@@ -407,6 +430,7 @@ def _place_launches(frame: pl.DataFrame, lay: _Layout, main: str | None) -> tupl
     prev = first_seg
     seen = set(lay.per_metric.get(first_seg, {}))
     wall_starts = [w for w in (lay.wall[first_seg][0],) if w is not None]
+    stage_first = run_first
     for s in lay.segments[1:]:
         beside = _runs_beside(lay, s, seen, last_wall, wall_starts)
         if lay.wall[s][0] is not None:
@@ -419,7 +443,9 @@ def _place_launches(frame: pl.DataFrame, lay: _Layout, main: str | None) -> tupl
                 last_wall = max(last_wall, lay.wall[s][1]) if last_wall is not None else lay.wall[s][1]
             continue
         seen |= set(lay.per_metric.get(s, {}))
-        base = offsets[prev] if offsets[prev] != 0 and lay.first[s] > lay.first[prev] else 0
+        # a launch inside the counter a reset launch started (a rollback after a step reset)
+        # is re-based with it; one whose counter starts again is judged afresh
+        base = offsets[prev] if offsets[prev] != 0 and lay.first[s] > stage_first else 0
         first = lay.first[s] + int(base)
         if s in lay.declared:
             first = min(first, lay.declared[s] + int(base))
@@ -437,6 +463,7 @@ def _place_launches(frame: pl.DataFrame, lay: _Layout, main: str | None) -> tupl
         if fit is not None:
             launch = "reset"
             first = lay.first[s] + offset
+            stage_first = lay.first[s]
         w0 = lay.wall[s][0]
         gap = (w0 - last_wall) if (w0 is not None and last_wall is not None and w0 >= last_wall) else None
         spp = None
@@ -472,6 +499,8 @@ def _runs_beside(lay: _Layout, s: int, seen: set[str], last_wall: float | None, 
     w0 = lay.wall[s][0]
     if w0 is None or last_wall is None or not starts:
         return False
+    if any(lay.source[k] == lay.source[s] for k in lay.segments if k < s):
+        return False  # writers beside each other in one file interleave (one launch); this one came after
     margin = max(60.0, 0.05 * (last_wall - min(starts)))
     return w0 < last_wall - margin and min(abs(w0 - x) for x in starts) < margin
 

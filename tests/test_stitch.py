@@ -149,13 +149,12 @@ def test_SL301_identical_relaunches_are_overlaps_with_identical_values():
     c = curve(61, 10)
     launch = part(c, 1, 60, metrics=(("lm loss", "loss"), ("learning-rate", "lr")))
     st = stitch_run(make_run([launch, launch, launch]))
-    found = [f for f in st.findings if f.kind == "resume_overlap"]
-    assert len(found) == 2
-    for f in found:
-        assert f.severity == "info" and f.extra["identical_values"] is True
-        assert (f.extra["resume_step"], f.extra["rolled_back_from"]) == (1, 60)
-        assert f.evidence["identical_fraction"] == 1.0 and "identical values" in f.message
-        assert f.evidence["from_scratch"] is True  # each relaunch started at the run's first step
+    (f,) = [f for f in st.findings if f.kind == "resume_overlap"]  # identical reruns: one finding, a count
+    assert f.extra["restarts"] == 2 and f.evidence["launches"] == [1, 2]
+    assert f.severity == "info" and f.extra["identical_values"] is True
+    assert (f.extra["resume_step"], f.extra["rolled_back_from"]) == (1, 60)
+    assert f.evidence["identical_fraction"] == 1.0 and "same values" in f.message
+    assert f.evidence["from_scratch"] is True  # each relaunch started at the run's first step
     assert live(st.frame, "lm loss").get_column("segment").unique().to_list() == [2]
     assert st.frame.filter(pl.col("superseded")).height == 2 * 2 * 60
 

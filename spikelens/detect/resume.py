@@ -114,7 +114,7 @@ def overlap_finding(run: str, b: Boundary) -> Finding:
     """SL301: a rollback; the later launch won on the overlapping steps."""
     same = b.identical is not None and b.identical >= 0.99
     lost = b.prev_last_step - b.first_step
-    scratch = b.run_first_step is not None and b.first_step <= b.run_first_step + max(b.interval, 1)
+    scratch = from_scratch(b)
     if same:
         what = f"{_launch_name(b)} re-logged steps {b.first_step}–{b.prev_last_step} with identical values"
     elif scratch:
@@ -173,9 +173,44 @@ def wallclock_gap_finding(run: str, b: Boundary) -> Finding:
                    start_step=b.first_step, evidence=ev, extra={"resume_step": b.first_step})
 
 
+def from_scratch(b: Boundary) -> bool:
+    """The launch started again at the run's first step (a rerun, not a resume)."""
+    return b.run_first_step is not None and b.first_step <= b.run_first_step + max(b.interval, 1)
+
+
+def restarts_finding(run: str, bs: list[Boundary]) -> Finding:
+    """SL301 for several launches that each started the run again from its first step (a
+    notebook cell run again, a job resubmitted without `resume`): one event, with a count."""
+    one = overlap_finding(run, bs[0])
+    reached = [b.prev_last_step for b in bs]
+    launches = ", ".join(str(b.segment + 1) for b in bs)
+    same = all(b.identical is not None and b.identical >= 0.99 for b in bs)
+    msg = (f"the run restarted from the beginning (step {bs[0].first_step}) {len(bs)} times (launches {launches}), "
+           f"after reaching step {max(reached)} at most: "
+           + ("each rerun logged the same values" if same else "each rerun trained the same steps again")
+           + f"; {sum(b.superseded for b in bs):,} earlier points kept as superseded")
+    ev = dict(one.evidence)
+    ev.update({"restarts": len(bs), "launches": [b.segment for b in bs], "reached_steps": reached,
+               "superseded_points": sum(b.superseded for b in bs),
+               "wallclock_gaps_s": [round(float(b.wall_gap_s), 3) if b.wall_gap_s is not None else None for b in bs]})
+    return Finding(kind="resume_overlap", code=OVERLAP_CODE, run=run, metric=None,
+                   severity="info" if same else "warning", message=msg,
+                   start_step=bs[0].first_step, end_step=max(reached), evidence=ev,
+                   extra={"resume_step": bs[0].first_step, "rolled_back_from": max(reached),
+                          "identical_values": same, "restarts": len(bs)})
+
+
 def boundary_findings(run: str, boundaries: list[Boundary]) -> list[Finding]:
+    """One finding per judged boundary; restarts from the beginning are one finding with a count."""
     out: list[Finding] = []
+    overlaps = [b for b in boundaries if b.launch == "rollback" and b.rolled_back and b.superseded]
+    reruns = [b for b in overlaps if from_scratch(b)]
+    if len(reruns) > 1:
+        out.append(restarts_finding(run, reruns))
+    grouped = {id(b) for b in reruns} if len(reruns) > 1 else set()
     for b in boundaries:
+        if id(b) in grouped:
+            continue
         if b.launch == "reset":
             out.append(reset_finding(run, b))
         elif b.launch == "rollback" and b.rolled_back and b.superseded:

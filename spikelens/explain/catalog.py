@@ -264,6 +264,23 @@ KINDS: tuple[Entry, ...] = (
          "If the pause is an evaluation or checkpoint, make it asynchronous or less frequent."),
         ("resume", "step_gap"),
     ),
+    _kind(
+        "ended_early", "Run ended early",
+        "The run stopped well short of the plan its log states (`step 750/19560`, a trainer's "
+        "`max_steps`, `max_epochs` in `hparams.yaml`), or its log ends in an error (a Python "
+        "traceback, a kill message). Run level: the last logged step, the plan and the error line "
+        "are in the evidence.",
+        "A crashed run is the first thing its owner needs to know: its curves end where the error "
+        "struck, and every judgement of the end of training (final loss, overfitting, plateau) is "
+        "about a run that did not finish.",
+        ("Read the error line and the lines before it in the log (out of memory, a NaN check, a "
+         "data error, a lost node).",
+         "Resume from the last checkpoint once the cause is fixed; check that the resume restores "
+         "the step, the scheduler and the data position.",
+         "A run stopped on purpose needs nothing; a run still being written will be judged again "
+         "when it ends."),
+        ("resume_overlap", "wallclock_gap", "nan"),
+    ),
 )
 
 CAUSES: tuple[Entry, ...] = (

@@ -35,6 +35,7 @@ import polars as pl
 from .. import diagnostics
 from ..errors import FormatError, InputError
 from .base import TABLE_SCHEMA, Importer, Table, non_numeric, to_float
+from .plans import hparams_plan
 
 STEP_NAMES = ("step", "global_step", "iteration", "iter", "_step", "trainer/global_step", "train/global_step",
               "train/step", "steps", "iterations", "num_updates", "updates", "update", "epoch")
@@ -586,7 +587,9 @@ class CsvImporter(Importer):
             order = ()
         if long.height == 0:
             diagnostics.warn(f"{path}: no numeric values found")
-        return [Table(frame=long, source=path, format=fmt, run_key=run_key, segment_key=seg_key, order=order)]
+        meta = hparams_plan(path.parent) if version is not None else {}
+        return [Table(frame=long, source=path, format=fmt, run_key=run_key, segment_key=seg_key, order=order,
+                      meta=meta)]
 
     @staticmethod
     def _is_keras(frame: pl.DataFrame) -> bool:

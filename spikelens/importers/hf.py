@@ -203,6 +203,20 @@ def segments_of(family: list[StateFile]) -> list[tuple[StateFile, list[dict[str,
     return out
 
 
+def early_stopped(state: dict[str, Any]) -> bool:
+    """Did `EarlyStoppingCallback` stop the run? (transformers >= 4.41 saves callback
+    state in `stateful_callbacks`: its patience counter reached the patience.)"""
+    cbs = state.get("stateful_callbacks")
+    cb = cbs.get("EarlyStoppingCallback") if isinstance(cbs, dict) else None
+    if isinstance(cb, list):
+        cb = cb[-1] if cb else None
+    if not isinstance(cb, dict):
+        return False
+    patience = (cb.get("args") or {}).get("early_stopping_patience")
+    counter = (cb.get("attributes") or {}).get("early_stopping_patience_counter")
+    return isinstance(patience, int) and isinstance(counter, int) and 0 < patience <= counter
+
+
 class HfTrainerStateImporter(Importer):
     """`trainer_state.json` of the Hugging Face Trainer (and TRL trainers built on it)."""
 
@@ -250,6 +264,8 @@ class HfTrainerStateImporter(Importer):
         ref = segments[-1][0] if segments else family[0]
         meta: dict[str, Any] = {f"hf.{k}": ref.state[k] for k in STATE_META_KEYS
                                 if isinstance(ref.state.get(k), (int, float, str)) and not isinstance(ref.state.get(k), bool)}
+        if early_stopped(ref.state):
+            meta["hf.early_stopping"] = True
         tables = []
         for i, (f, entries) in enumerate(segments):
             frame, summary = entries_to_long(f.path, entries)

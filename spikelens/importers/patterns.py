@@ -85,6 +85,11 @@ class LinePattern:
     fallback: bool = False
     """Claimed only when no other pattern matches (generic lines that richer logs also print)."""
     user: bool = False
+    plan: str | None = None
+    """Regex whose first group is the step total a step line prints (`step N/TOTAL`): the run's plan."""
+    launch_start: str | None = None
+    """Regex of the step lines only the first steps of a launch print (nanoGPT's `mfu -100.00%`
+    placeholder): where they follow unmarked step lines, a relaunch was appended."""
 
     @property
     def anchors(self) -> tuple[Rule, ...]:
@@ -160,6 +165,11 @@ def _overflow(df: pl.DataFrame) -> pl.DataFrame:
 _RANK = r"(?:\[(?:default|rank)?\d+\]:?\s*|\d+:\s+)?"
 """A rank tag launchers put before each line (`torchrun --tee`: `[default0]:`, `srun -l`: `0: `)."""
 _STAMP_PREFIX = rf"^{_RANK}\s*(?:\[(?P<timestamp>{STAMP})\]\s*)?"
+_LOG_PREFIX = (rf"^{_RANK}\s*(?:\[?(?P<timestamp>{STAMP})\]?[\s,:|-]*)?"
+               r"(?:\[?(?:INFO|WARNING|WARN|DEBUG)\]?(?::[\w.]*:|[\s:|-]+))?\s*")
+"""What a launcher or a logger may put before a printed line: a rank tag, a time stamp
+(`2023-03-22 09:30:39 iter 10: ...`, `[2023-...] ...`), a level (`INFO:root:`, `- INFO -`).
+The time stamp becomes the line's wall time."""
 _OVERFLOW = Rule(
     regex=_STAMP_PREFIX + rf".*?OVERFLOW! Rank \d+ Skipping step\. Attempted loss scale: (?P<attempted_loss_scale>{NUM}){END}"
           rf"(?:.*reducing to (?P<loss_scale>{NUM}){END})?",
@@ -168,10 +178,11 @@ _OVERFLOW = Rule(
 
 LLMC_STDOUT = LinePattern(
     name="llm.c",
+    plan=r"step\s+\d+/(\d+)\s*[|:]",
     description="llm.c train_gpt2 stdout: `step N/M | loss X (+Yz)| norm Z (+Wz)| lr ... | ms | MFU | tok/s`",
     rules=(
         Rule(
-            regex=rf"^step\s+(?P<step>\d+)/\d+\s*[|:]\s*(?:train )?loss\s+(?P<train_loss>{NUM}){END}",
+            regex=_LOG_PREFIX + rf"step\s+(?P<step>\d+)/\d+\s*[|:]\s*(?:train )?loss\s+(?P<train_loss>{NUM}){END}",
             fields={
                 "grad_norm": rf"[|\s]norm\s+({NUM}){END}",
                 "lr": rf"[|\s]lr\s+({NUM}){END}",
@@ -181,7 +192,7 @@ LLMC_STDOUT = LinePattern(
             },
             near=r"^step\s+\d",
         ),
-        Rule(regex=rf"^val loss\s+(?P<val_loss>{NUM})\s*$", step_from="previous"),
+        Rule(regex=_LOG_PREFIX + rf"val loss\s+(?P<val_loss>{NUM})\s*$", step_from="previous"),
         Rule(regex=rf"HellaSwag: \d+/\d+ = (?P<hellaswag>{NUM})\s*$", step_from="previous"),
     ),
 )
@@ -201,15 +212,17 @@ LLMC_MAIN = LinePattern(
 
 NANOGPT = LinePattern(
     name="nanoGPT",
+    launch_start=r"iter\s+\d+:.*mfu\s+-100\.00%",
+    plan=r"^Overriding: max_iters = (\d+)\s*$",
     description="nanoGPT train.py: `iter N: loss X, time Tms, mfu M%` and `step N: train loss X, val loss Y`",
     rules=(
         Rule(
-            regex=rf"^iter\s+(?P<step>\d+):\s*loss\s+(?P<train_loss>{NUM}),",
+            regex=_LOG_PREFIX + rf"iter\s+(?P<step>\d+):\s*loss\s+(?P<train_loss>{NUM}),",
             fields={"iter_time_ms": rf"time\s+({NUM})\s*ms", "mfu": rf"mfu\s+({NUM})%"},
             near=r"^iter\s+\d+:", post=_drop_placeholder_mfu,
         ),
         Rule(
-            regex=rf"^step\s+(?P<step>\d+):\s*train loss\s+(?P<eval_train_loss>{NUM}),\s*val loss\s+(?P<val_loss>{NUM})\s*$",
+            regex=_LOG_PREFIX + rf"step\s+(?P<step>\d+):\s*train loss\s+(?P<eval_train_loss>{NUM}),\s*val loss\s+(?P<val_loss>{NUM})\s*$",
             near=r"^step\s+\d+:",
         ),
     ),
@@ -217,10 +230,11 @@ NANOGPT = LinePattern(
 
 MODDED_NANOGPT = LinePattern(
     name="modded-nanogpt",
+    plan=r"step:\d+/(\d+)\s",
     description="modded-nanogpt record logs: `step:N/M train_loss:X train_time:Tms step_avg:Sms`, `step:N/M val_loss:X ...`",
     rules=(
         Rule(
-            regex=r"^step:(?P<step>\d+)/\d+\s+(?P<rest>.*)$",
+            regex=_LOG_PREFIX + r"step:(?P<step>\d+)/\d+\s+(?P<rest>.*)$",
             pairs=rf"(?P<key>[A-Za-z_]\w*):(?P<value>{NUM})(?:ms|s|%)?(?:\s|$)",
             metrics={"train_loss": "train_loss", "val_loss": "val_loss"}, keep_other=False,
             near=r"^step:\d",
@@ -244,6 +258,7 @@ BUILD_NANOGPT = LinePattern(
 
 MEGATRON = LinePattern(
     name="Megatron",
+    plan=r"iteration\s+\d+\s*/\s*(\d+)\s*\|",
     description="Megatron-LM / Megatron-DeepSpeed: `[time] iteration N/ M | key: value | ...`, `validation loss at iteration N ...`",
     rules=(
         Rule(

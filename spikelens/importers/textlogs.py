@@ -24,6 +24,7 @@ import polars as pl
 from .. import diagnostics
 from ..config import load_config
 from ..errors import FormatError, InputError
+from . import textsignals
 from .base import Importer, Table, long_table, to_float
 from .patterns import CATALOGUE, RESERVED_GROUPS, LinePattern, Rule, user_patterns
 
@@ -325,7 +326,8 @@ class TextLogImporter(Importer):
         frame = long_table(rows.get_column("step"), rows.get_column("wall_time"),
                            rows.get_column("metric"), rows.get_column("value"))
         meta = {"pattern": pattern.name, "lines": int(lines.get_column("line_no").max() or 0) + 1,
-                "matched_lines": info["matched_lines"], "duplicates_dropped": info["duplicates_dropped"]}
+                "matched_lines": info["matched_lines"], "duplicates_dropped": info["duplicates_dropped"],
+                **textsignals.signal_meta(lines, pattern, rows)}
         return [Table(frame=frame, source=path, format="text", run_key=str(path), segment_key=str(path),
                       meta=meta)]
 

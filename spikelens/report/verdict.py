@@ -91,6 +91,9 @@ def verdict(run: RunReport) -> str:
         fatal.append((_order(f), f"spike at step {_step(f)} never recovered" if len(stuck) == 1 else
                       f"{len(stuck)} spikes never recovered (first at step {_step(f)})"))
     parts = [text for _, text in sorted(fatal, key=lambda t: t[0])]
+    crashed = [f for f in by.get("ended_early", []) if f.severity == "error"]
+    if crashed:  # a crash is the first thing the owner needs to know
+        parts.insert(0, f"crashed after step {crashed[0].start_step}")
     if "oscillation" in by:
         f = by["oscillation"][0]
         end = f"–{f.end_step}" if f.end_step is not None else " onwards"
@@ -112,7 +115,8 @@ def verdict(run: RunReport) -> str:
             scratch = [f for f in hits if f.evidence.get("from_scratch")]
             hits = [f for f in hits if not f.evidence.get("from_scratch")]
             if scratch:
-                times = f" {len(scratch)} times" if len(scratch) > 1 else ""
+                n = sum(int(f.evidence.get("restarts", 1)) for f in scratch)
+                times = f" {n} times" if n > 1 else ""
                 parts.append(f"restarted from the beginning{times} (step {_step(scratch[0])})")
         if hits:
             parts.append(f"{_RESUME_WORDS[kind]} at {_steps_text(hits)}")
@@ -123,7 +127,7 @@ def verdict(run: RunReport) -> str:
             more = f" (+{len(hits) - 1} more)" if len(hits) > 1 else ""
             parts.append(f"{words}{_where(f, run) if kind in ('plateau', 'sudden_drop', 'excursion') else ''} "
                          f"at step {_step(f)}{more}")
-    named = {"nan", "divergence", "spike", "oscillation", "level_shift", *RESUME_KINDS, *_OTHER_WORDS}
+    named = {"nan", "divergence", "spike", "oscillation", "level_shift", "ended_early", *RESUME_KINDS, *_OTHER_WORDS}
     others = [f for f in fs if f.kind not in named and f.severity != "info"]
     if others:
         kinds = sorted({f.kind for f in others})

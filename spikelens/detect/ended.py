@@ -1,0 +1,136 @@
+"""Did the run finish what it set out to do?
+
+A run-level judgement (SL306 `ended_early`), made beside the resume findings because it
+reads the run's timeline and what its writers declared, not a curve:
+
+- the plan: the total the log states (`step 750/19560`, `iteration 600/ 171661`,
+  `step:40/1750`), HF `max_steps`, Lightning `max_epochs` in `hparams.yaml`; the
+  importers put it in the run's meta as `plan.steps` / `plan.epochs`;
+- the end: the last logged step (the stitched step of the last live point), and the
+  error a text log ends with (`plan.error`: the exception line after a final
+  `Traceback`, or a launcher's kill message).
+
+A crash is an error: it is the first thing the run's owner needs to know (a run
+stopped by hand, `KeyboardInterrupt`, is a warning). A run that stopped well short of
+its plan with no error in its log is info: on real runs that is most often a run its
+owner stopped on purpose (a fine-tune planned for many epochs and stopped once good
+enough), and it may also be still running; the finding says where it stopped. A stop
+declared by an early-stopping callback, and a snapshot inside a `checkpoint-N` folder
+(the run went on after it), are not findings.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..model.finding import Finding
+
+CODE = "SL306"
+KIND = "ended_early"
+
+SHORT_FRACTION = 0.9
+"""A run is short of its plan when it stopped before this fraction of it."""
+
+_CHECKPOINT_DIR = re.compile(r"(?:^|[/\\])checkpoint[-_]\d+[/\\][^/\\]+$")
+
+
+def plan_of(meta: dict[str, Any]) -> dict[str, Any]:
+    """The plan the run's writers declared, from the run meta (see the module doc)."""
+    plan: dict[str, Any] = {}
+    steps = _positive(meta.get("plan.steps", meta.get("plan_steps")))
+    if steps is None:
+        steps = _positive(meta.get("hf.max_steps"))
+        if steps is not None:
+            plan["plan_from"] = "trainer_state.json max_steps"
+    elif meta.get("plan.from"):
+        plan["plan_from"] = meta["plan.from"]
+    if steps is not None:
+        plan["planned_steps"] = steps
+    epochs = _positive(meta.get("plan.epochs"))
+    if epochs is not None:
+        plan["planned_epochs"] = epochs
+        plan.setdefault("plan_from", meta.get("plan.from") or "max_epochs")
+    return plan
+
+
+def ended_early_finding(run: str, meta: dict[str, Any], *, first_step: int | None, last_step: int | None,
+                        last_epoch: float | None, last_source: str | None,
+                        loss_ended_nonfinite: bool = False) -> Finding | None:
+    """SL306 for a run that crashed or stopped well short of its plan, else None."""
+    if last_step is None:
+        return None
+    if last_source and _CHECKPOINT_DIR.search(str(last_source)):
+        return None  # a checkpoint's copy of the state: the run went on after it
+    plan = plan_of(meta)
+    error = meta.get("plan.error")
+    stopped_by = _early_stopped(meta)
+    done = _fraction_done(plan, first_step=first_step, last_step=last_step, last_epoch=last_epoch)
+    short = done is not None and done < SHORT_FRACTION
+    if not error and (not short or stopped_by):
+        return None
+    ev: dict[str, Any] = {"last_step": int(last_step), **plan}
+    if last_epoch is not None and "planned_epochs" in plan:
+        ev["last_epoch"] = float(last_epoch)
+    if done is not None:
+        ev["fraction_done"] = round(done, 4)
+    if error:
+        ev["error_line"] = str(error)
+        if meta.get("plan.error_line_no") is not None:
+            ev["error_line_no"] = int(meta["plan.error_line_no"])
+    if stopped_by:
+        ev["stopped_by"] = stopped_by
+    ev["loss_ended_nonfinite"] = bool(loss_ended_nonfinite)
+    where = _plan_text(plan, done)
+    if error:
+        severity = "warning" if _interrupted(str(error)) else "error"
+        verb = "was interrupted" if severity == "warning" else "crashed"
+        msg = f"the run {verb} after step {last_step}{where}: {_short(str(error))}"
+    else:
+        severity = "info"
+        msg = (f"the log stops at step {last_step}{where}, with no error in it: stopped on purpose, killed "
+               f"from outside (out of memory, preempted), or still running")
+    if loss_ended_nonfinite:
+        msg += " (the loss was already NaN/inf: see the nan finding)"
+    return Finding(kind=KIND, code=CODE, run=run, metric=None, severity=severity, message=msg,
+                   start_step=int(last_step), end_step=int(last_step), evidence=ev,
+                   extra={"planned_steps": plan.get("planned_steps"), "planned_epochs": plan.get("planned_epochs")})
+
+
+def _fraction_done(plan: dict[str, Any], *, first_step: int | None, last_step: int,
+                   last_epoch: float | None) -> float | None:
+    if "planned_steps" in plan:
+        return float(last_step) / float(plan["planned_steps"])
+    if "planned_epochs" in plan and last_epoch is not None:
+        return (float(last_epoch) + 1.0) / float(plan["planned_epochs"])  # epochs are counted from 0
+    return None
+
+
+def _plan_text(plan: dict[str, Any], done: float | None) -> str:
+    if done is None:
+        return ""
+    if "planned_steps" in plan:
+        return f" of the {int(plan['planned_steps']):,} planned ({100 * done:.0f}%)"
+    return f" ({100 * done:.0f}% of the {int(plan['planned_epochs'])} planned epochs)"
+
+
+def _early_stopped(meta: dict[str, Any]) -> str | None:
+    """The callback that declared the stop, when the writer recorded one."""
+    if meta.get("hf.early_stopping"):
+        return "EarlyStoppingCallback"
+    return meta.get("plan.stopped_by") or None
+
+
+def _interrupted(error: str) -> bool:
+    """Stopped by hand (Ctrl-C), not by a fault."""
+    return bool(re.search(r"\bKeyboardInterrupt\b", error))
+
+
+def _short(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _positive(x: Any) -> float | None:
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    return float(x) if x > 0 else None

@@ -1,0 +1,128 @@
+"""Launches inside one file: each relaunch appended to a log becomes a segment, stitched
+like separate files (SL301 resume_overlap, SL302 step_reset), from every signal the
+format gives (a step logged again, the step counter going back, nanoGPT's `mfu -100.00%`
+first lines); writers side by side in one file and eval rows at a logged step are not
+launches."""
+from __future__ import annotations
+
+import sys
+
+import polars as pl
+
+from conftest import FIXTURES, tree_hashes
+from spikelens import api, diagnostics
+from spikelens.importers import textsignals
+from spikelens.importers.patterns import NANOGPT
+from spikelens.importers.textlogs import split_lines
+
+sys.path.insert(0, str(FIXTURES))
+from writers import relaunches as W  # noqa: E402
+
+HERE = FIXTURES / W.OUT
+
+
+def report(path):
+    with diagnostics.collecting():
+        (run,) = api.analyze(path).runs
+    return run
+
+
+def spans(run) -> list[tuple[int, int]]:
+    return [(s["first_step"], s["last_step"]) for s in run.segments]
+
+
+def kinds(run, *names) -> list:
+    return [f for f in run.findings if f.kind in names]
+
+
+def test_fixtures_are_what_the_writer_writes(tmp_path):
+    W.make(tmp_path)
+    assert tree_hashes(tmp_path / W.OUT) == tree_hashes(HERE)
+
+
+# ------------------------------------------------------------------ SL301 / SL302 must fire
+
+
+def test_SL301_nanogpt_appended_relaunches_are_segments():
+    run = report(HERE / "nanogpt_appended" / "train_log.txt")
+    # launch 3 logged nothing; launch 4 re-logged iter 500 with launch 2's values: only its
+    # mfu -100.00% lines show it started there
+    assert spans(run) == [(0, 330), (300, 500), (500, 700)]
+    (overlap,) = kinds(run, "resume_overlap")
+    assert (overlap.extra["resume_step"], overlap.extra["rolled_back_from"]) == (300, 330)
+    assert overlap.severity == "warning" and overlap.code == "SL301"
+    assert not kinds(run, "ended_early", "step_reset")  # the traceback is mid-file, not where the log ends
+
+
+def test_nanogpt_relaunch_with_identical_relog_is_only_seen_through_the_mfu_marker(tmp_path):
+    text = (HERE / "nanogpt_appended" / "train_log.txt").read_text()
+    plain = tmp_path / "train_log.txt"
+    plain.write_text(text.replace("mfu -100.00%", "mfu 38.00%"))
+    assert spans(report(plain)) == [(0, 330), (300, 700)]
+
+
+def test_launch_starts_open_after_the_last_unmarked_step_line():
+    lines = split_lines((HERE / "nanogpt_appended" / "train_log.txt").read_text())
+    starts = textsignals.launch_starts(lines, NANOGPT)
+    texts = lines.get_column("text")
+    # each start is the first line after the old launch's last iteration (the relaunch's
+    # preamble and eval line belong to it); the first launch's own placeholders open nothing
+    assert len(starts) == 2
+    assert all(texts[s - 1].startswith("iter ") and not texts[s].startswith("iter ") for s in starts)
+
+
+def test_SL301_SL302_detectron2_rollbacks_and_a_stage_whose_counter_restarts():
+    run = report(HERE / "detectron2_stages" / "metrics.json")
+    segs = run.segments
+    assert [s["launch"] for s in segs] == ["start", "rollback", "reset", "rollback"]
+    (reset,) = kinds(run, "step_reset")
+    assert reset.extra["logged_first_step"] == 19 and reset.extra["resume_step"] == 4019
+    # the rollback inside stage 2 is on stage 2's re-based counter, not on stage 1's steps
+    assert segs[3]["step_offset"] == segs[2]["step_offset"] == 4000
+    overlaps = sorted((f.extra["resume_step"], f.extra["rolled_back_from"]) for f in kinds(run, "resume_overlap"))
+    assert overlaps == [(1519, 1999), (5019, 5999)]
+
+
+def test_SL301_keras_appended_fit_calls_restart_from_epoch_0():
+    run = report(HERE / "keras_rerun" / "training.log")
+    assert spans(run) == [(0, W.KERAS_FIRST - 1), (0, W.KERAS_SECOND - 1)]
+    (overlap,) = kinds(run, "resume_overlap")
+    assert overlap.extra["resume_step"] == 0 and overlap.evidence["from_scratch"] is True
+
+
+def test_SL301_identical_reruns_are_one_finding_with_a_count():
+    run = report(HERE / "detectron2_reruns" / "metrics.json")
+    assert len(run.segments) == 4
+    (overlap,) = kinds(run, "resume_overlap")
+    assert overlap.extra["restarts"] == 3 and overlap.evidence["launches"] == [1, 2, 3]
+    assert "3 times" in overlap.message
+
+
+def test_stamped_nanogpt_lines_are_read_with_their_wall_time():
+    run = report(HERE / "nanogpt_stamped" / "log.txt")
+    loss = run.frame.filter(pl.col("metric") == "train_loss")
+    assert loss.height == len(range(2500, 3061, 10)) and loss.get_column("wall_time").null_count() == 0
+    (nan,) = kinds(run, "nan")
+    assert nan.start_step == 3010
+
+
+# ------------------------------------------------------------------ must stay silent
+
+
+def test_writers_side_by_side_in_one_file_are_not_relaunches():
+    run = report(HERE / "csv_two_writers" / "metrics.csv")
+    assert spans(run) == [(10, 600), (410, 800)]  # only the relaunch from step 400
+    (overlap,) = kinds(run, "resume_overlap")
+    assert overlap.extra["resume_step"] == 410
+
+
+def test_detectron2_eval_rows_at_a_logged_iteration_are_not_a_relaunch():
+    run = report(HERE / "detectron2_eval_rows" / "metrics.json")
+    assert len(run.segments) == 1
+    assert not kinds(run, "resume_overlap", "step_reset", "step_gap", "wallclock_gap", "ended_early")
+
+
+def test_finished_nanogpt_run_with_eval_and_iter_lines_at_one_step_is_quiet():
+    run = report(HERE / "nanogpt_eval_twice" / "train_log.txt")
+    assert len(run.segments) == 1
+    assert not kinds(run, "resume_overlap", "step_reset", "ended_early")
