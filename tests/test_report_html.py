@@ -97,7 +97,7 @@ def test_counts_by_kind_and_filter_options():
     row = re.search(r'data-kind="spike">spike</button></td><td>.*?</td><td class="num">(\d+)</td>'
                     r'<td class="num">(\d+)</td>', page)
     assert row.groups() == ("3", "2")  # 3 spikes in 2 runs
-    assert '<select id="f-sev">' in page and '<option value="spike">spike</option>' in page
+    assert '<select id="f-sev" autocomplete="off">' in page and '<option value="spike">spike</option>' in page
 
 
 def test_cards_carry_message_evidence_causes_and_advice():

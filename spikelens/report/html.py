@@ -134,11 +134,11 @@ def filter_bar(runs: list[RunReport]) -> str:
     kinds = sorted({f.kind for r in runs for f in r.findings})
     options = "".join(f'<option value="{_e(k)}">{_e(k)}</option>' for k in kinds)
     return ('<div class="filters" id="filters">'
-            '<label>severity <select id="f-sev"><option value="all">all runs</option>'
+            '<label>severity <select id="f-sev" autocomplete="off"><option value="all">all runs</option>'
             '<option value="attention">errors and warnings</option><option value="error">errors</option>'
             '<option value="warning">warnings</option><option value="ok">clean</option></select></label>'
-            f'<label>kind <select id="f-kind"><option value="">any</option>{options}</select></label>'
-            '<label>run <input id="f-name" type="search" placeholder="name contains…"></label>'
+            f'<label>kind <select id="f-kind" autocomplete="off"><option value="">any</option>{options}</select></label>'
+            '<label>run <input id="f-name" type="search" autocomplete="off" placeholder="name contains…"></label>'
             f'<span id="f-count">{len(runs)} of {len(runs)} runs</span></div>')
 
 
@@ -215,8 +215,8 @@ def run_section(run: RunReport, i: int, fids: dict[int, str]) -> str:
     out = [f'<section class="run" id="{_anchor(i)}" {_row_attrs(run, i)}>',
            f'<h2><span class="sev {st}">{st}</span> {_e(run.run)}: {_e(verdict(run))}</h2>',
            f'<p class="facts">{_e(" · ".join(p for p in facts if p))}</p>',
-           '<div class="controls"><label><input type="checkbox" class="log-toggle"> log scale</label>'
-           '<label>smoothing <input type="range" class="smooth" min="0" max="0.99" step="0.01" value="0">'
+           '<div class="controls"><label><input type="checkbox" class="log-toggle" autocomplete="off"> log scale</label>'
+           '<label>smoothing <input type="range" class="smooth" autocomplete="off" min="0" max="0.99" step="0.01" value="0">'
            '<output>0</output></label><button type="button" class="reset">whole run</button>'
            '<span class="hint">drag: zoom · shift-drag: pan · alt+wheel: zoom · double-click: whole run · '
            'click a legend entry: show/hide</span></div>',

@@ -467,6 +467,7 @@
     if (filters) {
       ["f-sev", "f-kind"].forEach(i => document.getElementById(i).addEventListener("change", applyFilter));
       document.getElementById("f-name").addEventListener("input", applyFilter);
+      applyFilter();  // a browser that restored the filter's fields on reload gets what they say
     }
     const boxes = document.querySelectorAll(".charts[data-run]");
     if ("IntersectionObserver" in window) {
