@@ -84,7 +84,7 @@ def render_rich(report: ReplayReport, console, *, top: int = 15) -> None:
     console.print(head)
     if report.source is not None and report.source.get("kind") != "build":
         src = report.source
-        console.print(f"rebuilt from a {src['kind']} checkpoint at step {src['at_step']} "
+        console.print(f"rebuilt from a {src['kind']} checkpoint holding the updates through step {src['at_step']} "
                       f"({', '.join(src['restored']) or 'nothing restored'}), batches from "
                       f"{escape(str(src['captures']))}")
     if report.bisect is not None:
