@@ -59,8 +59,9 @@ def test_loads_without_console_errors_and_every_run_has_its_charts(fresh):
     panels = d.execute_script(
         "return [...document.querySelectorAll('section.run')].map(s => s.querySelectorAll('.charts .uplot').length)")
     assert panels == [4, 1, 3, 3]  # llama-fp16: loss, grad norm, LR, loss scale; bert-resume: loss only
-    zooms = d.execute_script("return document.querySelectorAll('.finding .zoom .uplot').length")
-    assert zooms == 6  # one zoomed chart per finding card
+    for card in d.find_elements("css selector", "article.finding"):  # drawn as each card comes near
+        d.execute_script("arguments[0].scrollIntoView()", card)
+    assert _wait(d, "document.querySelectorAll('.finding .zoom .uplot').length === 6")  # one zoom per card
     assert console_errors(d) == []
 
 

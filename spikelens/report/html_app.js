@@ -367,44 +367,52 @@
   }
 
   function buildZooms(st) {
-    for (const el of st.section.querySelectorAll(".zoom[data-zoom]")) {
-      const f = st.data.findings.find(v => v.id === el.dataset.zoom);
-      if (!f) continue;
-      const main = st.data.main;
-      const s = (f.metric && seriesFor(st, f.metric)) || (main && seriesFor(st, main)) ||
-        (st.panels[0] && st.panels[0].series[0]);
-      if (!s) continue;
-      const parts = [slice(s.live, f.lo, f.hi)];
-      const series = [{label: "step", value: (u, v) => fmtStep(v)},
-        {label: s.name, stroke: COLORS[0], width: 1.5, spanGaps: true, value: (u, v) => fmt(v),
-         points: {show: parts[0][0].length < 120, size: 4}}];
-      if (s.sup) {
-        parts.push(slice(s.sup, f.lo, f.hi));
-        series.push({label: "superseded", width: 0, stroke: SUPERSEDED, value: (u, v) => fmt(v), paths: () => null,
-          points: {show: true, space: 0, size: 3, fill: SUPERSEDED, stroke: SUPERSEDED}});
-      }
-      const axes = [{values: (u, sp) => sp.map(v => compact(v))},
-                    {size: 56, values: (u, sp) => sp.map(v => v == null ? "" : fmt(v))}];
-      const grads = st.panels.find(p => p.title === "grad norm");
-      if (grads && (s.role === "loss" || s.role === "eval_loss")) {  // the usual precursor, on its own axis
-        const g = grads.series[0];
-        parts.push(slice(g.live, f.lo, f.hi));
-        series.push({label: g.name, scale: "g", stroke: "#8a8a8a", width: 1, dash: [4, 3], spanGaps: true,
-          value: (u, v) => fmt(v), points: {show: false}});
-        axes.push({scale: "g", side: 1, size: 50, grid: {show: false}, stroke: "#8a8a8a",
-          values: (u, sp) => sp.map(v => v == null ? "" : fmt(v))});
-      }
-      if (!parts.some(q => q[0].length)) { el.innerHTML = '<p class="note">no finite point of ' + escapeText(s.name) + " in this stretch</p>"; continue; }
-      const width = Math.max(300, el.clientWidth - 4);
-      const fake = {id: st.id, data: {segments: st.data.segments, findings: [f]}, selected: f.id};
-      el.chart = new uPlot({
-        width: width, height: 210, series: series, legend: {live: true},
-        cursor: {drag: {x: false, y: false}},
-        scales: {x: {time: false, range: [f.lo, f.hi]}},
-        axes: axes,
-        hooks: {drawAxes: [bandsHook(fake, null, [f])], draw: [marksHook(fake, null, [s], [f])]},
-      }, uPlot.join(parts), el);
+    // each card's chart is drawn as the card comes near the viewport (a run can have hundreds)
+    const els = st.section.querySelectorAll(".zoom[data-zoom]");
+    if (!("IntersectionObserver" in window)) { els.forEach(el => buildZoom(st, el)); return; }
+    const io = new IntersectionObserver(entries => {
+      for (const en of entries) if (en.isIntersecting) { io.unobserve(en.target); buildZoom(st, en.target); }
+    }, {rootMargin: "400px 0px"});
+    els.forEach(el => io.observe(el));
+  }
+
+  function buildZoom(st, el) {
+    const f = st.data.findings.find(v => v.id === el.dataset.zoom);
+    if (!f) return;
+    const main = st.data.main;
+    const s = (f.metric && seriesFor(st, f.metric)) || (main && seriesFor(st, main)) ||
+      (st.panels[0] && st.panels[0].series[0]);
+    if (!s) return;
+    const parts = [slice(s.live, f.lo, f.hi)];
+    const series = [{label: "step", value: (u, v) => fmtStep(v)},
+      {label: s.name, stroke: COLORS[0], width: 1.5, spanGaps: true, value: (u, v) => fmt(v),
+       points: {show: parts[0][0].length < 120, size: 4}}];
+    if (s.sup) {
+      parts.push(slice(s.sup, f.lo, f.hi));
+      series.push({label: "superseded", width: 0, stroke: SUPERSEDED, value: (u, v) => fmt(v), paths: () => null,
+        points: {show: true, space: 0, size: 3, fill: SUPERSEDED, stroke: SUPERSEDED}});
     }
+    const axes = [{values: (u, sp) => sp.map(v => compact(v))},
+                  {size: 56, values: (u, sp) => sp.map(v => v == null ? "" : fmt(v))}];
+    const grads = st.panels.find(p => p.title === "grad norm");
+    if (grads && (s.role === "loss" || s.role === "eval_loss")) {  // the usual precursor, on its own axis
+      const g = grads.series[0];
+      parts.push(slice(g.live, f.lo, f.hi));
+      series.push({label: g.name, scale: "g", stroke: "#8a8a8a", width: 1, dash: [4, 3], spanGaps: true,
+        value: (u, v) => fmt(v), points: {show: false}});
+      axes.push({scale: "g", side: 1, size: 50, grid: {show: false}, stroke: "#8a8a8a",
+        values: (u, sp) => sp.map(v => v == null ? "" : fmt(v))});
+    }
+    if (!parts.some(q => q[0].length)) { el.innerHTML = '<p class="note">no finite point of ' + escapeText(s.name) + " in this stretch</p>"; return; }
+    const width = Math.max(300, el.clientWidth - 4);
+    const fake = {id: st.id, data: {segments: st.data.segments, findings: [f]}, selected: f.id};
+    el.chart = new uPlot({
+      width: width, height: 210, series: series, legend: {live: true},
+      cursor: {drag: {x: false, y: false}},
+      scales: {x: {time: false, range: [f.lo, f.hi]}},
+      axes: axes,
+      hooks: {drawAxes: [bandsHook(fake, null, [f])], draw: [marksHook(fake, null, [s], [f])]},
+    }, uPlot.join(parts), el);
   }
 
   function escapeText(t) { const d = document.createElement("div"); d.textContent = t; return d.innerHTML; }
