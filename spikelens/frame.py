@@ -75,6 +75,8 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("lr", re.compile(r"(?:^|[/_\-. ])lr(?:$|[/_\-. ]|-)|learning[\s_\-]?rate|^lr", re.I)),
 )
 _OTHER_AXIS = re.compile(r" vs |_vs_", re.I)
+_LR_SCALE = re.compile(r"(?:^|[/_\-. ])lr[\s_\-]?scal|learning[\s_\-]?rate[\s_\-]?scal", re.I)
+_SQUARED = re.compile(r"squared?|(?:^|[/_\-. ])sq(?:$|[/_\-. ])|norm[\s_\-]?sq|norm2$", re.I)
 _NOT_GRAD = re.compile(r"param|weight|update|activation|act_|embed|logit", re.I)
 _LOSS = re.compile(r"loss|^trl$|^tel$|nll|cross[\s_\-]?entropy|perplexity$|^ppl$|(?:^|[/_\-. ])ce$|objective"
                    r"|(?:^|/)cost$|(?:^|[/_\-. ])bp[bc]$|bits[\s_\-]?per[\s_\-]?(?:byte|char)"
@@ -88,12 +90,20 @@ def infer_role(metric: str) -> str:
         return "other"  # Megatron's `lm loss vs samples`: the same curve on another x-axis
     for role, pattern in _RULES:
         if pattern.search(metric):
+            if role == "loss_scale" and _LR_SCALE.search(metric):
+                continue  # `lr_scale`: a multiplier on the LR schedule, not the fp16 loss scale
             if role == "grad_norm" and _NOT_GRAD.search(metric) and "grad" not in metric.lower():
                 return "other"  # `param_norm`, `weight_norm`, `update_norm`: norms, not of gradients
             return role
     if _LOSS.search(metric) and not _NOT_LOSS.search(metric):
         return "eval_loss" if re.search(_EVAL, metric, re.I) else "loss"
     return "other"
+
+
+def is_squared_norm(metric: str) -> bool:
+    """`grad_norm_square`, `grad_norm_sq`, `squared_grad_norm`: the square of a norm (its
+    outliers are squared ratios); the detectors take its root."""
+    return bool(_SQUARED.search(metric))
 
 
 def infer_roles(metrics, overrides: Mapping[str, str] | None = None) -> dict[str, str]:

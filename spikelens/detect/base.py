@@ -58,9 +58,38 @@ class RunContext:
 
     def main(self, role: str) -> Series | None:
         """The run's main series of a role: the one with most points (the per-step
-        `train/loss`, not an epoch aggregate), None when the run logs none."""
+        `train/loss`, not an epoch aggregate), None when the run logs none. Among series
+        logged as often (a total and its components), the total: named so, else the
+        plain name of the role, else the largest (a sum of positive parts is the largest)."""
         cands = [s for s in self.by_role(role) if len(s)]
-        return max(cands, key=len) if cands else None
+        if not cands:
+            return None
+        most = max(len(s) for s in cands)
+        tied = [s for s in cands if len(s) >= 0.98 * most]
+        if len(tied) == 1:
+            return tied[0]
+        return max(tied, key=lambda s: (main_name_score(s.metric, role), _typical_size(s) if role == "loss" else 0.0,
+                                        len(s)))
+
+
+_PLAIN = {"loss": ("loss", "train_loss", "loss_train", "train"), "lr": ("lr", "learning_rate"),
+          "grad_norm": ("grad_norm", "gradient_norm", "total_norm"), "eval_loss": ("eval_loss", "val_loss", "loss")}
+
+
+def main_name_score(metric: str, role: str) -> int:
+    """How much a tag's name says it is the main series of its role: `total_loss` (2),
+    `train/loss` (1), `loss_cls` or `ploss_3` (0, a component or one of a numbered set)."""
+    leaf = re.split(r"[/.]", metric.lower())[-1]
+    if role == "loss" and "total" in leaf:
+        return 2
+    if leaf in _PLAIN.get(role, ()):
+        return 1
+    return 0
+
+
+def _typical_size(s: Series) -> float:
+    v = s.value[np.isfinite(s.value)]
+    return float(np.median(np.abs(v))) if v.size else 0.0
 
 
 class Detector:

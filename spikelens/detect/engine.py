@@ -8,6 +8,7 @@ import numpy as np
 import polars as pl
 
 from .. import diagnostics
+from ..frame import is_squared_norm
 from .base import Detector, RunContext, Series
 from ..model.finding import Finding
 from .levels import LevelShiftDetector, ShiftProfile
@@ -36,7 +37,7 @@ def build_detectors(params: dict[str, dict[str, Any]] | None = None,
 
 def series_of(frame: pl.DataFrame, roles: dict[str, str]) -> dict[str, Series]:
     """Each metric's live (not superseded) points, sorted by step, as NumPy arrays; one
-    point a step (see `one_per_step`)."""
+    point a step (see `one_per_step`). A squared grad norm is judged as its root."""
     live = frame.filter(~pl.col("superseded")) if "superseded" in frame.columns else frame
     live = live.filter(pl.col("value").is_not_null())
     out: dict[str, Series] = {}
@@ -44,7 +45,11 @@ def series_of(frame: pl.DataFrame, roles: dict[str, str]) -> dict[str, Series]:
         step, value, wall = one_per_step(part.get_column("step").to_numpy(),
                                          part.get_column("value").to_numpy().astype(np.float64, copy=False),
                                          part.get_column("wall_time").to_numpy())
-        out[metric] = Series(metric=metric, role=roles.get(metric, "other"), step=step, value=value, wall_time=wall)
+        role = roles.get(metric, "other")
+        if role == "grad_norm" and is_squared_norm(metric):
+            with np.errstate(invalid="ignore"):
+                value = np.sqrt(value)
+        out[metric] = Series(metric=metric, role=role, step=step, value=value, wall_time=wall)
     return out
 
 

@@ -62,6 +62,11 @@ class ExcursionDetector(Detector):
             return []
         w = max(20, n // 50)
         hot[:still_falling(rolling_median(y, w, trailing_exclusive=True, min_samples=5), w, self.settled_fraction)] = False
+        # leaving the trend needs having been on it: the first points of a run sit above a
+        # trend that their own later fall pulls down (a divergence's log has no early fall
+        # for `still_falling` to find)
+        on = np.flatnonzero(np.abs(np.nan_to_num(above, nan=np.inf)) < 0.5 * bar)
+        hot[:int(on[0]) if on.size else n] = False
         out = []
         for a, last in true_runs(hot):
             b = last + 1

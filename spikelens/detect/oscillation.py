@@ -41,6 +41,8 @@ class OscillationDetector(Detector):
     """A stretch extends while the amplitude stays above this ratio and 40% of its core."""
     min_abs_amp: float = 0.03
     """Minimum swing amplitude on the log scale (≈3%) so quiet runs never qualify."""
+    keep_abs_fraction: float = 0.6
+    """A stretch extends while the amplitude stays above this fraction of `min_abs_amp`."""
     min_points: int = 25
     min_fraction: float = 0.02
     merge_gap_points: int = 20
@@ -61,12 +63,15 @@ class OscillationDetector(Detector):
             return []
         ratio = amp / typical
         loud = amp > self.min_abs_amp if is_log else np.ones(n, bool)
+        # hysteresis: a stretch opens above the floor and lasts while above most of it, so an
+        # amplitude that hovers at the floor does not cut one oscillation into fragments
+        still_loud = amp > self.keep_abs_fraction * self.min_abs_amp if is_log else loud
         regions = []
         for c0, c1 in true_runs((ratio > self.min_amp_ratio) & loud):
             if c1 - c0 < 4:
                 continue
             core = float(np.nanmedian(amp[c0:c1 + 1]))
-            keep = (amp > max(self.keep_amp_ratio * typical, 0.4 * core)) & loud
+            keep = (amp > max(self.keep_amp_ratio * typical, 0.4 * core)) & still_loud
             while c0 > 0 and keep[c0 - 1]:
                 c0 -= 1
             while c1 + 1 < n and keep[c1 + 1]:
@@ -79,6 +84,7 @@ class OscillationDetector(Detector):
         min_len = max(self.min_points, int(self.min_fraction * n))
         out = []
         for a, b in regions:
+            a, b = _swing_edges(resid, amp, a, b, window // 2)
             if b - a + 1 < min_len:
                 continue
             seg = resid[a:b + 1]
@@ -96,3 +102,26 @@ class OscillationDetector(Detector):
                                          "amplitude": float(np.nanmedian(amp[a:b + 1]))}))
         return out
 
+
+
+def _swing_edges(resid: np.ndarray, amp: np.ndarray, a: int, b: int, reach: int) -> tuple[int, int]:
+    """Move a stretch's edges out to its first and last large swing.
+
+    The amplitude is a centred median over many points, so it crosses its bar only once half
+    its window is inside the stretch: the stretch it marks starts late and ends early. The
+    first swing is the earliest point, within half a window before, that is as large as half
+    the stretch's typical swing and from which on at least half the points are that large."""
+    big = np.abs(resid) > 0.5 * float(np.nanmedian(amp[a:b + 1]))
+    lo = max(0, a - reach)
+    if lo < a:
+        tail_share = np.cumsum(big[lo:a][::-1])[::-1] / np.arange(a - lo, 0, -1)
+        ok = np.flatnonzero(big[lo:a] & (tail_share >= 0.5))
+        if ok.size:
+            a = lo + int(ok[0])
+    hi = min(resid.size - 1, b + reach)
+    if hi > b:
+        head_share = np.cumsum(big[b + 1:hi + 1]) / np.arange(1, hi - b + 1)
+        ok = np.flatnonzero(big[b + 1:hi + 1] & (head_share >= 0.5))
+        if ok.size:
+            b = b + 1 + int(ok[-1])
+    return a, b

@@ -2,11 +2,13 @@
 
 Detectors run independently, so the swings of an oscillation also look like spikes,
 the blow-up before a NaN looks like a spike, and the jump back after repeated data
-looks like a spike that never recovered. The contract wants each event reported once.
+looks like a spike that never recovered. The contract wants each event reported once:
+this folds the repeats on one metric; `grouping` then folds one event seen on several.
 """
 from __future__ import annotations
 
 from .base import RunContext
+from .grouping import group_events
 from ..model.finding import EVENT_KINDS, Finding
 from .stats import median_interval
 
@@ -74,7 +76,7 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
     for ex in by_kind.get("excursion", []):
         if any(f.kind in EVENT_KINDS and f.metric == ex.metric and _overlaps(f, ex) for f in findings):
             drop.add(id(ex))
-    return [f for f in findings if id(f) not in drop]
+    return group_events([f for f in findings if id(f) not in drop], ctx)
 
 
 def _overlaps(f: Finding, ex: Finding) -> bool:

@@ -58,6 +58,9 @@ class SpikeDetector(Detector):
     summary_z: float = 5.0
     summary_ratio: float = 1.2
     """One-point excursions above both (and not spikes) are counted in the outliers summary."""
+    short_run_points: int = 100
+    """Runs with fewer points (epochs, evals every few hundred steps) cannot tell a one-point
+    blip from their own noise: there, one-point blips are summarised, never spikes."""
     max_isolated: int = 8
     """More one-point blips than this in a run are noise: keep the largest few."""
     keep_isolated: int = 3
@@ -108,7 +111,7 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
         end = _first_back(fwd, y, peak + 1, level + band, level + point_band)
         high = int(np.sum(z[start:(end if end is not None else n)] > det.z_min))
         small = y[peak] - level < np.log(det.blip_min_ratio) if is_log else False
-        if end is not None and high <= det.blip_points and (z[peak] < blip_z or small):
+        if end is not None and high <= det.blip_points and (z[peak] < blip_z or small or n < det.short_run_points):
             last_end = end
             in_tail.append(peak)  # a one-point blip inside the run's own noise tail: summarised
             continue

@@ -145,7 +145,8 @@ def bad_batch(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | None:
 
 
 def data_source(f: Finding, ctx: RunContext, every: list[Finding]) -> Cause | None:
-    """Only some per-source losses spike at this step (one dataset's problem)."""
+    """Only some per-source losses (or one component of a total) spike at this step: one
+    dataset's or one loss term's problem."""
     if f.kind != "spike" or f.peak_step is None or f.metric is None:
         return None
     siblings = [s for s in ctx.by_role("loss") if s.metric != f.metric and len(s)]
@@ -158,17 +159,31 @@ def data_source(f: Finding, ctx: RunContext, every: list[Finding]) -> Cause | No
         if not near.any():
             continue  # logged on another axis (per epoch): no opinion
         # same event: peaks or starts together (in noise a multi-point spike's peak wanders)
-        hit = any(o.kind == "spike" and o.metric == s.metric and o.peak_step is not None
+        hit = any(o.kind == "spike" and s.metric in _metrics_of(o) and o.peak_step is not None
                   and (abs(o.peak_step - f.peak_step) <= tol
                        or (o.start_step is not None and f.start_step is not None
                            and abs(o.start_step - f.start_step) <= tol)) for o in every)
         (spiked if hit else calm).append(s.metric)
-    if not spiked or not calm:
-        return None
+    if not calm or len(spiked) > len(calm):
+        return None  # every loss, or most of them, moved: the model jumped, not one source
+    main = ctx.main("loss")
+    if not spiked:
+        if main is None or main.metric == f.metric:
+            return None
+        return Cause("data", 0.8,
+                     f"at step {f.peak_step} only {f.metric} spiked; {', '.join(calm[:6])}"
+                     f"{' and more' if len(calm) > 6 else ''} stayed calm: one data source's batches or "
+                     f"this loss term alone, not the optimizer",
+                     {"spiked": [f.metric], "calm": sorted(calm)})
     return Cause("data", 0.85,
                  f"at step {f.peak_step} the spike is in {', '.join(spiked + [f.metric])} but not in "
                  f"{', '.join(calm)}: one data source's batches, not the optimizer",
                  {"spiked": sorted(spiked + [f.metric]), "calm": sorted(calm)})
+
+
+def _metrics_of(f: Finding) -> set[str | None]:
+    """The metric a finding is on and those it took in (one event seen on several losses)."""
+    return {f.metric} | {a.get("metric") for a in f.evidence.get("also_on", ())}
 
 
 def resume(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | None:
