@@ -104,6 +104,15 @@ def test_write_plots_creates_the_folder_one_png_per_run_and_one_per_finding(tmp_
     assert all(p.read_bytes().startswith(PNG_MAGIC) for ps in paths.values() for p in ps)
 
 
+def test_finding_pngs_are_capped_per_run_worst_first(tmp_path, monkeypatch):
+    from spikelens.report import plots
+
+    monkeypatch.setattr(plots, "MAX_FINDING_PNGS", 1)
+    run = nan_run()  # a divergence and two NaN findings, all errors
+    paths = write_plots(Report("analyze", [run]), tmp_path)["llama-fp16"]
+    assert [p.name for p in paths] == ["llama-fp16.png", "llama-fp16--divergence-3500.png"]
+
+
 def test_finding_png_zooms_on_the_finding():
     from spikelens.report.plots import finding_figure
 

@@ -28,6 +28,8 @@ SPAN_KINDS = {"spike", "divergence", "nan", "oscillation", "excursion", "level_s
 MARK_KINDS = {"resume_overlap", "step_reset", "step_gap", "wallclock_gap"}
 PANEL_KINDS = {"loss_scale_collapse", "grad_norm_outlier", "lr_discontinuity"}
 """Kinds about an evidence metric: shaded in that metric's panel only."""
+MAX_FINDING_PNGS = 20
+"""Zoomed finding pictures per run at most (a run with 300 spikes gets its worst 20)."""
 MAX_POINTS = 3000
 """Above this many points a series is drawn as MAX_POINTS/2 bins (min/max band and mean)."""
 
@@ -339,8 +341,9 @@ def plot_finding(run: RunReport, f, *, dpi: int = 100) -> bytes | None:
 
 def write_plots(report: Report, folder: str | Path) -> dict[str, list[Path]]:
     """Write one PNG per run into `folder` (created), and beside it one zoomed PNG per
-    finding that needs attention (`RUN--KIND-STEP.png`); returns run name → its paths,
-    the run's picture first."""
+    finding that needs attention (`RUN--KIND-STEP.png`, at most MAX_FINDING_PNGS a run,
+    worst first); returns run name → its paths, the run's picture first."""
+    from ..model.finding import SEVERITY_RANK
     from .verdict import split_findings
 
     folder = Path(folder)
@@ -351,7 +354,9 @@ def write_plots(report: Report, folder: str | Path) -> dict[str, list[Path]]:
         path = folder / file_name(run.run, used)
         path.write_bytes(plot_run(run))
         out[run.run] = [path]
-        for f in split_findings(run)[0]:
+        major = split_findings(run)[0]
+        worst = sorted(major, key=lambda f: -SEVERITY_RANK[f.severity])[:MAX_FINDING_PNGS]
+        for f in [f for f in major if any(f is w for w in worst)]:
             png = plot_finding(run, f)
             if png is None:
                 continue
