@@ -18,7 +18,9 @@ class InputError(SpikelensError):
     """A path or file the user gave cannot be used."""
 
     def __init__(self, path: str | Path | None, problem: str):
-        self.path = None if path is None else str(path)
+        from .storage import display  # a remote copy's file or an MLflow pointer: named as the user named it
+
+        self.path = None if path is None else display(path)
         self.problem = problem
         super().__init__(f"{self.path}: {problem}" if self.path else problem)
 

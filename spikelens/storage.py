@@ -245,6 +245,9 @@ def _marker(folder: str) -> tuple[str, bool] | None:
 def display(source: str | os.PathLike) -> str:
     """A source as the user named it: a file of a remote copy is shown under its URL."""
     text = os.fspath(source)
+    if text.endswith(POINTER_SUFFIX):
+        uri = pointed_uri(Path(text))
+        return safe_url(uri) if uri else text
     temp = tempfile.gettempdir().rstrip("/") + "/" + MIRROR_PREFIX
     if not text.startswith(temp):
         return text
@@ -261,7 +264,7 @@ def display(source: str | os.PathLike) -> str:
 
 def display_text(line: str) -> str:
     """A message with every remote-copy path in it replaced by its URL."""
-    temp = tempfile.gettempdir().rstrip("/") + "/" + MIRROR_PREFIX
-    if temp not in line:
+    temp = tempfile.gettempdir().rstrip("/") + "/"
+    if temp + MIRROR_PREFIX not in line and POINTER_SUFFIX not in line:
         return line
-    return re.sub(re.escape(temp) + r"[^\s:,;)'\"]*", lambda m: display(m.group(0)), line)
+    return re.sub(re.escape(temp) + r"spikelens-(?:remote|uri)-[^\s:,;)'\"]*", lambda m: display(m.group(0)), line)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import math
-import os
 import socket
 import sqlite3
 import subprocess

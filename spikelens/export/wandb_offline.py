@@ -40,6 +40,12 @@ def write_wandb(points: pl.DataFrame, folder: Path, run: str, project: str = "sp
         import wandb
     except ImportError as exc:
         raise UsageError("--format wandb needs the wandb package: pip install wandb") from exc
+    negative = points.filter(pl.col("step") < 0).height
+    if negative:  # W&B steps start at 0
+        from .. import diagnostics
+
+        diagnostics.warn(f"{run}: {negative} point(s) at negative steps not exported (W&B steps start at 0)")
+        points = points.filter(pl.col("step") >= 0)
     with offline_env(folder):
         settings = wandb.Settings(mode="offline", x_disable_stats=True, x_disable_meta=True, disable_git=True,
                                   save_code=False, x_save_requirements=False, console="off",

@@ -4,7 +4,7 @@ link copied from the UI (`http://host:5000/#/experiments/3/runs/<id>`).
 
 Endpoints (mlflow/server/handlers.py): `experiments/search` and `runs/search` (paged) list
 the runs and their metric keys; `metrics/get-history` (paged, 25,000 points a page) gives
-each metric's points, fetched a few at a time in threads. Credentials come from MLflow's
+each metric's points, fetched four at a time in threads. Credentials come from MLflow's
 own variables (`MLFLOW_TRACKING_TOKEN`, or `MLFLOW_TRACKING_USERNAME` and
 `MLFLOW_TRACKING_PASSWORD`) and are never printed. Only the standard library is used.
 """
@@ -29,8 +29,9 @@ from .mlflow_runs import POINT_SCHEMA, RunInfo, Selection, split_selection, tabl
 
 PAGE_POINTS = 25_000
 PAGE_RUNS = 1_000
-FETCH_THREADS = 8
-TIMEOUT_S = 60
+FETCH_THREADS = 4
+TIMEOUT_S = 300
+"""A page of 25,000 points takes MLflow's server seconds to gather (an offset query a page)."""
 
 
 class Client:
