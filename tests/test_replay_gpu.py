@@ -62,3 +62,23 @@ def test_cli_cuda_float16_exit_1_json():
     assert data["device"].startswith("cuda") and data["dtype"] == "float16"
     assert data["nonfinite"]["module"] == "blocks.1.mlp"
     assert data["loss"] in ("NaN", "Infinity", "-Infinity")
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_zero_code_hf_checkpoint_on_cuda_in_half_precision(tmp_path, dtype):
+    """A Trainer run (trained on the CPU), its checkpoint and captures replayed on CUDA under
+    autocast: the planted all-masked batch is still named, and the replay says how far its
+    losses are from the run's (different arithmetic: a drift is reported, never hidden)."""
+    pytest.importorskip("transformers")
+    pytest.importorskip("accelerate")
+    from replay_targets import hf_run
+
+    run = hf_run.train(tmp_path / "out", steps=12, bad_step=9, save_at=4)
+    rep = replay(str(run / "checkpoint-4"), 9, device="cuda", dtype=dtype)
+    assert rep.device.startswith("cuda") and rep.dtype == dtype
+    nf = rep.nonfinite
+    assert (nf.phase, nf.module, nf.op, nf.step) == ("forward", "(root)", "div", 9)
+    assert rep.replayed["compared_losses"] == 5
+    assert (rep.replayed["drift_step"] is None) == (rep.replayed["max_rel_diff"] <= 1e-3)
+    found = replay(str(run / "checkpoint-4"), bisect="5..12", device="cuda", dtype=dtype)
+    assert found.bisect["first_bad"] == 9 and found.bisect["checked_steps"] <= 4

@@ -94,3 +94,16 @@ def test_a_step_the_checkpoint_already_holds_is_an_error(run):
     res = run_cli("replay", run / f"checkpoint-{SAVE_AT}", "--step", "3", "--captures", run / "spikelens-captures")
     assert res.returncode == 2
     assert "holds the updates up to step 4" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_gradient_accumulation_and_llama(tmp_path):
+    """Two micro-batches a step (the Trainer normalises each by the step's token count and sums
+    them) on a tiny Llama: the replayed step losses are the logged ones."""
+    run = hf_run.train(tmp_path / "out", steps=6, bad_step=None, save_at=2, arch="llama", accumulate=2)
+    assert len(load_capture(run / "spikelens-captures", 3)["batch"]) == 2
+    rep = replay(str(run / "checkpoint-2"), 6, device="cpu", window=3)
+    logged = _logged(run)
+    assert [p["step"] for p in rep.window] == [3, 4, 5, 6]
+    for p in rep.window:
+        assert p["loss"] == pytest.approx(logged[p["step"]], rel=1e-5)
+    assert rep.replayed["drift_step"] is None and rep.source["restored"][1] == "optimizer (AdamW)"

@@ -40,7 +40,8 @@ class CollateWithBadBatch:
         return batch
 
 
-def train(out: Path, *, steps: int, bad_step: int | None, save_at: int, arch: str = "gpt2") -> Path:
+def train(out: Path, *, steps: int, bad_step: int | None, save_at: int, arch: str = "gpt2",
+          accumulate: int = 1) -> Path:
     """Train with hf_callback(every=1) into OUT; returns OUT (checkpoint-SAVE_AT, spikelens-captures,
     trainer_state.json with one logged loss per step)."""
     import transformers
@@ -56,8 +57,9 @@ def train(out: Path, *, steps: int, bad_step: int | None, save_at: int, arch: st
     model = _model(transformers, arch)
     args = TrainingArguments(output_dir=str(out), max_steps=steps, per_device_train_batch_size=BATCH,
                              save_strategy="no", logging_steps=1, logging_nan_inf_filter=False, report_to=[],
-                             learning_rate=1e-3, use_cpu=True, seed=0, disable_tqdm=True)
-    trainer = Trainer(model=model, args=args, train_dataset=Tokens(steps * BATCH),
+                             learning_rate=1e-3, use_cpu=True, seed=0, disable_tqdm=True,
+                             gradient_accumulation_steps=accumulate)
+    trainer = Trainer(model=model, args=args, train_dataset=Tokens(steps * BATCH * accumulate),
                       data_collator=CollateWithBadBatch(bad_step),
                       callbacks=[SaveAt(), hf_callback(out / "spikelens-captures", every=1, before=0, after=0)])
     trainer.train()
