@@ -79,3 +79,24 @@ def test_bad_spans_are_one_line_errors(tmp_path, span, message):
     res = run_cli("replay", ckpt, "--module", FACTORY, "--captures", caps, "--bisect", span)
     assert res.returncode == 2 and message in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_bisect_over_a_build_function():
+    """The build() contract bisects too: build(FROM) gives the state, later builds their batch."""
+    from replay_targets import tiny
+
+    rep = replay(f"{tiny.__file__}:build_diverging", bisect="1..12", device="cpu")
+    assert rep.bisect["first_bad"] == 2 and rep.source["kind"] == "build"
+    assert (rep.nonfinite.phase, rep.nonfinite.module) == ("forward", "blocks.1.norm")
+    clean = replay(f"{tiny.__file__}:build", bisect="1..12", device="cpu")
+    assert clean.bisect["first_bad"] is None and clean.exit_code == 0 and clean.bisect["checked_steps"] <= 5
+
+
+def test_captures_without_a_learning_rate_warn(tmp_path):
+    from spikelens.replay import capture, load_capture
+
+    ckpt, caps, _ = bisect_model.train(tmp_path, steps=4)
+    rec = load_capture(caps, 2)
+    capture(2, rec["batch"], caps, loss=rec["loss"])  # as capture() writes it without meta
+    rep = replay(str(ckpt), 3, module=FACTORY, captures=caps, device="cpu")
+    assert any("step 2 holds no learning rate" in w for w in rep.warnings)

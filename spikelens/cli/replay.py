@@ -49,7 +49,8 @@ def replay_cmd(
     bisect: Optional[str] = typer.Option(None, "--bisect", metavar="FROM..TO",
                                          help="Find the first step in FROM..TO whose loss or gradient goes "
                                               "non-finite, whose loss jumps above --factor x the median before it, "
-                                              "or whose update leaves NaN/Inf in the weights; O(log n) checked replays."),
+                                              "or whose update leaves NaN/Inf in the weights; O(log n) checked "
+                                              "replays."),
     factor: float = typer.Option(3.0, "--factor", metavar="X", help="The loss jump --bisect calls bad."),
     thorough: bool = typer.Option(False, "--thorough",
                                   help="Watch every op of every replayed step (anomaly mode), even when the step "
@@ -83,7 +84,7 @@ def replay_cmd(
 
     Example: [bold]spikelens replay out/checkpoint-1000 --bisect 1001..1032[/]
 
-    Example: [bold]spikelens replay lightning_logs/version_0/checkpoints/last.ckpt --module mypkg.model:LitModel --step 420[/]
+    Example: [bold]spikelens replay ckpts/last.ckpt --module mypkg.model:LitModel --step 420[/]
 
     Or TARGET names a function [bold]build(step, checkpoint) -> ReplayTarget[/]:
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from .. import diagnostics
 from ..errors import ReplayError
 from .run import StepResult, autocast, call_loss, run_step
 from .target import ReplayTarget, call_build
@@ -116,6 +117,7 @@ class Trajectory:
     checked_steps: int = 0
     drift: Drift = field(default_factory=Drift)
     last_result: StepResult | None = None
+    _lr_warned: bool = False
 
     def _prepare(self, step: int) -> ReplayTarget:
         from .capture import restore_rng
@@ -148,8 +150,13 @@ class Trajectory:
             ratio = logged / groups[0]["lr"]  # the schedule scales every group alike
             for g in groups:
                 g["lr"] = g["lr"] * ratio
+        elif not self._lr_warned and isinstance(self.inputs, CaptureInputs):
+            self._lr_warned = True
+            diagnostics.warn(f"the capture of step {step} holds no learning rate (written by an older callback "
+                             f"or capture() without meta): the replay keeps the checkpoint's from there on")
 
-    def plain(self, step: int, stop: Callable[[int, float, float | None], bool] | None = None) -> tuple[float, float | None, bool]:
+    def plain(self, step: int, stop: Callable[[int, float, float | None], bool] | None = None
+              ) -> tuple[float, float | None, bool]:
         """Step `step` as the trainer ran it: (loss, grad norm before clipping, applied). When
         `stop(step, loss, grad_norm)` says so, the update is not applied and the state stays
         before the step (buffers put back), ready for a checked replay of it."""

@@ -66,6 +66,7 @@ def train(out: Path, *, steps: int, bad_step: int | None, save_at: int) -> Path:
     trainer = L.Trainer(max_steps=steps, accelerator="cpu", devices=1, gradient_clip_val=1.0,
                         logger=L.pytorch.loggers.CSVLogger(out, name="logs"), log_every_n_steps=1,
                         enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
-                        callbacks=[SaveAt(), lightning_callback(out / "spikelens-captures", every=1, before=0, after=0)])
+                        callbacks=[SaveAt(), lightning_callback(out / "spikelens-captures", every=1, before=0,
+                                                                after=0)])
     trainer.fit(model, loader)
     return out
