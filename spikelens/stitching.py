@@ -92,7 +92,7 @@ def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol:
 def _ended_early(run: Run, frame: pl.DataFrame, main: str | None) -> Finding | None:
     """SL306 when the run crashed or stopped short of its declared plan (`detect.ended`)."""
     meta = run.meta or {}
-    if not any(k.startswith("plan.") or k == "hf.max_steps" for k in meta):
+    if not any(k.startswith("plan.") or k in ("plan_steps", "hf.max_steps") for k in meta):
         return None
     live = frame.filter(~pl.col("superseded") & pl.col("value").is_not_null())
     if live.height == 0:

@@ -58,6 +58,11 @@ def test_SL306_trainer_state_short_of_max_steps():
     assert f.evidence["planned_steps"] == W.HF_PLAN and f.evidence["last_step"] == W.HF_STOP
 
 
+def test_SL306_llamafactory_short_of_total_steps():
+    f = ended(report(HERE / "llamafactory_stopped"))
+    assert (f.evidence["last_step"], f.evidence["planned_steps"]) == (W.LF_STOP, W.LF_PLAN)
+
+
 def test_SL306_lightning_short_of_max_epochs_in_hparams():
     f = ended(report(HERE / "lightning_stopped"))
     assert f.evidence["planned_epochs"] == W.LIGHTNING_EPOCHS

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
 import polars as pl
 
 from conftest import FIXTURES, tree_hashes
@@ -126,3 +127,44 @@ def test_finished_nanogpt_run_with_eval_and_iter_lines_at_one_step_is_quiet():
     run = report(HERE / "nanogpt_eval_twice" / "train_log.txt")
     assert len(run.segments) == 1
     assert not kinds(run, "resume_overlap", "step_reset", "ended_early")
+
+
+# ------------------------------------------------------------------ SL303 after a relaunch: what is not repeated data
+
+
+def _repeated(step, value, starts=()):
+    import detector_cases as cases
+    from spikelens.detect.resume import RepeatedDataDetector
+
+    ctx = cases.context({"train/loss": (step, value)}, segment_starts=starts)
+    return RepeatedDataDetector().detect(ctx.series["train/loss"], ctx)
+
+
+def _curve(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    step = np.arange(n)
+    rng = np.random.default_rng(seed)
+    return step, (2.0 + 3.0 * np.exp(-step / 300)) * np.exp(0.01 * rng.standard_normal(n))
+
+
+def test_SL303_fires_when_the_loss_stays_low_until_fresh_data():
+    step, value = _curve(1200, 50)
+    value[400:800] *= 0.85  # data loader restarted at 400: the 400 steps trained before are seen again
+    (f,) = _repeated(step, value, starts=[400])
+    assert (f.start_step, f.end_step) == (400, 800)
+
+
+def test_SL303_silent_on_a_fall_across_a_hole_in_the_logged_steps():
+    step, value = _curve(1200, 51)
+    # a relaunch whose logs were lost: 600 steps of progress fall between two logged points
+    keep = (step < 300) | (step >= 900)
+    s, v = np.concatenate([step[keep][:300], step[keep][300:]]), value[keep]
+    v = np.where(s >= 900, v * 0.6, v)
+    assert _repeated(s, v, starts=[900]) == []
+
+
+def test_SL303_silent_on_a_loss_that_flips_between_two_levels():
+    step, value = _curve(1250, 52)
+    rng = np.random.default_rng(60)
+    low = np.repeat(rng.random(1250 // 25) < 0.15, 25)  # data order: stretches at a second, lower level
+    low[343:741] = np.repeat(rng.random(40) < 0.5, 10)[:398]  # ... half of them between 343 and 741
+    assert _repeated(step, np.where(low, value * 0.88, value)) == []

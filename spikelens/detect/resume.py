@@ -378,7 +378,10 @@ class RepeatedDataDetector(Detector):
     restarted from the beginning, so the repeated span is as long as the steps trained
     before the drop: the jump comes near twice the drop's step (counted from the run's
     start). At a resume boundary the span only has to be roughly right; without one
-    (a single file that hides the resume) it has to match closely.
+    (a single file that hides the resume) it has to match closely, the stretch must stay
+    low throughout and no other level change as large may happen outside it (a loss
+    that flips between two levels is data order, not a repeat). A fall across a hole in
+    the logged steps (a launch whose logs are lost) is progress over the missing steps.
     Why it matters: the low loss is false progress (the model re-sees examples it
     memorised); the real curve is the one before the drop, and the data order after a
     resume differs from what the run was meant to see.
@@ -440,6 +443,8 @@ class RepeatedDataDetector(Detector):
             drop = -d[a]
             if drop < np.log1p(self.min_change) or a < 3 * w:
                 continue
+            if _gap_at(step, a, w, interval):
+                continue  # steps missing there: the fall is progress over the hole, not repeated data
             at = int(step[a])
             near = starts[np.abs(starts - at) <= max(2 * w * interval, 10 * interval)] if starts.size else starts
             resumed = bool(near.size)
@@ -461,6 +466,8 @@ class RepeatedDataDetector(Detector):
                 others = [i for i in big if a + w < i < b - w and abs(d[i]) >= 0.5 * drop]
                 if others or _lr_changes(ctx, sb, 3 * interval):
                     continue
+                if not resumed and (_switches_levels(big, d, drop, a, b, w) or not _stays_low(y, a, b, w, drop)):
+                    continue  # a loss that flips between levels: this pair does not stand out
                 if best is None or abs(sb - expect) < abs(int(step[best]) - expect):
                     best = b
             ended_early = resumed and best is None and int(step[-1]) < expect - tol and -z[a] >= self.z_pair
@@ -493,6 +500,31 @@ class RepeatedDataDetector(Detector):
               "resume_boundary": resumed, "window_points": w}
         return Finding(kind=self.kind, code=self.code, run=ctx.run, metric=series.metric, severity="warning",
                        message=msg, start_step=start, end_step=end, magnitude=drop_pct / 100, evidence=ev)
+
+
+def _gap_at(step: np.ndarray, a: int, w: int, interval: float, factor: float = 5.0) -> bool:
+    """Is there a hole in the logged steps around point `a` (a launch whose logs are lost)?"""
+    lo, hi = max(a - w, 1), min(a + w, step.size - 1)
+    return bool(lo < hi and np.diff(step[lo - 1:hi + 1]).max() > factor * max(interval, 1.0))
+
+
+def _switches_levels(big: list[int], d: np.ndarray, drop: float, a: int, b: int, w: int) -> bool:
+    """Two or more other level changes as large, outside the pair: the loss switches levels
+    (data order, a bimodal mixture) and a drop and a jump back are part of that."""
+    outside = [i for i in big if (i < a - w or i > b + w) and abs(d[i]) >= 0.5 * drop]
+    return len(outside) >= 2
+
+
+def _stays_low(y: np.ndarray, a: int, b: int, w: int, drop: float, most: float = 0.3) -> bool:
+    """Repeated data keeps the whole stretch low; a loss flipping between two levels has
+    many points of the stretch back on the curve. The curve across the stretch is the
+    line from the level before the drop to the level after the jump back (log scale)."""
+    before = float(np.nanmedian(y[max(0, a - w):a]))
+    after = float(np.nanmedian(y[b:b + w]))
+    inside = y[a:b]
+    line = before + (after - before) * np.linspace(0.0, 1.0, inside.size)
+    ok = np.isfinite(inside)
+    return bool(ok.any()) and float(np.mean(inside[ok] > line[ok] - 0.5 * drop)) < most
 
 
 def _peaks(z: np.ndarray, z_min: float, w: int) -> list[int]:
