@@ -14,8 +14,10 @@ import polars as pl
 
 from . import diagnostics
 from .config import Config, load_config
+from .coverage import note_lossless
 from .discover import Run, iter_runs
 from .frame import SCHEMA, roles_of, validate
+from .naming import rename_runs
 
 if TYPE_CHECKING:
     from .model.report import Report, RunReport
@@ -28,7 +30,7 @@ PathLike = str | os.PathLike
 
 def load_runs(*paths: PathLike) -> list[Run]:
     """Every run under the paths (files or folders, any mix of formats)."""
-    runs = list(iter_runs(paths or (".",)))
+    runs = rename_runs(list(iter_runs(paths or (".",))))
     for r in runs:
         validate(r.frame, f"import of {r.name}")
     return runs
@@ -77,12 +79,47 @@ def analyze(*paths: PathLike, config: Config | None = None, detector_params: dic
     cores) or "ray" (one Ray task per group of files, on the cluster `ray.init` finds or a
     local one). `keep_frames=False` drops each run's frame once analysed (large sweeps
     that need no plots). `findings` (a .parquet file or a folder) receives the findings as
-    data, and a later sweep with the same dataset reads only the runs whose files changed."""
+    data, and a later sweep with the same dataset reads only the runs whose files changed.
+
+    Instead of paths, a long frame (the schema `load` returns, e.g. built from your own
+    tracker) is analysed as it is: `spikelens.analyze(frame)`."""
     from .pipeline.sweep import analyze_roots
 
-    return analyze_roots([Path(p) for p in (paths or (".",))], config or load_config(),
-                         detector_params=detector_params, executor=executor, jobs=jobs, progress=progress,
-                         keep_frames=keep_frames, findings=Path(findings) if findings is not None else None)
+    if any(isinstance(p, pl.DataFrame) for p in paths):
+        return analyze_frame(*paths, config=config, detector_params=detector_params, progress=progress,
+                             keep_frames=keep_frames)
+    report = analyze_roots([Path(p) for p in (paths or (".",))], config or load_config(),
+                           detector_params=detector_params, executor=executor, jobs=jobs, progress=progress,
+                           keep_frames=keep_frames, findings=Path(findings) if findings is not None else None)
+    note_lossless(report)
+    return report
+
+
+def analyze_frame(*frames: pl.DataFrame, config: Config | None = None, detector_params: dict | None = None,
+                  progress: Callable[[str], None] | None = None, keep_frames: bool = True) -> Report:
+    """Analyse long frames given in memory: each run in them as `analyze` would a run read from files."""
+    from .errors import UsageError
+    from .explain.crossrun import link_runs
+    from .model.report import Report
+    from .pipeline.run import analyze_run
+    from .userframe import runs_from_frame
+
+    if not all(isinstance(f, pl.DataFrame) for f in frames):
+        raise UsageError("analyze(): give paths or long frames, not both")
+    cfg = config or load_config()
+    report = Report(command="analyze")
+    with diagnostics.collecting() as diag:
+        for run in runs_from_frame(pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]):
+            rep = analyze_run(run, cfg, detector_params=detector_params)
+            if not keep_frames:
+                rep.frame = None
+            report.runs.append(rep)
+            if progress:
+                progress(rep.run)
+        link_runs(report)
+    report.warnings = diag.lines
+    note_lossless(report)
+    return report
 
 
 def stitch(*paths: PathLike, config: Config | None = None, detector_params: dict | None = None,
@@ -101,5 +138,5 @@ def stitch(*paths: PathLike, config: Config | None = None, detector_params: dict
         validate(run.frame, f"import of {run.name}")
         report.runs.append(analyze_run(run, cfg, detector_params=detector_params))
     report.warnings = diag.lines
+    note_lossless(report)
     return report, report.runs[0].frame
-

@@ -268,11 +268,12 @@ class Baseline:
             pool.setdefault((e.run, e.metric, e.kind), []).append(i)
         used: set[int] = set()
         out: dict[int, BaselineEntry] = {}
+        names = same_runs([r.run for r in report.runs], [e.run for e in self.entries])
         for run in report.runs:
             win = self.window(run)
             pairs = []
             for f in run.findings:
-                for i in pool.get((run.run, f.metric, f.kind), ()):
+                for i in pool.get((names.get(run.run), f.metric, f.kind), ()):
                     d = _distance(f.anchor_step, self.entries[i].step)
                     if d is not None and d <= win:
                         pairs.append((d, id(f), i))
@@ -286,6 +287,28 @@ class Baseline:
         entries = sorted(self.entries, key=lambda e: (e.run, e.metric or "", e.kind, -1 if e.step is None else e.step))
         return {"schema": BASELINE_SCHEMA, "window": {"fraction": self.fraction, "min_steps": self.min_steps},
                 "findings": [_clean(e.to_json()) for e in entries]}
+
+
+def same_runs(current: list[str], recorded: list[str]) -> dict[str, str]:
+    """Current run name → the name the baseline recorded it under: the same name, or else
+    the one recorded name that is a path suffix of it or it of them (`deepspeed_chat/logs`
+    and `logs`: a run named from a smaller folder, or before more runs stood beside it)."""
+    recorded_set = set(recorded)
+    out = {name: name for name in current if name in recorded_set}
+    taken = set(out.values())
+    for name in current:
+        if name in out:
+            continue
+        near = [r for r in recorded_set - taken if _path_suffix(r, name) or _path_suffix(name, r)]
+        if len(near) == 1:
+            out[name] = near[0]
+            taken.add(near[0])
+    return out
+
+
+def _path_suffix(short: str, long: str) -> bool:
+    a, b = short.split("/"), long.split("/")
+    return len(a) < len(b) and b[-len(a):] == a
 
 
 def _distance(a: int | None, b: int | None) -> float | None:

@@ -17,12 +17,10 @@ from . import diagnostics, storage
 from .errors import FormatError, InputError, NothingFound, SpikelensError
 from .frame import SCHEMA, conform
 from .importers.base import Importer, Table, read_head
+from .naming import key_name
 from .segments import relogs_a_step, split_ids, with_declared
 
 SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "node_modules", ".ipynb_checkpoints"}
-GENERIC_FILE_NAMES = {"metrics.csv", "trainer_state.json", "main.log", "log.txt", "training.log",
-                      "wandb-history.jsonl", "history.csv", "history.jsonl", "history.parquet",
-                      "metrics.json", "metrics.jsonl", "scalars.json", "log.jsonl"}
 
 
 @dataclass
@@ -157,7 +155,7 @@ def assemble(tables: list[Table], roots: list[Path]) -> list[Run]:
     runs = []
     for key, ts in by_run.items():
         ts.sort(key=lambda t: (t.order, str(t.source)))
-        name = next((t.run_name for t in ts if t.run_name), None) or run_name(key, roots)
+        name = next((t.run_name for t in ts if t.run_name), None) or key_name(key)
         runs.append(_build_run(name, ts))
     return runs
 
@@ -203,7 +201,7 @@ def _build_run(name: str, tables: list[Table]) -> Run:
         seq0 += t.frame.height
         f = conform(f)
         parts.append(f)
-        for row in _segment_rows(f, base if local is None else None, str(t.source)):
+        for row in segment_rows(f, base if local is None else None, str(t.source)):
             _merge_segment(by_segment, row)
     frame = pl.concat(parts) if parts else pl.DataFrame(schema=SCHEMA)
     segments = [by_segment[k] for k in sorted(by_segment)]
@@ -217,7 +215,7 @@ def _build_run(name: str, tables: list[Table]) -> Run:
     )
 
 
-def _segment_rows(f: pl.DataFrame, segment: int | None, source: str) -> list[dict]:
+def segment_rows(f: pl.DataFrame, segment: int | None, source: str) -> list[dict]:
     """Source, first/last step and wall time, and points of each segment in one table's
     rows; a table that is one segment is summarised from its columns (no group-by)."""
     if segment is not None:
@@ -248,26 +246,6 @@ def _merge_segment(by_segment: dict[int, dict], row: dict) -> None:
     have["first_wall_time"] = pick(min, have["first_wall_time"], row["first_wall_time"])
     have["last_wall_time"] = pick(max, have["last_wall_time"], row["last_wall_time"])
     have["points"] += row["points"]
-
-
-def run_name(key: str, roots: list[Path]) -> str:
-    """A short, stable display name: the key's path relative to the root it came from."""
-    p = Path(key)
-    if p.name in GENERIC_FILE_NAMES and p.parent != p:
-        p = p.parent
-    for root in roots:
-        base = root if root.is_dir() else root.parent
-        try:
-            rel = p.resolve().relative_to(base.resolve())
-        except ValueError:
-            continue
-        text = rel.as_posix()
-        if text in ("", "."):
-            return base.resolve().name or str(p)
-        if root.is_dir() and p.resolve() == root.resolve():
-            return root.resolve().name
-        return text
-    return p.name or key
 
 
 def source_groups(roots: list[Path]) -> list[list[Source]]:

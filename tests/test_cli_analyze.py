@@ -103,9 +103,13 @@ def test_param_reaches_the_detectors(logs):
 
 
 def test_role_override_reaches_the_report(logs):
-    proc = run_cli("analyze", logs / "calm", "-f", "json", "--role", "train_loss=other", "-q")
-    roles = json.loads(proc.stdout)["runs"][0]["metrics"]
+    # the run's only loss made `other`: nothing is left to check, so --allow-empty to see the report
+    proc = run_cli("analyze", logs / "calm", "-f", "json", "--role", "train_loss=other", "-q", "--allow-empty")
+    report = json.loads(proc.stdout)
+    roles = report["runs"][0]["metrics"]
     assert roles.get("train_loss") == "other"
+    name = report["runs"][0]["run"]
+    assert any(w.startswith(f"{name}: no loss-like metric") for w in report["warnings"])
 
 
 @pytest.mark.parametrize("args, needle", [

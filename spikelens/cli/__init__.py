@@ -11,9 +11,20 @@ import sys
 import typer
 
 from ..errors import SpikelensError
+from .helptext import Command, Group
 
-app = typer.Typer(
+
+class _Typer(typer.Typer):
+    """Commands default to the help-preserving class (see helptext)."""
+
+    def command(self, *args, **kwargs):
+        kwargs.setdefault("cls", Command)
+        return super().command(*args, **kwargs)
+
+
+app = _Typer(
     name="spikelens",
+    cls=Group,
     help="Post-mortem analysis of training logs: spikes, divergence, NaN, oscillation, resume artifacts.",
     no_args_is_help=True,
     add_completion=False,
@@ -22,8 +33,20 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        typer.echo(f"spikelens {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _global_options(
+    version: bool = typer.Option(
+        False, "--version", is_eager=True, callback=_print_version,
+        help="Print the version and exit (`spikelens version` adds the readers' libraries, as JSON).",
+    ),
     no_verify: bool = typer.Option(
         False, "--no-verify",
         help="Skip the CRC checks of TensorBoard event files (faster; damage is then found only by parsing).",

@@ -20,7 +20,7 @@ from ..config import Config, load_config
 from ..errors import UsageError
 from ..frame import ROLES
 from . import app
-from .common import CHARTS, CONFIG, QUIET, ROLE, VERBOSE, emit_warnings, stderr_console, stdout_console
+from .common import ALLOW_EMPTY, CHARTS, CONFIG, QUIET_RUNS, ROLE, VERBOSE, emit_warnings, stderr_console, stdout_console
 
 
 class Executor(str, Enum):
@@ -37,7 +37,7 @@ class ReportFormat(str, Enum):
 @app.command("analyze")
 def analyze_cmd(
     paths: List[Path] = typer.Argument(..., help="Log files or folders (any mix of formats)."),
-    format: ReportFormat = typer.Option(ReportFormat.rich, "--format", "-f",
+    format: ReportFormat = typer.Option(ReportFormat.rich, "--format", "-f", case_sensitive=False,
                                         help="rich (terminal), json (the contract, stdout only JSON) or markdown."),
     html: Optional[Path] = typer.Option(None, "--html", metavar="FILE",
                                         help="Also write a self-contained interactive HTML report (summary, "
@@ -65,14 +65,16 @@ def analyze_cmd(
                                                  "to a Parquet file, or a folder partitioned by run; run again with the "
                                                  "same dataset, only runs whose files changed are read."),
     charts: bool = CHARTS,
-    quiet: bool = QUIET,
+    allow_empty: bool = ALLOW_EMPTY,
+    quiet: bool = QUIET_RUNS,
     verbose: bool = VERBOSE,
 ) -> None:
     """Analyze the training logs under PATHS: spikes, divergence, NaN, oscillation and resume
     artifacts, with likely causes and what to try.
 
     Prints a verdict per run, a summary table and every finding. Exit code 0 (analyze reports,
-    it does not gate; see [bold]spikelens check[/]), 2 on input errors.
+    it does not gate; see [bold]spikelens check[/]), 2 on input errors and when no run under
+    PATHS has a loss that could be read.
 
     Example: [bold]spikelens analyze runs/ --html report.html --plot plots/[/]
 
@@ -91,6 +93,7 @@ def analyze_cmd(
         keep_frames = html is not None or plot is not None or (charts and format != ReportFormat.json)
         report = api.analyze(*paths, config=cfg, detector_params=params, progress=update,
                              keep_frames=keep_frames, executor=executor.value, findings=findings)
+    require_loss(report, paths, allow_empty)
     emit_warnings(report.warnings, quiet)
     if verbose and not quiet:
         _log_runs(report, time.perf_counter() - started)
@@ -109,7 +112,16 @@ def analyze_cmd(
     else:
         from ..report.terminal import render_terminal
 
-        render_terminal(report, stdout_console(), verbose=verbose, charts=charts)
+        render_terminal(report, stdout_console(), verbose=verbose, charts=charts, quiet=quiet)
+
+
+def require_loss(report, paths: list[Path], allow_empty: bool) -> None:
+    """Nothing read is no pass: exit 2 naming what was found, unless --allow-empty."""
+    from ..coverage import nothing_read
+
+    error = None if allow_empty else nothing_read(report, paths)
+    if error is not None:
+        raise error
 
 
 @app.command("explain")
@@ -141,7 +153,7 @@ def explain_cmd(
     tips.add_column(width=1)
     tips.add_column()
     for tip in entry.tries:
-        tips.add_row("•", tip)
+        tips.add_row("•", catalog.advice(tip))
     out.print(Padding(tips, (0, 0, 0, 2)))
     if entry.related:
         out.print()

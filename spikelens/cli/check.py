@@ -21,8 +21,8 @@ from ..check import (CheckResult, baseline_from, build_policy, evaluate, load_ba
 from ..errors import UsageError
 from ..report.json_report import check_report_dict as report_json
 from . import app
-from .analyze import build_config, detector_params, progress
-from .common import CHARTS, CONFIG, QUIET, ROLE, VERBOSE, Format, emit_warnings, stderr_console, stdout_console
+from .analyze import build_config, detector_params, progress, require_loss
+from .common import ALLOW_EMPTY, CHARTS, CONFIG, QUIET_RUNS, ROLE, VERBOSE, Format, emit_warnings, stderr_console, stdout_console
 
 
 class Severity(str, Enum):
@@ -34,7 +34,7 @@ class Severity(str, Enum):
 @app.command("check")
 def check_cmd(
     paths: List[Path] = typer.Argument(..., help="Log files or folders of finished runs (any mix of formats)."),
-    format: Format = typer.Option(Format.rich, "--format", "-f",
+    format: Format = typer.Option(Format.rich, "--format", "-f", case_sensitive=False,
                                   help="rich (terminal), json (the report plus a 'check' object), github "
                                        "(workflow-command annotations) or markdown."),
     fail_on: Optional[Severity] = typer.Option(None, "--fail-on", case_sensitive=False,
@@ -75,17 +75,19 @@ def check_cmd(
                                 help="Treat everything under PATHS as segments of one run (resumed launches "
                                      "logged to separate folders), as the stitch analysis does."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when findings fail (report-only jobs)."),
+    allow_empty: bool = ALLOW_EMPTY,
     config: Optional[Path] = CONFIG,
     role: List[str] = ROLE,
     param: List[str] = typer.Option([], "--param", metavar="DETECTOR.NAME=VALUE",
                                     help="Override a detector parameter (e.g. spike.recovery_fast_steps=500). "
                                          "Repeatable."),
     charts: bool = CHARTS,
-    quiet: bool = QUIET,
+    quiet: bool = QUIET_RUNS,
     verbose: bool = VERBOSE,
 ) -> None:
     """Check finished runs against a policy, for CI: exit 0 when nothing at or above
-    --fail-on remains, 1 when something does, 2 on usage or input errors.
+    --fail-on remains, 1 when something does, 2 on usage or input errors and when no run under
+    PATHS has a loss that could be read (--allow-empty: judge what was read).
 
     The policy comes from options, then [bold][tool.spikelens.check][/] in pyproject.toml or
     spikelens.toml, then defaults (fail on warnings, NaN always fails, no fast spike allowed).
@@ -123,6 +125,7 @@ def check_cmd(
             report = api.analyze(*paths, config=cfg, detector_params=params, progress=update,
                                  keep_frames=keep_frames)
     elapsed = time.perf_counter() - started
+    require_loss(report, paths, allow_empty)
     emit_warnings(report.warnings, quiet)
     result = evaluate(report, policy, accepted)
     if update_baseline:
@@ -151,7 +154,7 @@ def check_cmd(
     elif format == Format.markdown:
         typer.echo(render_markdown_check(result, charts=charts), nl=False)
     else:
-        _render_rich(result, verbose=verbose, charts=charts)
+        _render_rich(result, verbose=verbose, charts=charts, quiet=quiet)
     raise typer.Exit(code)
 
 
@@ -191,12 +194,18 @@ def _n(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _render_rich(result: CheckResult, *, verbose: bool, charts: bool) -> None:
+def _render_rich(result: CheckResult, *, verbose: bool, charts: bool, quiet: bool = False) -> None:
     out = stdout_console()
     try:
-        from ..report.terminal import render_terminal
+        from ..report.terminal import render_terminal, verdict_line
     except ImportError:  # the terminal renderer is optional; the JSON one always exists
         typer.echo(json.dumps(report_json(result), indent=1, allow_nan=False))
+        return
+    if quiet:  # a sweep: the runs that fail, one line each, and the verdict
+        for run in sorted(result.report.runs, key=lambda r: r.run):
+            if any(g.fails for g in result.run_gates(run)):
+                out.print(verdict_line(run))
+        out.print(Text(_headline(result), style="bold green" if result.passed else "bold red"))
         return
     render_terminal(result.report, out, verbose=verbose, charts=charts)
     out.print()

@@ -5,3 +5,4 @@ from . import replay  # noqa: F401
 from . import check  # noqa: F401
 from . import stitch  # noqa: F401
 from . import export  # noqa: F401
+from . import version  # noqa: F401

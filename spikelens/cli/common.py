@@ -31,7 +31,11 @@ def stdout_console() -> Console:
 
 
 def stderr_console() -> Console:
-    return Console(file=sys.stderr, soft_wrap=False)
+    """Messages on stderr: wrapped to a terminal's width, never wrapped without one (CI logs
+    keep a warning and its file path on one line, grep-able)."""
+    console = Console(file=sys.stderr, soft_wrap=False)
+    console.soft_wrap = not console.is_terminal
+    return console
 
 
 def emit_warnings(lines: list[str], quiet: bool) -> None:
@@ -44,6 +48,12 @@ def emit_warnings(lines: list[str], quiet: bool) -> None:
 
 
 QUIET = typer.Option(False, "--quiet", "-q", help="Only errors on stderr.")
+QUIET_RUNS = typer.Option(False, "--quiet", "-q",
+                          help="For sweeps: only the runs with problems (one line each) and the summary line; "
+                               "only errors on stderr. JSON output is unchanged.")
+ALLOW_EMPTY = typer.Option(False, "--allow-empty",
+                           help="Exit as usual when no run has a loss that could be read (the default is exit 2: "
+                                "nothing read is not a pass).")
 VERBOSE = typer.Option(False, "--verbose", "-v", help="More detail on stderr.")
 # analysis settings that analyze and check both take (read by analyze.build_config)
 CONFIG = typer.Option(None, "--config", metavar="FILE", help="spikelens.toml or pyproject.toml to read settings from.")

@@ -20,8 +20,10 @@ class ExportFormat(str, Enum):
 @app.command("export")
 def export_cmd(
     paths: List[Path] = typer.Argument(..., help="The parts of ONE run (as for spikelens stitch)."),
-    output: Path = typer.Option(..., "--output", "-o", metavar="DIR",
-                                help="Folder to write into (created; never inside the logs read)."),
+    output: Path = typer.Option(..., "--output", "-o", metavar="DIR|FILE",
+                                help="Folder to write into (created; never inside the logs read); or FILE.parquet / "
+                                     "FILE.csv: the long frame of every run under PATHS, as read."),
+    mkdir: bool = typer.Option(False, "--mkdir", help="Create FILE's folder when it does not exist."),
     format: ExportFormat = typer.Option(ExportFormat.tensorboard, "--format", "-f", case_sensitive=False,
                                         help="tensorboard (an event file: tensorboard --logdir DIR) or wandb "
                                              "(an offline run folder: wandb sync DIR/<run>/wandb/offline-run-*)."),
@@ -36,9 +38,16 @@ def export_cmd(
     Example: [bold]spikelens export lightning_logs/ -o fixed/ --format tensorboard[/]
 
     Example: [bold]spikelens export wandb/offline-run-* -o fixed/ --format wandb[/]
+
+    Example: [bold]spikelens export runs/ -o all.parquet[/]
     """
     from ..diagnostics import collecting
     from ..export.run import export
+    from .ls import FRAME_SUFFIXES, export_frame
+
+    if output.suffix.lower() in FRAME_SUFFIXES:
+        export_frame(paths, output, mkdir=mkdir, quiet=quiet)
+        return
 
     with collecting() as diag:
         folder, points = export(*paths, out=output, fmt=format.value, name=name, config=build_config(config, []))

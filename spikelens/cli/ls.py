@@ -1,7 +1,8 @@
-"""`spikelens ls` and `spikelens export`: what was found, and the frame written out."""
+"""`spikelens ls`: what was found; and the long frame written out (`export -o FILE.parquet`)."""
 from __future__ import annotations
 
 import json
+from enum import Enum
 from pathlib import Path
 from typing import List
 
@@ -12,61 +13,103 @@ from rich.table import Table
 from .. import api, diagnostics
 from ..errors import UsageError
 from . import app
-from .common import QUIET, Format, emit_warnings, stdout_console
+from .common import QUIET, emit_warnings, stdout_console
+
+
+class LsFormat(str, Enum):
+    rich = "rich"
+    json = "json"
+    markdown = "markdown"
 
 
 @app.command("ls")
 def ls_cmd(
     paths: List[Path] = typer.Argument(..., help="Log files or folders."),
-    format: Format = typer.Option(Format.rich, "--format", "-f", help="rich or json."),
+    format: LsFormat = typer.Option(LsFormat.rich, "--format", "-f", case_sensitive=False,
+                                    help="rich (terminal), json (schema spikelens.ls/1) or markdown."),
     quiet: bool = QUIET,
 ) -> None:
     """List the runs found under PATHS: format, segments, metrics with roles, steps, points.
 
     Example: [bold]spikelens ls runs/[/]
+
+    Example: [bold]spikelens ls runs/ --format json[/]
     """
     with diagnostics.collecting() as diag:
         runs = api.discover(*paths)
     emit_warnings(diag.lines, quiet)
-    if format == Format.json:
+    if format == LsFormat.json:
         typer.echo(json.dumps({"schema": "spikelens.ls/1", "runs": runs}, indent=1, default=str))
-        return
+    elif format == LsFormat.markdown:
+        typer.echo(runs_markdown(runs), nl=False)
+    else:
+        stdout_console().print(runs_table(runs))
+
+
+def _row(r: dict) -> list[str]:
+    pattern = r["meta"].get("pattern")
+    fmt = ", ".join(r["formats"]) + (f" [{pattern}]" if pattern else "")
+    metrics = ", ".join(f"{m} ({role})" for m, role in r["metrics"].items())
+    return [r["run"], fmt, str(len(r["segments"])), f"{r['first_step']}–{r['last_step']}", str(r["points"]), metrics]
+
+
+LS_COLUMNS = ("run", "format", "segments", "steps", "points", "metrics (role)")
+
+
+def runs_table(runs: list[dict]) -> Table:
     table = Table(title=f"{len(runs)} run(s)")
-    for col in ("run", "format", "segments", "steps", "points", "metrics (role)"):
+    for col in LS_COLUMNS:
         table.add_column(col, overflow="fold")
     for r in runs:
-        pattern = r["meta"].get("pattern")
-        fmt = ", ".join(r["formats"]) + (escape(f" [{pattern}]") if pattern else "")
-        metrics = ", ".join(f"{m} ({role})" for m, role in r["metrics"].items())
-        table.add_row(r["run"], fmt, str(len(r["segments"])), f"{r['first_step']}–{r['last_step']}",
-                      str(r["points"]), metrics)
-    stdout_console().print(table)
+        table.add_row(*(escape(cell) for cell in _row(r)))
+    return table
 
 
-@app.command("export")
-def export_cmd(
-    paths: List[Path] = typer.Argument(..., help="Log files or folders."),
-    output: Path = typer.Option(..., "--output", "-o", help="FILE.parquet or FILE.csv"),
-    quiet: bool = QUIET,
-) -> None:
-    """Write the long frame of every run under PATHS to a Parquet or CSV file.
+def runs_markdown(runs: list[dict]) -> str:
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
 
-    Example: [bold]spikelens export runs/ -o all.parquet[/]
-    """
-    suffix = output.suffix.lower()
-    if suffix not in (".parquet", ".csv"):
-        raise UsageError(f"{output}: output must end in .parquet or .csv")
+    lines = [f"**{len(runs)} run(s)**", "", "| " + " | ".join(LS_COLUMNS) + " |",
+             "|" + "---|" * len(LS_COLUMNS)]
+    lines += ["| " + " | ".join(cell(c) for c in _row(r)) + " |" for r in runs]
+    return "\n".join(lines) + "\n"
+
+
+FRAME_SUFFIXES = (".parquet", ".csv")
+
+
+def export_frame(paths: List[Path], output: Path, *, mkdir: bool, quiet: bool) -> None:
+    """`spikelens export PATHS -o FILE.parquet|FILE.csv`: the long frame of every run under PATHS."""
+    output_folder(output, mkdir)  # before reading: a typo in the folder should not cost the whole read
     with diagnostics.collecting() as diag:
         frame = api.load(*paths)
     emit_warnings(diag.lines, quiet)
-    write_frame(frame, output)
+    try:
+        write_frame(frame, output)
+    except OSError as exc:
+        raise UsageError(f"{output}: cannot write ({exc.strerror or exc})") from None
     if not quiet:
         typer.echo(f"wrote {frame.height} points to {output}", err=True)
 
 
+def output_folder(output: Path, mkdir: bool) -> None:
+    """The folder an output file goes into must exist, or be created on request (--mkdir):
+    a mistyped folder is an error, not a new tree somewhere."""
+    folder = output.parent
+    if folder.is_dir():
+        return
+    if folder.exists():
+        raise UsageError(f"{folder}: not a folder (cannot write {output.name} into it)")
+    if not mkdir:
+        raise UsageError(f"{folder}: no such folder (create it, or pass --mkdir)")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{folder}: cannot create the folder ({exc.strerror or exc})") from None
+
+
 def write_frame(frame, output: Path) -> None:
-    """Write a frame as Parquet or CSV by the file's suffix."""
-    output.parent.mkdir(parents=True, exist_ok=True)
+    """Write a frame as Parquet or CSV by the file's suffix (into a folder that exists)."""
     if output.suffix.lower() == ".parquet":
         frame.write_parquet(output)
     else:

@@ -27,8 +27,9 @@ def stitch_cmd(
     output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE",
                                           help="Write the stitched frame (with its `superseded` column) "
                                                "to FILE.parquet or FILE.csv."),
+    mkdir: bool = typer.Option(False, "--mkdir", help="Create the --output file's folder when it does not exist."),
     name: Optional[str] = typer.Option(None, "--name", help="Name of the stitched run (default: the first part's)."),
-    format: ReportFormat = typer.Option(ReportFormat.rich, "--format", "-f",
+    format: ReportFormat = typer.Option(ReportFormat.rich, "--format", "-f", case_sensitive=False,
                                         help="rich (terminal), json (the contract, stdout only JSON) or markdown."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
                                           help="spikelens.toml or pyproject.toml to read settings from."),
@@ -53,6 +54,10 @@ def stitch_cmd(
     """
     if output is not None and output.suffix.lower() not in OUTPUT_SUFFIXES:
         raise UsageError(f"{output}: --output must end in .parquet or .csv")
+    if output is not None:
+        from .ls import output_folder
+
+        output_folder(output, mkdir)
     cfg = build_config(config, role)
     params = detector_params(cfg, param)
     started = time.perf_counter()

@@ -7,6 +7,7 @@ say the same thing (ruff keeps `message()` apart from the rule's "Why is this ba
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..errors import UsageError
@@ -45,7 +46,7 @@ KINDS: tuple[Entry, ...] = (
         "Every spike costs the steps it takes to recover; one that never comes back wastes the rest "
         "of the run, and spikes that repeat announce a setup at the edge of stability (they tend "
         "to grow with model size and learning rate).",
-        ("Resume from a checkpoint before the spike and skip the batches around it (the PaLM "
+        ("Resume from a checkpoint before {start_step|the spike} and skip the batches around it (the PaLM "
          "recipe: restart ~100 steps earlier and skip 200-500 batches).",
          "Clip the gradient norm (e.g. 1.0) if it is not clipped, or clip lower.",
          "Lower the peak learning rate or lengthen the warm-up.",
@@ -59,7 +60,7 @@ KINDS: tuple[Entry, ...] = (
         "running away rather than hiccupping.",
         "A diverging run does not come back on its own; every step after the turn is wasted "
         "compute, and it often ends in NaN.",
-        ("Stop the run and resume from the last checkpoint before the turn (start_step).",
+        ("Stop the run and resume from the last checkpoint before {start_step|the turn}.",
          "Lower the learning rate (often 2-3x) for the resumed stretch, or for the whole schedule.",
          "Add or tighten gradient clipping.",
          "Check the schedule around the turn: a warm-up ending, a restart or a misconfigured "
@@ -86,8 +87,8 @@ KINDS: tuple[Entry, ...] = (
         "in the steps just before it belongs to the same event.",
         "Once the weights hold a NaN every later step is garbage; the run is over unless it is "
         "resumed from a checkpoint written before the first non-finite value.",
-        ("Resume from the last checkpoint before start_step; checkpoints written after it may "
-         "already hold NaN weights.",
+        ("Resume from the last checkpoint before {start_step|the first non-finite value}; checkpoints "
+         "written after it may already hold NaN weights.",
          "Look at the steps just before: a rising gradient norm or loss means an overflow (lower "
          "LR, clip gradients); a sudden NaN from a finite loss points at one batch or an op "
          "(log of 0, division by 0, sqrt of a negative).",
@@ -237,7 +238,7 @@ KINDS: tuple[Entry, ...] = (
         "repeated_data", "Repeated data after resume",
         "After a resume the loss is falsely low because the data loader restarted from the "
         "beginning and the model re-sees data it already trained on; the loss jumps back up when "
-        "fresh data arrives (end_step).",
+        "fresh data arrives (where the finding ends).",
         "The low loss is memorisation, not progress; the stretch trains on duplicates and the jump "
         "at fresh data looks like a spike though nothing broke.",
         ("Restore the data-loader / sampler position on resume (save the sampler state or the "
@@ -400,9 +401,23 @@ def lookup(name: str) -> Entry:
         kind = _kind_of_code(name)
         entry = get(kind) if kind else None
     if entry is None:
-        raise UsageError(f"unknown kind or cause {name!r}; kinds: {', '.join(names('kind'))}; "
-                         f"causes: {', '.join(names('cause'))}")
+        close = suggest(name)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        raise UsageError(f"unknown kind or cause {name!r}{hint} (kinds: {', '.join(names('kind'))}; "
+                         f"causes: {', '.join(names('cause'))})")
     return entry
+
+
+def suggest(name: str) -> list[str]:
+    """The names (kinds, causes, aliases, detector codes) closest to a mistyped one."""
+    import difflib
+
+    from ..detect.registry import DETECTORS
+
+    key = name.strip().lower().replace("-", "_")
+    words = {*ENTRIES, *_ALIASES, *(cls.code.lower() for cls in DETECTORS)}
+    close = difflib.get_close_matches(key, sorted(words), n=2, cutoff=0.6)
+    return [c.upper() if c.startswith("sl") and c[2:].isdigit() else c for c in close]
 
 
 def _kind_of_code(name: str) -> str | None:
@@ -413,8 +428,23 @@ def _kind_of_code(name: str) -> str | None:
     return next((cls.kind for cls in DETECTORS if cls.code == code), None)
 
 
+_PLACEHOLDER = re.compile(r"\{(start_step|peak_step|end_step)\|([^}]*)\}")
+
+
+def advice(tip: str, finding=None) -> str:
+    """A tip with its placeholders filled: `{start_step|the turn}` reads "step 1200" from the
+    finding's own steps, or "the turn" where there is no finding (`spikelens explain`) or
+    the finding has no such step."""
+    def fill(m: re.Match) -> str:
+        step = getattr(finding, m.group(1), None) if finding is not None else None
+        return f"step {step}" if step is not None else m.group(2)
+
+    return _PLACEHOLDER.sub(fill, tip)
+
+
 def next_steps(finding, limit: int = 3) -> list[str]:
-    """What to try for one finding: the tips of its most likely cause first, then its kind's.
+    """What to try for one finding: the tips of its most likely cause first, then its kind's,
+    with the finding's steps written into them.
 
     A cause with at most 0.3 confidence is a guess; its tips come after the kind's.
     """
@@ -429,6 +459,7 @@ def next_steps(finding, limit: int = 3) -> list[str]:
         if entry is None:
             continue
         for tip in entry.tries:
+            tip = advice(tip, finding)
             if tip not in tips:
                 tips.append(tip)
     return tips[:limit]

@@ -13,6 +13,7 @@ from ..config import Config
 from ..discover import source_groups
 from ..explain.crossrun import link_runs
 from ..model.report import Report, RunReport
+from ..naming import rename_reports
 from . import incremental
 from .executors import execute
 from .run import analyze_group
@@ -53,6 +54,7 @@ def analyze_roots(roots: list[Path], cfg: Config, *, detector_params: dict | Non
             if progress:
                 for r in reports:
                     progress(r.run)
+        rename_reports(report.runs)  # names unique among all the runs (see naming)
         link_runs(report)
     report.warnings = diag.lines
     if findings:

@@ -26,12 +26,20 @@ MAX_DETAILED = 20
 """Findings (and notes) shown per run before the rest is summarised in one line."""
 
 
-def render_terminal(report: Report, console: Console, *, verbose: bool = False, charts: bool = True) -> None:
+def render_terminal(report: Report, console: Console, *, verbose: bool = False, charts: bool = True,
+                    quiet: bool = False) -> None:
     """Print the report: headline, summary table, then the details of each run with findings.
 
-    `verbose` shows info findings in full (not one line each).
+    `verbose` shows info findings in full (not one line each); `quiet` (sweeps) only the
+    verdict line of each run with problems, then the headline.
     """
     runs = sorted(report.runs, key=lambda r: r.run)
+    if quiet:
+        for run in runs:
+            if status(run) != "ok":
+                console.print(verdict_line(run))
+        console.print(_headline(report, runs))
+        return
     console.print(_headline(report, runs))
     if not runs:
         return
@@ -117,11 +125,16 @@ def summary_table(runs: list[RunReport], width: int = 100) -> Table:
     return table
 
 
+def verdict_line(run: RunReport) -> Text:
+    """'✗ run: NaN at step 3610': the run's status mark, name and verdict."""
+    st = status(run)
+    return Text.assemble((f"{STATUS_MARK[st]} {run.run}", "bold " + SEVERITY_STYLE[st]), ": ",
+                         (verdict(run), SEVERITY_STYLE[st] if st != "ok" else ""))
+
+
 def run_details(run: RunReport, *, verbose: bool = False, charts: bool = True) -> Group:
     """The verdict line, the run's facts, each finding needing attention, then the notes."""
-    st = status(run)
-    head = Text.assemble((f"{STATUS_MARK[st]} {run.run}", "bold " + SEVERITY_STYLE[st]), ": ",
-                         (verdict(run), SEVERITY_STYLE[st] if st != "ok" else ""))
+    head = verdict_line(run)
     facts = [", ".join(run.formats), segments_text(run), f"steps {steps_text(run)}", f"{run.points:,} points",
              loss_story(run)]
     parts = [head, Padding(Text(" · ".join(p for p in facts if p), style="dim"), (0, 0, 0, 2))]

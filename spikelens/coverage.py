@@ -1,0 +1,46 @@
+"""Was anything read? A run with no loss-like metric was not checked, and a report
+where no run has one is no pass: a job that crashed before logging, a header-only CSV
+or a truncated trainer_state.json must not look like a clean run to a CI gate.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from .errors import NothingFound
+from .model.report import Report, RunReport
+
+LOSS_ROLES = ("loss", "eval_loss")
+MAX_REASONS = 3
+"""Reasons named in the one-line error before the rest are counted."""
+
+
+def has_loss(run: RunReport) -> bool:
+    return any(role in LOSS_ROLES for role in run.metrics.values())
+
+
+def lossless_note(run: RunReport) -> str:
+    metrics = ", ".join(run.metrics) or "no metrics"
+    return (f"{run.run}: no loss-like metric ({metrics}), so nothing was checked in it; "
+            f"name its loss with --role TAG=loss")
+
+
+def note_lossless(report: Report) -> None:
+    """Name every run without a loss among the report's warnings (once)."""
+    for run in report.runs:
+        note = lossless_note(run)
+        if not has_loss(run) and note not in report.warnings:
+            report.warnings.append(note)
+
+
+def nothing_read(report: Report, paths: Sequence[object]) -> NothingFound | None:
+    """The error for a report in which no run has a loss (None when one has): what was
+    found and why nothing could be read, in one line."""
+    if any(has_loss(r) for r in report.runs):
+        return None
+    reasons = [w.replace("\n", " ") for w in report.warnings]
+    found = f"{len(report.runs)} run(s) without a loss" if report.runs else "no run with data"
+    shown = "; ".join(reasons[:MAX_REASONS])
+    if len(reasons) > MAX_REASONS:
+        shown += f"; and {len(reasons) - MAX_REASONS} more"
+    where = ", ".join(str(p) for p in paths) or "."
+    return NothingFound(where, f"nothing could be read: {found}" + (f" ({shown})" if shown else ""))
