@@ -238,13 +238,15 @@ def test_crashing_detector_becomes_a_warning():
     assert any("SL998" in line and "kaput" in line and "'case'" in line for line in diag.lines)
 
 
-def test_a_flat_continuation_is_no_progress_not_a_model_that_cannot_learn():
+def test_a_flat_continuation_is_not_a_plateau_unless_it_sits_at_chance():
+    """A log that starts late and is flat may be a converged loss; at ln(2) it is not."""
     s, v = cases.plateau()["train/loss"]
     fresh = [f for f in run_all({"train/loss": (s, v)}) if f.kind == "plateau"]
     late = [f for f in run_all({"train/loss": (s + 140_000, v)}) if f.kind == "plateau"]
+    converged = [f for f in run_all({"train/loss": (s + 140_000, 1.7 * v)}) if f.kind == "plateau"]
     assert "the model is not learning" in fresh[0].message
-    assert "no progress in this part of training (it starts at step 140000" in late[0].message
-    assert late[0].severity == "warning"
+    assert late[0].evidence["chance_classes"] == 2 and late[0].severity == "warning"
+    assert converged == []
 
 
 @pytest.mark.parametrize("ratio,kind", [(1.28, "outliers"), (1.6, "spike")])

@@ -1,5 +1,5 @@
 """Info-level findings on the companion metrics: grad-norm outliers, loss-scale
-collapse, LR discontinuities, overfitting of the eval loss."""
+collapse, LR discontinuities."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -162,54 +162,3 @@ class LrDiscontinuityDetector(Detector):
                                start_step=s, peak_step=s, magnitude=float(r[i]),
                                evidence={"before": float(v[i]), "after": float(v[i + 1]), "ratio": float(r[i])}))
         return out[:20]
-
-
-@dataclass(frozen=True, kw_only=True)
-class OverfittingDetector(Detector):
-    """An eval loss that turned up while the training loss kept falling.
-
-    Detects: the eval loss's minimum followed by at least `min_evals` evaluations that
-    end `min_rise` above it, while the main training loss kept decreasing.
-    Why it matters: the best checkpoint is the one at the eval minimum; training on
-    only memorises the training set.
-    Likely causes: too many epochs over a small dataset, too little regularisation,
-    repeated data.
-    Evidence: step and value of the eval minimum, last eval value, train loss over
-    the same stretch.
-    """
-
-    code = "SL206"
-    kind = "overfitting"
-    roles = ("eval_loss",)
-
-    min_evals: int = 3
-    min_rise: float = 0.03
-
-    def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
-        step, v = series.finite()
-        if v.size < self.min_evals + 3:
-            return []
-        i = int(np.argmin(v))
-        tail = v[i + 1:]
-        if tail.size < self.min_evals or v[0] <= 0:
-            return []
-        end = float(np.median(v[-max(2, tail.size // 3):]))
-        if (end - v[i]) / abs(v[i]) < self.min_rise or np.mean(np.diff(v[i:]) > 0) < 0.5:
-            return []
-        train = ctx.main("loss")
-        note = ""
-        if train is not None:
-            a, b = np.searchsorted(train.step, step[i]), np.searchsorted(train.step, step[-1], side="right")
-            seg = train.value[a:b]
-            seg = seg[np.isfinite(seg)]
-            if seg.size >= 10:
-                t0, t1 = float(np.median(seg[: seg.size // 5])), float(np.median(seg[-seg.size // 5:]))
-                if t1 >= t0:
-                    return []  # the training loss rose too: divergence, not overfitting
-                note = f" while {train.metric} fell {t0:.4g} → {t1:.4g}"
-        s = int(step[i])
-        return [Finding(kind="overfitting", code=self.code, run=ctx.run, metric=series.metric, severity="warning",
-                        message=(f"{series.metric} bottomed at {v[i]:.4g} at step {s} and rose to {end:.4g} "
-                                 f"by step {int(step[-1])}{note}: the best checkpoint is near step {s}"),
-                        start_step=s, end_step=int(step[-1]), magnitude=float(end / v[i]) if v[i] > 0 else None,
-                        evidence={"min_step": s, "min_value": float(v[i]), "end_value": end})]

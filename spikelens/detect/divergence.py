@@ -7,7 +7,7 @@ import numpy as np
 
 from .base import Detector, RunContext, Series
 from ..model.finding import Finding
-from .stats import global_sigma, log_scale, rank_correlation, rolling_median
+from .stats import MAD_TO_SIGMA, global_sigma, log_scale, rank_correlation, rolling_median, true_runs
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,6 +44,9 @@ class DivergenceDetector(Detector):
     min_duration_fraction: float = 0.05
     skip_fraction: float = 0.05
     """The first points of a run (warm-up humps) never hold the turning point."""
+    short_rise: float = 1.3
+    """Runs under 40 points (epochs, evaluations): the loss stands this far above its
+    minimum for consecutive points, a quarter of those after the minimum at least."""
 
     def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
         ok = np.isfinite(series.value)
@@ -54,7 +57,7 @@ class DivergenceDetector(Detector):
         step, value = series.step[ok], series.value[ok]
         n = step.size
         if n < 40:
-            return []
+            return self._short(series, ctx) if series is ctx.main("loss") else []
         y, is_log = log_scale(value)
         w = max(self.min_smooth, int(n * self.smooth_fraction)) | 1
         sm = rolling_median(y, w, center=True, min_samples=1)
@@ -90,3 +93,72 @@ class DivergenceDetector(Detector):
                         magnitude=ratio, evidence={"turn_value": v0, "end_value": v1, "rise_ratio": ratio,
                                                    "spearman": float(rho), "largest_jump_share": max(big_jump, jump) / rise,
                                                    "last_step": int(step[-1])})]
+
+    def _short(self, series: Series, ctx: RunContext) -> list[Finding]:
+        """Few points (epoch-level runs, a fine-tune's evaluations): no trend statistics,
+        so a divergence is a rise far above the minimum held for consecutive points,
+        beyond the point noise when there are enough points to measure it. One finding
+        for the training loss and the eval loss that rose with it."""
+        rose = [(s, hit) for s in (series, ctx.main("eval_loss")) if s is not None
+                for hit in [short_rise(s, self.short_rise)] if hit is not None]
+        if not rose or rose[0][0] is not series and _fell(series):
+            return []  # the eval loss alone rose while training fell: overfitting, not divergence
+        s, hit = rose[0]
+        start = min(h["start"] for _, h in rose)
+        end = max(h["end"] for _, h in rose)
+        also = [f"{o.metric} {o_hit['ratio']:.2f}x from step {o_hit['start']}" for o, o_hit in rose[1:]]
+        lr = ctx.main("lr")
+        note = ""
+        if lr is not None and lr.value.size and np.isfinite(lr.value).any():
+            a, b = np.searchsorted(lr.step, start), np.searchsorted(lr.step, end, side="right")
+            seg = lr.value[max(0, a - 1):b]
+            if seg.size >= 2 and np.nanmax(seg) > 1.5 * seg[0] > 0:
+                note = f" while {lr.metric} rose to {np.nanmax(seg):.3g}"
+        msg = (f"{s.metric} diverged in a short run: from {hit['low']:.4g} at step {hit['start']} it rose "
+               f"{hit['ratio']:.2f}x by step {hit['peak']} and stayed {self.short_rise:g}x or more above it for "
+               f"{hit['points']} points, to step {hit['end']}{note}" + (f"; {'; '.join(also)}" if also else ""))
+        return [Finding(kind="divergence", code=self.code, run=ctx.run, metric=s.metric, severity="error",
+                        message=msg, start_step=start, peak_step=hit["peak"], end_step=end, magnitude=hit["ratio"],
+                        evidence={"turn_value": hit["low"], "peak_ratio": hit["ratio"], "points_above": hit["points"],
+                                  "short_run": True,
+                                  "also_on": [{"metric": o.metric, "kind": "divergence", "step": h["start"],
+                                               "severity": "error", "ratio": h["ratio"]} for o, h in rose[1:]]})]
+
+
+def short_rise(series: Series, ratio: float) -> dict | None:
+    """The minimum of a short positive series and the longest run of consecutive points
+    after it standing `ratio` or more above it (at least 2 points and a quarter of those
+    after the minimum; beyond 3 sigma of the point noise once there are 8 points)."""
+    step, v = series.finite()
+    if v.size < 4 or v.min() <= 0:
+        return None
+    y = np.log(v)
+    i = int(np.argmin(y[:-1]))
+    above = y[i + 1:] >= y[i] + np.log(ratio)
+    runs = true_runs(above)
+    if not runs:
+        return None
+    a, b = max(runs, key=lambda r: r[1] - r[0])
+    length = b - a + 1
+    if a == 0 and y[i + 1] - y[i] >= np.log(3.0):
+        return None  # 3x or more in one logged point: a blow-up (a spike that never recovered)
+    if length < max(2, (y.size - i - 1) / 4):
+        return None
+    seg = y[i + 1 + a:i + 2 + b]
+    rise = float(np.median(seg)) - y[i]
+    if y.size >= 8:
+        d2 = np.diff(y, n=2)
+        noise = MAD_TO_SIGMA * float(np.median(np.abs(d2))) / np.sqrt(6.0)
+        if rise < 3 * noise * np.sqrt(1 + 1 / length):
+            return None
+    peak = i + 1 + a + int(np.argmax(seg))
+    return {"start": int(step[i]), "end": int(step[i + 1 + b]), "peak": int(step[peak]), "low": float(v[i]),
+            "ratio": float(v[peak] / v[i]), "points": int(length)}
+
+
+def _fell(series: Series) -> bool:
+    step, v = series.finite()
+    if v.size < 2:
+        return False
+    k = max(1, v.size // 4)
+    return float(np.median(v[-k:])) < float(np.median(v[:k]))

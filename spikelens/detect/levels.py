@@ -1,4 +1,4 @@
-"""Level shifts and plateaus: the loss steps to a new level, or never leaves its first one."""
+"""Level shifts: the loss steps to a new level without a spike."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -229,53 +229,3 @@ def _lr_change(ctx: RunContext, at: int, span: float) -> str | None:
         k = r.min() if r.min() < 0.67 else r.max()
         return f"{lr.metric} changed {k:.2g}x there"
     return None
-
-
-@dataclass(frozen=True, kw_only=True)
-class PlateauDetector(Detector):
-    """A loss that barely moved over the whole run: the model is not learning.
-
-    Detects: the median of the last part of the run within `max_drop` of the median
-    of the first part, over at least `min_points` logged points; notes when the level
-    sits at chance, ln(k) for a k-way classification.
-    Why it matters: compute spent on a run that never learns; usually a setup bug,
-    not an optimisation problem.
-    Likely causes: LR far too low or zero, frozen parameters (requires_grad off, an
-    optimizer over the wrong parameter list), labels disconnected from inputs, a
-    loss that is not connected to the model output.
-    Evidence: first and last level, relative change, the chance level matched. A run
-    that starts late (a continuation from a checkpoint) is told "no progress in this part
-    of training" instead: there a flat loss may be a converged one.
-    """
-
-    code = "SL205"
-    kind = "plateau"
-    roles = ("loss",)
-
-    max_drop: float = 0.05
-    min_points: int = 100
-    head_fraction: float = 0.1
-
-    def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
-        v = series.value[np.isfinite(series.value)]
-        n = v.size
-        if n < self.min_points:
-            return []
-        k = max(5, int(self.head_fraction * n))
-        first, last = float(np.median(v[k:2 * k])), float(np.median(v[-k:]))
-        if first <= 0 or abs(last - first) / abs(first) > self.max_drop:
-            return []
-        chance = next((c for c in range(2, 11) if abs(last - np.log(c)) < 0.02 * np.log(c)), None)
-        note = f"; {last:.3g} is ln({chance}), chance level for {chance} classes" if chance else ""
-        start = int(series.step[np.isfinite(series.value)][k])
-        first_step = int(series.step[0])
-        if first_step >= 1000 and first_step > 0.1 * int(series.step[-1]):
-            verdict = (f"no progress in this part of training (it starts at step {first_step}: a "
-                       f"continuation, so the loss may have converged; more steps are not paying off)")
-        else:
-            verdict = "the model is not learning"
-        msg = (f"{series.metric} barely moved from step {start} to the end ({first:.4g} → {last:.4g}, "
-               f"{(last - first) / first * 100:+.1f}%): {verdict}{note}")
-        return [Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric, severity="warning",
-                        message=msg, start_step=start, end_step=int(series.step[-1]),
-                        evidence={"first_level": first, "last_level": last, "chance_classes": chance})]

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 from .base import Detector
-from .companions import (GradNormOutlierDetector, LossScaleCollapseDetector, LrDiscontinuityDetector,
-                         OverfittingDetector)
+from .companions import GradNormOutlierDetector, LossScaleCollapseDetector, LrDiscontinuityDetector
 from .divergence import DivergenceDetector
 from .excursions import ExcursionDetector
-from .levels import LevelShiftDetector, PlateauDetector
+from .levels import LevelShiftDetector
 from .nonfinite import NonFiniteDetector
 from .oscillation import OscillationDetector
+from .overfitting import OverfittingDetector
+from .plateaus import PlateauDetector
 from .resume import RepeatedDataDetector
 from .spikes import SpikeDetector
 

@@ -1,0 +1,138 @@
+"""Overfitting: an eval loss that turned up while the training loss kept falling, judged
+with statistics that work from five evaluations (a short fine-tune) to hundreds."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model.finding import Finding
+from .base import Detector, RunContext, Series, main_name_score
+from .plateaus import judged_loss
+from .stats import MAD_TO_SIGMA, rolling_median
+
+
+@dataclass(frozen=True, kw_only=True)
+class OverfittingDetector(Detector):
+    """An eval loss that turned up while the training loss kept falling.
+
+    Detects: per eval loss, its minimum (on a short centred median for long series, so
+    one lucky evaluation is not the minimum), followed by at least `min_evals`
+    evaluations whose last part stands `min_rise` above it and beyond the eval loss's
+    own noise (robust z `min_z`; with fewer than eight evaluations, a rise in most
+    steps instead), while the training loss fell over the same stretch. Runs with
+    several eval sets get one finding, on the main eval loss, naming the others that
+    turned up too. When the training loss rose with it, it is divergence, not this.
+    Why it matters: the best checkpoint is the one at the eval minimum; training on
+    only memorises the training set.
+    Likely causes: too many epochs over a small dataset, too little regularisation,
+    repeated data.
+    Evidence: step and value of the eval minimum, last eval level, rise in percent and
+    robust z, train loss over the same stretch, other eval sets that turned up.
+    """
+
+    code = "SL206"
+    kind = "overfitting"
+    roles = ()
+
+    min_evals: int = 2
+    """Evaluations after the minimum, at least (and a tenth of the series)."""
+    min_rise: float = 0.03
+    min_z: float = 3.0
+    few_points: int = 8
+    """Below this many evaluations the noise cannot be estimated: most steps after the
+    minimum must rise instead."""
+
+    def detect_run(self, ctx: RunContext) -> list[Finding]:
+        train = judged_loss(ctx)
+        if train is not None and train.role != "loss":
+            train = None
+        turned = []
+        for series in ctx.by_role("eval_loss"):
+            hit = self._turn(series, train)
+            if hit is not None:
+                turned.append((series, hit))
+        if not turned:
+            return []
+        first = min(s.metric for s, _ in turned)
+        series, hit = max(turned, key=lambda t: (main_name_score(t[0].metric, "eval_loss"), t[0].metric == first))
+        others = [(s.metric, h) for s, h in turned if s is not series]
+        return [self._finding(series, hit, train, others, ctx)]
+
+    def _turn(self, series: Series, train: Series | None) -> dict | None:
+        step, v = series.finite()
+        n = v.size
+        if n < self.min_evals + 2 or v.min() <= 0:
+            return None
+        y = np.log(v)
+        w = max(1, n // 10) | 1
+        sm = rolling_median(y, w, center=True, min_samples=1) if w > 1 else y
+        i = int(np.argmin(sm))
+        tail = y[i + 1:]
+        if tail.size < max(self.min_evals, n // 10):
+            return None
+        k = max(1, min(tail.size // 3, max(2, n // 10)))
+        end = float(np.median(y[-k:]))
+        low = float(sm[i])
+        rise = end - low
+        if rise < np.log1p(self.min_rise):
+            return None
+        if n < self.few_points:
+            if np.mean(np.diff(y[i:]) > 0) < 0.6:
+                return None
+            z = None
+        else:
+            se = max(curve_noise(y), 1e-6) * 1.2533 * np.sqrt(1.0 / k + 1.0 / w)
+            z = rise / se
+            if z < self.min_z:
+                return None
+        fell = _train_change(train, int(step[i]), int(step[-1]))
+        if fell is not None and fell >= 0:
+            return None  # the training loss rose (or stood still) too: divergence, not overfitting
+        return {"min_step": int(step[i]), "min_value": float(np.exp(low)), "end_value": float(np.exp(end)),
+                "rise": rise, "z": z, "last_step": int(step[-1]), "train_change": fell}
+
+    def _finding(self, series: Series, hit: dict, train: Series | None, others: list[tuple[str, dict]],
+                 ctx: RunContext) -> Finding:
+        s, lo, hi = hit["min_step"], hit["min_value"], hit["end_value"]
+        note = ""
+        if train is not None and hit["train_change"] is not None:
+            note = f" while {train.metric} fell {-np.expm1(hit['train_change']) * 100:.0f}%"
+        more = f"; {len(others)} other eval loss{'es' if len(others) > 1 else ''} turned up too ({', '.join(m for m, _ in others[:5])})" \
+            if others else ""
+        msg = (f"{series.metric} bottomed at {lo:.4g} at step {s} and rose {np.expm1(hit['rise']) * 100:.0f}% to "
+               f"{hi:.4g} by step {hit['last_step']}{note}: the best checkpoint is near step {s}{more}")
+        return Finding(kind="overfitting", code=self.code, run=ctx.run, metric=series.metric, severity="warning",
+                       message=msg, start_step=s, end_step=hit["last_step"], magnitude=hi / lo,
+                       evidence={"min_step": s, "min_value": lo, "end_value": hi,
+                                 "rise_percent": float(np.expm1(hit["rise"]) * 100),
+                                 "robust_z": hit["z"], "train_change_log": hit["train_change"],
+                                 "also_on": [{"metric": m, "kind": "overfitting", "step": h["min_step"],
+                                              "severity": "warning", "ratio": h["end_value"] / h["min_value"]}
+                                             for m, h in others]})
+
+
+def curve_noise(y: np.ndarray) -> float:
+    """Point noise of a short, curved series: the MAD of its second differences (a local
+    straight line cancels; white noise gives them a variance of 6 sigma^2). First
+    differences would count a steep early fall as noise."""
+    d2 = np.diff(y, n=2)
+    return MAD_TO_SIGMA * float(np.median(np.abs(d2))) / np.sqrt(6.0) if d2.size else 0.0
+
+
+def _train_change(train: Series | None, start: int, end: int) -> float | None:
+    """Change of log(train loss) from around `start` to around `end` (negative: it
+    fell), from the medians of the points near each end; None without a training loss."""
+    if train is None:
+        return None
+    step, v = train.finite()
+    ok = v > 0
+    step, v = step[ok], v[ok]
+    if v.size < 2:
+        return None
+    a, b = np.searchsorted(step, start), np.searchsorted(step, end, side="right")
+    seg = np.log(v[max(0, a - 1):b])
+    if seg.size < 2:
+        return None
+    k = max(1, seg.size // 5)
+    return float(np.median(seg[-k:]) - np.median(seg[:k]))

@@ -1,0 +1,341 @@
+"""Plateaus: stretches where the model is not learning, judged against the run's own
+progress and noise, not against a fixed percentage.
+
+A flat stretch alone is not a plateau: a converged fine-tune, the slow tail of a long
+run and a continuation that starts late are all flat-looking and healthy. A stretch is
+a plateau when something says the model should have been learning there:
+
+- it sits at a chance level, ln(k) for a plausible number of classes or a vocabulary
+  (the model predicts the uniform distribution), and does not move within its noise;
+- it broke out later: the loss barely moved over the stretch and then fell many times
+  as far in as many points (a plateau seen in retrospect), without an LR drop there;
+- it never left its first level: a run that starts at step 0 and is flat within its
+  noise from its first points to its last.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .base import Detector, RunContext, Series
+from ..model.finding import Finding
+from .stats import MAD_TO_SIGMA
+
+CHANCE_CLASSES = (2, 3, 4, 5, 6, 7, 8, 9, 10, 100, 1000)
+"""Class counts a classifier's chance level is checked against (ln k). Larger k between
+them are not: ln k for every k in 11..99 is so dense that any level would match one."""
+CHANCE_VOCABS = (21128, 30522, 32000, 32100, 32768, 49152, 50257, 50304, 51865, 65024, 65536,
+                 100277, 128000, 128256, 151643, 151936, 152064, 250002, 256000)
+"""Vocabulary sizes of common tokenizers (BERT, LLaMA, T5, GPT-2, Whisper, Falcon, Qwen,
+LLaMA-3, XLM-R, Gemma): a language model predicting uniformly sits at ln(vocab)."""
+
+MAX_POINTS = 600
+"""Longer series are judged on the medians of at most this many blocks: a plateau
+spans a share of the run, and block medians carry the slow wander that point-to-point
+noise misses."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlateauDetector(Detector):
+    """A stretch where the training loss is not learning.
+
+    Detects: on the run's main training loss (judged on at most 600 block medians):
+    a stretch of at least `min_share` of the run that does not move within its own
+    noise (median of its first third against its last, robust z < `max_z`) and sits
+    at a chance level ln(k) (k classes or a tokenizer's vocabulary, within
+    `chance_tolerance`); or a stretch of at least `min_break_share` of the run that
+    moved less than 1/`break_ratio` of what the next as many points fell (at least
+    `min_break_fall` in log), with no LR drop at the break, no LR warm-up over the
+    stretch, and a level no worse than the run had already reached (a loss recovering
+    from a spike is not stuck); or a run that starts at step 0 and is flat within its
+    noise from start to end. A flat stretch at another level after an early fall is a
+    converged loss, not a plateau; the slow tail of a long run moves far beyond its
+    noise; a continuation that starts late is judged only against chance levels.
+    Why it matters: compute spent on steps that teach the model nothing; stuck at
+    chance is usually a setup bug, a late breakthrough says the stuck stretch could
+    have been avoided.
+    Likely causes: LR far too low or zero, frozen parameters (requires_grad off, an
+    optimizer over the wrong parameter list), labels disconnected from inputs, a loss
+    not connected to the model output, a blow-up that left the model predicting
+    uniformly; before a breakthrough, a saddle or a too-low LR.
+    Evidence: the stretch (start, end, points), its level and movement in percent,
+    robust z of the movement, the chance level matched, the fall after a breakthrough.
+    """
+
+    code = "SL205"
+    kind = "plateau"
+    roles = ("loss",)
+
+    min_points: int = 5
+    """Fewest logged points in a plateau stretch."""
+    min_share: float = 0.25
+    """A chance-level or never-learned plateau covers at least this share of the run."""
+    max_z: float = 3.0
+    """A stretch is flat when its movement is under this many standard errors."""
+    chance_tolerance: float = 0.01
+    """Relative distance of the level to ln(k) that still counts as chance."""
+    min_break_share: float = 0.08
+    min_break_fall: float = 0.2
+    """The fall after a breakthrough, in log units (about 18%)."""
+    break_ratio: float = 8.0
+    """The fall after the stretch is at least this many times the stretch's own movement."""
+    max_stuck_move: float = 0.08
+    """A stuck stretch moves less than this in log (about 8%), whatever falls after it."""
+    min_run_share: float = 0.25
+    """...and at least this share of the run's whole (log) fall: a breakthrough is a large
+    part of what the run learned, not an epoch boundary's or an LR step's drop."""
+    min_run_points: int = 8
+
+    def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
+        if series is not judged_loss(ctx):
+            return []
+        step, value = _usable(series)
+        if step.size < self.min_run_points:
+            return []
+        s, y, is_log = _compressed(step, value)
+        m = y.size
+        found = self._at_chance(s, y, is_log, m) or self._broke_out(s, y, is_log, m, ctx) \
+            or self._never_learned(s, y, is_log, m)
+        if found is None:
+            return []
+        found["a"] = _settled_from(y, found["a"], found["b"])
+        return [self._finding(series, ctx, s, y, is_log, found)]
+
+    # -- the three readings
+    def _at_chance(self, s, y, is_log, m):
+        """Earliest start from which the loss stays flat at ln(k) to the end."""
+        min_len = max(self.min_points, int(np.ceil(self.min_share * m)))
+        for a in range(0, m - min_len + 1, max(1, m // 200)):
+            z, moved = _movement(y[a:])
+            if abs(z) > self.max_z:
+                continue
+            k = _sits_at_chance(y[a:], is_log, self.chance_tolerance)
+            if k is not None:
+                return {"how": "chance", "a": a, "b": m, "z": z, "moved": moved, "chance": k}
+        return None
+
+    def _broke_out(self, s, y, is_log, m, ctx):
+        """The longest stretch that barely moved and was followed by a large fall."""
+        min_len = max(self.min_points, int(np.ceil(self.min_break_share * m)))
+        early = max(1, m // 10)  # the run's progress after its first tenth (an init transient is not progress)
+        total = float(np.median(y[early:early + max(1, m // 20)])) - float(np.min(_smooth(y, max(3, m // 20))))
+        epochs = _epoch_starts(ctx, m)
+        best = None
+        grid = max(1, m // 120)
+        for b in range(min_len, m - max(3, min_len // 2) + 1, grid):
+            for a in range(0, b - min_len + 1, grid):
+                length = b - a
+                after = y[b:min(m, b + length)]
+                if after.size < max(3, length // 2):
+                    continue
+                k = max(1, length // 3)
+                stretch_end = float(np.median(y[b - k:b]))
+                moved = float(np.median(y[a:a + k])) - stretch_end
+                fall = stretch_end - float(np.median(after[after.size // 2:]))
+                if fall < self.min_break_fall or abs(moved) * self.break_ratio > fall or fall < self.min_run_share * total:
+                    continue
+                if abs(moved) > self.max_stuck_move or _abrupt(y, s, b, length, fall, epochs) \
+                        or not _steady(y[a:b], min(self.max_stuck_move, 2 * fall / self.break_ratio)):
+                    continue
+                if not _no_better_before(y, a, b) or _lr_explains(ctx, s[a], s[b], s[min(m - 1, b + length)]):
+                    continue
+                if best is None or length > best["b"] - best["a"]:
+                    best = {"how": "breakthrough", "a": a, "b": b, "z": _movement(y[a:b])[0], "moved": moved,
+                            "fall": fall, "chance": _sits_at_chance(y[a:b], is_log, self.chance_tolerance)}
+                break  # the earliest start for this break is the longest
+        return best
+
+    def _never_learned(self, s, y, is_log, m):
+        if m < 20 or not is_log or s[0] > 0.05 * max(s[-1], 1) and s[0] >= 100:
+            return None  # too few points, a loss around zero, or a continuation (flat may be converged)
+        z, moved = _movement(y)
+        if abs(z) > self.max_z:
+            return None
+        if not _steady(y, self.max_stuck_move):
+            return None  # it wanders between levels: an oscillation or a drift, not one flat level
+        first = y[:max(3, m // 20)]
+        if abs(_movement(np.concatenate([first, y[-len(first):]]))[0]) > self.max_z:
+            return None  # an early fall, however short: the model learned, then converged
+        return {"how": "never", "a": 0, "b": m, "z": z, "moved": moved, "chance": None}
+
+    def _finding(self, series: Series, ctx: RunContext, s, y, is_log, f) -> Finding:
+        a, b = f["a"], f["b"]
+        start, end = int(s[a]), int(s[b - 1])
+        level = _level(y[a:b], is_log)
+        pct = (np.expm1(-f["moved"]) if is_log else -f["moved"] / abs(level)) * 100
+        k = f["chance"]
+        chance = f"{level:.4g} is ln({k}), chance level for {k} {'tokens' if k > 1000 else 'classes'}" if k else ""
+        span = f"from step {start} to {'the end' if b == y.size else f'step {end}'}"
+        if f["how"] == "chance":
+            msg = (f"{series.metric} sat at {level:.4g} {span} (moved {pct:+.1f}%, within its noise): {chance}; "
+                   f"the model is not learning")
+        elif f["how"] == "breakthrough":
+            drop = -np.expm1(-f["fall"]) * 100 if is_log else f["fall"]
+            msg = (f"{series.metric} was stuck near {level:.4g} {span} (moved {pct:+.1f}%) and then fell "
+                   + (f"{drop:.0f}%" if is_log else f"by {drop:.4g}")
+                   + f" in as many steps: a plateau it broke out of late" + (f"; {chance}" if k else ""))
+        else:
+            msg = (f"{series.metric} never left its first level: {level:.4g} {span} (moved {pct:+.1f}%, within "
+                   f"its noise): the model is not learning")
+        return Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric, severity="warning",
+                       message=msg, start_step=start, end_step=end,
+                       evidence={"reading": f["how"], "level": level, "moved_percent": float(pct),
+                                 "robust_z": float(f["z"]), "chance_classes": k, "points": int(b - a),
+                                 "breakthrough_fall_log": f.get("fall")})
+
+
+def judged_loss(ctx: RunContext) -> Series | None:
+    """The run's training loss (its main `loss`: the total among components); the main
+    eval loss when the run logs no training loss."""
+    return ctx.main("loss") or ctx.main("eval_loss")
+
+
+def _usable(series: Series) -> tuple[np.ndarray, np.ndarray]:
+    """Finite points, less a trailing run of exact zeros after a loss that was not near
+    zero: the HF Trainer logs 0.0 once the loss is NaN (`logging_nan_inf_filter`)."""
+    step, value = series.finite()
+    zero = value == 0
+    if zero.size and zero[-1] and not zero.all():
+        last = int(np.flatnonzero(~zero)[-1])
+        if np.median(np.abs(value[:last + 1])) > 1e-3:
+            step, value = step[:last + 1], value[:last + 1]
+    return step, value
+
+
+def _compressed(step: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+    """log(loss) when positive; block medians (first step of each block) past MAX_POINTS."""
+    is_log = bool(value.size and value.min() > 0)
+    y = np.log(value) if is_log else value.astype(np.float64)
+    n = y.size
+    if n <= MAX_POINTS:
+        return step, y, is_log
+    size = -(-n // MAX_POINTS)
+    nb = n // size
+    blocks = y[:nb * size].reshape(nb, size)
+    return step[:nb * size:size], np.median(blocks, axis=1), is_log
+
+
+def _movement(y: np.ndarray) -> tuple[float, float]:
+    """(robust z, fall) of a stretch: the median of its first third less the median of
+    its last, against the standard error its own point-to-point noise gives that
+    difference. The noise is the MAD of the differences around their median, so a steady
+    trend inside the stretch does not count as noise; floored at 0.1% of the level."""
+    k = max(1, y.size // 3)
+    fall = float(np.median(y[:k]) - np.median(y[-k:]))
+    d = np.diff(y)
+    sigma = MAD_TO_SIGMA * float(np.median(np.abs(d - np.median(d)))) / np.sqrt(2.0) if d.size else 0.0
+    sigma = max(sigma, 1e-3 * max(abs(float(np.median(y))), 1.0))
+    se = sigma * 1.2533 * np.sqrt(2.0 / k)
+    return fall / se, fall
+
+
+def _sits_at_chance(y: np.ndarray, is_log: bool, tolerance: float) -> int | None:
+    """The k for which the stretch's level, its first third and its last third are all
+    within `tolerance` of ln(k): a loss that sits there, not one passing through."""
+    k = chance_classes(_level(y, is_log), tolerance)
+    if k is None:
+        return None
+    third = max(1, y.size // 3)
+    ends = (_level(y[:third], is_log), _level(y[-third:], is_log))
+    return k if all(abs(e - np.log(k)) <= tolerance * np.log(k) for e in ends) else None
+
+
+def _settled_from(y: np.ndarray, a: int, b: int) -> int:
+    """The first point of the stretch inside its own noise band around its level: a
+    stretch found from an earlier start may still hold the end of the early fall."""
+    seg = y[a:b]
+    d = np.diff(seg)
+    band = 3 * max(MAD_TO_SIGMA * float(np.median(np.abs(d - np.median(d)))) if d.size else 0.0,
+                   1e-3 * max(abs(float(np.median(seg))), 1.0))
+    inside = np.flatnonzero(np.abs(seg - np.median(seg)) <= band)
+    return a + int(inside[0]) if inside.size and inside[0] < seg.size // 2 else a
+
+
+def _level(y: np.ndarray, is_log: bool) -> float:
+    med = float(np.median(y))
+    return float(np.exp(med)) if is_log else med
+
+
+def chance_classes(level: float, tolerance: float) -> int | None:
+    """The k whose ln(k) is within `tolerance` (relative) of `level`, if any."""
+    ks = np.array(CHANCE_CLASSES + CHANCE_VOCABS)
+    off = np.abs(level - np.log(ks)) / np.log(ks)
+    i = int(np.argmin(off))
+    return int(ks[i]) if off[i] <= tolerance else None
+
+
+def _no_better_before(y: np.ndarray, a: int, b: int) -> bool:
+    """The stretch is no worse than the level the loss had already held before it (a
+    loss stuck above its own earlier best is recovering from damage, not plateaued)."""
+    if a < 3:
+        return True
+    w = max(3, (b - a) // 3)
+    before = np.array([np.median(y[i:i + w]) for i in range(0, a - w + 1, max(1, w // 2))]) if a >= w else y[:a]
+    spread = np.median(np.abs(np.diff(y[a:b]))) * 3 if b - a > 2 else 0.0
+    return float(np.median(y[a:b])) <= float(np.min(before)) + spread + 1e-9
+
+
+def _steady(y: np.ndarray, cap: float) -> bool:
+    """The stretch holds one level throughout: the medians of its (up to) ten blocks
+    span less than `cap` plus what their own noise allows."""
+    nb = min(10, max(2, y.size // 3))
+    size = y.size // nb
+    if size < 1:
+        return True
+    med = np.array([np.median(part) for part in np.array_split(y, nb)])
+    d = np.diff(y)
+    sigma = MAD_TO_SIGMA * float(np.median(np.abs(d - np.median(d)))) / np.sqrt(2.0) if d.size else 0.0
+    return float(med.max() - med.min()) <= cap + 4 * sigma * 1.2533 / np.sqrt(size)
+
+
+def _abrupt(y: np.ndarray, s: np.ndarray, b: int, length: int, fall: float, epochs: np.ndarray) -> bool:
+    """Most of the fall happens between two neighbouring short windows, or the sharpest
+    drop sits on an epoch boundary: a step down (a new pass over a small fine-tuning set,
+    a data change), which the level-shift detector reports, not a breakthrough, which is
+    a phase of learning over many points."""
+    q = max(2, length // 10)
+    lo, hi = max(q, b - length // 3), min(y.size - q, b + length)
+    if hi <= lo:
+        return False
+    at = np.arange(lo, hi + 1, max(1, q // 4))
+    drops = np.array([float(np.median(y[i - q:i]) - np.median(y[i:i + q])) for i in at])
+    i = int(at[int(np.argmax(drops))])
+    on_boundary = epochs.size and bool(np.any((epochs >= s[max(0, i - q)]) & (epochs <= s[min(s.size - 1, i + q)])))
+    return float(drops.max()) >= 0.6 * fall or on_boundary
+
+
+def _epoch_starts(ctx: RunContext, points: int) -> np.ndarray:
+    """Steps where a new epoch starts, from a logged `epoch` metric, when epochs are long
+    (ten or more points each); empty otherwise."""
+    ep = next((sr for m, sr in ctx.series.items() if m.lower().rsplit("/", 1)[-1] == "epoch"), None)
+    if ep is None or len(ep) < 2:
+        return np.array([], dtype=np.int64)
+    whole = np.floor(ep.value + 1e-6)
+    starts = ep.step[1:][np.diff(whole) > 0]
+    return starts if 0 < starts.size <= points / 10 else np.array([], dtype=np.int64)
+
+
+def _smooth(y: np.ndarray, w: int) -> np.ndarray:
+    """Medians of consecutive blocks of `w` points (a level that one low point cannot set)."""
+    nb = max(1, y.size // w)
+    return np.median(y[:nb * w].reshape(nb, w), axis=1) if y.size >= w else np.array([np.median(y)])
+
+
+def _lr_explains(ctx: RunContext, start: float, brk: float, after_end: float) -> bool:
+    """An LR drop between the break and the end of the fall after it (a step schedule's
+    staircase) or an LR still warming up over the stretch explains a flat-then-falling loss."""
+    lr = ctx.main("lr")
+    if lr is None:
+        return False
+    ok = np.isfinite(lr.value) & (lr.value > 0)
+    ls, lv = lr.step[ok], lr.value[ok]
+    if ls.size < 2:
+        return False
+    def at(step: float) -> float:
+        return float(lv[max(0, min(np.searchsorted(ls, step, side="right") - 1, ls.size - 1))])
+    before = at(brk - 0.25 * (brk - start))
+    window = lv[(ls >= brk - 0.25 * (brk - start)) & (ls <= after_end)]
+    dropped = window.size > 0 and float(window.min()) < 0.6 * before
+    warming = at(brk) > 1.5 * at(start)
+    return dropped or warming
