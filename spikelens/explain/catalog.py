@@ -57,7 +57,10 @@ KINDS: tuple[Entry, ...] = (
     _kind(
         "divergence", "Divergence",
         "The loss turns and keeps rising over many steps without one abrupt jump: training is "
-        "running away rather than hiccupping.",
+        "running away rather than hiccupping. In a short run (under 40 points: epochs, a "
+        "fine-tune's evaluations) it is a loss that stays 1.3x or more above its minimum for "
+        "consecutive points, such as a warm-up to an LR far too high; the training and eval loss "
+        "rising together are one finding.",
         "A diverging run does not come back on its own; every step after the turn is wasted "
         "compute, and it often ends in NaN.",
         ("Stop the run and resume from the last checkpoint before {start_step|the turn}.",
@@ -180,20 +183,30 @@ KINDS: tuple[Entry, ...] = (
     ),
     _kind(
         "plateau", "Plateau",
-        "The loss stopped improving for a long stretch while training continued.",
-        "Steps on a plateau are compute spent for nothing; it may mean the learning rate decayed "
-        "too early, or the model saturated the data.",
-        ("Compare with the schedule: a learning rate already near zero means the decay ended too "
-         "early; lengthen the schedule.",
-         "If the learning rate is still high, the model or data may be the limit: check the eval "
-         "loss and data repetition.",
-         "Stop early and save the compute if the eval loss is flat too."),
-        ("level_shift",),
+        "The model was not learning over a stretch of the run: the loss sat at a chance level "
+        "(ln k for k classes, ln of the vocabulary for a language model: uniform predictions), or "
+        "it was stuck and only broke out late, or it never left its first level. A loss that "
+        "flattens after its early fall at another level is converging, not on a plateau; so are "
+        "the slow tail of a long run and a continuation that starts late.",
+        "At chance the model predicts nothing from its inputs: usually a setup bug (frozen or "
+        "disconnected parameters, labels that do not match inputs, an LR of zero) or a blow-up "
+        "that left uniform logits. A late breakthrough means the stuck steps were spent for "
+        "nothing and the next run can skip them.",
+        ("At chance: check that the optimizer holds the model's parameters and they require "
+         "gradients, that the LR is not zero, and that labels line up with inputs (train on one "
+         "batch: the loss must fall).",
+         "After a blow-up to chance (an LR far too high): restart from the last checkpoint before "
+         "it with a lower LR or a warm-up.",
+         "Stuck, then a breakthrough: a larger LR, a better initialisation or a warm-up usually "
+         "shortens the stuck stretch."),
+        ("level_shift", "divergence"),
     ),
     _kind(
         "overfitting", "Overfitting",
         "The eval loss reached its minimum and turned up for several evaluations while the "
-        "training loss kept falling.",
+        "training loss kept falling (a fine-tune with five evaluations is judged too: the rise "
+        "must then show at most evaluations after the minimum). Several eval sets that turn up "
+        "together are one finding on the main one.",
         "From the eval minimum on, training memorises the training set: the best checkpoint is the "
         "one at the minimum, and every step after it is compute that makes the model worse.",
         ("Keep the checkpoint at the eval minimum (early stopping on the eval loss).",
