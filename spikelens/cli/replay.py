@@ -102,7 +102,8 @@ def replay_cmd(
     and module (anomaly mode alone only sees NaN made in backward); --thorough watches every step.
     Needs PyTorch: pip install 'spikelens\\[replay]'.
 
-    Exit code 0 when everything is finite, 1 when a NaN/Inf was found, 2 on errors.
+    Exit code 0 when everything is finite, 1 when a NaN/Inf was found (with --bisect: a bad
+    step), 2 on errors.
 
     Example: [bold]spikelens replay train.py:build --step 1200 --checkpoint ckpt/step_1000.pt[/]
 

@@ -6,6 +6,8 @@ need torch say so in one line.
 
     from spikelens.replay import ReplayTarget, replay
     report = replay("train.py:build", step=1200, checkpoint="ckpt_1000.pt")
+    report = replay("out/checkpoint-1000", step=1042, captures="out/spikelens-captures")  # no code
+    report = replay("out/checkpoint-1000", bisect="1001..1032")  # the first bad step
 """
 from __future__ import annotations
 
