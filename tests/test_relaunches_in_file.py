@@ -168,3 +168,20 @@ def test_SL303_silent_on_a_loss_that_flips_between_two_levels():
     low = np.repeat(rng.random(1250 // 25) < 0.15, 25)  # data order: stretches at a second, lower level
     low[343:741] = np.repeat(rng.random(40) < 0.5, 10)[:398]  # ... half of them between 343 and 741
     assert _repeated(step, np.where(low, value * 0.88, value)) == []
+
+
+def test_detectron2_metrics_json_and_its_event_files_are_one_run_reported_once():
+    with diagnostics.collecting():
+        rep = api.analyze(HERE / "detectron2_mirror")
+    (run,) = rep.runs  # metrics.json and the TensorBoard files hold the same curves
+    assert len([f for f in run.findings if f.kind == "resume_overlap"]) == 1
+    assert any("metrics.json hold(s) the same curves as 2 tensorboard files" in line for line in rep.warnings)
+
+
+def test_runs_in_one_folder_with_different_curves_are_both_kept(tmp_path):
+    import shutil
+
+    shutil.copytree(HERE / "detectron2_mirror", tmp_path / "out")
+    (tmp_path / "out" / "metrics.json").write_text((HERE / "detectron2_reruns" / "metrics.json").read_text())
+    with diagnostics.collecting():
+        assert len(api.analyze(tmp_path / "out").runs) == 2

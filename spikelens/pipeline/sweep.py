@@ -12,6 +12,7 @@ from .. import diagnostics, findings_data
 from ..config import Config
 from ..discover import source_groups
 from ..explain.crossrun import link_runs
+from ..explain.mirrors import drop_mirrors
 from ..model.report import Report, RunReport
 from ..naming import rename_reports
 from . import incremental
@@ -54,6 +55,7 @@ def analyze_roots(roots: list[Path], cfg: Config, *, detector_params: dict | Non
             if progress:
                 for r in reports:
                     progress(r.run)
+        drop_mirrors(report)  # one training written by two writers (metrics.json + events) is one run
         rename_reports(report.runs)  # names unique among all the runs (see naming)
         link_runs(report)
     report.warnings = diag.lines
