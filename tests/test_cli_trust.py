@@ -95,6 +95,9 @@ def test_a_run_without_a_loss_is_named_not_dropped(capsys, tmp_path):
     # alone it is nothing read
     code, _, err = run(capsys, "analyze", tmp_path / "lr_only")
     assert code == 2 and "lr_only: no loss-like metric" in err
+    code, out, _ = run(capsys, "analyze", tmp_path / "lr_only", "--allow-empty", "--no-charts")
+    assert code == 0 and "no loss-like metric read" in out and "clean" not in out
+    assert out.startswith("spikelens analyze: 1 run — 1 not checked (no loss)")
 
 
 # ---------------------------------------------------------------- help text

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..model.finding import Finding
+from ..coverage import has_loss
 from ..explain.catalog import next_steps
 from ..model.report import Report, RunReport
 from .sparkline import chart, neighbourhood
@@ -60,11 +61,14 @@ def _headline(report: Report, runs: list[RunReport]) -> Text:
     text = Text(f"spikelens {report.command}: {n} run{'s' if n != 1 else ''}", style="bold")
     if not n:
         return text.append(", nothing to report", style="")
+    unchecked = sum(1 for r, s in zip(runs, states) if s == "ok" and not has_loss(r))
     parts = []
     for s, word in (("error", "with errors"), ("warning", "with warnings"), ("ok", "clean")):
-        k = states.count(s)
+        k = states.count(s) - (unchecked if s == "ok" else 0)
         if k:
             parts.append((f"{k} {word}", SEVERITY_STYLE[s]))
+    if unchecked:
+        parts.append((f"{unchecked} not checked (no loss)", "yellow"))
     text.append(" — ")
     for i, (words, style) in enumerate(parts):
         if i:

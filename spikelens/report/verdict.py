@@ -9,6 +9,7 @@ from collections import Counter
 from typing import Any
 
 from ..model.finding import SEVERITY_RANK, Finding
+from ..coverage import has_loss
 from ..model.report import RunReport
 
 RESUME_KINDS = ("resume_overlap", "step_reset", "repeated_data", "step_gap", "wallclock_gap")
@@ -134,6 +135,8 @@ def verdict(run: RunReport) -> str:
         parts.append(f"{len(others)} other finding{'s' if len(others) > 1 else ''} ({', '.join(kinds)})")
     if parts:
         return "; ".join(parts)
+    if not has_loss(run):  # nothing was judged: not "clean"
+        return "no loss-like metric read: not checked"
     notes = sum(1 for f in fs if f.severity == "info")
     return "clean" + (f" ({notes} note{'s' if notes > 1 else ''})" if notes else "")
 
