@@ -1,5 +1,6 @@
 """Capture → replay round trips, RNG restore, weights_only safety, and the HF / Lightning
-callbacks driven with stand-in trainer objects (neither library is installed here)."""
+callbacks driven with stand-in trainer objects (the real Trainers drive them in
+test_replay_hf.py and test_replay_lightning.py)."""
 from __future__ import annotations
 
 import random
@@ -122,7 +123,7 @@ class HFLike(torch.nn.Module):
         torch.manual_seed(0)
         self.net = tiny.Tiny()
 
-    def forward(self, x=None, labels=None):
+    def forward(self, x=None, labels=None, num_items_in_batch=None):
         pred = self.net(x)
         return SimpleNamespace(loss=torch.nn.functional.mse_loss(pred, labels), logits=pred)
 
@@ -180,3 +181,14 @@ def test_a_failing_capture_never_stops_training(tmp_path):
         cb.on_train_batch_start(SimpleNamespace(global_step=3), None, {"x": torch.zeros(1)}, 0)
         cb.on_train_batch_end(SimpleNamespace(global_step=4), None, torch.tensor(1.0), {"x": torch.zeros(1)}, 0)
     assert cb.captured == [] and any("capture of step 3" in line for line in diag.lines)
+
+
+def test_hf_loss_fn_takes_a_plain_dict_batch_and_sums_normalised_micro_batches():
+    model = HFLike()
+    b = _hf_batch(3)
+    assert hf_loss_fn(model, b).item() == pytest.approx(model(**b).loss.item())
+    micro = [{"args": [], "kwargs": {**_hf_batch(s), "num_items_in_batch": 32}} for s in (1, 2)]
+    summed = sum(model(**mb["kwargs"]).loss.item() for mb in micro)
+    assert hf_loss_fn(model, micro).item() == pytest.approx(summed)  # the Trainer sums them then
+    plain = [{"args": [], "kwargs": _hf_batch(s)} for s in (1, 2)]
+    assert hf_loss_fn(model, plain).item() == pytest.approx(summed / 2)  # ... else averages them

@@ -229,7 +229,10 @@ def combine_micro_losses(losses: list, micro: list[dict[str, Any]]) -> Any:
 
 
 def hf_loss_fn(model, batch) -> Any:
-    """The loss_fn for batches captured by `hf_callback`: the step's loss over its micro-batches."""
+    """The loss_fn for batches captured by `hf_callback`: the step's loss over its micro-batches
+    (a plain dict batch, as `capture()` may hold, is one call `model(**batch)`)."""
+    if isinstance(batch, dict):
+        return model(**batch).loss
     losses = [model(*mb["args"], **mb["kwargs"]).loss for mb in batch]
     return combine_micro_losses(losses, batch)
 
