@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from .. import diagnostics
 from ..errors import ReplayError
-from .run import StepResult, autocast, call_loss, run_step
+from .run import StepResult, autocast, call_loss, rng_restore, rng_snapshot, run_step
 from .target import ReplayTarget, call_build
 from .tensors import move_to
 
@@ -165,6 +165,7 @@ class Trajectory:
         model = t.model
         model.zero_grad(set_to_none=True)
         buffers = [b.detach().clone() for b in model.buffers()] if stop is not None else None
+        rng = rng_snapshot(torch) if stop is not None else None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the user's warnings are reported by checked steps
             with autocast(self.device, self.dtype, torch):
@@ -177,6 +178,7 @@ class Trajectory:
         self.plain_steps += 1
         self._record(step, value)
         if stop is not None and stop(step, value, norm):
+            rng_restore(rng, torch)  # the checked replay draws the same dropout (captures restore it anyway)
             with torch.no_grad():
                 for b, saved in zip(model.buffers(), buffers or []):
                     b.copy_(saved)
