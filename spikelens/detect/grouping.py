@@ -126,18 +126,34 @@ def _same_event(lead: Finding, f: Finding, ctx: RunContext) -> bool:
 
 def _unless_few_components(lead: Finding, members: list[Finding], ctx: RunContext,
                            main_metric: str | None) -> list[Finding]:
-    """A spike on the main loss takes in the sub-loss spikes at its step when they are most
-    of the sub-losses (the whole model jumped); when only a few spiked and the rest stayed
-    calm, those few are their own event (one data source, one head) and keep a finding."""
+    """A spike on the main loss takes in the spikes of its terms at its step: a total that is
+    larger than each of them is their sum, and its spike is theirs. Per-source losses that
+    the main loss averages (it lies among them) are another matter: when only a few of
+    them spiked and the rest stayed calm, those few are one data source's event and keep
+    their own finding; when most moved, the whole model jumped."""
     if lead.metric != main_metric:
         return members
     if not any(f.kind == "spike" for f in members):
         return members
     others = _comparable(lead, ctx)
+    if _is_a_sum(ctx.series[lead.metric], others):
+        return members
     moved = [s for s in others if (_rise(s, lead, ctx) or 0.0) >= MOVED_RATIO]
     if len(moved) == len(others) or (len(moved) >= 2 and 2 * len(moved) >= len(others)):
         return members
     return [f for f in members if f.kind != "spike"]
+
+
+def _is_a_sum(main: Series, others: list[Series]) -> bool:
+    """Is the main loss larger than every other loss (a total of terms), rather than lying
+    among them (an average over data sources)?"""
+    levels = [_typical(s) for s in others]
+    return bool(levels) and all(np.isfinite(levels)) and _typical(main) > max(levels)
+
+
+def _typical(s: Series) -> float:
+    v = s.value[np.isfinite(s.value)]
+    return float(np.median(v)) if v.size else float("nan")
 
 
 def _comparable(lead: Finding, ctx: RunContext) -> list[Series]:

@@ -83,14 +83,18 @@ class OscillationDetector(Detector):
                 regions.append((c0, c1))
         min_len = max(self.min_points, int(self.min_fraction * n))
         out = []
+        stretches: list[tuple[int, int]] = []
         for a, b in regions:
+            seg = resid[a:b + 1]
+            if b - a + 1 < min_len or int(np.sum(np.diff(np.sign(seg[np.abs(seg) > typical])) != 0)) < 6:
+                continue  # judged on the stretch the amplitude marks; only then are its edges refined
             a, b = _swing_edges(resid, amp, a, b, window // 2)
-            if b - a + 1 < min_len:
-                continue
+            if stretches and a <= stretches[-1][1] + max(self.merge_gap_points, 0.5 * (stretches[-1][1] - stretches[-1][0])):
+                a = stretches.pop()[0]  # the refined edges close the gap: one oscillation
+            stretches.append((a, b))
+        for a, b in stretches:
             seg = resid[a:b + 1]
             swings = int(np.sum(np.diff(np.sign(seg[np.abs(seg) > typical])) != 0))
-            if swings < 6:
-                continue
             r = float(np.nanmedian(ratio[a:b + 1]))
             s0, s1 = int(step[a]), int(step[b])
             msg = (f"{series.metric} oscillated from step {s0} to {s1}: swings {r:.1f}x its usual noise "
