@@ -15,7 +15,8 @@ from .capture import (build_from_captures, capture, captured_batch, captured_ste
                       restore_rng)
 from .callbacks import CaptureTrigger, hf_callback, lightning_callback
 from .report import SCHEMA_ID, render_json, report_dict
-from .session import ReplayReport, replay
+from .outcome import ReplayReport
+from .session import replay
 from .target import ReplayTarget
 
 __all__ = [

@@ -5,7 +5,7 @@ import json
 from typing import Any
 
 from ..model.finding import json_float
-from .session import ReplayReport
+from .outcome import ReplayReport
 
 SCHEMA_ID = "spikelens.replay/1"
 

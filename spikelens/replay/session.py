@@ -8,46 +8,15 @@ with the logged loss when a log folder is given (else with the captured one).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from .. import diagnostics
 from ..errors import ReplayError, UsageError
 from ._torch import require_torch
-from .run import DTYPES, StepResult, place, resolve_device, run_step
+from .outcome import ReplayReport, load_logged_for, point
+from .run import DTYPES, place, resolve_device, run_step
 from .target import ReplayTarget, call_build, load_build
-
-
-@dataclass
-class ReplayReport:
-    """Everything `spikelens replay` prints."""
-
-    target: str
-    step: int
-    checkpoint: str | None
-    device: str
-    dtype: str
-    torch_version: str
-    result: StepResult
-    optimizer: str | None = None
-    window: list[dict[str, Any]] = field(default_factory=list)
-    logged: dict[str, Any] | None = None
-    warnings: list[str] = field(default_factory=list)
-    source: dict[str, Any] | None = None
-    bisect: dict[str, Any] | None = None
-    replayed: dict[str, Any] | None = None
-
-    @property
-    def nonfinite(self):
-        return self.result.nonfinite
-
-    @property
-    def exit_code(self) -> int:
-        """0 everything finite, 1 a NaN/Inf was found (or, bisecting, a bad step)."""
-        if self.bisect is not None:
-            return 1 if self.bisect.get("first_bad") is not None else 0
-        return 1 if self.result.nonfinite is not None else 0
 
 
 def replay(target: str | Callable[..., Any], step: int | None = None, *, checkpoint: str | Path | None = None,
@@ -88,7 +57,7 @@ def replay(target: str | Callable[..., Any], step: int | None = None, *, checkpo
             result = run_step(t, s, device=dev, dtype=dtype, torch=torch, thorough=thorough)
             for note in result.notes:
                 diagnostics.warn(f"step {s}: {note}")
-            trajectory.append(_point(result, logged))
+            trajectory.append(point(result, logged))
             if result.nonfinite is not None:
                 if s != steps[-1]:
                     diagnostics.warn(f"stopped the window at step {s}: a non-finite value appeared there")
@@ -144,16 +113,6 @@ def _check_options(step: int, window: int, dtype: str, checkpoint) -> None:
         raise ReplayError(f"{checkpoint}: no such checkpoint")
 
 
-def load_logged_for(logdir, metric, steps):
-    if logdir is None:
-        if metric is not None:
-            raise UsageError("--metric needs --logdir (the logs to compare the replayed loss with)")
-        return None
-    from .logged import load_logged
-
-    return load_logged(logdir, metric, steps)
-
-
 def _next_step(build, step: int, ckpt, spec: str, first: ReplayTarget, dev, torch) -> ReplayTarget:
     """The batch (and loss_fn) of a later window step; model and optimizer carry on from the first."""
     from .tensors import move_to
@@ -161,11 +120,3 @@ def _next_step(build, step: int, ckpt, spec: str, first: ReplayTarget, dev, torc
     fresh = call_build(build, step, ckpt, spec)
     return ReplayTarget(model=first.model, batch=move_to(fresh.batch, dev, torch), loss_fn=fresh.loss_fn,
                         optimizer=first.optimizer)
-
-
-def _point(result: StepResult, logged) -> dict[str, Any]:
-    point = {"step": result.step, "loss": result.loss, "grad_norm": result.grad_norm,
-             "finite": result.nonfinite is None}
-    if logged is not None:
-        point["logged"] = logged.at(result.step)
-    return point

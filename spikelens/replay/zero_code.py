@@ -14,7 +14,7 @@ from ..errors import ReplayError, UsageError
 from .bisect import bisect as run_bisect
 from .restored import Restored, import_object
 from .run import place, resolve_device
-from .session import ReplayReport, _point, load_logged_for
+from .outcome import ReplayReport, load_logged_for, point
 from .trajectory import BuildInputs, CaptureInputs, Trajectory
 
 DEFAULT_CAPTURES = "spikelens-captures"
@@ -116,7 +116,7 @@ def _steps(traj: Trajectory, step: int, window: int, logdir, metric, source, dev
         result = traj.checked(s)
         for note in result.notes:
             diagnostics.warn(f"step {s}: {note}")
-        trajectory.append(_point(result, logged))
+        trajectory.append(point(result, logged))
         if result.nonfinite is not None:
             if s != steps[-1]:
                 diagnostics.warn(f"stopped the window at step {s}: a non-finite value appeared there")
