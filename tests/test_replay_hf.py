@@ -107,3 +107,39 @@ def test_gradient_accumulation_and_llama(tmp_path):
     for p in rep.window:
         assert p["loss"] == pytest.approx(logged[p["step"]], rel=1e-5)
     assert rep.replayed["drift_step"] is None and rep.source["restored"][1] == "optimizer (AdamW)"
+
+
+def _copy_checkpoint(run, tmp_path):
+    import shutil
+
+    ckpt = tmp_path / f"checkpoint-{SAVE_AT}"
+    shutil.copytree(run / f"checkpoint-{SAVE_AT}", ckpt)
+    return ckpt
+
+
+def test_broken_checkpoint_folders_are_one_line_errors(run, tmp_path):
+    from spikelens.errors import ReplayError
+
+    caps = run / "spikelens-captures"
+    ckpt = _copy_checkpoint(run, tmp_path)
+    config = json.loads((ckpt / "config.json").read_text())
+    (ckpt / "config.json").write_text(json.dumps({**config, "architectures": ["MyOwnLM"]}))
+    with pytest.raises(ReplayError, match=r"config.json: architecture MyOwnLM is not a transformers class"):
+        replay(str(ckpt), SAVE_AT + 1, captures=caps, device="cpu")
+    (ckpt / "config.json").write_text(json.dumps(config))
+    (ckpt / "adapter_config.json").write_text("{}")
+    with pytest.raises(ReplayError, match="PEFT adapter"):
+        replay(str(ckpt), SAVE_AT + 1, captures=caps, device="cpu")
+    (ckpt / "adapter_config.json").unlink()
+    (ckpt / "model.safetensors").unlink()
+    res = run_cli("replay", ckpt, "--step", str(SAVE_AT + 1), "--captures", caps)
+    assert res.returncode == 2 and "no weights" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_an_unreadable_optimizer_state_replays_without_the_update(run, tmp_path):
+    ckpt = _copy_checkpoint(run, tmp_path)
+    (ckpt / "optimizer.pt").write_bytes(b"not a torch file")
+    rep = replay(str(ckpt), SAVE_AT + 1, captures=run / "spikelens-captures", device="cpu")
+    assert rep.optimizer is None and rep.nonfinite is None
+    assert any("optimizer.pt: cannot be loaded with weights_only=True" in w for w in rep.warnings)
+    assert rep.result.loss == pytest.approx(_logged(run)[SAVE_AT + 1], rel=1e-6)  # the weights are the run's
