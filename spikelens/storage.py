@@ -170,6 +170,7 @@ def listing(fs: Any, root: str) -> dict[str, int]:
 
 def mirror(url: str) -> Path:
     """A local copy of the log files under `url` (made once per process)."""
+    url = url.rstrip("/")  # `s3://b/runs/` and `s3://b/runs` (a Path drops the slash) are one copy
     have = _MIRRORS.get(url)
     if have is not None:
         return have
@@ -187,7 +188,7 @@ def mirror(url: str) -> Path:
     atexit.register(shutil.rmtree, folder, True)
     name = PurePosixPath(root).name or "bucket"
     single = len(files) == 1 and next(iter(files)) == root
-    (folder / MARKER).write_text(safe_url(url.rstrip("/")) + ("\n" if not single else "\nfile\n"), encoding="utf-8")
+    (folder / MARKER).write_text(safe_url(url) + ("\n" if not single else "\nfile\n"), encoding="utf-8")
     local_root = folder / name
     targets = {}
     for path in files:
@@ -268,3 +269,26 @@ def display_text(line: str) -> str:
     if temp + MIRROR_PREFIX not in line and POINTER_SUFFIX not in line:
         return line
     return re.sub(re.escape(temp) + r"spikelens-(?:remote|uri)-[^\s:,;)'\"]*", lambda m: display(m.group(0)), line)
+
+
+def folder_of(source: str) -> str:
+    """The folder a source lies in, for sources that may be URLs (`s3://b/run/f` → `s3://b/run`)
+    or runs inside a store (`mlflow.db#<run id>`, a server's run page: each its own folder)."""
+    if "#" in source:
+        return source
+    if protocol(source) is not None:
+        return source.rsplit("/", 1)[0]
+    return os.path.dirname(os.path.abspath(source))
+
+
+def common_folder(sources: list[str]) -> str:
+    """The deepest folder holding every source (URLs kept whole, unlike os.path.commonpath)."""
+    folders = sorted({folder_of(s) for s in sources})
+    if len(folders) == 1:
+        return folders[0]
+    common: list[str] = []
+    for level in zip(*(f.split("/") for f in folders)):
+        if any(part != level[0] for part in level):
+            break
+        common.append(level[0])
+    return "/".join(common) or "/"

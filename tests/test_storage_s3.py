@@ -94,6 +94,9 @@ def test_a_bucket_prefix_gives_the_same_report_as_the_local_folder(s3, folder):
     assert [r.run for r in remote.runs] == [r.run for r in local.runs]
     assert normalised(remote, FIXTURES / folder, url) == normalised(local, FIXTURES / folder, url)
     assert all(s.startswith(url + "/") for r in remote.runs for s in r.sources)
+    requests.seen.clear()
+    api.discover(url + "/")  # the same prefix again, spelled with its slash: the copy is reused
+    assert requests.seen == []
 
 
 def test_the_cli_names_the_url_and_never_prints_credentials(s3):

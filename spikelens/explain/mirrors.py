@@ -15,6 +15,7 @@ import math
 import os
 
 from .. import diagnostics
+from ..storage import common_folder
 from ..model.report import Report, RunReport
 
 RTOL = 1e-6
@@ -45,7 +46,7 @@ def _key(r: RunReport) -> tuple | None:
     s = r.stats or {}
     if not r.sources or s.get("main_metric") is None or s.get("points", 0) < 2:
         return None
-    folder = os.path.commonpath([os.path.dirname(os.path.abspath(p)) for p in r.sources])
+    folder = common_folder(r.sources)  # sources may be URLs, or runs inside a database
     return folder, s["main_metric"], s.get("first_step"), s.get("last_step"), s.get("points")
 
 
