@@ -95,6 +95,8 @@ def test_wandb_export_is_an_offline_run_wandb_accepts(tmp_path):
     back = api.load(str(folder))
     assert back.filter(pl.col("metric") == "train/loss")["step"].to_list() == \
         live.filter(pl.col("metric") == "train/loss")["step"].to_list()
+    wall = back.filter(pl.col("metric") == "train/loss")["wall_time"].to_numpy()
+    assert np.allclose(wall, live.filter(pl.col("metric") == "train/loss")["wall_time"].to_numpy())
 
 
 def test_never_writes_into_the_logs_or_over_an_earlier_export(tmp_path):

@@ -1,8 +1,8 @@
 """The stitched run as a W&B offline run folder, written by the real wandb client in offline
-mode (`wandb sync FOLDER` uploads it later): one `run.log(row, step=step)` per step, steps
-strictly increasing, so the W&B chart has one point per step. Nothing goes to the network:
-the client is started with `mode="offline"`, and its config, cache and data folders are
-pointed inside the output folder."""
+mode (`wandb sync FOLDER` uploads it later): one `run.log(row, step=step)` per step, with
+the logged wall time as `_timestamp`, steps strictly increasing, so the W&B chart has one
+point per step. Nothing goes to the network: the client is started with `mode="offline"`,
+and its config, cache and data folders are pointed inside the output folder."""
 from __future__ import annotations
 
 import os
@@ -53,9 +53,13 @@ def write_wandb(points: pl.DataFrame, folder: Path, run: str, project: str = "sp
         handle = wandb.init(dir=str(folder), project=project, name=run, settings=settings,
                             config={"spikelens.export": "stitched"})
         try:
-            by_step = points.group_by("step", maintain_order=True).agg(pl.col("metric"), pl.col("value"))
-            for step, metrics, values in by_step.iter_rows():
-                handle.log(dict(zip(metrics, values)), step=int(step))
+            by_step = points.group_by("step", maintain_order=True).agg(
+                pl.col("wall_time").min(), pl.col("metric"), pl.col("value"))
+            for step, wall, metrics, values in by_step.iter_rows():
+                row = dict(zip(metrics, values))
+                if wall is not None:  # the logged time, not the export's (wandb keeps a given _timestamp)
+                    row["_timestamp"] = wall
+                handle.log(row, step=int(step))
         finally:
             handle.finish()
     runs = sorted((folder / "wandb").glob("offline-run-*"))
