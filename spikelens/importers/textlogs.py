@@ -3,9 +3,10 @@
 A file is claimed when one pattern of the catalogue (`importers/patterns.py`) or of
 the user's `[tool.spikelens.patterns]` matches enough step lines in its first 64 KiB
 (reading on, up to 8 MiB, for logs with a long preamble such as Megatron's argument
-dump). Reading runs the pattern's regexes over all lines at once with Polars, takes
-the step of context lines (llm.c `val loss`, DeepSpeed `OVERFLOW!`) from the nearest
-step line, and keeps read order, so a log appended after a resume becomes a second
+dump). Reading lets Polars split the file into lines, runs the pattern's regexes over
+chunks of lines at once (chunks side by side in threads; never a Python loop per line),
+keeps only compact value rows between chunks, takes the step of context lines (llm.c
+`val loss`, DeepSpeed `OVERFLOW!`) from the nearest step line, and keeps read order, so a log appended after a resume becomes a second
 segment where its step goes back (`segments.py`). One file is one run.
 
 User patterns: the importer is built without arguments by the registry, so it looks
@@ -17,8 +18,10 @@ from __future__ import annotations
 
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from .. import diagnostics
@@ -138,11 +141,48 @@ def split_lines(text: str) -> pl.DataFrame:
         .select(pl.col("text").str.split("\n"))
         .explode("text")
         .with_row_index("line_no")
-        .with_columns(pl.col("text").str.split("\r"))
-        .explode("text")
-        .with_row_index("row")
     )
+    if "\r" not in text:  # no progress bars: a row is a line (saves a second split of every line)
+        return frame.select(pl.col("line_no").cast(pl.Int64).alias("row"), pl.col("line_no").cast(pl.Int64), "text")
+    frame = frame.with_columns(pl.col("text").str.split("\r")).explode("text").with_row_index("row")
     return frame.with_columns(pl.col("row").cast(pl.Int64), pl.col("line_no").cast(pl.Int64))
+
+
+def read_lines(path: Path) -> tuple[pl.DataFrame | None, int]:
+    """The file as `split_lines` gives it, and its number of lines (newlines + 1); None
+    for a file with nothing but white space. Polars reads the lines itself (no copy of
+    the file as bytes and as a Python string); a file that is not valid UTF-8 is decoded
+    with replacement characters and a warning, and one with carriage returns inside its
+    lines (progress bars) goes through `split_lines`."""
+    size = path.stat().st_size
+    if size == 0:
+        return None, 0
+    with open(path, "rb") as fh:
+        fh.seek(size - 1)
+        last = fh.read(1)
+    try:
+        lines = pl.read_lines(path, name="text", row_index_name="line_no")
+    except pl.exceptions.ComputeError:
+        lines = None
+    if lines is None or lines.select(pl.col("text").str.contains("\r", literal=True).any()).item():
+        raw = path.read_bytes()
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = raw.decode("utf-8", errors="replace")
+            diagnostics.warn(f"{path}: not valid UTF-8; undecodable bytes were replaced")
+        del raw
+        if not text.strip():
+            return None, 0
+        frame = split_lines(text)
+        return frame, int(frame.get_column("line_no").max() or 0) + 1
+    if not lines.select(pl.col("text").str.strip_chars().str.len_bytes().sum()).item():
+        return None, 0
+    if last not in (b"\n", b"\r"):  # cut short: see _CUT
+        lines = lines.with_columns(pl.when(pl.int_range(pl.len()) == pl.len() - 1)
+                                   .then(pl.col("text") + _CUT).otherwise(pl.col("text")))
+    n_lines = lines.height + (1 if last == b"\n" else 0)
+    return lines.select(pl.col("line_no").cast(pl.Int64).alias("row"), pl.col("line_no").cast(pl.Int64), "text"), n_lines
 
 
 def _wall_time(col: str) -> pl.Expr:
@@ -156,12 +196,19 @@ def _groups(regex: str) -> list[str]:
 
 
 def _rule_rows(lines: pl.DataFrame, rule: Rule) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """One rule over every line: (its value rows, its matched lines `row, line_no, step`)."""
+    """One rule over some lines: (its value rows before `rule.post`, its matched lines
+    `row, line_no, step`). The step regex and every field regex run in one `select`, so
+    Polars runs them side by side."""
     names = _groups(rule.regex)
     ctx = [g for g in names if g.startswith("_")]
     metric_groups = [g for g in names if g not in RESERVED_GROUPS and not g.startswith("_")]
     matched = lines.filter(pl.col("text").str.contains(rule.regex))
-    g = matched.with_columns(pl.col("text").str.extract_groups(rule.regex).alias("_g")).unnest("_g")
+    wide_names: list[str] = [rule.metrics.get(grp, grp) for grp in metric_groups] + list(rule.fields)
+    fields = [pl.col("text").str.extract(fre, 1).alias(f"__m{len(metric_groups) + i}")
+              for i, fre in enumerate(rule.fields.values())]
+    keep = ["row", "line_no"] + (["text"] if rule.pairs else [])
+    g = matched.select(*keep, pl.col("text").str.extract_groups(rule.regex).alias("_g"), *fields).unnest("_g")
+    g = g.rename({grp: f"__m{i}" for i, grp in enumerate(metric_groups)})
     if "step" not in g.columns:
         g = g.with_columns(step=pl.lit(None, pl.String))
     if "timestamp" not in g.columns:
@@ -170,23 +217,15 @@ def _rule_rows(lines: pl.DataFrame, rule: Rule) -> tuple[pl.DataFrame, pl.DataFr
     base = ["row", "line_no", "step", "wall_time", *ctx]
     seen = g.select("row", "line_no", "step")
 
-    wide_names: list[str] = []
-    columns = []
-    for i, grp in enumerate(metric_groups):
-        columns.append(pl.col(grp).alias(f"__m{i}"))
-        wide_names.append(rule.metrics.get(grp, grp))
-    for metric, fre in rule.fields.items():
-        columns.append(pl.col("text").str.extract(fre, 1).alias(f"__m{len(wide_names)}"))
-        wide_names.append(metric)
     parts = []
-    if columns:
-        wide = g.select(*base, *columns)
-        long = wide.unpivot(on=[f"__m{i}" for i in range(len(wide_names))], index=base,
-                            variable_name="_var", value_name="raw")
-        idx = pl.col("_var").str.slice(3).cast(pl.Int32)
-        parts.append(long.with_columns(
-            pos=idx, metric=idx.replace_strict(list(range(len(wide_names))), wide_names, return_dtype=pl.String),
-        ).drop("_var"))
+    if wide_names:  # numbers first (a float is smaller than its text), then one row per value
+        k = len(wide_names)
+        wide = g.select(*base, *[numbers(g.get_column(f"__m{i}")) for i in range(k)])
+        long = wide.unpivot(on=[f"__m{i}" for i in range(k)], index=base, value_name="value").drop("variable")
+        pos = pl.Series("pos", np.repeat(np.arange(k, dtype=np.int32), g.height))  # unpivot: column after column
+        names = pl.Series("metric", wide_names, dtype=pl.String)
+        long = long.with_columns(pos=pos, metric=names.gather(pos)).filter(pl.col("value").is_not_null())
+        parts.append(long)
     if rule.pairs and "rest" in g.columns:
         pairs = (
             g.select(*base, _p=pl.col("rest").str.extract_all(rule.pairs))
@@ -202,16 +241,37 @@ def _rule_rows(lines: pl.DataFrame, rule: Rule) -> tuple[pl.DataFrame, pl.DataFr
             pairs = pairs.filter(pl.col("key").is_in(list(rule.metrics)))
         mapping = dict(rule.metrics)
         metric = pl.col("key").replace(list(mapping), list(mapping.values())) if mapping else pl.col("key")
-        parts.append(pairs.select(*base, "pos", raw=pl.col("value"), metric=metric))
+        pairs = pairs.select(*base, "pos", raw=pl.col("value"), metric=metric).filter(pl.col("raw").is_not_null())
+        parts.append(pairs.with_columns(value=numbers(pairs.get_column("raw"))).filter(pl.col("value").is_not_null())
+                     .drop("raw"))
     if not parts:
-        return pl.DataFrame(schema={**_ROW_COLS}), seen
-    rows = pl.concat([p.select(*base, "pos", "metric", "raw") for p in parts])
-    rows = (rows.with_columns(value=to_float(pl.col("raw")))
-            .filter(pl.col("value").is_not_null() & pl.col("raw").is_not_null())
-            .drop("raw"))
-    if rule.post is not None:
-        rows = rule.post(rows)
-    return rows.select(*[pl.col(c).cast(t) for c, t in _ROW_COLS.items()]), seen
+        return pl.DataFrame(schema={**_ROW_COLS, **{c: pl.String for c in ctx}}), seen
+    return pl.concat([p.select(*base, "pos", "metric", "value") for p in parts]), seen
+
+
+def _typed(rows: pl.DataFrame) -> pl.DataFrame:
+    return rows.select(*[pl.col(c).cast(t) for c, t in _ROW_COLS.items()])
+
+
+def _compact(rows: pl.DataFrame) -> pl.DataFrame:
+    """A chunk's rows as they wait for the rest of the file: no line numbers, small
+    integers, the metric categorical, and no wall-time column when no line had one."""
+    wall = (pl.lit(None).alias("wall_time") if rows.get_column("wall_time").null_count() == rows.height
+            else pl.col("wall_time").cast(pl.Float64))
+    return rows.select(pl.col("row").cast(pl.Int32), pl.col("pos").cast(pl.Int16), pl.col("step").cast(pl.Int64),
+                       wall, pl.col("metric").cast(pl.Categorical()), pl.col("value").cast(pl.Float64))
+
+
+def numbers(raw: pl.Series) -> pl.Series:
+    """`to_float` of every cell, the cheap way: a plain cast reads what the regexes capture
+    (numbers, `nan`, `inf`); only the cells it cannot read take the spelling-aware path."""
+    fast = raw.cast(pl.Float64, strict=False)
+    missed = fast.is_null() & raw.is_not_null()
+    if missed.any():
+        idx = missed.arg_true()
+        slow = raw.gather(idx).to_frame("raw").select(to_float(pl.col("raw"))).to_series()
+        fast = fast.scatter(idx, slow)
+    return fast
 
 
 def _resolve_steps(rows: pl.DataFrame, anchors: pl.DataFrame, rule: Rule) -> pl.DataFrame:
@@ -241,32 +301,106 @@ def _counts(rows: pl.DataFrame, metric: str) -> pl.DataFrame:
     )
 
 
+PARSE_THREADS = 2
+CHUNK_LINES = 200_000
+"""Lines parsed at a time: the strings a rule extracts live for one chunk only, so memory
+grows with the values read, not with the text."""
+_OUT_COLS = {"row": pl.Int64, "step": pl.Int64, "wall_time": pl.Float64, "metric": pl.Categorical(),
+             "value": pl.Float64}
+
+
+def _chunks(lines: pl.DataFrame) -> list[tuple[int, int]]:
+    """(first row, end row) of each chunk; rows are the read order, 0..n-1."""
+    n = lines.height
+    return [(lo, min(n, lo + CHUNK_LINES)) for lo in range(0, max(n, 1), CHUNK_LINES)]
+
+
+def _in(frame: pl.DataFrame, lo: int, hi: int) -> pl.DataFrame:
+    return frame.filter((pl.col("row") >= lo) & (pl.col("row") < hi))
+
+
 def parse_lines(lines: pl.DataFrame, pattern: LinePattern) -> tuple[pl.DataFrame, dict]:
-    """Every value the pattern reads, in read order: `row, line_no, pos, step, wall_time,
-    metric, value`; plus counts for diagnostics."""
-    results = [(rule, *_rule_rows(lines, rule)) for rule in pattern.rules]
+    """Every value the pattern reads, in read order: `row, step, wall_time, metric` (categorical)
+    and `value`; plus counts for diagnostics.
+
+    Lines are parsed a chunk at a time (every rule's regexes over the chunk at once). What
+    needs the whole file comes after, on compact rows: a rule's `post` (it may look at
+    every row of its rule), the steps of context lines (nearest step line, maybe in
+    another chunk), per-step counts, and dropping a value that repeats the previous one
+    of its metric at the same step."""
+    spans = _chunks(lines)
+    per_rule: list[list[pl.DataFrame]] = [[] for _ in pattern.rules]
+    seens: list[list[pl.DataFrame]] = [[] for _ in pattern.rules]
+
+    def one_chunk(span: tuple[int, int]) -> list[tuple[pl.DataFrame, pl.DataFrame]]:
+        chunk = lines.slice(span[0], span[1] - span[0])
+        out = []
+        for rule in pattern.rules:
+            rows, seen = _rule_rows(chunk, rule)
+            whole = rule.post is not None or rule.step_from != "line" or rule.counts
+            out.append((rows if rule.post is not None else _typed(rows) if whole else _compact(rows), seen))
+        return out
+
+    # Polars releases the GIL: chunks parse side by side (in order, a few at a time)
+    with ThreadPoolExecutor(max_workers=PARSE_THREADS) as pool:
+        for result in pool.map(one_chunk, spans):
+            for i, (rows, seen) in enumerate(result):
+                per_rule[i].append(rows)
+                seens[i].append(seen)
     anchors = (
-        pl.concat([seen for rule, _, seen in results if rule.step_from == "line"])
+        pl.concat([s for rule, ss in zip(pattern.rules, seens) if rule.step_from == "line" for s in ss])
         .filter(pl.col("step").is_not_null())
         .select("row", "step")
         .sort("row")
     )
-    parts = []
-    for rule, rows, _ in results:
-        rows = _resolve_steps(rows, anchors, rule)
-        parts.append(rows)
-        if rule.counts and rows.height:
-            parts.append(_counts(rows, rule.counts))
-    frame = pl.concat(parts).sort("row", "pos", maintain_order=True) if parts else pl.DataFrame(schema=_ROW_COLS)
-    frame = frame.filter(pl.col("step").is_not_null())
-    dup = ((pl.col("step") == pl.col("step").shift(1).over("metric"))
-           & pl.col("value").eq_missing(pl.col("value").shift(1).over("metric"))).fill_null(False)
-    deduped = frame.filter(~dup)
-    matched_rows = pl.concat([seen.select("row") for _, _, seen in results]).unique()
-    info = {"duplicates_dropped": frame.height - deduped.height,
+    parts: list[list[pl.DataFrame]] = [[] for _ in spans]
+    for rule, chunks in zip(pattern.rules, per_rule):
+        whole = rule.post is not None or rule.step_from != "line" or rule.counts
+        if whole:  # rules whose rows need the whole file: few rows, or a post that may look far
+            rows = pl.concat(chunks, how="diagonal_relaxed")
+            rows = _typed(rule.post(rows)) if rule.post is not None else rows
+            rows = _resolve_steps(rows, anchors, rule)
+            extra = _counts(rows, rule.counts) if rule.counts and rows.height else None
+            for k, (lo, hi) in enumerate(spans):
+                parts[k].append(_in(rows, lo, hi) if len(spans) > 1 else rows)
+                if extra is not None:
+                    parts[k].append(_in(extra, lo, hi) if len(spans) > 1 else extra)
+        else:
+            for k, rows in enumerate(chunks):
+                parts[k].append(rows)
+        chunks.clear()
+    out, carry, raw_height = [], None, 0
+    for k in range(len(spans)):
+        frame = (pl.concat(parts[k], how="diagonal_relaxed") if len(parts[k]) > 1 else parts[k][0])
+        frame = frame.sort("row", "pos", maintain_order=True).filter(pl.col("step").is_not_null())
+        parts[k] = []
+        raw_height += frame.height
+        frame, carry = _drop_repeats(frame, carry)
+        out.append(frame.select(*[pl.col(c).cast(t) for c, t in _OUT_COLS.items()]))
+    deduped = pl.concat(out, rechunk=False) if out else pl.DataFrame(schema=_OUT_COLS)
+    matched_rows = pl.concat([s.select("row") for ss in seens for s in ss]).unique()
+    info = {"duplicates_dropped": raw_height - deduped.height,
             "matched_lines": matched_rows.height,
             "near_misses": _near_misses(lines, pattern, matched_rows)}
     return deduped, info
+
+
+def _drop_repeats(frame: pl.DataFrame, carry: pl.DataFrame | None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Drop a row whose step and value equal the previous row of the same metric (a line
+    printed twice); `carry` holds each metric's last row of the chunks before."""
+    prev = pl.struct(_ps=pl.col("step"), _pv=pl.col("value")).shift(1).over("metric")
+    marked = frame.with_columns(_prev=prev).unnest("_prev")
+    marked = marked.with_columns(_first=pl.col("_ps").is_null())  # steps are never null here
+    if carry is not None and carry.height:
+        marked = marked.join(carry, on="metric", how="left", maintain_order="left").with_columns(
+            _ps=pl.when(pl.col("_first")).then(pl.col("_cs")).otherwise(pl.col("_ps")),
+            _pv=pl.when(pl.col("_first")).then(pl.col("_cv")).otherwise(pl.col("_pv")),
+        ).drop("_cs", "_cv")
+    dup = ((pl.col("step") == pl.col("_ps")) & pl.col("value").eq_missing(pl.col("_pv"))).fill_null(False)
+    last = frame.group_by("metric").agg(_cs=pl.col("step").last(), _cv=pl.col("value").last())
+    if carry is not None and carry.height:
+        last = pl.concat([carry.join(last, on="metric", how="anti"), last])
+    return marked.filter(~dup).drop("_ps", "_pv", "_first"), last
 
 
 def _near_misses(lines: pl.DataFrame, pattern: LinePattern, matched_rows: pl.DataFrame) -> pl.DataFrame:
@@ -306,28 +440,23 @@ class TextLogImporter(Importer):
 
     def read(self, path: Path) -> list[Table]:
         try:
-            raw = path.read_bytes()
-            pattern = self.pattern_for(path) if raw.strip() else None
+            lines, n_lines = read_lines(path)
+            pattern = self.pattern_for(path) if lines is not None else None
         except OSError as exc:
             raise InputError(path, f"cannot read ({exc.strerror or exc})") from None
-        if not raw.strip():
+        if lines is None:
             raise FormatError(path, "empty text log")
         if pattern is None:
             names = ", ".join(p.name for p in all_patterns())
             raise FormatError(path, f"no known text-log line pattern matches ({names})")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            text = raw.decode("utf-8", errors="replace")
-            diagnostics.warn(f"{path}: not valid UTF-8; undecodable bytes were replaced")
-        lines = split_lines(text)
         rows, info = parse_lines(lines, pattern)
         self._warn(path, pattern, info, rows)
-        frame = long_table(rows.get_column("step"), rows.get_column("wall_time"),
-                           rows.get_column("metric"), rows.get_column("value"))
-        meta = {"pattern": pattern.name, "lines": int(lines.get_column("line_no").max() or 0) + 1,
+        meta = {"pattern": pattern.name, "lines": n_lines,
                 "matched_lines": info["matched_lines"], "duplicates_dropped": info["duplicates_dropped"],
                 **textsignals.signal_meta(lines, pattern, rows)}
+        del lines
+        frame = long_table(rows.get_column("step"), rows.get_column("wall_time"),
+                           rows.get_column("metric"), rows.get_column("value"))
         return [Table(frame=frame, source=path, format="text", run_key=str(path), segment_key=str(path),
                       meta=meta)]
 
