@@ -16,6 +16,9 @@ _SIGNATURES: tuple[tuple[str, frozenset[str]], ...] = (
     ("torch.optim:RMSprop", frozenset({"alpha", "centered"})),
     ("torch.optim:Adagrad", frozenset({"lr_decay", "initial_accumulator_value"})),
     ("torch.optim:SGD", frozenset({"momentum", "dampening", "nesterov"})),
+    ("torch.optim:Adadelta", frozenset({"rho"})),
+    ("torch.optim:ASGD", frozenset({"lambd", "t0"})),
+    ("torch.optim:Rprop", frozenset({"etas", "step_sizes"})),
 )
 """Options only one optimizer family has (the Adam family is told apart in optimizer_class)."""
 
@@ -25,15 +28,17 @@ def optimizer_class(group: dict[str, Any]):
     import importlib
 
     keys = set(group)
-    if {"betas", "eps"} <= keys:
-        if "decoupled_weight_decay" in keys:
-            name = "AdamW" if group["decoupled_weight_decay"] else "Adam"
-        elif "amsgrad" in keys:
-            name = "AdamW"  # the trainers' default (older torch saves no decoupled_weight_decay)
-        elif "momentum_decay" in keys:
+    if {"betas", "eps"} <= keys and not {"scale_parameter", "relative_step"} & keys:
+        if "momentum_decay" in keys:
             name = "NAdam"
-        else:
+        elif "amsgrad" in keys:  # Adam and AdamW; older torch saves no decoupled_weight_decay: the trainers' AdamW
+            name = "Adam" if group.get("decoupled_weight_decay") is False else "AdamW"
+        elif "decoupled_weight_decay" in keys:
+            name = "RAdam"
+        elif "capturable" in keys:
             name = "Adamax"
+        else:
+            name = "SparseAdam"
         return getattr(importlib.import_module("torch.optim"), name)
     for path, signature in _SIGNATURES:
         if signature <= keys:
