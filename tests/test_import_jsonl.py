@@ -97,9 +97,13 @@ def test_a_damaged_first_line_does_not_hide_the_log(tmp_path):
 
 def test_an_empty_jsonl_is_a_warning_not_an_error(tmp_path):
     (tmp_path / "metrics.jsonl").write_text("")
-    proc = run_cli("analyze", tmp_path / "metrics.jsonl", "--format", "json")
+    proc = run_cli("analyze", tmp_path / "metrics.jsonl", "--format", "json", "--allow-empty")
     assert proc.returncode == 0 and json.loads(proc.stdout)["runs"] == []
     assert "metrics.jsonl: empty file, no data" in " ".join(proc.stderr.split())
+    # nothing read is no pass: without --allow-empty, exit 2 and one line naming the file
+    proc = run_cli("analyze", tmp_path / "metrics.jsonl", "--format", "json")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert len(proc.stderr.splitlines()) == 1 and "metrics.jsonl: empty file, no data" in proc.stderr
 
 
 def test_fast_and_row_by_row_paths_agree(tmp_path):
