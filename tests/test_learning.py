@@ -110,6 +110,15 @@ def test_SL202_short_run_whose_loss_rises_with_the_warmup_diverged_once():
     assert not _kind(run, "overfitting")  # the training loss rose too
 
 
+def test_SL202_a_rise_that_only_an_lr_cut_ended_is_a_divergence_up_to_the_cut():
+    run = _run(ROOT / "lr_cut_rise.csv")
+    (div,) = _kind(run, "divergence")
+    steps = lw.lr_cut_rise_series()["step"]
+    assert steps[lw.CUTS[0]] <= div.start_step <= steps[lw.RISE_FROM + 3]  # flat from the cut, rising from RISE_FROM
+    assert div.end_step < steps[lw.CUTS[1]] <= div.evidence["lr_cut_step"] + 1104
+    assert "until the learning rate was cut" in div.message
+
+
 def test_SL202_short_clean_and_converged_runs_do_not_diverge():
     for path in ("keras_clean/training.log", "hf_converged/trainer_state.json", "keras_chance/training.log"):
         assert not _kind(_run(ROOT / path), "divergence"), path
@@ -119,6 +128,7 @@ def test_hf_nan_hidden_as_zero_loss_is_one_nan_and_no_plateau():
     run = _run(ROOT / "hf_hidden_nan" / "trainer_state.json")
     (nan,) = _kind(run, "nan")
     assert nan.start_step == lw.HIDDEN_NAN_STEP and nan.severity == "error"
+    assert nan.evidence["loss_reads_zero_from"] == lw.HIDDEN_NAN_STEP and "logging_nan_inf_filter" in nan.message
     assert [f.kind for f in _loud(run)] == ["nan"]  # the 0.0 losses are not a plateau or a drop
 
 

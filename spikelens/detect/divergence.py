@@ -61,38 +61,63 @@ class DivergenceDetector(Detector):
         y, is_log = log_scale(value)
         w = max(self.min_smooth, int(n * self.smooth_fraction)) | 1
         sm = rolling_median(y, w, center=True, min_samples=1)
+        sig = global_sigma(y) * 1.2533 / np.sqrt(w)
         lo = int(n * self.skip_fraction)
         i_min = lo + int(np.nanargmin(sm[lo:]))
-        post = sm[i_min:]
-        if post.size < max(20, int(n * self.min_duration_fraction)):
+        hit = self._rise(y, sm, i_min, n, is_log, sig)
+        cut = None
+        if hit is None:  # a rise that only an LR drop ended (a step schedule cut it short)
+            for d in _lr_drops(ctx, step, lo):
+                a = max(lo, _previous(_lr_drops(ctx, step, lo), d))
+                i_turn = a + int(np.nanargmin(sm[a:d]))
+                hit = self._rise(y, sm, i_turn, d, is_log, sig)
+                if hit is not None:
+                    i_min, cut = i_turn, d
+                    break
+        if hit is None:
             return []
-        tail = float(np.median(y[-max(5, n // 40):]))
-        rise = tail - sm[i_min]
-        sig = global_sigma(y) * 1.2533 / np.sqrt(w)
-        big = rise > (np.log(self.min_rise_ratio) if is_log else (self.min_rise_ratio - 1) * abs(sm[i_min]))
-        if not big or rise < self.min_rise_sigmas * sig:
-            return []
-        if tail < np.nanmax(post) - 0.3 * rise:
-            return []  # rose and came back down: a hump, not a divergence
-        rho = rank_correlation(post) if post.size > 2 else 0.0
-        if not np.isfinite(rho) or rho < self.min_monotonic:
-            return []
-        jumps = np.diff(y[i_min:])
-        jump = float(np.max(rolling_median(jumps, 3, center=True))) if jumps.size > 3 else 0.0
-        big_jump = float(np.nanmax(np.diff(sm[i_min:])))
-        if max(big_jump, jump) > self.max_jump_share * rise:
-            return []
+        tail, rho, share = hit
+        last = n - 1 if cut is None else cut - 1
         start_step = int(step[i_min])
         v0 = float(np.exp(sm[i_min])) if is_log else float(sm[i_min])
         v1 = float(np.exp(tail)) if is_log else tail
         ratio = v1 / v0 if is_log else None
         msg = (f"{series.metric} diverged: the trend turned at step {start_step} ({v0:.4g}) and rose "
-               + (f"{ratio:.2f}x" if ratio else f"by {v1 - v0:.4g}") + f" to {v1:.4g} by step {int(step[-1])}")
+               + (f"{ratio:.2f}x" if ratio else f"by {v1 - v0:.4g}") + f" to {v1:.4g} by step {int(step[last])}"
+               + (f", until the learning rate was cut at step {int(step[cut])}" if cut is not None else ""))
         return [Finding(kind="divergence", code=self.code, run=ctx.run, metric=series.metric, severity="error",
-                        message=msg, start_step=start_step, peak_step=None, end_step=None,
+                        message=msg, start_step=start_step, peak_step=None,
+                        end_step=None if cut is None else int(step[last]),
                         magnitude=ratio, evidence={"turn_value": v0, "end_value": v1, "rise_ratio": ratio,
-                                                   "spearman": float(rho), "largest_jump_share": max(big_jump, jump) / rise,
-                                                   "last_step": int(step[-1])})]
+                                                   "spearman": float(rho), "largest_jump_share": share,
+                                                   "last_step": int(step[last]),
+                                                   "lr_cut_step": None if cut is None else int(step[cut])})]
+
+    def _rise(self, y, sm, i_min: int, end: int, is_log: bool, sig: float):
+        """(tail level, rank correlation, largest jump's share) when y rises from the
+        turning point `i_min` to the point before `end` as a divergence does: large against
+        the level and the noise, mostly monotone, not made of one jump, still near its top
+        at `end`; None otherwise."""
+        n = y.size
+        post = sm[i_min:end]
+        if post.size < max(20 if end == n else 10, int(n * self.min_duration_fraction)):
+            return None  # (a rise cut short by an LR drop is judged from 10 points)
+        tail = float(np.median(y[max(i_min, end - max(5, n // 40)):end]))
+        rise = tail - sm[i_min]
+        big = rise > (np.log(self.min_rise_ratio) if is_log else (self.min_rise_ratio - 1) * abs(sm[i_min]))
+        if not big or rise < self.min_rise_sigmas * sig:
+            return None
+        if tail < np.nanmax(post) - 0.3 * rise:
+            return None  # rose and came back down: a hump, not a divergence
+        rho = rank_correlation(post) if post.size > 2 else 0.0
+        if not np.isfinite(rho) or rho < self.min_monotonic:
+            return None
+        jumps = np.diff(y[i_min:end])
+        jump = float(np.max(rolling_median(jumps, 3, center=True))) if jumps.size > 3 else 0.0
+        big_jump = float(np.nanmax(np.diff(post)))
+        if max(big_jump, jump) > self.max_jump_share * rise:
+            return None
+        return tail, rho, max(big_jump, jump) / rise
 
     def _short(self, series: Series, ctx: RunContext) -> list[Finding]:
         """Few points (epoch-level runs, a fine-tune's evaluations): no trend statistics,
@@ -162,3 +187,22 @@ def _fell(series: Series) -> bool:
         return False
     k = max(1, v.size // 4)
     return float(np.median(v[-k:])) < float(np.median(v[:k]))
+
+
+def _lr_drops(ctx: RunContext, step: np.ndarray, lo: int) -> list[int]:
+    """Indices into `step` where the run's LR falls to half or less between two logged
+    values (a step schedule's cuts), after the first `lo` points."""
+    lr = ctx.main("lr")
+    if lr is None or lr.value.size < 2:
+        return []
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = lr.value[1:] / lr.value[:-1]
+    at = lr.step[1:][np.isfinite(r) & (r <= 0.5)]
+    idx = np.searchsorted(step, at)
+    return sorted({int(i) for i in idx if lo < i < step.size})
+
+
+def _previous(drops: list[int], d: int) -> int:
+    """The LR drop before `d` (0 for the first)."""
+    before = [x for x in drops if x < d]
+    return before[-1] if before else 0

@@ -71,6 +71,11 @@ class NonFiniteDetector(Detector):
                 message += f" after blowing up {evidence['blowup_ratio']:.1f}x from step {blow_start}"
             message += f"; {count} non-finite point{'s' if count != 1 else ''}"
         message += (f", finite again from step {back_step}" if back_step is not None else ", never finite again")
+        hidden = zero_loss_from(ctx, first_step) if series.role != "loss" and back_step is None else None
+        if hidden is not None:
+            evidence["loss_reads_zero_from"] = hidden
+            message += (f"; the loss reads 0.0 from step {hidden} on: the HF Trainer logs a non-finite loss as 0.0 "
+                        f"(logging_nan_inf_filter), so it went non-finite there too")
         severity = "error" if series.role in ("loss", "eval_loss") else "warning"
         if series.role == "grad_norm" and back_step is not None and (count <= 3 or _scale_halved(ctx, first_step)):
             severity = "info"  # fp16 steps the loss scaler skipped
@@ -87,3 +92,19 @@ def _scale_halved(ctx: RunContext, at: int) -> bool:
         if halvings(sc.value[max(0, i - 3):i + 4]).any():
             return True
     return False
+
+
+def zero_loss_from(ctx: RunContext, at: int) -> int | None:
+    """The step from which the main loss reads exactly 0.0 to its end, when that starts
+    within a few logged points of `at` and the loss was not near zero before: how the
+    HF Trainer shows a NaN loss (`logging_nan_inf_filter` drops it from the average)."""
+    loss = ctx.main("loss")
+    if loss is None or len(loss) < 3:
+        return None
+    v = loss.value
+    nonzero = np.flatnonzero(v != 0)
+    if nonzero.size == 0 or nonzero[-1] >= v.size - 1 or np.nanmedian(np.abs(v[:nonzero[-1] + 1])) < 1e-3:
+        return None
+    first_zero = int(nonzero[-1]) + 1
+    i = int(np.searchsorted(loss.step, at))
+    return int(loss.step[first_zero]) if abs(first_zero - i) <= 3 else None
