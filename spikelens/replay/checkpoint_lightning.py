@@ -7,6 +7,7 @@ optimizer comes from the module's `configure_optimizers()` with the saved
 """
 from __future__ import annotations
 
+import functools
 import warnings
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,9 @@ def load_lightning_checkpoint(path: str | Path, module: str | None) -> Restored:
     at = int(global_step) - 1 if isinstance(global_step, int) else None  # captures number a step by the
     # global_step at its start: the checkpoint holds the updates of steps 0..global_step-1
     target = ReplayTarget(model=model, batch=None, loss_fn=_training_step_loss, optimizer=optimizer)
-    return Restored(kind="lightning", path=str(path), target=target, at_step=at, restored=restored, warnings=notes)
+    return Restored(kind="lightning", path=str(path), target=target, at_step=at, restored=restored, warnings=notes,
+                    loss_for=lambda meta: functools.partial(_training_step_loss,
+                                                            batch_idx=int(meta.get("batch_idx", 0) or 0)))
 
 
 def _optimizer(model, state: dict[str, Any], torch, notes: list[str]):
@@ -92,11 +95,12 @@ def _optimizers_of(configured: Any, torch) -> list[Any]:
     return []
 
 
-def _training_step_loss(model, batch) -> Any:
-    """The module's own training_step; `self.log` without a Trainer only warns, and is hushed."""
+def _training_step_loss(model, batch, batch_idx: int = 0) -> Any:
+    """The module's own training_step with the step's batch_idx (from the capture); `self.log`
+    without a Trainer only warns, and is hushed."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=f".*{_LOG_WITHOUT_TRAINER}.*")
-        return model.training_step(batch, 0)
+        return model.training_step(batch, batch_idx)
 
 
 def _first(exc: BaseException) -> str:

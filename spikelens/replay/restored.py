@@ -32,6 +32,8 @@ class Restored:
     rng: dict[str, Any] | None = None
     learning_rate: Callable[[int], float | None] = lambda step: None
     warnings: list[str] = field(default_factory=list)
+    loss_for: Callable[[dict[str, Any]], Callable[[Any, Any], Any]] | None = None
+    """The loss_fn of one step from its capture's meta (Lightning: its batch_idx), when it varies."""
 
 
 def import_object(spec: str, what: str) -> Any:

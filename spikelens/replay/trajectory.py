@@ -40,6 +40,7 @@ class StepInput:
     max_grad_norm: Any = _UNSET
     loss: float | None = None
     loss_fn: Callable[[Any, Any], Any] | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
 class CaptureInputs:
@@ -70,7 +71,7 @@ class CaptureInputs:
         lr = meta.get("lr")
         return StepInput(batch=rec["batch"], rng=rec.get("rng"), loss=rec.get("loss"),
                          lr=[float(x) for x in lr] if isinstance(lr, (list, tuple)) and lr else None,
-                         max_grad_norm=meta["max_grad_norm"] if "max_grad_norm" in meta else _UNSET)
+                         max_grad_norm=meta["max_grad_norm"] if "max_grad_norm" in meta else _UNSET, meta=meta)
 
 
 class BuildInputs:
@@ -111,6 +112,7 @@ class Trajectory:
     thorough: bool = False
     start_rng: dict[str, Any] | None = None
     learning_rate: Callable[[int], float | None] = lambda step: None
+    loss_for: Callable[[dict[str, Any]], Callable[[Any, Any], Any]] | None = None
     losses: dict[int, float] = field(default_factory=dict)
     captured: dict[int, float] = field(default_factory=dict)
     plain_steps: int = 0
@@ -133,7 +135,8 @@ class Trajectory:
         if inp.loss is not None:
             self.captured[step] = float(inp.loss)
         return ReplayTarget(model=self.target.model, batch=move_to(inp.batch, self.device, self.torch),
-                            loss_fn=inp.loss_fn or self.target.loss_fn, optimizer=self.target.optimizer,
+                            loss_fn=inp.loss_fn or (self.loss_for(inp.meta) if self.loss_for else self.target.loss_fn),
+                            optimizer=self.target.optimizer,
                             max_grad_norm=clip)
 
     def _set_lr(self, step: int, lrs: list[float] | None) -> None:

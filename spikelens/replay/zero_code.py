@@ -36,6 +36,7 @@ def load_restored(kind: str, path: Path, *, module: str | None, loss: str | None
         restored = load_plain_checkpoint(path, module)
     if loss:
         restored.target.loss_fn = import_object(loss, "--loss")
+        restored.loss_for = None
     return restored
 
 
@@ -90,7 +91,8 @@ def _checkpoint_trajectory(path: Path, kind: str, first_needed: int, captures, m
                           f"before it (replay a later step, or from an earlier checkpoint)")
     place(restored.target, dev, torch)
     traj = Trajectory(target=restored.target, at=at, inputs=inputs, device=dev, dtype=dtype, torch=torch,
-                      thorough=thorough, start_rng=restored.rng, learning_rate=restored.learning_rate)
+                      thorough=thorough, start_rng=restored.rng, learning_rate=restored.learning_rate,
+                      loss_for=restored.loss_for)
     source = {"kind": restored.kind, "path": restored.path, "at_step": at, "restored": restored.restored,
               "captures": str(folder)}
     return traj, source
