@@ -72,7 +72,9 @@ def unique_names(paths: Sequence[tuple[str, ...]], given: Sequence[str | None]) 
         for i, name in enumerate(names):
             if given[i] is None:
                 clash.setdefault(name, []).append(i)
-        grow = [i for ids in clash.values() if len(ids) > 1 for i in ids if depth[i] < len(paths[i])]
+        # runs at the same path (two runs in one file) cannot be told apart by a longer path
+        grow = [i for ids in clash.values() if len(ids) > 1 and len({paths[j] for j in ids}) > 1
+                for i in ids if depth[i] < len(paths[i])]
         if not grow:
             break
         for i in grow:

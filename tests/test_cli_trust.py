@@ -321,3 +321,12 @@ def test_edge_runs_raise_no_numpy_warning(name):
         report = spikelens.analyze(_short(EDGE_RUNS[name]))
     assert report.runs and report.runs[0].run == "short"
     assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in caught]
+
+
+def test_unique_names_grow_only_where_paths_differ():
+    from spikelens.naming import unique_names
+
+    paths = [("x", "a", "m"), ("x", "a", "m"), ("y", "b", "m"), ("z", "c", "run"), ("w", "c", "run"), ("k", "solo")]
+    names = unique_names(paths, [None, None, None, None, None, "named"])
+    assert names == ["a/m", "a/m#2", "b/m", "z/c/run", "w/c/run", "named"]
+    assert unique_names([("p", "a"), ("q", "b")], ["same", "same"]) == ["a/same", "b/same"]
