@@ -23,20 +23,20 @@ def test_ls_names_the_pattern_of_every_text_log_and_leaves_inputs_alone():
     assert res.returncode == 0, res.stderr
     runs = {r["run"]: r for r in json.loads(res.stdout)["runs"]}
     patterns = {name: r["meta"]["pattern"] for name, r in runs.items()}
-    assert patterns == {
+    assert patterns == {  # each run by its shortest unique path (a log file is named by its file)
         "build_nanogpt": "build-nanogpt",
-        "damaged/gpt2_damaged.log": "llm.c",
-        "deepspeed/ds_chat_step1.log": "DeepSpeed",
-        "deepspeed/ds_chat_step3.log": "DeepSpeed-Chat",
-        "llmc/gpt2_train.nan.log": "llm.c",
+        "gpt2_damaged.log": "llm.c",
+        "ds_chat_step1.log": "DeepSpeed",
+        "ds_chat_step3.log": "DeepSpeed-Chat",
+        "gpt2_train.nan.log": "llm.c",
         "llmc_main": "llm.c main.log",
-        "megatron/megatron_ds.log": "Megatron",
-        "megatron/megatron_lm.log": "Megatron",
-        "modded_nanogpt/record.txt": "modded-nanogpt",
-        "nanogpt/train_stdout.log": "nanoGPT",
+        "megatron_ds.log": "Megatron",
+        "megatron_lm.log": "Megatron",
+        "record.txt": "modded-nanogpt",
+        "train_stdout.log": "nanoGPT",
     }   # notes.txt and the user-format log are not claimed
-    assert len(runs["llmc_main"]["segments"]) == 2 and len(runs["megatron/megatron_ds.log"]["segments"]) == 1
-    assert runs["llmc/gpt2_train.nan.log"]["metrics"]["train_loss"] == "loss"
+    assert len(runs["llmc_main"]["segments"]) == 2 and len(runs["megatron_ds.log"]["segments"]) == 1
+    assert runs["gpt2_train.nan.log"]["metrics"]["train_loss"] == "loss"
     warnings = [l for l in res.stderr.splitlines() if l.startswith("warning:")]
     assert any("gpt2_damaged.log" in w and "[rank1]" in w for w in warnings)   # brackets survive Rich
     assert tree_hashes(TEXT) == before
