@@ -22,9 +22,9 @@ from .base import Detector, RunContext, Series
 from ..model.finding import Finding
 from .stats import MAD_TO_SIGMA
 
-CHANCE_CLASSES = (2, 3, 4, 5, 6, 7, 8, 9, 10, 100, 1000)
-"""Class counts a classifier's chance level is checked against (ln k). Larger k between
-them are not: ln k for every k in 11..99 is so dense that any level would match one."""
+CHANCE_CLASSES = (2, 3, 4, 5, 10, 100, 1000)
+"""Class counts a classifier's chance level is checked against (ln k). Others are not:
+ln k for k from 6 up is so dense that a converged loss would often sit near one."""
 CHANCE_VOCABS = (21128, 30522, 32000, 32100, 32768, 49152, 50257, 50304, 51865, 65024, 65536,
                  100277, 128000, 128256, 151643, 151936, 152064, 250002, 256000)
 """Vocabulary sizes of common tokenizers (BERT, LLaMA, T5, GPT-2, Whisper, Falcon, Qwen,
@@ -73,8 +73,12 @@ class PlateauDetector(Detector):
     """A chance-level or never-learned plateau covers at least this share of the run."""
     max_z: float = 3.0
     """A stretch is flat when its movement is under this many standard errors."""
-    chance_tolerance: float = 0.01
-    """Relative distance of the level to ln(k) that still counts as chance."""
+    chance_tolerance: float = 0.02
+    """Relative distance of the level to ln(k) that still counts as chance (a model at
+    chance is rarely exactly uniform: real binary runs sit at 0.69-0.70)."""
+    max_chance_move: float = 0.01
+    """...and a stretch at chance moves less than this (log, about 1%) from its first
+    third to its last."""
     min_break_share: float = 0.08
     min_break_fall: float = 0.2
     """The fall after a breakthrough, in log units (about 18%)."""
@@ -106,9 +110,9 @@ class PlateauDetector(Detector):
     def _at_chance(self, s, y, is_log, m):
         """Earliest start from which the loss stays flat at ln(k) to the end."""
         min_len = max(self.min_points, int(np.ceil(self.min_share * m)))
-        for a in range(0, m - min_len + 1, max(1, m // 200)):
+        for a in range(0, m - min_len + 1, max(1, m // 60)):
             z, moved = _movement(y[a:])
-            if abs(z) > self.max_z:
+            if abs(z) > self.max_z or abs(moved) > self.max_chance_move:
                 continue
             k = _sits_at_chance(y[a:], is_log, self.chance_tolerance)
             if k is not None:
@@ -116,35 +120,40 @@ class PlateauDetector(Detector):
         return None
 
     def _broke_out(self, s, y, is_log, m, ctx):
-        """The longest stretch that barely moved and was followed by a large fall."""
+        """The longest stretch that barely moved and was followed by a large fall: stretch
+        lengths from the whole run down, break points a tenth of a length apart, the
+        medians of all of one length's windows in one vectorised call."""
         min_len = max(self.min_points, int(np.ceil(self.min_break_share * m)))
         early = max(1, m // 10)  # the run's progress after its first tenth (an init transient is not progress)
         total = float(np.median(y[early:early + max(1, m // 20)])) - float(np.min(_smooth(y, max(3, m // 20))))
         epochs = _epoch_starts(ctx, m)
-        best = None
-        grid = max(1, m // 120)
-        for b in range(min_len, m - max(3, min_len // 2) + 1, grid):
-            for a in range(0, b - min_len + 1, grid):
-                length = b - a
-                after = y[b:min(m, b + length)]
-                if after.size < max(3, length // 2):
+        lengths = sorted({int(round(min_len * 1.12 ** i)) for i in range(200) if min_len * 1.12 ** i <= m - 3},
+                         reverse=True)
+        for length in lengths:
+            k = max(1, length // 3)
+            b = np.arange(length, m - max(3, length // 2) + 1, max(1, length // 10))
+            if b.size == 0:
+                continue
+            first = _window_medians(y, b - length, k)
+            end = _window_medians(y, b - k, k)
+            after = np.empty(b.size)
+            full = b + length <= m
+            after[full] = _window_medians(y, b[full] + length // 2, length - length // 2)
+            for i in np.flatnonzero(~full):  # the last breaks: the fall is measured to the end of the run
+                after[i] = np.median(y[b[i] + (m - b[i]) // 2:])
+            moved, fall = first - end, end - after
+            ok = (fall >= max(self.min_break_fall, self.min_run_share * total)) & (np.abs(moved) * self.break_ratio <= fall) \
+                & (np.abs(moved) <= self.max_stuck_move)
+            for i in np.flatnonzero(ok):
+                bi, ai = int(b[i]), int(b[i]) - length
+                if _abrupt(y, s, bi, length, fall[i], epochs) \
+                        or not _steady(y[ai:bi], min(self.max_stuck_move, 2 * fall[i] / self.break_ratio)):
                     continue
-                k = max(1, length // 3)
-                stretch_end = float(np.median(y[b - k:b]))
-                moved = float(np.median(y[a:a + k])) - stretch_end
-                fall = stretch_end - float(np.median(after[after.size // 2:]))
-                if fall < self.min_break_fall or abs(moved) * self.break_ratio > fall or fall < self.min_run_share * total:
+                if not _no_better_before(y, ai, bi) or _lr_explains(ctx, s[ai], s[bi], s[min(m - 1, bi + length)]):
                     continue
-                if abs(moved) > self.max_stuck_move or _abrupt(y, s, b, length, fall, epochs) \
-                        or not _steady(y[a:b], min(self.max_stuck_move, 2 * fall / self.break_ratio)):
-                    continue
-                if not _no_better_before(y, a, b) or _lr_explains(ctx, s[a], s[b], s[min(m - 1, b + length)]):
-                    continue
-                if best is None or length > best["b"] - best["a"]:
-                    best = {"how": "breakthrough", "a": a, "b": b, "z": _movement(y[a:b])[0], "moved": moved,
-                            "fall": fall, "chance": _sits_at_chance(y[a:b], is_log, self.chance_tolerance)}
-                break  # the earliest start for this break is the longest
-        return best
+                return {"how": "breakthrough", "a": ai, "b": bi, "z": _movement(y[ai:bi])[0], "moved": float(moved[i]),
+                        "fall": float(fall[i]), "chance": _sits_at_chance(y[ai:bi], is_log, self.chance_tolerance)}
+        return None
 
     def _never_learned(self, s, y, is_log, m):
         if m < 20 or not is_log or s[0] > 0.05 * max(s[-1], 1) and s[0] >= 100:
@@ -314,6 +323,13 @@ def _epoch_starts(ctx: RunContext, points: int) -> np.ndarray:
     whole = np.floor(ep.value + 1e-6)
     starts = ep.step[1:][np.diff(whole) > 0]
     return starts if 0 < starts.size <= points / 10 else np.array([], dtype=np.int64)
+
+
+def _window_medians(y: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
+    """Median of y[start : start + width] for each start, in one call."""
+    if starts.size == 0:
+        return np.empty(0)
+    return np.median(np.lib.stride_tricks.sliding_window_view(y, width)[starts], axis=1)
 
 
 def _smooth(y: np.ndarray, w: int) -> np.ndarray:
