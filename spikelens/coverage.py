@@ -37,10 +37,13 @@ def nothing_read(report: Report, paths: Sequence[object]) -> NothingFound | None
     found and why nothing could be read, in one line."""
     if any(has_loss(r) for r in report.runs):
         return None
-    reasons = [w.replace("\n", " ") for w in report.warnings]
-    found = f"{len(report.runs)} run(s) without a loss" if report.runs else "no run with data"
+    # the runs read without a loss first (what to do about them: --role), then the files not read
+    notes = [lossless_note(r) for r in report.runs]
+    reasons = notes + [w.replace("\n", " ") for w in report.warnings if w not in notes]
+    found = (f"no loss could be read: {len(report.runs)} run(s) without a loss-like metric" if report.runs
+             else "nothing could be read: no run with data")
     shown = "; ".join(reasons[:MAX_REASONS])
     if len(reasons) > MAX_REASONS:
         shown += f"; and {len(reasons) - MAX_REASONS} more"
     where = ", ".join(str(p) for p in paths) or "."
-    return NothingFound(where, f"nothing could be read: {found}" + (f" ({shown})" if shown else ""))
+    return NothingFound(where, found + (f" ({shown})" if shown else ""))
