@@ -148,41 +148,62 @@ def split_lines(text: str) -> pl.DataFrame:
     return frame.with_columns(pl.col("row").cast(pl.Int64), pl.col("line_no").cast(pl.Int64))
 
 
+READ_BLOCK = 16 * 1024 * 1024
+"""Bytes decoded and split at a time (cut after a newline): the file is never held as
+bytes and as a Python string at once, only as its lines."""
+
+
 def read_lines(path: Path) -> tuple[pl.DataFrame | None, int]:
-    """The file as `split_lines` gives it, and its number of lines (newlines + 1); None
-    for a file with nothing but white space. Polars reads the lines itself (no copy of
-    the file as bytes and as a Python string); a file that is not valid UTF-8 is decoded
-    with replacement characters and a warning, and one with carriage returns inside its
-    lines (progress bars) goes through `split_lines`."""
-    size = path.stat().st_size
-    if size == 0:
-        return None, 0
+    """`split_lines` of the whole file, built a block at a time, and its number of lines
+    (newlines + 1); None for a file with nothing but white space. A file that is not
+    valid UTF-8 is decoded with replacement characters and a warning."""
+    parts: list[pl.DataFrame] = []
+    row0 = line0 = 0
+    replaced = has_text = False
     with open(path, "rb") as fh:
-        fh.seek(size - 1)
-        last = fh.read(1)
-    try:
-        lines = pl.read_lines(path, name="text", row_index_name="line_no")
-    except pl.exceptions.ComputeError:
-        lines = None
-    if lines is None or lines.select(pl.col("text").str.contains("\r", literal=True).any()).item():
-        raw = path.read_bytes()
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            text = raw.decode("utf-8", errors="replace")
-            diagnostics.warn(f"{path}: not valid UTF-8; undecodable bytes were replaced")
-        del raw
-        if not text.strip():
-            return None, 0
-        frame = split_lines(text)
-        return frame, int(frame.get_column("line_no").max() or 0) + 1
-    if not lines.select(pl.col("text").str.strip_chars().str.len_bytes().sum()).item():
+        carry = b""
+        while True:
+            block = fh.read(READ_BLOCK)
+            data = carry + block
+            last = not block
+            if not last:
+                cut = data.rfind(b"\n") + 1
+                if cut == 0:
+                    carry = data
+                    continue
+                data, carry = data[:cut], data[cut:]
+            has_text = has_text or bool(data.strip())
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                text = data.decode("utf-8", errors="replace")
+                replaced = True
+            del data
+            if not last:  # ends with its newline: the line after it starts the next block
+                text = text[:-1]
+            if text or last:
+                part = split_lines(text) if last else _split_block(text)
+                parts.append(part.with_columns(pl.col("row") + row0, pl.col("line_no") + line0))
+                row0 += part.height
+                line0 = int(part.get_column("line_no").max()) + 1 + line0 if part.height else line0
+            elif not last:
+                parts.append(pl.DataFrame({"row": [row0], "line_no": [line0], "text": [""]},
+                                          schema={"row": pl.Int64, "line_no": pl.Int64, "text": pl.String}))
+                row0, line0 = row0 + 1, line0 + 1
+            if last:
+                break
+    if replaced:
+        diagnostics.warn(f"{path}: not valid UTF-8; undecodable bytes were replaced")
+    if not has_text:
         return None, 0
-    if last not in (b"\n", b"\r"):  # cut short: see _CUT
-        lines = lines.with_columns(pl.when(pl.int_range(pl.len()) == pl.len() - 1)
-                                   .then(pl.col("text") + _CUT).otherwise(pl.col("text")))
-    n_lines = lines.height + (1 if last == b"\n" else 0)
-    return lines.select(pl.col("line_no").cast(pl.Int64).alias("row"), pl.col("line_no").cast(pl.Int64), "text"), n_lines
+    lines = pl.concat(parts, rechunk=False)
+    return lines, line0
+
+
+def _split_block(text: str) -> pl.DataFrame:
+    """`split_lines` of a block that ends at a newline (its last line is complete)."""
+    frame = split_lines(text + "\n")
+    return frame.head(frame.height - 1)  # the empty piece after that newline belongs to the next block
 
 
 def _wall_time(col: str) -> pl.Expr:
@@ -302,7 +323,7 @@ def _counts(rows: pl.DataFrame, metric: str) -> pl.DataFrame:
 
 
 PARSE_THREADS = 2
-CHUNK_LINES = 200_000
+CHUNK_LINES = 100_000
 """Lines parsed at a time: the strings a rule extracts live for one chunk only, so memory
 grows with the values read, not with the text."""
 _OUT_COLS = {"row": pl.Int64, "step": pl.Int64, "wall_time": pl.Float64, "metric": pl.Categorical(),
@@ -376,8 +397,14 @@ def parse_lines(lines: pl.DataFrame, pattern: LinePattern) -> tuple[pl.DataFrame
         parts[k] = []
         raw_height += frame.height
         frame, carry = _drop_repeats(frame, carry)
-        out.append(frame.select(*[pl.col(c).cast(t) for c, t in _OUT_COLS.items()]))
-    deduped = pl.concat(out, rechunk=False) if out else pl.DataFrame(schema=_OUT_COLS)
+        out.append(frame.select(*[pl.col(c).cast(t) for c, t in _OUT_COLS.items()
+                                  if c != "wall_time" or frame.get_column(c).null_count() < frame.height],
+                                pl.lit(None).alias("wall_time")
+                                if frame.get_column("wall_time").null_count() == frame.height else []))
+    # a log without time stamps carries no wall-time column until the frame is built
+    deduped = (pl.concat(out, how="diagonal_relaxed" if len({f.schema["wall_time"] for f in out}) > 1 else "vertical",
+                         rechunk=False).select(list(_OUT_COLS))
+               if out else pl.DataFrame(schema=_OUT_COLS))
     matched_rows = pl.concat([s.select("row") for ss in seens for s in ss]).unique()
     info = {"duplicates_dropped": raw_height - deduped.height,
             "matched_lines": matched_rows.height,
