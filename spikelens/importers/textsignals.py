@@ -20,6 +20,7 @@ import polars as pl
 
 from .patterns import LinePattern
 
+_TAIL_LINES = 2000
 _TRACEBACK = r"Traceback \(most recent call last\)"
 _EXCEPTION_LINE = r"^(?:\[[^\]]*\]:?\s*|\d+:\s+)?[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Failure)\b(?::.*)?\s*$"
 """`RuntimeError: CUDA out of memory...`, `[rank0]: torch.OutOfMemoryError: ...`, `KeyboardInterrupt`."""
@@ -62,9 +63,14 @@ def planned_total(lines: pl.DataFrame, pattern: LinePattern) -> int | None:
     """The total the last step line printing one states (`step N/TOTAL`), if any."""
     if pattern.plan is None:
         return None
-    totals = (lines.select(pl.col("text").str.extract(pattern.plan, 1).cast(pl.Int64, strict=False))
-              .get_column("text").drop_nulls())
-    return int(totals[-1]) if totals.len() and totals[-1] > 0 else None
+    for part in (lines.tail(_TAIL_LINES), lines):  # the last statement is what counts: look at the end first
+        totals = (part.select(pl.col("text").str.extract(pattern.plan, 1).cast(pl.Int64, strict=False))
+                  .get_column("text").drop_nulls())
+        if totals.len():
+            return int(totals[-1]) if totals[-1] > 0 else None
+        if part.height == lines.height:
+            break
+    return None
 
 
 def final_error(lines: pl.DataFrame, last_value_row: int | None) -> tuple[str, int] | None:
