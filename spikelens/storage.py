@@ -30,6 +30,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from . import errors
 from .errors import InputError
 
 POINTER_SUFFIX = ".spikelens-uri"
@@ -45,7 +46,7 @@ NOT_LOGS = {".pt", ".pth", ".ckpt", ".safetensors", ".bin", ".h5", ".hdf5", ".ke
             ".tar", ".gz", ".tgz", ".zip", ".7z", ".whl", ".so", ".arrow"}
 """Suffixes of checkpoints, media and archives: never copied (never logs of scalars)."""
 SKIP_PARTS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "node_modules", ".ipynb_checkpoints"}
-_MANGLED = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):/(?!/)(.*)$")
+_MANGLED = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):/(?!/)(.*)$")  # two letters at least: C:/ is a drive
 _MIRRORS: dict[str, Path] = {}
 
 
@@ -67,7 +68,7 @@ def protocol(text: str) -> str | None:
     if "://" not in text:
         return None
     scheme = text.split("://", 1)[0].lower()
-    return None if scheme in ("file", "local") else scheme
+    return None if scheme in ("file", "local") or len(scheme) < 2 else scheme
 
 
 MLFLOW_SQL_SCHEMES = ("sqlite", "postgresql", "postgres")
@@ -292,3 +293,6 @@ def common_folder(sources: list[str]) -> str:
             break
         common.append(level[0])
     return "/".join(common) or "/"
+
+
+errors.path_shown = display  # errors name remote copies by their URL (errors cannot import this module)
