@@ -5,7 +5,13 @@ never a bare exception with a traceback.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Callable
+
+path_shown: Callable[[str | os.PathLike], str] = os.fspath
+"""How an error names a path. `storage` installs its own when it is imported (a file of a
+remote copy or an MLflow pointer is named as the user named it): errors import nothing."""
 
 
 class SpikelensError(Exception):
@@ -18,9 +24,7 @@ class InputError(SpikelensError):
     """A path or file the user gave cannot be used."""
 
     def __init__(self, path: str | Path | None, problem: str):
-        from .storage import display  # a remote copy's file or an MLflow pointer: named as the user named it
-
-        self.path = None if path is None else display(path)
+        self.path = None if path is None else path_shown(path)
         self.problem = problem
         super().__init__(f"{self.path}: {problem}" if self.path else problem)
 
