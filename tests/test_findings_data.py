@@ -181,3 +181,39 @@ def test_vanished_run_leaves_the_folder_dataset(fleet: Path, tmp_path: Path):
     analyze(fleet, "--findings", data)
     assert not (data / "run=gpt-350M-b").exists()
     assert (data / "run=gpt-350M-a").is_dir()
+
+
+def test_copies_of_object_storage_are_known_by_url_and_content(tmp_path: Path):
+    """A local copy of s3://... is made afresh (new folder, new mtimes) by every process:
+    the same bytes under the same URL are the same group, unchanged; other bytes of the
+    same size are a change."""
+    import shutil
+    import tempfile
+
+    from spikelens import storage
+    from spikelens.discover import Source
+    from spikelens.importers.csvlogs import CsvImporter
+    from spikelens.pipeline import incremental
+
+    def copy(content: bytes, mtime_ns: int) -> Source:
+        folder = Path(tempfile.mkdtemp(prefix=storage.MIRROR_PREFIX))
+        (folder / storage.MARKER).write_text("s3://bucket/runs\n", encoding="utf-8")
+        path = folder / "runs" / "run_a" / "metrics.csv"
+        path.parent.mkdir(parents=True)
+        path.write_bytes(content)
+        os.utime(path, ns=(mtime_ns, mtime_ns))
+        return Source(path, CsvImporter(), str(path))
+
+    a = copy(b"step,loss\n0,2.5\n1,2.4\n", 10**18)
+    b = copy(b"step,loss\n0,2.5\n1,2.4\n", 2 * 10**18)
+    c = copy(b"step,loss\n0,2.5\n1,9.4\n", 10**18)
+    try:
+        assert incremental.group_key([a]) == incremental.group_key([b]) == "s3://bucket/runs/run_a/metrics.csv"
+        assert incremental.fingerprint([a]) == incremental.fingerprint([b])
+        assert incremental.fingerprint([a]) != incremental.fingerprint([c])
+        local = tmp_path / "metrics.csv"  # a local file: size and mtime, no read
+        local.write_bytes(b"step,loss\n0,2.5\n")
+        assert str(local.stat().st_mtime_ns) in incremental.fingerprint([Source(local, CsvImporter(), str(local))])
+    finally:
+        for s in (a, b, c):
+            shutil.rmtree(s.path.parents[2], ignore_errors=True)

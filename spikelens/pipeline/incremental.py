@@ -3,11 +3,15 @@ sweep written to the same findings dataset is not read again; its reports come b
 from the dataset, as they were before cross-run linking (which is redone over all).
 
 A group's fingerprint is the size and modification time (ns) of every file it would
-read (every file inside a folder source). An importer of object storage gives its own
-per source (`fingerprint(path)`, e.g. the ETag), and is used when it has one.
+read (every file inside a folder source). A file of a local copy of object storage
+(`storage.mirror`: a fresh copy, with a fresh mtime, in every process) is known by its
+URL and fingerprinted by its size and a digest of its bytes, as an ETag would: its
+analysis is skipped when it did not change (its download is not). An importer may give
+its own per source (`fingerprint(path)`), and is used when it has one.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pickle
@@ -20,36 +24,49 @@ from .. import findings_data
 from ..discover import Source
 from ..findings_data import GroupState
 from ..model.report import RunReport
+from ..storage import display
 
 
 def group_key(group: list[Source]) -> str:
-    return "\n".join(sorted(str(s.path) for s in group))
+    return "\n".join(sorted(display(s.path) for s in group))
 
 
 def fingerprint(group: list[Source]) -> str:
     """JSON of (path, size, mtime_ns) of every file the group reads, in a stable order."""
     out: list[Any] = []
-    for src in sorted(group, key=lambda s: str(s.path)):
+    for src in sorted(group, key=lambda s: display(s.path)):
         own = getattr(src.importer, "fingerprint", None)
-        out.append([str(src.path), own(src.path) if own else _stat_all(src.path)])
+        shown = display(src.path)
+        copied = shown != str(src.path) and "://" in shown
+        out.append([shown, own(src.path) if own else _stat_all(src.path, by_content=copied)])
     return json.dumps(out)
 
 
-def _stat_all(path: Path) -> list[Any]:
+def _stat_all(path: Path, by_content: bool = False) -> list[Any]:
+    def one(p: str) -> list[Any]:
+        st = os.stat(p)
+        return [st.st_size, _digest(p) if by_content else st.st_mtime_ns]
+
     try:
         if not path.is_dir():
-            st = path.stat()
-            return [st.st_size, st.st_mtime_ns]
+            return one(str(path))
         files = []
         for dirpath, dirnames, filenames in os.walk(path):
             dirnames.sort()
             for name in sorted(filenames):
                 p = os.path.join(dirpath, name)
-                st = os.stat(p)
-                files.append([os.path.relpath(p, path), st.st_size, st.st_mtime_ns])
+                files.append([os.path.relpath(p, path), *one(p)])
         return files
     except OSError:
         return ["unreadable"]  # never equal to a readable fingerprint: read it (and warn) again
+
+
+def _digest(path: str) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def settings(cfg: Any, detector_params: dict | None, roots: list[Path]) -> str:
