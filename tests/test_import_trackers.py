@@ -149,6 +149,28 @@ def test_trackio_nan_is_found_and_the_database_is_not_touched(tmp_path):
     assert "nan" in by_run["nan-run"] and "spike" in by_run["spiky"]
 
 
+def test_trackio_database_being_written_is_read_whole_and_left_alone(tmp_path):
+    """A live Trackio database is in WAL mode: rows committed since the last checkpoint sit
+    only in its -wal file. They are read, and no -shm or journal appears beside it."""
+    db = tmp_path / "live.db"
+    shutil.copyfile(TRACKERS / "trackio" / "spikelens-demo.db", db)
+    writer = sqlite3.connect(db)
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    writer.execute("INSERT INTO metrics (run_id, timestamp, run_name, step, metrics) "
+                   "SELECT run_id, timestamp, run_name, step + 1000, metrics FROM metrics WHERE run_name = 'spiky'")
+    writer.commit()
+    try:
+        listing = sorted(p.name for p in tmp_path.iterdir())
+        assert "live.db-wal" in listing
+        runs, _ = load(db)
+        spiky = next(r for r in runs if r.name == "spiky")
+        assert metric(spiky, "train/loss")["step"].max() == 1000 + T.N_STEPS - 1
+        assert sorted(p.name for p in tmp_path.iterdir()) == listing
+    finally:
+        writer.close()
+
+
 def test_trackio_damaged_database_is_one_line_error(tmp_path):
     db = tmp_path / "proj.db"
     data = (TRACKERS / "trackio" / "spikelens-demo.db").read_bytes()

@@ -20,6 +20,7 @@ import polars as pl
 
 from .. import diagnostics
 from .base import TABLE_SCHEMA, Table
+from .sqlite_files import table_names
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 MLFLOW_TABLES = {"runs", "metrics", "experiments", "tags"}
@@ -157,17 +158,7 @@ def warn_skipped(source: str, deleted: int) -> None:
 
 def has_mlflow_tables(path: Path) -> bool:
     """A SQLite file with MLflow's tables (a tracking database, not any SQLite file)."""
-    import sqlite3
-
-    try:
-        con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return False
-    return MLFLOW_TABLES <= names
+    return MLFLOW_TABLES <= table_names(path)
 
 
 def select_in(paths: Iterable[Any], experiments: Iterable[str], run_ids: Iterable[str]) -> list[Any]:

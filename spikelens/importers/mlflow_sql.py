@@ -18,6 +18,7 @@ import polars as pl
 from ..errors import FormatError, InputError
 from ..storage import is_sql_uri, pointed_uri
 from .base import Importer, Table
+from .sqlite_files import connect_read_only
 from .mlflow_runs import (POINT_SCHEMA, SQLITE_MAGIC, RunInfo, Selection, has_mlflow_tables, split_selection,
                           tables_of, warn_skipped)
 
@@ -36,7 +37,7 @@ def connect(target: str | Path) -> tuple[Any, str]:
         if not path.is_file():
             raise InputError(path, "no such MLflow database file")
         try:
-            return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True), "?"
+            return connect_read_only(path), "?"
         except sqlite3.Error as exc:
             raise FormatError(path, f"cannot open the SQLite database ({exc})") from exc
     parts = urlsplit(target)

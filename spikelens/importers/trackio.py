@@ -4,8 +4,8 @@ Trackio (`trackio/sqlite_storage.py`) keeps every `trackio.log(...)` call as a r
 `metrics` table: `run_id` (newer versions), `run_name`, `step`, `timestamp` (ISO 8601) and
 `metrics`, the logged dict as JSON (non-finite floats written as the strings "NaN",
 "Infinity", "-Infinity"). One database holds all runs of a project; each run is one run
-here, named as Trackio shows it (`run_name`). The database is opened read-only and
-immutable, so nothing (no journal, no lock) is written beside the user's file.
+here, named as Trackio shows it (`run_name`). The database is opened so that nothing (no
+`-shm`, no journal) is written beside the user's file (`sqlite_files`).
 """
 from __future__ import annotations
 
@@ -19,14 +19,11 @@ import polars as pl
 from .. import diagnostics
 from ..errors import FormatError
 from .base import TABLE_SCHEMA, Importer, Table
+from .sqlite_files import connect_read_only, read_only
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _SPECIAL = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf"),
             "nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")}
-
-
-def connect_read_only(path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
 
 
 def columns_of(con: sqlite3.Connection, table: str) -> set[str]:
@@ -71,7 +68,7 @@ class TrackioImporter(Importer):
         if not head.startswith(SQLITE_MAGIC):
             return False
         try:
-            with connect_read_only(path) as con:
+            with read_only(path) as con:
                 return {"run_name", "step", "metrics"} <= columns_of(con, "metrics")
         except sqlite3.Error:
             return False
