@@ -217,3 +217,10 @@ def test_copies_of_object_storage_are_known_by_url_and_content(tmp_path: Path):
     finally:
         for s in (a, b, c):
             shutil.rmtree(s.path.parents[2], ignore_errors=True)
+
+
+def test_the_dataset_is_never_written_into_the_logs(fleet: Path):
+    out = run_cli("analyze", fleet, "--format", "json", "--findings", fleet / "fleet.parquet")
+    assert out.returncode == 2
+    assert "inside" in out.stderr and "Traceback" not in out.stderr
+    assert not (fleet / "fleet.parquet").exists()

@@ -11,6 +11,7 @@ from typing import Callable
 from .. import diagnostics, findings_data
 from ..config import Config
 from ..discover import source_groups
+from ..errors import UsageError
 from ..explain.crossrun import link_runs
 from ..explain.mirrors import drop_mirrors
 from ..model.report import Report, RunReport
@@ -27,6 +28,8 @@ def analyze_roots(roots: list[Path], cfg: Config, *, detector_params: dict | Non
     """Report every run under the roots. With `findings`, write the findings dataset, and
     reuse the reports of groups whose files have not changed since it was written (only
     when no frames are wanted: a reused run has none)."""
+    if findings is not None:
+        _outside(findings, roots)
     report = Report(command="analyze")
     with diagnostics.collecting() as diag:
         groups = source_groups(roots)
@@ -62,6 +65,17 @@ def analyze_roots(roots: list[Path], cfg: Config, *, detector_params: dict | Non
     if findings:
         findings_data.write(findings, findings_data.rows(report, states), hashes)
     return report
+
+
+def _outside(findings: Path, roots: list[Path]) -> None:
+    """The dataset is never written into the folders analysed (they are the user's logs,
+    and the next sweep would read the dataset as one)."""
+    where = findings.resolve()
+    for root in roots:
+        base = root.resolve()
+        if root.is_dir() and (where == base or base in where.parents):
+            raise UsageError(f"--findings {findings}: inside {root}, the folder being analysed; "
+                             "write the findings dataset somewhere else")
 
 
 def _unchanged(before: dict, keys: list[str], prints: list[str], i: int) -> bool:
