@@ -194,3 +194,18 @@ def test_a_component_that_steps_up_while_the_total_falls_is_a_note():
     assert spikes and spikes[0].recovery == "none"
     assert spikes[0].severity == "info" and "total_loss did not move" in spikes[0].message
     assert [f for f in found if f.severity != "info"] == []
+
+
+def test_halvings_the_scaler_doubles_back_between_are_no_collapse():
+    m = cases.clean(seed=4)
+    s = m["train/loss"][0]
+    scale = np.full(s.size, 32768.0)
+    for k in range(6):  # halve, then double back two points later: six overflows, net 2x
+        scale[s >= 1500 + 3 * k] /= 2
+        scale[s >= 1502 + 3 * k] *= 2 if k < 5 else 1
+    m["train/loss_scale"] = (s, scale)
+    ctx = cases.context(m)
+    found = reconcile(engine.run_detectors(ctx, engine.build_detectors()), ctx)
+    (collapse,) = [f for f in found if f.kind == "loss_scale_collapse"]
+    assert collapse.evidence["halvings"] == 6 and collapse.severity == "info", collapse.message
+    assert "dynamic loss scaling at work" in collapse.message

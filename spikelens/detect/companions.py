@@ -101,7 +101,7 @@ class LossScaleCollapseDetector(Detector):
             low = float(np.nanmin(v[a:b + 1]))
             if count >= self.min_halvings or low < self.floor:
                 frm = float(v[a - 1])
-                if a <= 2 and low >= self.floor:
+                if a <= max(2, min(20, 0.02 * v.size)) and low >= self.floor:
                     # dynamic loss scaling starts high and halves down to a workable scale
                     out.append(Finding(
                         kind="loss_scale_collapse", code=self.code, run=ctx.run, metric=series.metric,
@@ -113,13 +113,17 @@ class LossScaleCollapseDetector(Detector):
                         evidence={"halvings": count, "from": frm, "to": low, "startup": True}))
                     i = j + 1
                     continue
+                # halvings the scaler doubled back between (net drop under 2**min_halvings) are
+                # dynamic loss scaling at work, not a collapse
+                fell = frm / low >= 2.0 ** self.min_halvings if low > 0 else True
                 out.append(Finding(
                     kind="loss_scale_collapse", code=self.code, run=ctx.run, metric=series.metric,
-                    severity="warning" if low < self.floor or count >= 2 * self.min_halvings else "info",
+                    severity="warning" if low < self.floor or (count >= 2 * self.min_halvings and fell) else "info",
                     message=(f"{series.metric} halved {count} times between steps {int(series.step[a])} and "
-                             f"{int(series.step[b])} ({frm:.6g} → {low:.6g}): fp16 overflow, steps skipped"),
+                             f"{int(series.step[b])} ({frm:.6g} → {low:.6g}): fp16 overflow, steps skipped"
+                             + ("" if fell else "; it doubled back in between: dynamic loss scaling at work")),
                     start_step=int(series.step[a]), end_step=int(series.step[b]),
-                    evidence={"halvings": count, "from": frm, "to": low}))
+                    evidence={"halvings": count, "from": frm, "to": low, "net_drop": frm / low if low > 0 else None}))
             i = j + 1
         return out
 
