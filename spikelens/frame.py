@@ -82,6 +82,9 @@ _LOSS = re.compile(r"loss|^trl$|^tel$|nll|cross[\s_\-]?entropy|perplexity$|^ppl$
                    r"|(?:^|/)cost$|(?:^|[/_\-. ])bp[bc]$|bits[\s_\-]?per[\s_\-]?(?:byte|char)"
                    r"|(?:^|[/_\-. ])(?:r?mse|mae|huber|bce)$", re.I)
 _NOT_LOSS = re.compile(r" vs |_vs_|samples|tokens$|loss[\s_\-]?scal|ppl|perplex|runtime|per_second|num_|count", re.I)
+_PERPLEXITY = re.compile(r"perplexity|(?:^|[/_\-. ])ppl(?:$|[/_\-. ])", re.I)
+_ADVERSARIAL = re.compile(r"(?:^|[/_\-. ])(?:gan|adv|adversarial)(?:$|[/_\-. ])|^[GD]_[A-Z]{1,2}$"
+                          r"|(?:^|[/_\-. ])[GD]_(?:fake|real|gan|adv|feat|vgg|l1|cycle|idt)", re.I)
 
 
 def infer_role(metric: str) -> str:
@@ -106,12 +109,22 @@ def is_squared_norm(metric: str) -> bool:
     return bool(_SQUARED.search(metric))
 
 
+def is_perplexity(metric: str) -> bool:
+    """`ppl`, `eval/perplexity`: exp of a loss; judged as its log when it stands for the loss."""
+    return bool(_PERPLEXITY.search(metric))
+
+
 def infer_roles(metrics, overrides: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Role of every metric; `overrides` (from config) win, matched exactly or as a glob."""
+    """Role of every metric; `overrides` (from config) win, matched exactly or as a glob.
+
+    A run that logs no metric named as a loss is still checked when it logs what stands
+    for one: its perplexity (DeepSpeed-Chat's SFT logs only `ppl`), else the terms of an
+    adversarial objective (pix2pixHD/SPADE-style `G_GAN`, `D_fake`, `D_real`)."""
     import fnmatch
 
     overrides = dict(overrides or {})
     roles: dict[str, str] = {}
+    guessed: list[str] = []
     for m in metrics:
         role = overrides.get(m)
         if role is None:
@@ -119,7 +132,16 @@ def infer_roles(metrics, overrides: Mapping[str, str] | None = None) -> dict[str
                 if fnmatch.fnmatchcase(m, pat):
                     role = r
                     break
+        if role is None:
+            guessed.append(m)
         roles[m] = role if role is not None else infer_role(m)
+    if not any(r in ("loss", "eval_loss") for r in roles.values()):
+        for stands_for_loss in (is_perplexity, lambda m: bool(_ADVERSARIAL.search(m))):
+            chosen = [m for m in guessed if roles[m] == "other" and stands_for_loss(m)]
+            for m in chosen:
+                roles[m] = "eval_loss" if re.search(_EVAL, m, re.I) else "loss"
+            if chosen:
+                break
     return roles
 
 

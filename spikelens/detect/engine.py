@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 
 from .. import diagnostics
-from ..frame import is_squared_norm
+from ..frame import is_perplexity, is_squared_norm
 from .base import Detector, RunContext, Series
 from ..model.finding import Finding
 from .levels import LevelShiftDetector, ShiftProfile
@@ -37,7 +37,8 @@ def build_detectors(params: dict[str, dict[str, Any]] | None = None,
 
 def series_of(frame: pl.DataFrame, roles: dict[str, str]) -> dict[str, Series]:
     """Each metric's live (not superseded) points, sorted by step, as NumPy arrays; one
-    point a step (see `one_per_step`). A squared grad norm is judged as its root."""
+    point a step (see `one_per_step`). A squared grad norm is judged as its root, a
+    perplexity that stands for the loss as its log."""
     live = frame.filter(~pl.col("superseded")) if "superseded" in frame.columns else frame
     live = live.filter(pl.col("value").is_not_null())
     out: dict[str, Series] = {}
@@ -49,6 +50,9 @@ def series_of(frame: pl.DataFrame, roles: dict[str, str]) -> dict[str, Series]:
         if role == "grad_norm" and is_squared_norm(metric):
             with np.errstate(invalid="ignore"):
                 value = np.sqrt(value)
+        elif role in ("loss", "eval_loss") and is_perplexity(metric):
+            with np.errstate(invalid="ignore", divide="ignore"):
+                value = np.log(value)  # a perplexity standing for the loss is judged as the loss
         out[metric] = Series(metric=metric, role=role, step=step, value=value, wall_time=wall)
     return out
 

@@ -32,7 +32,8 @@ ABSORBS = {
 }
 """What a leader of each kind takes in from the other metrics: the blow-up before a NaN on a
 component, the swings of one oscillation on every loss, a spike on each sub-loss."""
-ROLE_ORDER = {"loss": 0, "eval_loss": 1, "grad_norm": 2}
+ROLE_ORDER = {"loss": 0, "eval_loss": 1, "grad_norm": 2, "other": 3}
+"""Roles whose findings join an event, leaders first (only NaN is reported on `other` metrics)."""
 MOVED_RATIO = 1.2
 """A component counts as moved with a spike when its peak is this far above its own baseline."""
 MESSAGE_NAMES = 6

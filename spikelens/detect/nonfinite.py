@@ -27,7 +27,7 @@ class NonFiniteDetector(Detector):
 
     code = "SL201"
     kind = "nan"
-    roles = ("loss", "eval_loss", "grad_norm")
+    roles = ("loss", "eval_loss", "grad_norm", "other")
 
     blowup_points: int = 20
     """Points before the NaN searched for a blow-up."""
@@ -77,12 +77,29 @@ class NonFiniteDetector(Detector):
             message += (f"; the loss reads 0.0 from step {hidden} on: the HF Trainer logs a non-finite loss as 0.0 "
                         f"(logging_nan_inf_filter), so it went non-finite there too")
         severity = "error" if series.role in ("loss", "eval_loss") else "warning"
+        if series.role == "other":
+            severity = "info"  # an accuracy or a reward NaN while the losses are finite: worth knowing, no alarm
+            if _losses_finite_at(ctx, series.step[bad]):
+                message += "; the losses stay finite there: a metric computed on a degenerate batch, not a blow-up"
         if series.role == "grad_norm" and back_step is not None and (count <= 3 or _scale_halved(ctx, first_step)):
             severity = "info"  # fp16 steps the loss scaler skipped
             message += " (steps skipped by the fp16 loss scaler)"
         return [Finding(kind="nan", code=self.code, run=ctx.run, metric=series.metric, severity=severity,
                         message=message, start_step=first_step, peak_step=first_step, end_step=back_step,
                         evidence=evidence)]
+
+
+def _losses_finite_at(ctx: RunContext, steps: np.ndarray) -> bool:
+    """Are the run's losses finite wherever they were logged at these steps?"""
+    losses = ctx.by_role("loss") + ctx.by_role("eval_loss")
+    seen = False
+    for loss in losses:
+        at = np.isin(loss.step, steps)
+        if at.any():
+            seen = True
+            if not np.isfinite(loss.value[at]).all():
+                return False
+    return seen
 
 
 def _scale_halved(ctx: RunContext, at: int) -> bool:

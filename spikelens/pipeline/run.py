@@ -5,6 +5,7 @@ reports and warnings out, a pure function of its arguments, so it runs the same 
 process, a worker process or a Ray task."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from ..detect.engine import build_detectors, run_detectors, series_of, shift_pro
 from ..detect.reconcile import reconcile
 from ..discover import Run, Source, read_group
 from ..explain.engine import explain
-from ..frame import roles_of, validate
+from ..frame import is_perplexity, roles_of, validate
 from ..model.report import RunReport
 from ..stitching import stitch_run
 
@@ -42,8 +43,11 @@ def run_stats(ctx: RunContext) -> dict[str, Any]:
     main = ctx.main("loss")
     if main is None:
         return {}
+    first, last = float(main.value[0]), float(main.value[-1])
+    if is_perplexity(main.metric):  # judged as its log (the loss); shown as logged
+        first, last = math.exp(first), math.exp(last)
     return {"main_metric": main.metric, "first_step": int(main.step[0]), "last_step": int(main.step[-1]),
-            "first_value": float(main.value[0]), "last_value": float(main.value[-1]), "points": len(main)}
+            "first_value": first, "last_value": last, "points": len(main)}
 
 
 def analyze_group(group: list[Source], roots: list[Path], cfg: Config, detector_params: dict | None,
