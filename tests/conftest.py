@@ -48,6 +48,23 @@ def tree_hashes(root: Path) -> dict[str, str]:
             for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+def written_hashes(root: Path) -> dict[str, str]:
+    """`tree_hashes` for comparing what a fixture writer writes: a Parquet file is hashed by
+    its schema and rows, not its bytes, which carry the writing pyarrow's version
+    (`created_by`) and change with it (mlflow pins pyarrow below the newest)."""
+    out = {}
+    for p in sorted(root.rglob("*")):
+        if not p.is_file():
+            continue
+        if p.suffix == ".parquet":
+            table = pl.read_parquet(p)
+            data = (repr(table.schema) + repr(table.rows())).encode()
+        else:
+            data = p.read_bytes()
+        out[str(p.relative_to(root))] = hashlib.sha256(data).hexdigest()
+    return out
+
+
 def ls_without_writing(src: Path, tmp_path: Path, *parts: str) -> list[dict]:
     """`spikelens ls --format json` over a copy of the fixture folder SRC (only PARTS of it when
     given), checking that it exits 0 and leaves its input untouched; the runs it lists."""

@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from conftest import FIXTURES, load, ls_without_writing, metric, run_cli, tree_hashes
+from conftest import FIXTURES, load, ls_without_writing, metric, run_cli, written_hashes
 from spikelens import api
 from spikelens.errors import SpikelensError
 
@@ -213,7 +213,7 @@ def test_swanlab_kinds_found():
 
 def test_layout_fixtures_are_what_the_writer_writes(tmp_path):
     L.make(tmp_path)
-    assert tree_hashes(tmp_path / "layouts") == tree_hashes(LAYOUTS)
+    assert written_hashes(tmp_path / "layouts") == written_hashes(LAYOUTS)
 
 
 def test_neptune_parts_are_one_run_named_from_sys_name_and_tmp_parts_are_ignored():

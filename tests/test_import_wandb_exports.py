@@ -14,7 +14,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES, load, ls_without_writing, metric, run_cli, tree_hashes
+from conftest import FIXTURES, load, ls_without_writing, metric, run_cli, written_hashes
 from spikelens.importers import wandb_exports
 from spikelens.importers.base import read_head
 from spikelens.importers.csvlogs import CsvImporter
@@ -34,7 +34,7 @@ def by_name(runs):
 def test_fixtures_are_what_the_writer_writes(tmp_path):
     # the history dumps are written by pandas (a test extra), as users save run.history()
     W.make(tmp_path)
-    assert tree_hashes(tmp_path / "wandb_exports") == tree_hashes(WB)
+    assert written_hashes(tmp_path / "wandb_exports") == written_hashes(WB)
 
 
 @pytest.mark.parametrize("header, want", [

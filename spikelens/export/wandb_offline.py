@@ -62,5 +62,8 @@ def write_wandb(points: pl.DataFrame, folder: Path, run: str, project: str = "sp
                 handle.log(row, step=int(step))
         finally:
             handle.finish()
+            # wandb keeps one process-wide setup (its settings, the dirs of this export); tear
+            # it down so a later wandb.init in the same process (the user's own) starts afresh
+            wandb.teardown()
     runs = sorted((folder / "wandb").glob("offline-run-*"))
     return runs[-1] if runs else folder
