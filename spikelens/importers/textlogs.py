@@ -243,9 +243,13 @@ def _rule_rows(lines: pl.DataFrame, rule: Rule) -> tuple[pl.DataFrame, pl.DataFr
         k = len(wide_names)
         wide = g.select(*base, *[numbers(g.get_column(f"__m{i}")) for i in range(k)])
         long = wide.unpivot(on=[f"__m{i}" for i in range(k)], index=base, value_name="value").drop("variable")
-        pos = pl.Series("pos", np.repeat(np.arange(k, dtype=np.int32), g.height))  # unpivot: column after column
+        # unpivot puts column after column; row-major order (each line's values in field
+        # order) leaves the rows sorted by (row, pos), so a chunk of one rule needs no sort
+        order = pl.Series(np.arange(k * g.height, dtype=np.int64).reshape(k, g.height).T.ravel())
+        pos = pl.Series("pos", np.tile(np.arange(k, dtype=np.int32), g.height))
         names = pl.Series("metric", wide_names, dtype=pl.String)
-        long = long.with_columns(pos=pos, metric=names.gather(pos)).filter(pl.col("value").is_not_null())
+        long = long.select(pl.all().gather(order)).with_columns(pos=pos, metric=names.gather(pos)) \
+            .filter(pl.col("value").is_not_null())
         parts.append(long)
     if rule.pairs and "rest" in g.columns:
         pairs = (
@@ -267,7 +271,8 @@ def _rule_rows(lines: pl.DataFrame, rule: Rule) -> tuple[pl.DataFrame, pl.DataFr
                      .drop("raw"))
     if not parts:
         return pl.DataFrame(schema={**_ROW_COLS, **{c: pl.String for c in ctx}}), seen
-    return pl.concat([p.select(*base, "pos", "metric", "value") for p in parts]), seen
+    rows = pl.concat([p.select(*base, "pos", "metric", "value") for p in parts])
+    return (rows.sort("row", "pos", maintain_order=True) if len(parts) > 1 else rows), seen
 
 
 def _typed(rows: pl.DataFrame) -> pl.DataFrame:
@@ -340,103 +345,105 @@ def _in(frame: pl.DataFrame, lo: int, hi: int) -> pl.DataFrame:
     return frame.filter((pl.col("row") >= lo) & (pl.col("row") < hi))
 
 
+def _needs_whole(rule: Rule) -> bool:
+    """Rules whose rows wait for the whole file: a `post` may look at every row of its
+    rule, context lines take the step of a step line maybe in another chunk, counts are
+    per step."""
+    return rule.post is not None or rule.step_from != "line" or rule.counts is not None
+
+
 def parse_lines(lines: pl.DataFrame, pattern: LinePattern) -> tuple[pl.DataFrame, dict]:
     """Every value the pattern reads, in read order: `row, step, wall_time, metric` (categorical)
     and `value`; plus counts for diagnostics.
 
-    Lines are parsed a chunk at a time (every rule's regexes over the chunk at once). What
-    needs the whole file comes after, on compact rows: a rule's `post` (it may look at
-    every row of its rule), the steps of context lines (nearest step line, maybe in
-    another chunk), per-step counts, and dropping a value that repeats the previous one
-    of its metric at the same step."""
+    Lines are parsed a chunk at a time (every rule's regexes over the chunk at once); a
+    chunk leaves compact value rows sorted by (row, pos), its step lines' steps and its
+    near misses, and its strings are dropped. What needs the whole file comes after, on
+    compact rows: a rule's `post`, the steps of context lines (nearest step line, maybe
+    in another chunk), per-step counts, and dropping a value that repeats the previous
+    one of its metric at the same step."""
     spans = _chunks(lines)
+    nears = [r.near for r in pattern.rules if r.near]
     per_rule: list[list[pl.DataFrame]] = [[] for _ in pattern.rules]
-    seens: list[list[pl.DataFrame]] = [[] for _ in pattern.rules]
+    anchor_parts: list[pl.DataFrame] = []
+    near_parts: list[pl.DataFrame] = []
+    matched_lines = 0
 
-    def one_chunk(span: tuple[int, int]) -> list[tuple[pl.DataFrame, pl.DataFrame]]:
+    def one_chunk(span: tuple[int, int]):
         chunk = lines.slice(span[0], span[1] - span[0])
-        out = []
+        out, seen_rows, anchors = [], [], []
         for rule in pattern.rules:
             rows, seen = _rule_rows(chunk, rule)
-            whole = rule.post is not None or rule.step_from != "line" or rule.counts
-            out.append((rows if rule.post is not None else _typed(rows) if whole else _compact(rows), seen))
-        return out
+            out.append(rows if rule.post is not None else _typed(rows) if _needs_whole(rule) else _compact(rows))
+            seen_rows.append(seen.get_column("row"))
+            if rule.step_from == "line":
+                anchors.append(seen.select("row", "step").filter(pl.col("step").is_not_null()))
+        matched = pl.concat(seen_rows).unique() if len(seen_rows) > 1 else seen_rows[0]
+        near = (chunk.filter(pl.any_horizontal([pl.col("text").str.contains(n) for n in nears])
+                             & ~pl.col("row").is_in(matched.implode())) if nears else chunk.head(0))
+        return out, pl.concat(anchors), near, matched.len()
 
     # Polars releases the GIL: chunks parse side by side (in order, a few at a time)
     with ThreadPoolExecutor(max_workers=PARSE_THREADS) as pool:
-        for result in pool.map(one_chunk, spans):
-            for i, (rows, seen) in enumerate(result):
+        for result, anchors, near, n_matched in pool.map(one_chunk, spans):
+            for i, rows in enumerate(result):
                 per_rule[i].append(rows)
-                seens[i].append(seen)
-    anchors = (
-        pl.concat([s for rule, ss in zip(pattern.rules, seens) if rule.step_from == "line" for s in ss])
-        .filter(pl.col("step").is_not_null())
-        .select("row", "step")
-        .sort("row")
-    )
+            anchor_parts.append(anchors)
+            near_parts.append(near)
+            matched_lines += n_matched
+    anchors = pl.concat(anchor_parts).sort("row")
     parts: list[list[pl.DataFrame]] = [[] for _ in spans]
     for rule, chunks in zip(pattern.rules, per_rule):
-        whole = rule.post is not None or rule.step_from != "line" or rule.counts
-        if whole:  # rules whose rows need the whole file: few rows, or a post that may look far
+        if _needs_whole(rule):  # few rows, or a post that may look far
             rows = pl.concat(chunks, how="diagonal_relaxed")
             rows = _typed(rule.post(rows)) if rule.post is not None else rows
             rows = _resolve_steps(rows, anchors, rule)
             extra = _counts(rows, rule.counts) if rule.counts and rows.height else None
+            rows = pl.concat([rows, extra]) if extra is not None else rows
+            rows = _compact(rows.sort("row", "pos", maintain_order=True))
             for k, (lo, hi) in enumerate(spans):
                 parts[k].append(_in(rows, lo, hi) if len(spans) > 1 else rows)
-                if extra is not None:
-                    parts[k].append(_in(extra, lo, hi) if len(spans) > 1 else extra)
         else:
             for k, rows in enumerate(chunks):
                 parts[k].append(rows)
         chunks.clear()
     out, carry, raw_height = [], None, 0
     for k in range(len(spans)):
-        frame = (pl.concat(parts[k], how="diagonal_relaxed") if len(parts[k]) > 1 else parts[k][0])
-        frame = frame.sort("row", "pos", maintain_order=True).filter(pl.col("step").is_not_null())
+        filled = [p for p in parts[k] if p.height]
         parts[k] = []
+        if not filled:
+            continue
+        if len(filled) > 1:  # each part is sorted; ties (one line, two rules) keep rule order
+            frame = pl.concat(filled, how="diagonal_relaxed").sort("row", "pos", maintain_order=True)
+        else:
+            frame = filled[0]
+        frame = frame.filter(pl.col("step").is_not_null())
         raw_height += frame.height
         frame, carry = _drop_repeats(frame, carry)
-        out.append(frame.select(*[pl.col(c).cast(t) for c, t in _OUT_COLS.items()
-                                  if c != "wall_time" or frame.get_column(c).null_count() < frame.height],
-                                pl.lit(None).alias("wall_time")
-                                if frame.get_column("wall_time").null_count() == frame.height else []))
+        out.append(frame.select(pl.col("row").cast(pl.Int64), "step", "wall_time", "metric", "value"))
     # a log without time stamps carries no wall-time column until the frame is built
     deduped = (pl.concat(out, how="diagonal_relaxed" if len({f.schema["wall_time"] for f in out}) > 1 else "vertical",
-                         rechunk=False).select(list(_OUT_COLS))
+                         rechunk=False).select([pl.col(c).cast(t) for c, t in _OUT_COLS.items()])
                if out else pl.DataFrame(schema=_OUT_COLS))
-    matched_rows = pl.concat([s.select("row") for ss in seens for s in ss]).unique()
     info = {"duplicates_dropped": raw_height - deduped.height,
-            "matched_lines": matched_rows.height,
-            "near_misses": _near_misses(lines, pattern, matched_rows)}
+            "matched_lines": matched_lines,
+            "near_misses": pl.concat(near_parts).sort("row")}
     return deduped, info
 
 
 def _drop_repeats(frame: pl.DataFrame, carry: pl.DataFrame | None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Drop a row whose step and value equal the previous row of the same metric (a line
-    printed twice); `carry` holds each metric's last row of the chunks before."""
-    prev = pl.struct(_ps=pl.col("step"), _pv=pl.col("value")).shift(1).over("metric")
-    marked = frame.with_columns(_prev=prev).unnest("_prev")
-    marked = marked.with_columns(_first=pl.col("_ps").is_null())  # steps are never null here
-    if carry is not None and carry.height:
-        marked = marked.join(carry, on="metric", how="left", maintain_order="left").with_columns(
-            _ps=pl.when(pl.col("_first")).then(pl.col("_cs")).otherwise(pl.col("_ps")),
-            _pv=pl.when(pl.col("_first")).then(pl.col("_cv")).otherwise(pl.col("_pv")),
-        ).drop("_cs", "_cv")
-    dup = ((pl.col("step") == pl.col("_ps")) & pl.col("value").eq_missing(pl.col("_pv"))).fill_null(False)
-    last = frame.group_by("metric").agg(_cs=pl.col("step").last(), _cv=pl.col("value").last())
-    if carry is not None and carry.height:
-        last = pl.concat([carry.join(last, on="metric", how="anti"), last])
-    return marked.filter(~dup).drop("_ps", "_pv", "_first"), last
-
-
-def _near_misses(lines: pl.DataFrame, pattern: LinePattern, matched_rows: pl.DataFrame) -> pl.DataFrame:
-    """Lines that look like a step line of the pattern but that no rule could read."""
-    nears = [r.near for r in pattern.rules if r.near]
-    if not nears:
-        return lines.head(0)
-    looks = pl.any_horizontal([pl.col("text").str.contains(n) for n in nears])
-    return lines.filter(looks).join(matched_rows, on="row", how="anti").sort("row")
+    printed twice); `carry` holds each metric's last row of the chunks before, put in
+    front of the frame so that a metric's first row here meets it."""
+    cols = ["step", "metric", "value"]
+    both = frame if carry is None else pl.concat([carry, frame.select(cols)], how="vertical_relaxed")
+    same = ((pl.col("step") == pl.col("step").shift(1).over("metric"))
+            & pl.col("value").eq_missing(pl.col("value").shift(1).over("metric"))).fill_null(False)
+    dup = both.select(same).to_series()
+    if carry is not None:
+        dup = dup.slice(carry.height)
+    last = both.select(cols).group_by("metric").agg(pl.all().last())
+    return (frame.filter(~dup) if dup.any() else frame), last.select(cols)
 
 
 class TextLogImporter(Importer):
