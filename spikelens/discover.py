@@ -168,10 +168,16 @@ def _build_run(name: str, tables: list[Table]) -> Run:
     seq0 = 0
     meta: dict = {}
     tables = [replace(t, source=storage.display(t.source)) for t in tables]  # a remote copy's files: URLs
+    with_data = {t.segment_key for t in tables if t.frame.height}
     for t in tables:
-        meta.update({k: v for k, v in t.meta.items()})
         if t.frame.height == 0:
+            if with_data and t.segment_key not in with_data and t.segment_key not in seg_of_key:
+                # a launch that logged nothing: a segment with 0 points, in launch order
+                seg_of_key[t.segment_key] = next_segment
+                by_segment[next_segment] = empty_segment(next_segment, str(t.source), t.start_time)
+                next_segment += 1
             continue
+        meta.update({k: v for k, v in t.meta.items()})
         base = seg_of_key.get(t.segment_key)
         if base is None:
             base = seg_of_key[t.segment_key] = next_segment
@@ -202,6 +208,8 @@ def _build_run(name: str, tables: list[Table]) -> Run:
         f = conform(f)
         parts.append(f)
         for row in segment_rows(f, base if local is None else None, str(t.source)):
+            if local is None and t.start_time is not None:
+                row["start_time"] = t.start_time  # tells a writer beside this launch from a later empty one
             _merge_segment(by_segment, row)
     frame = pl.concat(parts) if parts else pl.DataFrame(schema=SCHEMA)
     segments = [by_segment[k] for k in sorted(by_segment)]
@@ -213,6 +221,13 @@ def _build_run(name: str, tables: list[Table]) -> Run:
         segments=segments,
         meta=meta,
     )
+
+
+def empty_segment(segment: int, source: str, start_time: float | None) -> dict:
+    """The timeline row of a launch that logged nothing: its source and, where the
+    format gives one, its start time."""
+    return {"segment": segment, "source": source, "first_step": None, "last_step": None,
+            "first_wall_time": start_time, "last_wall_time": None, "points": 0}
 
 
 def segment_rows(f: pl.DataFrame, segment: int | None, source: str) -> list[dict]:
@@ -246,6 +261,8 @@ def _merge_segment(by_segment: dict[int, dict], row: dict) -> None:
     have["first_wall_time"] = pick(min, have["first_wall_time"], row["first_wall_time"])
     have["last_wall_time"] = pick(max, have["last_wall_time"], row["last_wall_time"])
     have["points"] += row["points"]
+    if row.get("start_time") is not None:
+        have["start_time"] = min(have.get("start_time") or row["start_time"], row["start_time"])
 
 
 def source_groups(roots: list[Path]) -> list[list[Source]]:

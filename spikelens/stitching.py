@@ -69,19 +69,22 @@ def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol:
     frame = run.frame.sort("seq", maintain_order=True)
     if frame.height == 0:
         return Stitched(frame=frame.with_columns(superseded=pl.lit(False)))
-    frame, renumbered = split_relaunches(frame)
+    empty = [int(s["segment"]) for s in run.segments if s.get("points", 1) == 0]
+    frame, renumbered = split_relaunches(frame, empty=empty)
     metrics = frame.get_column("metric").unique(maintain_order=True).to_list()
     main = main_metric(frame, infer_roles(metrics, roles))
-    layout = _Layout.of(frame, main, *_declared_starts(run, renumbered))
+    data_numbers = {o: n for o, n in renumbered.items() if o not in set(empty)}
+    layout = _Layout.of(frame, main, *_declared_starts(run, data_numbers))
     offsets, boundaries = _place_launches(frame, layout, main)
     frame = frame.with_columns(
         (pl.col("step") + pl.col("segment").replace_strict(
             dict(enumerate(offsets.tolist())), return_dtype=pl.Int64)).alias("step"))
     frame = _supersede(frame, layout, offsets, boundaries, main, identical_rtol)
     segments = _segment_table(frame, layout, offsets, boundaries)
+    segments = _with_empty_launches(segments, run.segments, renumbered)
     live = {s["segment"] for s in segments if s["points"] > s["superseded"]}
     starts = sorted({b.first_step for b in boundaries if b.segment in live})
-    findings = boundary_findings(run.name, boundaries)
+    findings = boundary_findings(run.name, boundaries, segments)
     ended = _ended_early(run, frame, main)
     if ended is not None:
         findings.append(ended)
@@ -133,6 +136,7 @@ def merge_runs(runs: list[Run], name: str | None = None) -> Run:
     seg_meta: dict[int, dict] = {}
     for r in runs:
         n_seg = int(r.frame.get_column("segment").max()) + 1 if r.frame.height else 0
+        n_seg = max([n_seg, *(int(s["segment"]) + 1 for s in r.segments)])  # launches that logged nothing too
         for k, m in (r.meta.get("segment_meta") or {}).items():
             seg_meta[int(k) + offset] = m
         frames.append(r.frame.with_columns(
@@ -157,10 +161,11 @@ def _natural(text: str) -> list:
 # ------------------------------------------------------------------ relaunches hidden in one file
 
 
-def split_relaunches(frame: pl.DataFrame, *, max_steps: int = 3,
-                      max_fraction: float = 0.005) -> tuple[pl.DataFrame, dict[int, int]]:
+def split_relaunches(frame: pl.DataFrame, *, max_steps: int = 3, max_fraction: float = 0.005,
+                      empty: tuple[int, ...] | list[int] = ()) -> tuple[pl.DataFrame, dict[int, int]]:
     """Give a launch that re-logged the previous launch's last step, inside the same
-    file, its own segment; also return the new number of every old segment.
+    file, its own segment; also return the new number of every old segment (the
+    `empty` ones, launches that logged nothing, included: they keep their place).
 
     The sign is a (metric, step) logged again in the same segment with a different
     value. A logger that writes some tag several times per step (gradient accumulation)
@@ -169,7 +174,7 @@ def split_relaunches(frame: pl.DataFrame, *, max_steps: int = 3,
     `epoch` of HF train and eval entries) never do.
     """
     key = ["segment", "metric", "step"]
-    same_numbers = {int(x): int(x) for x in frame.get_column("segment").unique()}
+    same_numbers = {int(x): int(x) for x in frame.get_column("segment").unique()} | {int(e): int(e) for e in empty}
     twice = _logged_twice(frame)
     if not twice.any():
         return frame, same_numbers
@@ -217,10 +222,14 @@ def split_relaunches(frame: pl.DataFrame, *, max_steps: int = 3,
         nxt = tail[-1] + 1 if tail.size else f.height
         if nxt < f.height and seg[nxt] != s and source[nxt] == source[tail[-1]] and step[tail].max() <= step[nxt]:
             seg[tail], sub[tail] = seg[nxt], 0
-    combined = seg.astype(np.int64) * (int(sub.max()) + 1) + sub
-    new = (pl.Series(combined).rank("dense") - 1).cast(pl.UInt32)
+    width = int(sub.max()) + 1
+    combined = seg.astype(np.int64) * width + sub
+    empty_codes = np.asarray(sorted(int(e) for e in empty), dtype=np.int64) * width
+    codes = np.unique(np.concatenate([combined, empty_codes]))
+    new = pl.Series(np.searchsorted(codes, combined), dtype=pl.UInt32)
     out = f.with_columns(_old=pl.col("segment"), segment=new)
     mapping = {int(o): int(n) for o, n in out.group_by("_old").agg(pl.col("segment").min()).iter_rows()}
+    mapping |= {int(c) // width: int(np.searchsorted(codes, c)) for c in empty_codes}
     return out.select(frame.columns), mapping
 
 
@@ -584,3 +593,35 @@ def _segment_table(frame: pl.DataFrame, lay: _Layout, offsets: np.ndarray,
             "launch": launch.get(s, "start"),
         })
     return out
+
+
+BESIDE_S = 60.0
+"""An empty file opened this close to the start of a launch with data, before its last
+point (or while it ran), is a writer beside it (another rank's SummaryWriter), not a
+launch that logged nothing."""
+
+
+def _with_empty_launches(segments: list[dict], discovered: list[dict], renumbered: dict[int, int]) -> list[dict]:
+    """The timeline with the launches that logged nothing in their place (0 points,
+    launch `empty`, their source and start time); an empty file written beside a launch
+    with data is `parallel`."""
+    data = [s for s in discovered if s.get("points", 1)]
+
+    def beside(t: float | None) -> bool:
+        if t is None:
+            return False
+        for d in data:
+            t0, w0, w1 = d.get("start_time"), d.get("first_wall_time"), d.get("last_wall_time")
+            if (t0 is not None and abs(t - t0) <= BESIDE_S and (w1 is None or t <= w1)) or \
+                    (w0 is not None and w1 is not None and w0 <= t <= w1):
+                return True
+        return False
+
+    empty = [{"segment": renumbered.get(int(s["segment"]), int(s["segment"])), "source": s.get("source", ""),
+              "first_step": None, "last_step": None, "points": 0, "superseded": 0,
+              "first_wall_time": s.get("first_wall_time"), "last_wall_time": None, "step_offset": 0,
+              "launch": "parallel" if beside(s.get("first_wall_time")) else "empty"}
+             for s in discovered if s.get("points", 1) == 0]
+    if not empty:
+        return segments
+    return sorted(segments + empty, key=lambda s: s["segment"])

@@ -105,7 +105,8 @@ def timeline_table(run: RunReport) -> Table:
         if w1 is not None:
             prev_end = w1 if prev_end is None else max(prev_end, w1)
         off = s.get("step_offset") or 0
-        table.add_row(str(s.get("segment", "")), s.get("launch", ""), f"{s.get('first_step')}–{s.get('last_step')}",
+        steps = "—" if s.get("first_step") is None else f"{s.get('first_step')}–{s.get('last_step')}"  # logged nothing
+        table.add_row(str(s.get("segment", "")), s.get("launch", ""), steps,
                       f"{s.get('points', 0):,}", f"{s.get('superseded', 0):,}", f"{off:+d}" if off else "",
                       gap, escape(Path(s.get("source", "")).name))
     return table

@@ -10,6 +10,9 @@ launch really start (`locate_reset`)? Each judged boundary becomes a finding:
   the true step it resumed at (the stitched steps are re-based on it).
 - SL304 `step_gap`, SL305 `wallclock_gap` (info): steps never logged between two
   launches, and the time the run was down.
+- SL307 `empty_launch` (info): launches that logged nothing (a header-only event file,
+  a W&B folder without history rows), one finding with their count; where the run also
+  restarted from the beginning, the restart finding counts them instead.
 
 SL303 `repeated_data` is a curve judgment, so it is a registered detector
 (`RepeatedDataDetector`) run on the stitched loss like the others.
@@ -28,6 +31,7 @@ OVERLAP_CODE = "SL301"
 RESET_CODE = "SL302"
 STEP_GAP_CODE = "SL304"
 WALL_GAP_CODE = "SL305"
+EMPTY_CODE = "SL307"
 
 MEDIAN_SE = 1.2533
 """Standard error of a median of n normal points is about 1.2533 σ/√n."""
@@ -178,18 +182,43 @@ def from_scratch(b: Boundary) -> bool:
     return b.run_first_step is not None and b.first_step <= b.run_first_step + max(b.interval, 1)
 
 
-def restarts_finding(run: str, bs: list[Boundary]) -> Finding:
+def empty_launches(segments: list[dict] | None) -> list[dict]:
+    """Timeline rows of the launches that logged nothing (not writers beside another launch)."""
+    return [s for s in segments or () if s.get("launch") == "empty"]
+
+
+def _launch_count(segments: list[dict], empty: list[dict], from_start: int, first_step: int) -> str:
+    """'17 launches: 10 logged nothing, 7 started from step 1' (and how many resumed later)."""
+    launches = [s for s in segments if s.get("launch") != "parallel"]
+    text = f"{len(launches)} launches: {len(empty)} logged nothing, {from_start} started from step {first_step}"
+    later = len(launches) - len(empty) - from_start
+    return text + (f", {later} resumed later" if later > 0 else "")
+
+
+def _empty_evidence(empty: list[dict], segments: list[dict]) -> dict:
+    return {"launch_count": sum(1 for s in segments if s.get("launch") != "parallel"),
+            "empty_launches": [int(s["segment"]) for s in empty],
+            "empty_sources": [str(s.get("source", "")) for s in empty]}
+
+
+def restarts_finding(run: str, bs: list[Boundary], segments: list[dict] | None = None) -> Finding:
     """SL301 for several launches that each started the run again from its first step (a
-    notebook cell run again, a job resubmitted without `resume`): one event, with a count."""
+    notebook cell run again, a job resubmitted without `resume`): one event, with a count;
+    the launches that logged nothing (crashed before their first step) are counted in it."""
     one = overlap_finding(run, bs[0])
     reached = [b.prev_last_step for b in bs]
     launches = ", ".join(str(b.segment + 1) for b in bs)
     same = all(b.identical is not None and b.identical >= 0.99 for b in bs)
+    empty = empty_launches(segments)
     msg = (f"the run restarted from the beginning (step {bs[0].first_step}) {len(bs)} times (launches {launches}), "
            f"after reaching step {max(reached)} at most: "
            + ("each rerun logged the same values" if same else "each rerun trained the same steps again")
            + f"; {sum(b.superseded for b in bs):,} earlier points kept as superseded")
+    if empty:
+        msg = f"{_launch_count(segments, empty, len(bs) + 1, bs[0].first_step)}; {msg}"
     ev = dict(one.evidence)
+    if empty:
+        ev.update(_empty_evidence(empty, segments))
     ev.update({"restarts": len(bs), "launches": [b.segment for b in bs], "reached_steps": reached,
                "superseded_points": sum(b.superseded for b in bs),
                "wallclock_gaps_s": [round(float(b.wall_gap_s), 3) if b.wall_gap_s is not None else None for b in bs]})
@@ -200,13 +229,65 @@ def restarts_finding(run: str, bs: list[Boundary]) -> Finding:
                           "identical_values": same, "restarts": len(bs)})
 
 
-def boundary_findings(run: str, boundaries: list[Boundary]) -> list[Finding]:
-    """One finding per judged boundary; restarts from the beginning are one finding with a count."""
+def empty_launch_finding(run: str, empty: list[dict], segments: list[dict]) -> Finding:
+    """SL307 (info): launches that started and stopped before their first logged value,
+    one finding with their count. Alone it is a note: an empty restart file beside a
+    finished run costs nothing; many of them say the job kept crashing at start-up."""
+    ev = _empty_evidence(empty, segments)
+    n = ev["launch_count"]
+    names = ", ".join(str(int(s["segment"]) + 1) for s in empty)
+    before = _last_step_before(segments, empty[0])
+    if len(empty) == 1:
+        e = empty[0]
+        what = f"launch {int(e['segment']) + 1} of {n} logged nothing ({_file_name(e.get('source'), segments)})"
+        prev = _data_before(segments, e)
+        gap = (e.get("first_wall_time") - prev["last_wall_time"]) if prev is not None and \
+            prev.get("last_wall_time") is not None and e.get("first_wall_time") is not None else None
+        if prev is not None and gap is not None and gap >= 0:
+            what += (f": it started {human_duration(gap)} after launch {int(prev['segment']) + 1} stopped "
+                     f"at step {prev['last_step']} and stopped before its first logged value")
+            ev["wallclock_gap_s"] = round(float(gap), 3)
+        else:
+            what += ": it stopped before its first logged value"
+    else:
+        what = (f"{n} launches: {len(empty)} logged nothing (launches {names}); each stopped before its "
+                f"first logged value")
+    return Finding(kind="empty_launch", code=EMPTY_CODE, run=run, metric=None, severity="info", message=what,
+                   start_step=before, evidence=ev, extra={"empty_launches": len(empty)})
+
+
+def _data_before(segments: list[dict], seg: dict) -> dict | None:
+    """The last launch with data before `seg` on the timeline."""
+    prev = [s for s in segments if s.get("points") and s["segment"] < seg["segment"]]
+    return prev[-1] if prev else None
+
+
+def _last_step_before(segments: list[dict], seg: dict) -> int | None:
+    prev = _data_before(segments, seg)
+    return None if prev is None or prev.get("last_step") is None else int(prev["last_step"])
+
+
+def _file_name(source, segments: list[dict]) -> str:
+    """The file's name, with its folder when other launches' files have the same name
+    (every W&B launch writes `run-<id>.wandb`)."""
+    def tail(x, k: int) -> str:
+        return "/".join(str(x or "").replace("\\", "/").split("/")[-k:])
+
+    same = sum(1 for s in segments if tail(s.get("source"), 1) == tail(source, 1))
+    return tail(source, 2 if same > 1 else 1) or str(source or "")
+
+
+def boundary_findings(run: str, boundaries: list[Boundary], segments: list[dict] | None = None) -> list[Finding]:
+    """One finding per judged boundary; restarts from the beginning are one finding with a
+    count (and the count of launches that logged nothing); launches that logged nothing
+    are otherwise one info finding (`empty_launch`)."""
     out: list[Finding] = []
     overlaps = [b for b in boundaries if b.launch == "rollback" and b.rolled_back and b.superseded]
     reruns = [b for b in overlaps if from_scratch(b)]
     if len(reruns) > 1:
-        out.append(restarts_finding(run, reruns))
+        out.append(restarts_finding(run, reruns, segments))
+    elif empty_launches(segments):
+        out.append(empty_launch_finding(run, empty_launches(segments), segments or []))
     grouped = {id(b) for b in reruns} if len(reruns) > 1 else set()
     for b in boundaries:
         if id(b) in grouped:

@@ -279,6 +279,18 @@ KINDS: tuple[Entry, ...] = (
         ("resume", "step_gap"),
     ),
     _kind(
+        "empty_launch", "Launch that logged nothing",
+        "A launch of the run started (it left a header-only event file, or a W&B run folder "
+        "without history rows) and stopped before its first logged value. One finding counts "
+        "them; where the run also restarted from the beginning, the restart finding counts them.",
+        "One empty restart file beside a finished run costs nothing; many of them say the job "
+        "kept crashing at start-up (a bad node, out of memory while loading, a wrong path), and "
+        "each cost a queue wait and a start-up.",
+        ("Read the job's stdout/stderr of those launches: they crashed before training began.",
+         "If the launcher retries automatically, cap the retries and alert on the first failure."),
+        ("resume_overlap", "wallclock_gap"),
+    ),
+    _kind(
         "ended_early", "Run ended early",
         "The run stopped well short of the plan its log states (`step 750/19560`, a trainer's "
         "`max_steps`, `max_epochs` in `hparams.yaml`), or its log ends in an error (a Python "

@@ -33,6 +33,9 @@ class Table:
     - `segment_key`: tables of one run with the same key are one launch (one segment);
       W&B chart exports split one launch over several files, so they share a key.
     - `order`: sorts the segments of a run (start time, then file name).
+    - An empty `frame` is a launch that logged nothing (a process that crashed before its
+      first step left a header-only file): discovery keeps it as a segment with 0 points
+      when the run has data elsewhere, so the timeline counts it.
     """
 
     frame: pl.DataFrame
@@ -44,6 +47,9 @@ class Table:
     order: tuple = ()
     run_name: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    start_time: float | None = None
+    """When the launch started (unix seconds), where the format says so: the only time an
+    empty launch has."""
 
 
 class Importer(ABC):

@@ -21,8 +21,9 @@ What is one run and one launch:
 Reading is done by `tfrecord.RecordStream` (framing, CRC-32C, damage recovery, one
 block of the file in memory at a time) and `tb_events.EventDecoder` (bulk NumPy
 decoding of the common scalar layout, upb for the rest). Damage becomes one warning per file naming the file and the counts; an
-empty or header-only file gives no points and no error; a file that is not TFRecord
-at all is a FormatError.
+empty or header-only file gives no points and no error (beside files with data it is a
+launch that logged nothing: an empty Table, with the start time of its name); a file
+that is not TFRecord at all is a FormatError.
 """
 from __future__ import annotations
 
@@ -211,16 +212,16 @@ class TensorBoardImporter(Importer):
             except FormatError as exc:
                 errors.append(exc)
                 continue
-            if scalars.frame.height == 0:
-                continue
             tables.append(self._table(path, scalars))
         if errors and len(errors) == len(paths):
             raise errors[0]
         for exc in errors:
             diagnostics.warn(f"{exc} (skipped)")
-        if not tables and not errors and len(paths) > 1:
-            diagnostics.warn(f"{run_key_of(paths[0])}: {len(paths)} event files, none holds a scalar value")
-        return tables
+        if not any(t.frame.height for t in tables):
+            if tables and not errors and len(paths) > 1:
+                diagnostics.warn(f"{run_key_of(paths[0])}: {len(paths)} event files, none holds a scalar value")
+            return []  # nothing logged anywhere: no run, as before
+        return tables  # header-only files of a run with data are its launches that logged nothing
 
     def read_file(self, path: Path, plugins: dict[str, str] | None = None) -> EventScalars:
         """Every scalar point of one event file (damage warned about, not raised). The file
@@ -250,11 +251,13 @@ class TensorBoardImporter(Importer):
         frame = scalars.frame
         owner = owner_file(path)
         split = keras_split(path)
-        if split or owner is not None:
+        if (split or owner is not None) and frame.height:
             tags = frame.get_column("metric").unique().to_list()
             names = ({t: f"{path.parent.name}/{t}" for t in tags} if split
                      else {t: child_metric(t, path.parent.name) for t in tags})
             frame = frame.with_columns(pl.col("metric").replace_strict(names, return_dtype=pl.Categorical))
-        meta = {"purge_steps": list(scalars.purge_steps)} if scalars.purge_steps else {}
+        meta = {"purge_steps": list(scalars.purge_steps)} if scalars.purge_steps and frame.height else {}
+        name = parse_name((owner or path).name)
         return Table(frame=frame, source=path, format=self.name, run_key=run_key_of(path),
-                     segment_key=str(owner or path), order=_order(owner or path), meta=meta)
+                     segment_key=str(owner or path), order=_order(owner or path), meta=meta,
+                     start_time=float(name.timestamp) if name else None)

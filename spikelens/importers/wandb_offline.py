@@ -22,6 +22,9 @@ wandb >= 0.21 ships no reader for these files, so the framing is read here
   `{run, step, metric, kind}`, which the stitcher uses); per run: `wandb.launches`
   (folder, start time, resume, rows, first/last step, `step_restarted`, branch point
   of every launch) and `wandb.step_restarts`.
+- **A launch without history rows** (it crashed before its first `log`) is an empty
+  Table beside the run's other launches (a segment with 0 points); a run with no
+  history rows at all is a warning and no run.
 
 Damage: a truncated tail (a killed run) stops reading quietly; a bad chunk skips to the
 next 32 KiB block; both become one warning naming the file and the counts. A file
@@ -300,8 +303,12 @@ class WandbOfflineRunImporter(Importer):
                 if wf.branch_point:
                     launch["branch_point"] = wf.branch_point
                 launches.append(launch)
-                if wf.frame.height == 0:
-                    diagnostics.warn(f"{f}: W&B run file without history values")
+                if wf.frame.height == 0:  # a launch that logged nothing: kept if its run has data
+                    tables.append(Table(frame=pl.DataFrame(schema=TABLE_SCHEMA), source=f, format=self.name,
+                                        run_key=f"wandb:{run_id}", segment_key=segment,
+                                        order=(wf.start_time or _folder_time(folder), folder.name),
+                                        run_name=wf.display_name or run_id,
+                                        start_time=wf.start_time or _folder_time(folder) or None))
                     continue
                 meta: dict[str, Any] = {"wandb.run_id": run_id}
                 for key in ("display_name", "project"):
@@ -313,11 +320,16 @@ class WandbOfflineRunImporter(Importer):
                     meta["resume"] = True
                 tables.append(Table(frame=wf.frame, source=f, format=self.name, run_key=f"wandb:{run_id}",
                                     segment_key=segment, order=(wf.start_time or _folder_time(folder), folder.name),
-                                    run_name=wf.display_name or run_id, meta=meta))
+                                    run_name=wf.display_name or run_id, meta=meta, start_time=wf.start_time))
         if errors and not launches:
             raise errors[0]
         for exc in errors:
             diagnostics.warn(f"{exc} (skipped)")
+        with_data = {t.run_key for t in tables if t.frame.height}
+        for t in tables:
+            if t.run_key not in with_data:
+                diagnostics.warn(f"{t.source}: W&B run file without history values")
+        tables = [t for t in tables if t.run_key in with_data]
         _note_launches(tables, launches)
         return tables
 

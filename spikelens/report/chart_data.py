@@ -107,7 +107,8 @@ def run_chart(run: RunReport, finding_ids: dict[int, str]) -> dict[str, Any]:
     extra = sorted({v["metric"] for v in views if v["metric"] and v["metric"] not in drawn
                     and v["metric"] in by_metric})
     zoom_only = [_series(m, run.metrics.get(m, "other"), by_metric[m], 0, windows, per_window) for m in extra]
-    segments = [float(s["first_step"]) for s in run.segments[1:] if s.get("first_step") is not None]
+    data = [s for s in run.segments if s.get("points", 1)]  # launches that logged nothing draw no line
+    segments = [float(s["first_step"]) for s in data[1:] if s.get("first_step") is not None]
     return {"panels": panels, "zoom_only": zoom_only, "findings": views, "segments": segments,
             "first": first, "last": last, "main": run.stats.get("main_metric")}
 

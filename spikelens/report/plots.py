@@ -254,7 +254,7 @@ def label_rows(spans: list[Span], x_range: tuple[float, float], rows: int = 3,
 
 
 def _draw_resumes(ax, run: RunReport) -> None:
-    for seg in run.segments[1:]:
+    for seg in [s for s in run.segments if s.get("points", 1)][1:]:  # launches that logged nothing draw no line
         at = seg.get("first_step")
         if at is not None:
             ax.axvline(at, color="#555555", lw=0.8, ls=":", alpha=0.8)

@@ -110,6 +110,7 @@ def verdict(run: RunReport) -> str:
     if blips:
         parts.append(f"1 one-point spike at step {_step(blips[0])}, back at the next point" if len(blips) == 1
                      else f"{len(blips)} one-point spikes, each back at the next point")
+    before_resumes = len(parts)
     for kind in RESUME_KINDS:
         hits = by.get(kind, [])
         if kind == "resume_overlap":
@@ -121,6 +122,10 @@ def verdict(run: RunReport) -> str:
                 parts.append(f"restarted from the beginning{times} (step {_step(scratch[0])})")
         if hits:
             parts.append(f"{_RESUME_WORDS[kind]} at {_steps_text(hits)}")
+    counted = next((f for f in fs if f.evidence.get("empty_launches")), None)
+    if counted is not None and len(parts) > before_resumes:  # alone, launches that logged nothing are a note
+        parts.append(f"{len(counted.evidence['empty_launches'])} of {counted.evidence.get('launch_count')} "
+                     f"launches logged nothing")
     for kind, words in _OTHER_WORDS.items():
         hits = [f for f in by.get(kind, []) if f.severity != "info"]
         if hits:
@@ -212,13 +217,19 @@ def final_loss_text(run: RunReport) -> str:
 
 
 def segments_text(run: RunReport) -> str:
-    """'1 segment' or '3 segments (resumed at steps 2000, 4000)'."""
+    """'1 segment', '3 segments (resumed at steps 2000, 4000)' or, with launches that
+    logged nothing, '17 segments (10 logged nothing; resumed at steps 1, 1)'."""
     n = len(run.segments)
     if n <= 1:
         return f"{n} segment" if n else "no segments"
-    starts = [s.get("first_step") for s in run.segments[1:]]
+    data = [s for s in run.segments if s.get("points", 1)]
+    empty = sum(1 for s in run.segments if s.get("points", 1) == 0 and s.get("launch", "empty") == "empty")
+    starts = [s.get("first_step") for s in data[1:]]
     starts_txt = ", ".join(str(s) for s in starts if s is not None)
-    return f"{n} segments (resumed at step{'s' if n > 2 else ''} {starts_txt})"
+    resumed = f"resumed at step{'s' if len(starts) > 1 else ''} {starts_txt}" if starts_txt else ""
+    nothing = f"{empty} logged nothing" if empty else ""
+    detail = "; ".join(t for t in (nothing, resumed) if t)
+    return f"{n} segments ({detail})" if detail else f"{n} segments"
 
 
 def split_findings(run: RunReport) -> tuple[list[Finding], list[Finding]]:
