@@ -185,8 +185,10 @@ def cli_app(monkeypatch):
     cli._register()
     seen: dict = {}
 
-    def fake_analyze(*paths, config=None, detector_params=None, progress=None, keep_frames=True):
-        seen.update(paths=paths, config=config, params=detector_params, progress=progress)
+    def fake_analyze(*paths, config=None, detector_params=None, progress=None, keep_frames=True,
+                     executor="local", findings=None, jobs=None):
+        seen.update(paths=paths, config=config, params=detector_params, progress=progress, executor=executor,
+                    findings=findings)
         return sample_report()
 
     monkeypatch.setattr(api, "analyze", fake_analyze)
