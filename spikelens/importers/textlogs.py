@@ -148,7 +148,7 @@ def split_lines(text: str) -> pl.DataFrame:
     return frame.with_columns(pl.col("row").cast(pl.Int64), pl.col("line_no").cast(pl.Int64))
 
 
-READ_BLOCK = 16 * 1024 * 1024
+READ_BLOCK = 2 * 1024 * 1024
 """Bytes decoded and split at a time (cut after a newline): the file is never held as
 bytes and as a Python string at once, only as its lines."""
 
@@ -328,10 +328,10 @@ def _counts(rows: pl.DataFrame, metric: str) -> pl.DataFrame:
 
 
 PARSE_THREADS = 2
-CHUNK_LINES = 100_000
+CHUNK_LINES = 25_000
 """Lines parsed at a time: the strings a rule extracts live for one chunk only, so memory
 grows with the values read, not with the text."""
-_OUT_COLS = {"row": pl.Int64, "step": pl.Int64, "wall_time": pl.Float64, "metric": pl.Categorical(),
+_OUT_COLS = {"row": pl.Int32, "step": pl.Int64, "wall_time": pl.Float64, "metric": pl.Categorical(),
              "value": pl.Float64}
 
 
@@ -417,10 +417,11 @@ def parse_lines(lines: pl.DataFrame, pattern: LinePattern) -> tuple[pl.DataFrame
             frame = pl.concat(filled, how="diagonal_relaxed").sort("row", "pos", maintain_order=True)
         else:
             frame = filled[0]
-        frame = frame.filter(pl.col("step").is_not_null())
+        if frame.get_column("step").null_count():  # a filter copies: only when something goes
+            frame = frame.filter(pl.col("step").is_not_null())
         raw_height += frame.height
         frame, carry = _drop_repeats(frame, carry)
-        out.append(frame.select(pl.col("row").cast(pl.Int64), "step", "wall_time", "metric", "value"))
+        out.append(frame.select("row", "step", "wall_time", "metric", "value"))  # the compact columns, no copy
     # a log without time stamps carries no wall-time column until the frame is built
     deduped = (pl.concat(out, how="diagonal_relaxed" if len({f.schema["wall_time"] for f in out}) > 1 else "vertical",
                          rechunk=False).select([pl.col(c).cast(t) for c, t in _OUT_COLS.items()])
