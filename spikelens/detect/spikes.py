@@ -64,6 +64,26 @@ class SpikeDetector(Detector):
     max_isolated: int = 8
     """More one-point blips than this in a run are noise: keep the largest few."""
     keep_isolated: int = 3
+    held_jump_ratio: float = 3.0
+    """A one-point jump by this ratio or more that the curve never comes down from is a
+    spike with recovery `none` even where no baseline can be formed (the first points of a
+    run, runs of a few points): a multi-x jump that stays is not a blip."""
+    held_ratio: float = 2.0
+    """... provided every later point stays at least this ratio above the level before it."""
+    held_min_after: int = 3
+    """Points (the jump included) that must show the jump held."""
+    dominant_min_outliers: int = 8
+    """A run with at least this many one-point outliers has its own outlier distribution:"""
+    dominant_factor: float = 2.5
+    """the largest outlier whose excess (ratio - 1) is this many times that of the next
+    largest, and"""
+    dominant_min_ratio: float = 4.0
+    """at least this ratio above its trend, stands outside that distribution: its own spike
+    (one bad batch), not one more outlier."""
+    resume_context: int = 5
+    """At a launch boundary the trailing window mixes the earlier launch's whole descent in
+    (a short per-epoch run falls fast): the level before a resume is the median of this many
+    points right before it."""
 
     def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
         return spikes_of(self, series, ctx)
@@ -74,17 +94,21 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
     step = series.step[finite]
     value = series.value[finite]
     n = step.size
-    if n < 12:
+    if n < 3:
         return []
     y, is_log = log_scale(value)
-    base = rolling_median(y, det.window, trailing_exclusive=True, min_samples=5)
     sigma = noise_sigma(y, det.window)
+    held = _held_jump(det, y, is_log, sigma)
+    if n < 12:
+        return [_finding(det, series, ctx, step, y, is_log, *held)] if held else []
+    base = rolling_median(y, det.window, trailing_exclusive=True, min_samples=5)
+    base, resumed = _resume_baseline(det, base, y, step, ctx.segment_starts)
     resid = y - base
     z = resid / sigma
     ratio_ok = (resid > np.log(det.min_ratio)) if is_log else (resid > (det.min_ratio - 1.0) * np.abs(base))
     cand = np.flatnonzero(np.isfinite(z) & (z > det.z_min) & ratio_ok)
     if cand.size == 0:
-        return []
+        return [_finding(det, series, ctx, step, y, is_log, *held)] if held else []
     fwd = forward_median(y, det.recovery_smooth)
     blip_z = max(det.z_min, det.tail_factor * expected_max_z(z))
     events = []
@@ -111,12 +135,18 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
         end = _first_back(fwd, y, peak + 1, level + band, level + point_band)
         high = int(np.sum(z[start:(end if end is not None else n)] > det.z_min))
         small = y[peak] - level < np.log(det.blip_min_ratio) if is_log else False
-        if end is not None and high <= det.blip_points and (z[peak] < blip_z or small or n < det.short_run_points):
+        # a jump at a resume that is still up at the next point is the resume's (lost optimizer
+        # state, a warm-up restarting), not per-batch noise, however short the run
+        at_resume = start in resumed and end - peak > 1 if end is not None else False
+        if end is not None and high <= det.blip_points and not at_resume \
+                and (z[peak] < blip_z or small or n < det.short_run_points):
             last_end = end
             in_tail.append(peak)  # a one-point blip inside the run's own noise tail: summarised
             continue
         events.append((start, peak, end, level, sig0, band, high))
         last_end = end if end is not None else n
+    if held and not any(e[0] <= held[1] <= (e[2] if e[2] is not None else n) for e in events):
+        events.insert(0, held)
     findings = []
     for start, peak, end, level, sig0, band, high in events:
         findings.append(_finding(det, series, ctx, step, y, is_log, start, peak, end, level, sig0, band, high))
@@ -126,9 +156,72 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
     # blips judged to be noise (by the tail test or by their number) always count, even
     # when a neighbour was not calm (a blip whose next point is still a little high)
     outliers = np.union1d(outliers, np.union1d(np.searchsorted(step, demoted), in_tail)).astype(np.int64)
+    dominant = _dominant_outlier(det, outliers, y, base, is_log)
+    if dominant is not None:
+        outliers = outliers[outliers != dominant[0]]
+        level = base[dominant[0]]
+        band = max(det.band_sigma * sigma[dominant[0]] * 1.2533 / np.sqrt(det.recovery_smooth), np.log(det.min_band_ratio))
+        spike = _finding(det, series, ctx, step, y, is_log, dominant[0], dominant[0], min(dominant[0] + 1, n - 1),
+                         level, sigma[dominant[0]], band, 1)
+        spike.evidence["next_largest_outlier_ratio"] = dominant[1]
+        spike.evidence["outliers_in_run"] = int(outliers.size)
+        findings.append(spike)
     if outliers.size:
         findings.append(_noise_summary(det, series, ctx, step, y, is_log, base, outliers, blip_z))
     return findings
+
+
+def _held_jump(det: SpikeDetector, y: np.ndarray, is_log: bool, sigma: np.ndarray) -> tuple | None:
+    """The first one-point multi-x jump that the curve never comes down from, among the
+    points the windowed test cannot judge (its baseline needs 5 points before, its noise
+    12 points in all): an LR typo that destroys the model at step 2 of a 10-step fine-tune."""
+    n = y.size
+    if not is_log or n < det.held_min_after + 1:
+        return None
+    last = n - det.held_min_after if n < 12 else min(5, n - det.held_min_after)
+    for i in range(1, last + 1):
+        level = float(np.median(y[max(0, i - det.window):i]))
+        if not (np.isfinite(level) and y[i] - y[i - 1] >= np.log(det.held_jump_ratio)
+                and y[i] - level >= np.log(det.held_jump_ratio)):
+            continue
+        if np.min(y[i:]) - level < np.log(det.held_ratio):
+            continue
+        peak = i + int(np.argmax(y[i:i + det.max_rise_points]))
+        band = np.log(det.min_band_ratio)
+        return (i, peak, None, level, float(sigma[i - 1]), band, n - i)
+    return None
+
+
+def _resume_baseline(det: SpikeDetector, base: np.ndarray, y: np.ndarray, step: np.ndarray,
+                     segment_starts: list[int]) -> tuple[np.ndarray, set[int]]:
+    """At the first point of a resumed launch, the level is that of the last points before
+    it, not a trailing window that reaches back into the earlier launch's descent.
+    Returns the baseline and the indices where a launch took over."""
+    if not segment_starts:
+        return base, set()
+    out = base.copy()
+    resumed: set[int] = set()
+    for s in segment_starts:
+        b = int(np.searchsorted(step, s, side="left"))
+        if det.resume_context <= b < y.size and np.isfinite(out[b]):
+            out[b] = min(out[b], float(np.median(y[b - det.resume_context:b])))
+            resumed.add(b)
+    return out, resumed
+
+
+def _dominant_outlier(det: SpikeDetector, outliers: np.ndarray, y: np.ndarray, base: np.ndarray,
+                      is_log: bool) -> tuple[int, float] | None:
+    """(index, next largest ratio) of a one-point outlier that stands far outside the run's
+    own outlier distribution (several times the excess of the next largest): one bad batch
+    worth its own finding, where the rest of the tail is per-batch noise."""
+    if not is_log or outliers.size < det.dominant_min_outliers:
+        return None
+    ratios = np.exp(y[outliers] - base[outliers])
+    order = np.argsort(-ratios, kind="stable")
+    r1, r2 = float(ratios[order[0]]), float(ratios[order[1]])
+    if r1 >= det.dominant_min_ratio and r1 - 1.0 >= det.dominant_factor * (r2 - 1.0):
+        return int(outliers[order[0]]), r2
+    return None
 
 
 def _first_back(fwd: np.ndarray, y: np.ndarray, start: int, smooth_max: float, point_max: float) -> int | None:
