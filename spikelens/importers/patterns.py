@@ -71,6 +71,9 @@ class Rule:
     counts: str | None = None
     """Also emit this metric: how many of this rule's lines fall on each step."""
     post: Post | None = None
+    post_per_line: bool = False
+    """The post only looks at the rows of one line at a time and keeps their order, so
+    the importer runs it chunk by chunk instead of gathering the rule's rows whole."""
 
 
 @dataclass(frozen=True)
@@ -173,7 +176,7 @@ The time stamp becomes the line's wall time."""
 _OVERFLOW = Rule(
     regex=_STAMP_PREFIX + rf".*?OVERFLOW! Rank \d+ Skipping step\. Attempted loss scale: (?P<attempted_loss_scale>{NUM}){END}"
           rf"(?:.*reducing to (?P<loss_scale>{NUM}){END})?",
-    step_from="next", counts="overflow_skips", post=_overflow,
+    step_from="next", counts="overflow_skips", post=_overflow, post_per_line=True,
 )
 
 LLMC_STDOUT = LinePattern(
@@ -219,7 +222,7 @@ NANOGPT = LinePattern(
         Rule(
             regex=_LOG_PREFIX + rf"iter\s+(?P<step>\d+):\s*loss\s+(?P<train_loss>{NUM}),",
             fields={"iter_time_ms": rf"time\s+({NUM})\s*ms", "mfu": rf"mfu\s+({NUM})%"},
-            near=r"^iter\s+\d+:", post=_drop_placeholder_mfu,
+            near=r"^iter\s+\d+:", post=_drop_placeholder_mfu, post_per_line=True,
         ),
         Rule(
             regex=_LOG_PREFIX + rf"step\s+(?P<step>\d+):\s*train loss\s+(?P<eval_train_loss>{NUM}),\s*val loss\s+(?P<val_loss>{NUM})\s*$",
@@ -272,7 +275,7 @@ MEGATRON = LinePattern(
         Rule(
             regex=_STAMP_PREFIX + r"validation loss at (?:iteration\s+)?(?P<step>\d+)(?P<_split>[^|]*)\|(?P<rest>.*)$",
             pairs=rf"\s*(?P<key>[^|:]+?):\s+(?P<value>{NUM})\s*\|",
-            near=_STAMP_PREFIX + r"validation loss at", post=_megatron_validation,
+            near=_STAMP_PREFIX + r"validation loss at", post=_megatron_validation, post_per_line=True,
         ),
         _OVERFLOW,
     ),

@@ -349,7 +349,7 @@ def _needs_whole(rule: Rule) -> bool:
     """Rules whose rows wait for the whole file: a `post` may look at every row of its
     rule, context lines take the step of a step line maybe in another chunk, counts are
     per step."""
-    return rule.post is not None or rule.step_from != "line" or rule.counts is not None
+    return (rule.post is not None and not rule.post_per_line) or rule.step_from != "line" or rule.counts is not None
 
 
 def parse_lines(lines: pl.DataFrame, pattern: LinePattern) -> tuple[pl.DataFrame, dict]:
@@ -374,7 +374,10 @@ def parse_lines(lines: pl.DataFrame, pattern: LinePattern) -> tuple[pl.DataFrame
         out, seen_rows, anchors = [], [], []
         for rule in pattern.rules:
             rows, seen = _rule_rows(chunk, rule)
-            out.append(rows if rule.post is not None else _typed(rows) if _needs_whole(rule) else _compact(rows))
+            if rule.post is not None and rule.post_per_line:
+                rows = _typed(rule.post(rows))
+            out.append(rows if rule.post is not None and not rule.post_per_line
+                       else _typed(rows) if _needs_whole(rule) else _compact(rows))
             seen_rows.append(seen.get_column("row"))
             if rule.step_from == "line":
                 anchors.append(seen.select("row", "step").filter(pl.col("step").is_not_null()))
@@ -396,7 +399,7 @@ def parse_lines(lines: pl.DataFrame, pattern: LinePattern) -> tuple[pl.DataFrame
     for rule, chunks in zip(pattern.rules, per_rule):
         if _needs_whole(rule):  # few rows, or a post that may look far
             rows = pl.concat(chunks, how="diagonal_relaxed")
-            rows = _typed(rule.post(rows)) if rule.post is not None else rows
+            rows = _typed(rule.post(rows)) if rule.post is not None and not rule.post_per_line else rows
             rows = _resolve_steps(rows, anchors, rule)
             extra = _counts(rows, rule.counts) if rule.counts and rows.height else None
             rows = pl.concat([rows, extra]) if extra is not None else rows
