@@ -183,7 +183,9 @@ def test_SL302_reset_counter_is_rebased_where_the_lr_continues(interval):
     assert f.extra["resume_step"] == resumed_at and f.extra["step_offset"] == resumed_at
     assert f.extra["rolled_back_from"] == last
     assert f.extra["logged_first_step"] == 0
-    assert f"{resumed_at}" in f.message and "re-based" in f.message
+    # where the file shows the restart (its own counter) and where it sits in the run
+    assert f.start_step == 0 and f.anchor_step == resumed_at
+    assert f"{resumed_at}" in f.message and "re-based" in f.message and "logs step 0 again" in f.message
     loss = live(st.frame, "train/loss")
     np.testing.assert_array_equal(loss.get_column("step").to_numpy(), c["step"])
     np.testing.assert_allclose(loss.get_column("value").to_numpy(), c["loss"])

@@ -5,9 +5,11 @@ the helpers here to judge them: was the step counter reset, and where did the ne
 launch really start (`locate_reset`)? Each judged boundary becomes a finding:
 
 - SL301 `resume_overlap`: the new launch re-logged steps the old one had logged
-  (a rollback to a checkpoint); `resume_step`, `rolled_back_from`.
+  (a rollback to a checkpoint); `resume_step`, `rolled_back_from` on the run's axis,
+  `start_step` as the file logs it (they differ after a step reset).
 - SL302 `step_reset`: the new launch restarted its step counter; `resume_step` is
-  the true step it resumed at (the stitched steps are re-based on it).
+  the true step it resumed at (the stitched steps are re-based on it), `start_step` the
+  step the launch logged there, as the file shows it.
 - SL304 `step_gap`, SL305 `wallclock_gap` (info): steps never logged between two
   launches, and the time the run was down.
 - SL307 `empty_launch` (info): launches that logged nothing (a header-only event file,
@@ -136,22 +138,24 @@ def overlap_finding(run: str, b: Boundary) -> Finding:
                "from_scratch": bool(scratch)})
     return Finding(kind="resume_overlap", code=OVERLAP_CODE, run=run, metric=None,
                    severity="info" if same else "warning", message=what + tail,
-                   start_step=b.first_step, end_step=b.prev_last_step, evidence=ev,
+                   start_step=b.logged_first_step, end_step=b.prev_last_step, evidence=ev,
                    extra={"resume_step": b.first_step, "rolled_back_from": b.prev_last_step,
                           "identical_values": same})
 
 
 def reset_finding(run: str, b: Boundary) -> Finding:
     """SL302: the step counter restarted; steps re-based on where the launch really resumed."""
-    msg = (f"{_launch_name(b)} restarted its step counter at {b.logged_first_step}; it resumed at step "
-           f"{b.first_step} ({b.reset_how}), so its steps were re-based by {b.step_offset:+d}")
+    msg = (f"{_launch_name(b)} restarted its step counter: it logs step {b.logged_first_step} again, which is "
+           f"step {b.first_step} of the run ({b.reset_how}), so its steps were re-based by {b.step_offset:+d}")
     rolled = b.prev_last_step if b.first_step <= b.prev_last_step else None
     if rolled is not None:
         msg += f"; the previous launch had reached step {b.prev_last_step}, so it also rolled back"
     ev = boundary_evidence(b)
     ev.update(b.reset_evidence)
+    # start_step is the step as the file shows it (where a reader finds the restart in the log);
+    # resume_step, like every other step of the report, is on the run's stitched axis
     return Finding(kind="step_reset", code=RESET_CODE, run=run, metric=None, severity="warning", message=msg,
-                   start_step=b.first_step, evidence=ev,
+                   start_step=b.logged_first_step, evidence=ev,
                    extra={"resume_step": b.first_step, "rolled_back_from": rolled,
                           "logged_first_step": b.logged_first_step, "step_offset": b.step_offset})
 

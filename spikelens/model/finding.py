@@ -63,8 +63,9 @@ class Finding:
 
     @property
     def anchor_step(self) -> int | None:
-        """The step a person would look at first."""
-        for s in (self.peak_step, self.start_step, self.extra.get("resume_step"), self.end_step):
+        """The step a person would look at first, on the run's stitched axis (a resume's
+        `resume_step` before its `start_step`, which a step reset gives as logged)."""
+        for s in (self.peak_step, self.extra.get("resume_step"), self.start_step, self.end_step):
             if s is not None:
                 return int(s)
         return None
