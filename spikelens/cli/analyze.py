@@ -50,12 +50,6 @@ def analyze_cmd(
     param: List[str] = typer.Option([], "--param", metavar="DETECTOR.NAME=VALUE",
                                     help="Override a detector parameter, DETECTOR being a kind or a code "
                                          "(e.g. spike.recovery_fast_steps=500). Repeatable."),
-    experiment: List[str] = typer.Option([], "--experiment", metavar="NAME",
-                                         help="With an MLflow database or server among PATHS: only the runs of "
-                                              "this experiment (name or id). Repeatable."),
-    run_id: List[str] = typer.Option([], "--run-id", metavar="ID",
-                                     help="With an MLflow database or server among PATHS: only this run. "
-                                          "Repeatable."),
     executor: Executor = typer.Option(Executor.local, "--executor",
                                       help="Where runs are analysed: local (worker processes) or ray (one Ray task "
                                            "per run group, on the cluster ray.init finds, e.g. RAY_ADDRESS, or a "
@@ -64,6 +58,12 @@ def analyze_cmd(
                                             help="Also write the findings as data (one row per finding and per run) "
                                                  "to a Parquet file, or a folder partitioned by run; run again with the "
                                                  "same dataset, only runs whose files changed are read."),
+    experiment: List[str] = typer.Option([], "--experiment", metavar="NAME",
+                                         help="With an MLflow database or server among PATHS: only the runs of "
+                                              "this experiment (name or id). Repeatable."),
+    run_id: List[str] = typer.Option([], "--run-id", metavar="ID",
+                                     help="With an MLflow database or server among PATHS: only this run. "
+                                          "Repeatable."),
     charts: bool = CHARTS,
     allow_empty: bool = ALLOW_EMPTY,
     quiet: bool = QUIET_RUNS,

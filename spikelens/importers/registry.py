@@ -14,8 +14,6 @@ from .llamafactory import LlamaFactoryImporter
 from .mlflow import MlflowRunImporter
 from .mlflow_server import MlflowServerImporter
 from .mlflow_sql import MlflowDatabaseImporter
-from .mlflow_server import MlflowServerImporter
-from .mlflow_sql import MlflowDatabaseImporter
 from .neptune_parquet import NeptuneParquetImporter
 from .raytune import RayTuneTrialImporter
 from .swanlab import SwanLabImporter
@@ -34,8 +32,6 @@ IMPORTERS: tuple[Importer, ...] = (
     WandbOfflineFileImporter(),  # a run-<id>.wandb file named on its own
     TensorBoardImporter(),  # events.out.tfevents.* (or a renamed file starting with an event record)
     HfTrainerStateImporter(),
-    MlflowDatabaseImporter(),  # mlflow.db (SQLite with MLflow's runs/metrics tables) or a sqlite:// URI
-    MlflowServerImporter(),  # an http(s):// MLflow server URL (discovery's pointer file)
     SwanLabImporter(),  # run-<id>.swanlab (':SWL' header)
     MlflowDatabaseImporter(),  # mlflow.db (SQLite with MLflow's runs/metrics tables) or a sqlite:// URI
     MlflowServerImporter(),  # an http(s):// MLflow server URL (discovery's pointer file)
