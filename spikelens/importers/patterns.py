@@ -133,7 +133,7 @@ def _megatron_losses(df: pl.DataFrame) -> pl.DataFrame:
     nan_rows = [
         per_line.filter(~pl.col("present").list.contains(key) & said_nan).select(
             "row", "line_no", "step", "wall_time",
-            pos=pl.lit(-1, pl.Int32), metric=pl.lit(key), value=pl.lit(float("nan")))
+            pos=pl.lit(-1, df.schema["pos"]), metric=pl.lit(key, df.schema["metric"]), value=pl.lit(float("nan")))
         for key in loss_keys
     ]
     return pl.concat([out, *nan_rows], how="diagonal_relaxed").sort("row", "pos", maintain_order=True)

@@ -288,6 +288,13 @@ def _compact(rows: pl.DataFrame) -> pl.DataFrame:
                        wall, pl.col("metric").cast(pl.Categorical()), pl.col("value").cast(pl.Float64))
 
 
+def _lean(rows: pl.DataFrame) -> pl.DataFrame:
+    """A chunk's rows as they wait for a post over the whole rule: the post's columns,
+    small integers and the metric categorical (the post keeps the metric's type)."""
+    return rows.with_columns(pl.col("row", "line_no").cast(pl.Int32), pl.col("pos").cast(pl.Int16),
+                             pl.col("metric").cast(pl.Categorical()))
+
+
 def numbers(raw: pl.Series) -> pl.Series:
     """`to_float` of every cell, the cheap way: a plain cast reads what the regexes capture
     (numbers, `nan`, `inf`); only the cells it cannot read take the spelling-aware path."""
@@ -376,7 +383,7 @@ def parse_lines(lines: pl.DataFrame, pattern: LinePattern) -> tuple[pl.DataFrame
             rows, seen = _rule_rows(chunk, rule)
             if rule.post is not None and rule.post_per_line:
                 rows = _typed(rule.post(rows))
-            out.append(rows if rule.post is not None and not rule.post_per_line
+            out.append(_lean(rows) if rule.post is not None and not rule.post_per_line
                        else _typed(rows) if _needs_whole(rule) else _compact(rows))
             seen_rows.append(seen.get_column("row"))
             if rule.step_from == "line":
@@ -399,10 +406,11 @@ def parse_lines(lines: pl.DataFrame, pattern: LinePattern) -> tuple[pl.DataFrame
     for rule, chunks in zip(pattern.rules, per_rule):
         if _needs_whole(rule):  # few rows, or a post that may look far
             rows = pl.concat(chunks, how="diagonal_relaxed")
-            rows = _typed(rule.post(rows)) if rule.post is not None and not rule.post_per_line else rows
-            rows = _resolve_steps(rows, anchors, rule)
-            extra = _counts(rows, rule.counts) if rule.counts and rows.height else None
-            rows = pl.concat([rows, extra]) if extra is not None else rows
+            rows = rule.post(rows) if rule.post is not None and not rule.post_per_line else rows
+            if rule.step_from != "line" or rule.counts:
+                rows = _resolve_steps(_typed(rows), anchors, rule)
+                extra = _counts(rows, rule.counts) if rule.counts and rows.height else None
+                rows = pl.concat([rows, extra]) if extra is not None else rows
             rows = _compact(rows.sort("row", "pos", maintain_order=True))
             for k, (lo, hi) in enumerate(spans):
                 parts[k].append(_in(rows, lo, hi) if len(spans) > 1 else rows)
