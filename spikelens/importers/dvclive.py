@@ -20,6 +20,7 @@ from .. import diagnostics
 from ..errors import FormatError
 from .base import TABLE_SCHEMA, Importer, Table
 from .csvlogs import decode, read_bytes, read_string_frame, to_long
+from .mlflow import read_meta_yaml
 
 METRICS_DIR = ("plots", "metrics")
 TIMESTAMP_MS = "timestamp"
@@ -52,20 +53,8 @@ def read_tsv(path: Path, key: str) -> pl.DataFrame:
 
 
 def flat_params(path: Path) -> dict[str, str]:
-    """Top-level scalar `key: value` lines of `params.yaml` (nested blocks are skipped)."""
-    out: dict[str, str] = {}
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return out
-    for ln in lines:
-        if not ln or ln[0] in " \t#-" or ":" not in ln:
-            continue
-        key, _, val = ln.partition(":")
-        val = val.strip().strip("'\"")
-        if val and len(val) <= 200:
-            out[f"param.{key.strip()}"] = val
-    return out
+    """Top-level scalar `key: value` lines of `params.yaml` as run metadata (nested blocks skipped)."""
+    return {f"param.{k}": v for k, v in read_meta_yaml(path).items() if len(v) <= 200}
 
 
 class DvcLiveImporter(Importer):

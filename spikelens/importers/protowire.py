@@ -16,9 +16,10 @@ class WireError(ValueError):
     """The bytes are not a protobuf message."""
 
 
-def varint(buf: bytes, pos: int) -> tuple[int, int]:
+def varint(buf: bytes, pos: int, end: int | None = None) -> tuple[int, int]:
+    """The varint at `pos` (read no further than `end`) and the position after it."""
     value = shift = 0
-    end = len(buf)
+    end = len(buf) if end is None else end
     while pos < end and shift < 70:
         b = buf[pos]
         pos += 1

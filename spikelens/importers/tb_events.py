@@ -27,6 +27,7 @@ import numpy as np
 import polars as pl
 
 from .base import TABLE_SCHEMA
+from .protowire import WireError, varint
 from .tfrecord import Records
 
 BULK_CHUNK = 1 << 14
@@ -186,15 +187,10 @@ def _may_hold_scalars(buf: bytes, start: int, length: int) -> bool:
 
 
 def _varint_at(buf: bytes, pos: int, end: int) -> tuple[int | None, int]:
-    value = shift = 0
-    while pos < end and shift < 64:
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if b < 0x80:
-            return value, pos
-        shift += 7
-    return None, pos
+    try:
+        return varint(buf, pos, end)
+    except WireError:
+        return None, end
 
 
 def _tensor_scalar(tensor) -> float | None:

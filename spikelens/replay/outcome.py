@@ -6,8 +6,9 @@ single-step replay share it without importing each other.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
+from .. import diagnostics
 from ..errors import UsageError
 from .run import StepResult
 
@@ -51,6 +52,24 @@ def load_logged_for(logdir, metric, steps):
     from .logged import load_logged
 
     return load_logged(logdir, metric, steps)
+
+
+def walk_window(steps: list[int], replay_step: Callable[[int], StepResult], logged) -> tuple[list[dict[str, Any]], StepResult]:
+    """Replay the steps of a window in order (each call may advance the training state), a
+    trajectory point a step; stop at the first step that produced a non-finite value."""
+    trajectory: list[dict[str, Any]] = []
+    result = None
+    for s in steps:
+        result = replay_step(s)
+        for note in result.notes:
+            diagnostics.warn(f"step {s}: {note}")
+        trajectory.append(point(result, logged))
+        if result.nonfinite is not None:
+            if s != steps[-1]:
+                diagnostics.warn(f"stopped the window at step {s}: a non-finite value appeared there")
+            break
+    assert result is not None
+    return trajectory, result
 
 
 def point(result: StepResult, logged) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any, Callable
 from .. import diagnostics
 from ..errors import ReplayError, UsageError
 from ._torch import require_torch
-from .outcome import ReplayReport, load_logged_for, point
+from .outcome import ReplayReport, load_logged_for, walk_window
 from .run import DTYPES, place, resolve_device, run_step
 from .target import ReplayTarget, call_build, load_build
 
@@ -51,18 +51,11 @@ def replay(target: str | Callable[..., Any], step: int | None = None, *, checkpo
         if window and first.optimizer is None:
             diagnostics.warn("--window without an optimizer in the ReplayTarget: the weights stay those of "
                              "the checkpoint, only the batch changes from step to step")
-        trajectory, result = [], None
-        for s in steps:
+        def replay_step(s: int):
             t = first if s == steps[0] else _next_step(build, s, ckpt, spec, first, dev, torch)
-            result = run_step(t, s, device=dev, dtype=dtype, torch=torch, thorough=thorough)
-            for note in result.notes:
-                diagnostics.warn(f"step {s}: {note}")
-            trajectory.append(point(result, logged))
-            if result.nonfinite is not None:
-                if s != steps[-1]:
-                    diagnostics.warn(f"stopped the window at step {s}: a non-finite value appeared there")
-                break
-        assert result is not None
+            return run_step(t, s, device=dev, dtype=dtype, torch=torch, thorough=thorough)
+
+        trajectory, result = walk_window(steps, replay_step, logged)
         comparison = None
         if logged is not None:
             from .logged import compare

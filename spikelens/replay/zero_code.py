@@ -14,7 +14,7 @@ from ..errors import ReplayError, UsageError
 from .bisect import bisect as run_bisect
 from .restored import Restored, import_object
 from .run import place, resolve_device
-from .outcome import ReplayReport, load_logged_for, point
+from .outcome import ReplayReport, load_logged_for, walk_window
 from .trajectory import BuildInputs, CaptureInputs, Trajectory
 
 DEFAULT_CAPTURES = "spikelens-captures"
@@ -113,17 +113,7 @@ def _build_trajectory(target, first: int, checkpoint, dev, dtype, torch, thoroug
 def _steps(traj: Trajectory, step: int, window: int, logdir, metric, source, dev, dtype, torch) -> ReplayReport:
     steps = list(range(step - window, step + 1))
     logged = load_logged_for(logdir, metric, steps)
-    trajectory, result = [], None
-    for s in steps:
-        result = traj.checked(s)
-        for note in result.notes:
-            diagnostics.warn(f"step {s}: {note}")
-        trajectory.append(point(result, logged))
-        if result.nonfinite is not None:
-            if s != steps[-1]:
-                diagnostics.warn(f"stopped the window at step {s}: a non-finite value appeared there")
-            break
-    assert result is not None
+    trajectory, result = walk_window(steps, traj.checked, logged)
     from .logged import compare
 
     if logged is not None:
