@@ -147,11 +147,10 @@ def test_tensorboard_byte_flipped_in_record_k_loses_only_record_k(data):
     with tempfile.TemporaryDirectory() as tmp:
         out = load(_write(Path(tmp), path, bytes(buf)))
     expect = pl.concat([ref.head(before), ref.slice(before + lost)])
-    if expect.height == 0:
-        assert out.error is not None or out.frame.height == 0
-    else:
-        assert out.error is None, out.error
-        assert out.frame.select(COLUMNS).equals(expect, null_equal=True)
+    if out.error is not None:  # nothing readable left (a header-only file whose one record broke)
+        assert expect.height == 0 and path.name in str(out.error), out.error
+        return
+    assert out.frame.select(COLUMNS).equals(expect, null_equal=True)
     assert len(out.warnings) >= 1 and any(path.name in w and "damaged" in w for w in out.warnings), out.warnings
 
 
