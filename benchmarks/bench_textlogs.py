@@ -105,7 +105,10 @@ def measure(log: Path, csv: Path, spikelens_from: str | None = None) -> dict:
 
     code = CHILD.format(bench=str(Path(__file__).parent), log=str(log), csv=str(csv))
     env = {**os.environ, "PYTHONPATH": spikelens_from} if spikelens_from else None
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    # run outside the project: `python -c` puts the working folder first on sys.path, before
+    # PYTHONPATH, so a run from the project root would measure this tree as "before" too
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env,
+                         cwd=log.parent)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
