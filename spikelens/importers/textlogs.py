@@ -299,9 +299,8 @@ def numbers(raw: pl.Series) -> pl.Series:
     """`to_float` of every cell, the cheap way: a plain cast reads what the regexes capture
     (numbers, `nan`, `inf`); only the cells it cannot read take the spelling-aware path."""
     fast = raw.cast(pl.Float64, strict=False)
-    missed = fast.is_null() & raw.is_not_null()
-    if missed.any():
-        idx = missed.arg_true()
+    if fast.null_count() > raw.null_count():  # a cast of null is null: equal counts, nothing missed
+        idx = (fast.is_null() & raw.is_not_null()).arg_true()
         slow = raw.gather(idx).to_frame("raw").select(to_float(pl.col("raw"))).to_series()
         fast = fast.scatter(idx, slow)
     return fast
