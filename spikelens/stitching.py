@@ -491,7 +491,9 @@ def _place_launches(frame: pl.DataFrame, lay: _Layout, main: str | None) -> tupl
             keep = tl[0] < first if tl is not None else None
             tl = (np.concatenate([tl[0][keep], ns]), np.concatenate([tl[1][keep], new_main[1]]),
                   np.concatenate([tl[2][keep], new_main[2]])) if tl is not None else (ns, new_main[1], new_main[2])
-        prev_last = max(prev_last, lay.last[s] + offset)
+        # a reset launch placed under the old curve supersedes everything after its start: the
+        # run's live frontier is its own last step, not the step the superseded launch reached
+        prev_last = lay.last[s] + offset if launch == "reset" else max(prev_last, lay.last[s] + offset)
         if lay.wall[s][1] is not None:
             last_wall = max(last_wall, lay.wall[s][1]) if last_wall is not None else lay.wall[s][1]
         prev = s

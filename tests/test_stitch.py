@@ -193,6 +193,20 @@ def test_SL302_reset_counter_is_rebased_where_the_lr_continues(interval):
     assert st.segments[1]["step_offset"] == resumed_at
 
 
+def test_a_rollback_after_a_reset_is_measured_from_the_reset_launch_not_the_superseded_one():
+    """Launch 1 reached 2400; launch 2 restarted its counter and resumed at 1800 (its steps
+    0-400 are 1800-2200), superseding 1800-2400; launch 3 rolled back inside launch 2's
+    counter to its 300 (2100). It rolled back from 2200, where launch 2 stopped, not from
+    the 2400 that launch 1 had reached and that is no longer on the timeline."""
+    c = curve(3000, 13)
+    st = stitch_run(make_run([part(c, 0, 2400), part(c, 1800, 2200, shift=1800), part(c, 2100, 2999, shift=1800)]))
+    reset, overlap = st.findings
+    assert reset.kind == "step_reset" and reset.extra["resume_step"] == 1800
+    assert overlap.kind == "resume_overlap" and overlap.extra["resume_step"] == 2100
+    assert overlap.extra["rolled_back_from"] == 2200 and overlap.start_step == 300
+    assert "2100–2200" in overlap.message
+
+
 def test_SL302_reset_between_logged_steps_is_pinned_by_the_schedule():
     """Launch 1 logged every 10 steps; launch 2 resumed at 1805 and logs 0, 10, ...:
     the LR laid under the old curve fits at 1805 only."""
