@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -71,7 +72,7 @@ def score_real(real: Path, cmd: str) -> dict:
         if rid not in files:
             continue
         paths = files[rid]
-        runs = analyze_json(cmd, paths if len(paths) == 1 else [Path(*_common(paths))])
+        runs = analyze_json(cmd, paths if len(paths) == 1 else [Path(os.path.commonpath(paths))])
         if not runs:
             tally["unread"] += 1
             tally["lines"].append(f"{rid}: not read")
@@ -104,16 +105,6 @@ def score_real(real: Path, cmd: str) -> dict:
     shifts = score_shared_shift(real, cmd)
     tally.update(shifts)
     return tally
-
-
-def _common(paths: list[Path]) -> tuple[str, ...]:
-    parts = [p.parts for p in paths]
-    out = []
-    for group in zip(*parts):
-        if len(set(group)) != 1:
-            break
-        out.append(group[0])
-    return tuple(out)
 
 
 def score_shared_shift(real: Path, cmd: str, step: int = 5864, tol: int = 100) -> dict:

@@ -84,6 +84,13 @@ def load(*paths: Path):
     return runs, diag.lines
 
 
+def analyzed_run(path: Path):
+    """The report of the one run under `path` (`api.analyze`), its warnings collected."""
+    with diagnostics.collecting():
+        (run,) = api.analyze(path).runs
+    return run
+
+
 def metric(run, name: str) -> pl.DataFrame:
     """The rows of one metric in a run's long frame, in read order."""
     return run.frame.filter(pl.col("metric") == name)

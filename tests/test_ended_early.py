@@ -7,8 +7,7 @@ import sys
 import polars as pl
 import pytest
 
-from conftest import FIXTURES
-from spikelens import api, diagnostics
+from conftest import FIXTURES, analyzed_run as report
 from spikelens.detect.ended import ended_early_finding
 from spikelens.importers import textsignals
 from spikelens.importers.textlogs import split_lines
@@ -19,11 +18,6 @@ from writers import relaunches as W  # noqa: E402
 
 HERE = FIXTURES / W.OUT
 
-
-def report(path):
-    with diagnostics.collecting():
-        (run,) = api.analyze(path).runs
-    return run
 
 
 def ended(run):

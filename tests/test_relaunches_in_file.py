@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import polars as pl
 
-from conftest import FIXTURES, tree_hashes
+from conftest import FIXTURES, analyzed_run as report, tree_hashes
 from spikelens import api, diagnostics
 from spikelens.importers import textsignals
 from spikelens.importers.patterns import NANOGPT
@@ -21,11 +21,6 @@ from writers import relaunches as W  # noqa: E402
 
 HERE = FIXTURES / W.OUT
 
-
-def report(path):
-    with diagnostics.collecting():
-        (run,) = api.analyze(path).runs
-    return run
 
 
 def spans(run) -> list[tuple[int, int]]:

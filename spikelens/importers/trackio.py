@@ -50,11 +50,7 @@ def numbers_of(text: str | bytes) -> list[tuple[str, float]]:
         return []
     out: list[tuple[str, float]] = []
     if isinstance(obj, dict):
-        for k, v in obj.items():
-            if isinstance(v, dict):
-                _flat(f"{k}/", v, out)
-            else:
-                _flat(k, v, out)
+        _flat("", obj, out)
     return out
 
 
