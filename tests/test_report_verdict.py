@@ -89,3 +89,7 @@ def test_span_text():
     assert span_text(_f("nan", start_step=10, peak_step=10)) == "from step 10"
     assert span_text(_f("resume_overlap", metric=None, extra={"resume_step": 2000, "rolled_back_from": 2199})) == \
         "at step 2000 (rolled back from 2199)"
+    # after a step reset a boundary's start is the step as the file logs it: both are said
+    reset = _f("step_reset", metric=None, start_step=0, evidence={"logged_first_step": 0},
+               extra={"resume_step": 6, "rolled_back_from": 34})
+    assert span_text(reset) == "at step 6 (logged as 0) (rolled back from 34)"

@@ -254,6 +254,11 @@ def loss_story(run: RunReport) -> str:
 def span_text(f: Finding) -> str:
     """Where a finding sits: 'steps 6133–6151, peak 6135', 'from step 5540', 'at step 3000'."""
     start, peak, end = f.start_step, f.peak_step, f.end_step
+    resumed = f.extra.get("resume_step")
+    if None not in (resumed, start) and start != resumed and start == f.evidence.get("logged_first_step"):
+        # a launch boundary after a step reset: its start is the step as logged; say both
+        back = f.extra.get("rolled_back_from")
+        return f"at step {resumed} (logged as {start})" + (f" (rolled back from {back})" if back is not None else "")
     if start is None and peak is None:
         at = f.extra.get("resume_step", end)
         text = "" if at is None else f"at step {at}"
