@@ -5,6 +5,9 @@ Each run is a TensorBoard event file (written by TensorBoard's writer) beside a 
 (`model.pt`) and a small `hparams.yaml`, as a training job leaves them. Printed: LIST, HEAD
 and GET requests, bytes asked for (from the GETs' Range headers) against the bytes of log
 files and of the whole prefix, and the wall time of listing + copying, and of the whole analysis.
+Then the same prefix swept with a findings dataset three times (first sweep; again, nothing
+changed; again after one run's event file was overwritten): the copy kept in the cache
+folder is brought up to date, so a re-run makes one LIST and fetches only changed objects.
 
     python benchmarks/bench_s3.py                   # 100 runs x 4,000 points
     python benchmarks/bench_s3.py --runs 20 --points 1000
@@ -73,6 +76,10 @@ def main() -> None:
                 for p in folder.iterdir():
                     all_bytes += p.stat().st_size
                     client.upload_file(str(p), BUCKET, f"sweep/{folder.name}/{p.name}")
+                if i == 0:
+                    changed_key = f"sweep/{folder.name}/{event.name}"
+            replacement = _bench.write_event_file(tmp / "changed", args.points, seed=args.runs)
+            changed_bytes = replacement.read_bytes()
         counter.requests.clear()
         from spikelens import api, storage
 
@@ -89,6 +96,19 @@ def main() -> None:
         print(f"bytes asked for: {counter.asked:,} (log files {log_bytes:,}; whole prefix {all_bytes:,}, "
               f"checkpoints never fetched)")
         print(f"analyze {url}: {wall:.2f} s wall, of which listing and copying {copy:.2f} s")
+        with _bench.scratch("s3-kept") as kept:
+            os.environ[storage.CACHE_ENV] = str(kept / "cache")
+            for label in ("first", "again, nothing changed", "again, one run changed"):
+                if label.endswith("one run changed"):
+                    client.put_object(Bucket=BUCKET, Key=changed_key, Body=changed_bytes)
+                counter.requests.clear()
+                counter.asked = 0
+                t = time.perf_counter()
+                api.analyze(url, jobs=1, keep_frames=False, findings=kept / "fleet.parquet")
+                wall = time.perf_counter() - t
+                counts = {k: counter.requests.count(k) for k in ("LIST", "HEAD", "GET")}
+                print(f"--findings sweep ({label}): {counts['LIST']} LIST, {counts['HEAD']} HEAD, "
+                      f"{counts['GET']} GET, {counter.asked:,} bytes asked for, {wall:.2f} s wall")
     finally:
         server.stop()
 

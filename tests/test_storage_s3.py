@@ -1,17 +1,21 @@
 """Object storage: the project's fixtures uploaded to a real S3-compatible server (moto in
 server mode on a free localhost port) analyse to the same report as the local folders, with
-one LIST per prefix, no HEAD per file, and the report naming the URLs."""
+one LIST per prefix, no HEAD per file, and the report naming the URLs. A sweep that writes
+a findings dataset keeps its copy in the cache folder and fetches only changed objects."""
 from __future__ import annotations
 
 import json
 import os
 import socket
+import sys
 from pathlib import Path
 
 import pytest
 
 from spikelens import api, storage
+from spikelens.discover import source_groups
 from spikelens.errors import InputError
+from spikelens.pipeline import incremental
 
 from conftest import FIXTURES, run_cli
 
@@ -134,3 +138,109 @@ def test_checkpoints_are_never_fetched_and_urls_hide_passwords():
     assert storage.safe_url("s3://key:secret@bucket/x") == "s3://key@bucket/x"
     assert storage.unmangle(str(Path("s3://bucket/runs"))) == "s3://bucket/runs"
     assert ".safetensors" in storage.NOT_LOGS and ".pt" in storage.NOT_LOGS
+
+
+# ------------------------------------------------------------------ kept copies (--findings)
+
+KEPT = "kept/sweep"  # this section's own keys: the fixtures under runs/ stay as they are
+KEPT_RUNS = ("run_a", "run_b", "run_c", "run_d")
+
+
+def _csv(run: dict) -> bytes:
+    lines = ["step,loss,grad_norm,lr"]
+    cols = zip(run["step"], run["loss"], run["grad_norm"], run["lr"])
+    lines += [f"{int(s)},{a:.6f},{b:.6f},{c:.8f}" for s, a, b, c in cols]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _curves():
+    sys.path.insert(0, str(FIXTURES))
+    from writers._curves import clean_run, plant_spike
+
+    return clean_run, plant_spike
+
+
+def _sweep(requests: Requests, url: str, *extra) -> tuple[dict, list[str], int]:
+    """One `spikelens analyze URL --format json` process: its report, the object bodies it
+    GET (paths, sorted) and its LIST requests."""
+    requests.seen.clear()
+    res = run_cli("analyze", url, "--format", "json", *extra)
+    assert res.returncode == 0, res.stderr
+    gets = sorted(r[1] for r in requests.seen if r[0] == "GET" and not r[2])
+    assert not [r for r in requests.seen if r[0] == "HEAD"]
+    return json.loads(res.stdout), gets, len(requests.lists())
+
+
+def test_a_sweep_with_findings_fetches_only_new_or_changed_objects(s3, tmp_path, monkeypatch):
+    import boto3
+
+    requests, _ = s3
+    clean_run, plant_spike = _curves()
+    client = boto3.client("s3")
+    for i, name in enumerate(KEPT_RUNS):
+        client.put_object(Bucket=BUCKET, Key=f"{KEPT}/{name}/metrics.csv", Body=_csv(clean_run(1500, seed=i)))
+    cache = tmp_path / "cache"
+    monkeypatch.setenv(storage.CACHE_ENV, str(cache))
+    url, data = f"s3://{BUCKET}/{KEPT}/", tmp_path / "fleet.parquet"
+    body = [f"/{BUCKET}/{KEPT}/{name}/metrics.csv" for name in KEPT_RUNS]
+
+    first, gets, lists = _sweep(requests, url, "--findings", data)
+    assert (gets, lists) == (body, 1)
+    assert sorted(r["run"] for r in first["runs"]) == list(KEPT_RUNS)
+    assert all(s.startswith(url) for r in first["runs"] for s in r["sources"])  # named by URL, not the cache
+    [copy] = (cache / "objects").iterdir()
+    assert sorted(p.name for p in (copy / "sweep").iterdir()) == list(KEPT_RUNS)
+
+    second, gets, lists = _sweep(requests, url, "--findings", data)
+    assert (gets, lists) == ([], 1)  # the listing's ETags match the manifest: nothing fetched
+    assert second == first
+
+    changed = plant_spike(clean_run(1500, seed=1), 300, height=4.0)
+    client.put_object(Bucket=BUCKET, Key=f"{KEPT}/run_b/metrics.csv", Body=_csv(changed))
+    client.delete_object(Bucket=BUCKET, Key=f"{KEPT}/run_d/metrics.csv")
+    third, gets, lists = _sweep(requests, url, "--findings", data)
+    assert (gets, lists) == ([body[1]], 1)
+    runs = {r["run"]: r for r in third["runs"]}
+    assert sorted(runs) == ["run_a", "run_b", "run_c"]
+    peaks = [f.get("peak_step") for f in runs["run_b"]["findings"]]
+    assert 300 in peaks
+    assert 300 not in [f.get("peak_step") for r in first["runs"] if r["run"] == "run_b" for f in r["findings"]]
+    assert not (copy / "sweep" / "run_d").exists()
+    full, _, _ = _sweep(requests, url)  # a temporary copy, everything read: the same report
+    assert full == third
+
+    # what the manifest does not vouch for is fetched again or deleted: a file cut short,
+    # leftovers of a killed process (a partial download, a file of a run since deleted)
+    (copy / "sweep" / "run_c" / "metrics.csv").write_bytes(b"step,loss\n")
+    (copy / ".partial").mkdir(exist_ok=True)
+    (copy / ".partial" / "0").write_bytes(b"half")
+    (copy / "sweep" / "run_x").mkdir()
+    (copy / "sweep" / "run_x" / "metrics.csv").write_bytes(_csv(clean_run(500, seed=7)))
+    fourth, gets, _ = _sweep(requests, url, "--findings", data)
+    assert gets == [body[2]] and fourth == third
+    assert not (copy / ".partial").exists() and not (copy / "sweep" / "run_x").exists()
+
+    # in this process too: files are fingerprinted by the ETag listed, not read
+    requests.seen.clear()
+    with storage.kept_copies():
+        prints = [incremental.fingerprint(g) for g in source_groups([Path(url)])]
+    assert len(prints) == 3 and all('"ETag:' in p for p in prints)
+    assert [r for r in requests.seen if r[0] == "GET" and not r[2]] == []
+
+
+def test_without_findings_nothing_is_kept(s3, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv(storage.CACHE_ENV, str(cache))
+    report, gets, _ = _sweep(s3[0], f"s3://{BUCKET}/runs/csv")
+    assert report["runs"] and gets
+    assert not cache.exists()
+
+
+def test_an_unwritable_cache_is_a_one_line_error(s3, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    res = run_cli("analyze", f"s3://{BUCKET}/runs/csv", "--findings", tmp_path / "f.parquet",
+                  env={storage.CACHE_ENV: str(blocker)})
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and storage.CACHE_ENV in res.stderr
+    assert "Traceback" not in res.stderr and not (tmp_path / "f.parquet").exists()

@@ -4,10 +4,11 @@ from the dataset, as they were before cross-run linking (which is redone over al
 
 A group's fingerprint is the size and modification time (ns) of every file it would
 read (every file inside a folder source). A file of a local copy of object storage
-(`storage.mirror`: a fresh copy, with a fresh mtime, in every process) is known by its
-URL and fingerprinted by its size and a digest of its bytes, as an ETag would: its
-analysis is skipped when it did not change (its download is not). An importer may give
-its own per source (`fingerprint(path)`), and is used when it has one.
+(`storage.mirror`) is known by its URL: in the kept copy a sweep with a dataset uses
+(`storage.kept_copies`), by the size and version (ETag) the listing gave, so neither
+its download nor its analysis is repeated when it did not change; in a temporary copy
+(fresh mtimes in every process), by its size and a digest of its bytes. An importer
+may give its own per source (`fingerprint(path)`), and is used when it has one.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from .. import findings_data
 from ..discover import Source
 from ..findings_data import GroupState
 from ..model.report import RunReport
-from ..storage import display
+from ..storage import display, recorded
 
 
 def group_key(group: list[Source]) -> str:
@@ -32,7 +33,7 @@ def group_key(group: list[Source]) -> str:
 
 
 def fingerprint(group: list[Source]) -> str:
-    """JSON of (path, size, mtime_ns) of every file the group reads, in a stable order."""
+    """JSON of (path, size, mtime_ns or version) of every file the group reads, in a stable order."""
     out: list[Any] = []
     for src in sorted(group, key=lambda s: display(s.path)):
         own = getattr(src.importer, "fingerprint", None)
@@ -45,7 +46,10 @@ def fingerprint(group: list[Source]) -> str:
 def _stat_all(path: Path, by_content: bool = False) -> list[Any]:
     def one(p: str) -> list[Any]:
         st = os.stat(p)
-        return [st.st_size, _digest(p) if by_content else st.st_mtime_ns]
+        if not by_content:
+            return [st.st_size, st.st_mtime_ns]
+        listed = recorded(p)  # a kept copy: as listed, no read
+        return list(listed) if listed else [st.st_size, _digest(p)]
 
     try:
         if not path.is_dir():

@@ -5,10 +5,11 @@ findings dataset keep the findings as data and skip the groups that did not chan
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Callable
 
-from .. import diagnostics, findings_data
+from .. import diagnostics, findings_data, storage
 from ..config import Config
 from ..discover import source_groups
 from ..errors import UsageError
@@ -30,8 +31,10 @@ def analyze_roots(roots: list[Path], cfg: Config, *, detector_params: dict | Non
     when no frames are wanted: a reused run has none)."""
     if findings is not None:
         _outside(findings, roots)
+        _cache_outside(roots)
     report = Report(command="analyze")
-    with diagnostics.collecting() as diag:
+    # with a dataset, object storage is copied into the cache and kept: the next sweep fetches what changed
+    with diagnostics.collecting() as diag, storage.kept_copies() if findings else nullcontext():
         groups = source_groups(roots)
         settings = incremental.settings(cfg, detector_params, roots) if findings else ""
         before, hashes = incremental.previous(findings, settings) if findings else ({}, {})
@@ -76,6 +79,19 @@ def _outside(findings: Path, roots: list[Path]) -> None:
         if root.is_dir() and (where == base or base in where.parents):
             raise UsageError(f"--findings {findings}: inside {root}, the folder being analysed; "
                              "write the findings dataset somewhere else")
+
+
+def _cache_outside(roots: list[Path]) -> None:
+    """Kept copies of object storage are never written into a local folder analysed
+    alongside (the next sweep would read them twice)."""
+    if not any(storage.protocol(storage.unmangle(str(r))) for r in roots):
+        return
+    cache = storage.cache_dir().resolve()
+    for root in roots:
+        base = root.resolve()
+        if root.is_dir() and (cache == base or base in cache.parents):
+            raise UsageError(f"the object-storage cache {cache} is inside {root}, a folder being analysed; "
+                             f"set {storage.CACHE_ENV} to a folder elsewhere")
 
 
 def _unchanged(before: dict, keys: list[str], prints: list[str], i: int) -> bool:
