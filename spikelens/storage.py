@@ -185,6 +185,10 @@ def listing(fs: Any, root: str) -> dict[str, tuple[int, str | None]]:
     return files
 
 
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [""])[0]
+
+
 def version_token(info: dict) -> str | None:
     """What changes with an object's content in its listing entry (None: nothing does)."""
     for key in VERSION_KEYS:
@@ -206,8 +210,8 @@ def mirror(url: str) -> Path:
         files = listing(fs, root)
     except InputError as exc:
         raise InputError(safe_url(url), exc.problem) from exc
-    except OSError as exc:
-        raise InputError(safe_url(url), f"cannot list ({type(exc).__name__}: {exc})") from exc
+    except Exception as exc:  # noqa: BLE001 - any backend's failure (OSError, botocore's NoCredentialsError, ...)
+        raise InputError(safe_url(url), f"cannot list ({type(exc).__name__}: {_first_line(exc)})") from exc
     if not files:
         raise InputError(safe_url(url), "no such file or folder (nothing listed under this URL)")
     name = PurePosixPath(root).name or "bucket"
@@ -252,8 +256,8 @@ def _fetch(fs: Any, batch: list[tuple[str, int, int]], targets: dict[str, Path])
     paths, starts, ends = (list(x) for x in zip(*batch))
     try:
         blobs = fs.cat_ranges(paths, starts, ends)
-    except OSError as exc:
-        raise InputError(None, f"cannot read from object storage ({type(exc).__name__}: {exc})") from exc
+    except Exception as exc:  # noqa: BLE001 - any backend's failure, as in mirror's listing
+        raise InputError(None, f"cannot read from object storage ({type(exc).__name__}: {_first_line(exc)})") from exc
     for (path, start, _end), blob in zip(batch, blobs):
         with open(targets[path], "r+b") as fh:
             fh.seek(start)

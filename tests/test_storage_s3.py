@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -244,3 +245,27 @@ def test_an_unwritable_cache_is_a_one_line_error(s3, tmp_path):
     assert res.returncode == 2, res.stdout + res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and storage.CACHE_ENV in res.stderr
     assert "Traceback" not in res.stderr and not (tmp_path / "f.parquet").exists()
+
+
+def test_missing_credentials_are_a_one_line_error(s3, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(AWS_ENDPOINT_URL=s3[1]["AWS_ENDPOINT_URL"], AWS_EC2_METADATA_DISABLED="true",
+               AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"), AWS_CONFIG_FILE=str(tmp_path / "none"))
+    res = subprocess.run([sys.executable, "-m", "spikelens", "analyze", f"s3://{BUCKET}/runs/csv"],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert f"s3://{BUCKET}/runs/csv" in res.stderr and "cannot list" in res.stderr
+
+
+def test_a_url_root_keys_the_settings_as_written_wherever_the_sweep_starts(tmp_path, monkeypatch):
+    from spikelens.config import Config
+
+    keys = []
+    for cwd in (tmp_path, tmp_path.parent):
+        monkeypatch.chdir(cwd)
+        keys.append(incremental.settings(Config(), None, [Path(f"s3://{BUCKET}/runs")]))
+    assert keys[0] == keys[1]
+    local = [incremental.settings(Config(), None, [Path("runs")]) for _ in (0,)]
+    monkeypatch.chdir(tmp_path)
+    assert incremental.settings(Config(), None, [Path("runs")]) != local[0]  # a relative path is resolved

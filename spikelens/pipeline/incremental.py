@@ -25,7 +25,7 @@ from .. import findings_data
 from ..discover import Source
 from ..findings_data import GroupState
 from ..model.report import RunReport
-from ..storage import display, recorded
+from ..storage import display, protocol, recorded, unmangle
 
 
 def group_key(group: list[Source]) -> str:
@@ -75,7 +75,14 @@ def _digest(path: str) -> str:
 
 def settings(cfg: Any, detector_params: dict | None, roots: list[Path]) -> str:
     return findings_data.settings_key(_version(), repr(cfg), repr(sorted((detector_params or {}).items())),
-                                      [str(r.resolve()) for r in roots])
+                                      [_root_key(r) for r in roots])
+
+
+def _root_key(root: Path) -> str:
+    """A root as the settings know it: a URL as written (not resolved against the working
+    folder, so a sweep started elsewhere still finds its dataset), a path resolved."""
+    text = unmangle(str(root))
+    return text if protocol(text) else str(root.resolve())
 
 
 def _version() -> str:
