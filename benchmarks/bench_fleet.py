@@ -77,11 +77,13 @@ def write_fleet(root: Path, n_runs: int, n_steps: int) -> int:
 
 
 def measure(root: Path, executor: str, findings: Path | None, workers: int = 2) -> dict:
+    """One fresh process; its figures are also printed at once (a long run keeps what it measured)."""
     code = CHILD.format(bench=str(Path(__file__).parent), executor=executor, workers=workers, root=str(root),
                         findings=str(findings) if findings else None)
     s = _bench.run_process([sys.executable, "-c", code], timeout=7200)
     if s.rc != 0:
         raise RuntimeError(s.stderr[-2000:])
+    print(f"  {executor}{' + findings' if findings else ''}: {json.dumps(s.json())}", file=sys.stderr, flush=True)
     return s.json()
 
 
@@ -104,6 +106,7 @@ def run(n_runs: int, n_steps: int, workers: int, skip_ray: bool) -> tuple[str, d
         t = time.perf_counter()
         size = write_fleet(root, n_runs, n_steps)
         numbers["written_s"] = time.perf_counter() - t
+        print(f"  written: {size / 1e6:.0f} MB in {numbers['written_s']:.0f} s", file=sys.stderr, flush=True)
         data = tmp / "findings.parquet"
         numbers["full"] = full = measure(root, "local", data)
         numbers["unchanged"] = measure(root, "local", data)
@@ -127,8 +130,10 @@ def run(n_runs: int, n_steps: int, workers: int, skip_ray: bool) -> tuple[str, d
     ]
     if "ray" in numbers:
         r = numbers["ray"]
+        # the projection's formula at this size and worker count, against the real Ray run
+        numbers["projected_ray_s"] = same = n_runs * per_run_worker / workers + n_runs * per_run_parent
         rows.append([f"ray, full, local instance of {workers} CPUs", f"{r['wall_s']:.1f}", _bench.mb(r["parent_peak"]),
-                     f"of which analysis {r['analyze_s']:.1f} s (the rest: ray.init)"])
+                     f"of which analysis {r['analyze_s']:.1f} s (the rest: ray.init); projected {same:.0f} s"])
     text = "\n".join([
         f"fleet: {n_runs:,} runs x {n_steps:,} steps (half CSV, half TensorBoard; {size / 1e6:.0f} MB); "
         f"load avg {_bench.load_avg()}",

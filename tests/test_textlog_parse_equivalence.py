@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import textlog_reference as reference
 from conftest import FIXTURES
 from spikelens.importers import textlogs, textsignals
+from spikelens.importers.patterns import CATALOGUE
 
 sys.path.insert(0, str(FIXTURES))
 from writers.textlogs import _overflow, llmc_step_line, megatron_iteration, megatron_validation  # noqa: E402
@@ -152,3 +153,25 @@ def test_generated_logs_read_the_same_values(tmp_path_factory, monkeypatch, line
     path = tmp_path_factory.mktemp("gen") / "train.log"
     path.write_bytes(text.encode())
     assert compare(path, chunk, monkeypatch) > 0  # a pattern claimed it and values were read
+
+
+PAIR_RULES = [(p.name, r) for p in CATALOGUE for r in p.rules if r.pairs and r.pair_sep is not None]
+
+
+@pytest.mark.parametrize("name,rule", PAIR_RULES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(PAIR_RULES)])
+def test_a_declared_key_separator_splits_pairs_as_the_pairs_regex_does(name, rule):
+    """`pair_sep` / `value_trim` are a faster spelling of the `pairs` regex's groups: on
+    text made of the regex's own matches between arbitrary text (non-ASCII included),
+    every pair `extract_all` finds splits into the key and value its groups capture."""
+    pieces = st.lists(st.one_of(st.from_regex(rule.pairs, fullmatch=True), st.text(max_size=8)), min_size=1, max_size=6)
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(rest=pieces.map("".join))
+    def check(rest):
+        found = pl.Series([rest]).str.extract_all(rule.pairs).explode().drop_nulls().to_frame("_p")
+        want = found.select(pl.col("_p").str.extract_groups(rule.pairs)).unnest("_p")
+        got = found.select(textlogs._key_value(pl.col("_p"), rule).alias("_p")).unnest("_p")
+        assert got.with_columns(pl.col("key").str.strip_chars()).equals(
+            want.with_columns(pl.col("key").str.strip_chars())), rest
+
+    check()

@@ -58,6 +58,13 @@ class Rule:
     each field is read on its own, so a spliced line keeps the values before the splice."""
     pairs: str | None = None
     """Regex with `key` and `value` groups, found repeatedly in the `rest` group."""
+    pair_sep: str | None = None
+    """A literal that ends every key of `pairs` (the key cannot hold it): a pair's key is
+    then the text of its match before the first one, its value what follows with white
+    space and `value_trim` stripped, split without running the regex again per pair."""
+    value_trim: str = ""
+    """Characters a pair's match may hold after its value (separators, units), never the
+    last character of a number."""
     keep_other: bool = True
     """Pairs: keep keys that `metrics` does not list."""
     ignore: frozenset = frozenset()
@@ -206,7 +213,7 @@ LLMC_MAIN = LinePattern(
     rules=(
         Rule(
             regex=r"^s:(?P<step>\d+)\s+(?P<rest>.*)$",
-            pairs=rf"(?P<key>[A-Za-z_][\w/]*):(?P<value>{NUM})(?:\s|$)",
+            pairs=rf"(?P<key>[A-Za-z_][\w/]*):(?P<value>{NUM})(?:\s|$)", pair_sep=":",
             metrics={"trl": "train_loss", "tel": "val_loss", "eval": "hellaswag", "norm": "grad_norm"},
             near=r"^s:\d",
         ),
@@ -238,7 +245,7 @@ MODDED_NANOGPT = LinePattern(
     rules=(
         Rule(
             regex=_LOG_PREFIX + r"step:(?P<step>\d+)/\d+\s+(?P<rest>.*)$",
-            pairs=rf"(?P<key>[A-Za-z_]\w*):(?P<value>{NUM})(?:ms|s|%)?(?:\s|$)",
+            pairs=rf"(?P<key>[A-Za-z_]\w*):(?P<value>{NUM})(?:ms|s|%)?(?:\s|$)", pair_sep=":", value_trim="ms%",
             metrics={"train_loss": "train_loss", "val_loss": "val_loss"}, keep_other=False,
             near=r"^step:\d",
         ),
@@ -252,7 +259,7 @@ BUILD_NANOGPT = LinePattern(
     rules=(
         Rule(
             regex=rf"^(?P<step>\d+) (?P<rest>(?:train|val|hella|lr|norm) {NUM})\s*$",
-            pairs=rf"(?P<key>[a-z]+) (?P<value>{NUM})",
+            pairs=rf"(?P<key>[a-z]+) (?P<value>{NUM})", pair_sep=" ",
             metrics={"train": "train_loss", "val": "val_loss", "hella": "hellaswag", "norm": "grad_norm"},
             near=r"^\d+ (?:train|val|hella)\b",
         ),
@@ -266,7 +273,7 @@ MEGATRON = LinePattern(
     rules=(
         Rule(
             regex=_STAMP_PREFIX + r"iteration\s+(?P<step>\d+)\s*/\s*\d+\s*\|(?P<rest>.*)$",
-            pairs=rf"\s*(?P<key>[^|:]+?):\s+(?P<value>{NUM})\s*\|",
+            pairs=rf"\s*(?P<key>[^|:]+?):\s+(?P<value>{NUM})\s*\|", pair_sep=":", value_trim="|",
             metrics={"learning rate": "lr", "loss scale": "loss_scale", "grad norm": "grad_norm",
                      "number of skipped iterations": "skipped_iterations",
                      "number of nan iterations": "nan_iterations"},
@@ -274,7 +281,7 @@ MEGATRON = LinePattern(
         ),
         Rule(
             regex=_STAMP_PREFIX + r"validation loss at (?:iteration\s+)?(?P<step>\d+)(?P<_split>[^|]*)\|(?P<rest>.*)$",
-            pairs=rf"\s*(?P<key>[^|:]+?):\s+(?P<value>{NUM})\s*\|",
+            pairs=rf"\s*(?P<key>[^|:]+?):\s+(?P<value>{NUM})\s*\|", pair_sep=":", value_trim="|",
             near=_STAMP_PREFIX + r"validation loss at", post=_megatron_validation, post_per_line=True,
         ),
         _OVERFLOW,
@@ -287,7 +294,7 @@ DEEPSPEED_CHAT = LinePattern(
     rules=(
         Rule(
             regex=rf"^{_RANK}epoch:\s*(?P<_epoch>\d+)\s*\|\s*step:\s*(?P<step>\d+)\s*\|(?P<rest>.*)$",
-            pairs=rf"(?P<key>[A-Za-z_]\w*):\s*(?P<value>{NUM})\s*(?:\||$)",
+            pairs=rf"(?P<key>[A-Za-z_]\w*):\s*(?P<value>{NUM})\s*(?:\||$)", pair_sep=":", value_trim="|",
             ignore=frozenset({"ppo_ep", "epoch", "step"}),
             near=r"^epoch:\s*\d+\s*\|\s*step",
         ),

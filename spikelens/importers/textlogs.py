@@ -216,6 +216,30 @@ def _groups(regex: str) -> list[str]:
     return list(re.compile(regex).groupindex)
 
 
+_REST = "(?P<rest>.*)$"
+"""How a rule's regex ends when the tail of the line holds its key/value pairs."""
+
+
+def _line_groups(text: pl.Expr, regex: str) -> tuple[pl.Expr, bool]:
+    """`extract_groups` of a rule's regex, with `rest` taken by a slice when the regex
+    ends in `(?P<rest>.*)$`: capturing a whole line costs the regex engine time in
+    proportion to the span captured, and on a line without a newline `.*$` matches
+    whatever follows any match of the head, so the head's match decides alone."""
+    if not _sliceable(regex):
+        return text.str.extract_groups(regex), False
+    return text.str.extract_groups(f"(?P<__head>{regex[: -len(_REST)]})"), True
+
+
+def _sliceable(regex: str) -> bool:
+    """The regex is `^HEAD(?P<rest>.*)$` with no alternation at its top level, so the head's
+    match starts the line and `(?P<__head>HEAD)` matches what HEAD matched there."""
+    if not (regex.startswith("^") and regex.endswith(_REST)):
+        return False
+    from re import _parser  # the stdlib's own regex parser: the top level of the pattern
+
+    return not any(op is _parser.BRANCH for op, _ in _parser.parse(regex))
+
+
 def _rule_rows(lines: pl.DataFrame, rule: Rule) -> tuple[pl.DataFrame, pl.DataFrame]:
     """One rule over some lines: (its value rows before `rule.post`, its matched lines
     `row, line_no, step`). The step regex and every field regex run in one `select`, so
@@ -227,8 +251,11 @@ def _rule_rows(lines: pl.DataFrame, rule: Rule) -> tuple[pl.DataFrame, pl.DataFr
     wide_names: list[str] = [rule.metrics.get(grp, grp) for grp in metric_groups] + list(rule.fields)
     fields = [pl.col("text").str.extract(fre, 1).alias(f"__m{len(metric_groups) + i}")
               for i, fre in enumerate(rule.fields.values())]
-    keep = ["row", "line_no"] + (["text"] if rule.pairs else [])
-    g = matched.select(*keep, pl.col("text").str.extract_groups(rule.regex).alias("_g"), *fields).unnest("_g")
+    groups, sliced = _line_groups(pl.col("text"), rule.regex)
+    keep = ["row", "line_no"] + (["text"] if sliced else [])
+    g = matched.select(*keep, groups.alias("_g"), *fields).unnest("_g")
+    if sliced:
+        g = g.with_columns(rest=pl.col("text").str.slice(pl.col("__head").str.len_chars())).drop("text", "__head")
     g = g.rename({grp: f"__m{i}" for i, grp in enumerate(metric_groups)})
     if "step" not in g.columns:
         g = g.with_columns(step=pl.lit(None, pl.String))
@@ -240,24 +267,16 @@ def _rule_rows(lines: pl.DataFrame, rule: Rule) -> tuple[pl.DataFrame, pl.DataFr
 
     parts = []
     if wide_names:  # numbers first (a float is smaller than its text), then one row per value
-        k = len(wide_names)
-        wide = g.select(*base, *[numbers(g.get_column(f"__m{i}")) for i in range(k)])
-        long = wide.unpivot(on=[f"__m{i}" for i in range(k)], index=base, value_name="value").drop("variable")
-        # unpivot puts column after column; row-major order (each line's values in field
-        # order) leaves the rows sorted by (row, pos), so a chunk of one rule needs no sort
-        order = pl.Series(np.arange(k * g.height, dtype=np.int64).reshape(k, g.height).T.ravel())
-        pos = pl.Series("pos", np.tile(np.arange(k, dtype=np.int32), g.height))
-        names = pl.Series("metric", wide_names, dtype=pl.String)
-        long = long.select(pl.all().gather(order)).with_columns(pos=pos, metric=names.gather(pos)) \
-            .filter(pl.col("value").is_not_null())
-        parts.append(long)
+        parts.append(_interleaved(g, base, [numbers(g.get_column(f"__m{i}")) for i in range(len(wide_names))],
+                                  wide_names))
     if rule.pairs and "rest" in g.columns:
+        found = g.select(*base, _p=pl.col("rest").str.extract_all(rule.pairs))
+        counts = found.get_column("_p").list.len().fill_null(0)
+        pos = pl.int_ranges(1000, 1000 + counts, dtype=pl.Int32).explode()
         pairs = (
-            g.select(*base, _p=pl.col("rest").str.extract_all(rule.pairs))
-            .explode("_p")
+            found.explode("_p")
             .filter(pl.col("_p").is_not_null())
-            .with_columns(pos=(1000 + pl.int_range(pl.len()).over("row")).cast(pl.Int32),
-                          _kv=pl.col("_p").str.extract_groups(rule.pairs))
+            .with_columns(pos=pos, _kv=_key_value(pl.col("_p"), rule))
             .unnest("_kv")
             .with_columns(key=pl.col("key").str.strip_chars())
             .filter(~pl.col("key").is_in(list(rule.ignore)))
@@ -273,6 +292,31 @@ def _rule_rows(lines: pl.DataFrame, rule: Rule) -> tuple[pl.DataFrame, pl.DataFr
         return pl.DataFrame(schema={**_ROW_COLS, **{c: pl.String for c in ctx}}), seen
     rows = pl.concat([p.select(*base, "pos", "metric", "value") for p in parts])
     return (rows.sort("row", "pos", maintain_order=True) if len(parts) > 1 else rows), seen
+
+
+def _key_value(pair: pl.Expr, rule: Rule) -> pl.Expr:
+    """A struct of `key` and `value` (text) of each pair the rule's `pairs` regex matched."""
+    if rule.pair_sep is None:
+        return pair.str.extract_groups(rule.pairs)
+    halves = pair.str.splitn(rule.pair_sep, 2)
+    value = halves.struct.field("field_1").str.strip_chars()
+    if rule.value_trim:
+        value = value.str.strip_chars_end(rule.value_trim).str.strip_chars()
+    return pl.struct(key=halves.struct.field("field_0"), value=value)
+
+
+def _interleaved(g: pl.DataFrame, base: list[str], values: list[pl.Series], names: list[str]) -> pl.DataFrame:
+    """One row per value of `values` (one column per metric, a row per line), line by line
+    and in metric order, so a chunk of one rule comes out sorted by (row, pos) with no sort;
+    missing values (null: the line did not have the field) dropped. Interleaved in NumPy:
+    an unpivot puts column after column and needs a gather to reorder."""
+    k, n = len(values), g.height
+    matrix = np.column_stack([v.fill_null(0.0).to_numpy() for v in values]).ravel() if n else np.zeros(0)
+    present = ~np.column_stack([v.is_null().to_numpy() for v in values]).ravel() if n else np.zeros(0, bool)
+    line = np.repeat(np.arange(n, dtype=np.int64), k)[present]
+    pos = np.tile(np.arange(k, dtype=np.int32), n)[present]
+    return g.select(base).select(pl.all().gather(line)).with_columns(
+        pos=pl.Series(pos), metric=pl.Series(names, dtype=pl.String).gather(pos), value=pl.Series(matrix[present]))
 
 
 def _typed(rows: pl.DataFrame) -> pl.DataFrame:
