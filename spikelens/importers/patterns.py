@@ -122,27 +122,37 @@ def _megatron_losses(df: pl.DataFrame) -> pl.DataFrame:
     average makes the key vanish, and an interval where every iteration was skipped
     prints `lm loss: 0.0`. Drop those zeros; write NaN where a loss the file logs is
     missing and the line says NaN iterations happened or nothing was skipped (then
-    the average existed and can only have been NaN)."""
+    the average existed and can only have been NaN). Built from the lines that print
+    the counters (few rows), so a long log is not grouped line by line."""
     if df.height == 0:
         return df
-    loss_keys = [m for m in df.get_column("metric").unique(maintain_order=True).to_list()
+    metric = pl.col("metric")
+    loss_keys = [m for m in df.get_column("metric").unique(maintain_order=True).cast(pl.String).to_list()
                  if _LOSS_KEYS.search(m)]
-    of_line = lambda name: pl.col("value").filter(pl.col("metric") == name).first().over("row")  # noqa: E731
-    zero_skipped = pl.col("metric").is_in(loss_keys) & (pl.col("value") == 0.0) & (of_line("skipped_iterations") > 0)
-    out = df.filter(~zero_skipped.fill_null(False))
-    per_line = df.group_by("row", maintain_order=True).agg(
-        pl.col("line_no", "step", "wall_time").first(),
-        skipped=pl.col("value").filter(pl.col("metric") == "skipped_iterations").first(),
-        nans=pl.col("value").filter(pl.col("metric") == "nan_iterations").first(),
-        present=pl.col("metric").filter(pl.col("metric").is_in(loss_keys)),
-    )
-    said_nan = (pl.col("nans").fill_null(0) > 0) | (pl.col("skipped").fill_null(-1) == 0)
+    if not df.get_column("row").is_sorted():
+        df = df.sort("row", "pos", maintain_order=True)
+    first_of_line = pl.col("row") != pl.col("row").shift(1).fill_null(-1)
+    counter = lambda name: df.filter(metric == name).filter(first_of_line)  # noqa: E731
+    skipped = counter("skipped_iterations").select("row", "line_no", "step", "wall_time", skipped=pl.col("value"))
+    nans = counter("nan_iterations").select("row", "line_no", "step", "wall_time", nans=pl.col("value"))
+    zero_skipped = df.filter(metric.is_in(loss_keys) & (pl.col("value") == 0.0)).join(
+        skipped.filter(pl.col("skipped") > 0).select("row"), on="row", how="semi")
+    out = df.join(zero_skipped.select("row", "pos"), on=["row", "pos"], how="anti", maintain_order="left") \
+        if zero_skipped.height else df
+    lines = pl.concat([skipped.select("row", "line_no", "step", "wall_time"),
+                       nans.select("row", "line_no", "step", "wall_time")]).unique("row", keep="first", maintain_order=True)
+    said_nan = lines.join(skipped.select("row", "skipped"), on="row", how="left") \
+        .join(nans.select("row", "nans"), on="row", how="left") \
+        .filter((pl.col("nans").fill_null(0) > 0) | (pl.col("skipped").fill_null(-1) == 0))
     nan_rows = [
-        per_line.filter(~pl.col("present").list.contains(key) & said_nan).select(
+        said_nan.join(df.filter(metric == key).select("row"), on="row", how="anti").select(
             "row", "line_no", "step", "wall_time",
-            pos=pl.lit(-1, df.schema["pos"]), metric=pl.lit(key, df.schema["metric"]), value=pl.lit(float("nan")))
+            pos=pl.lit(-1, df.schema["pos"]), metric=pl.lit(key).cast(df.schema["metric"]), value=pl.lit(float("nan")))
         for key in loss_keys
     ]
+    nan_rows = [r for r in nan_rows if r.height]
+    if not nan_rows:
+        return out
     return pl.concat([out, *nan_rows], how="diagonal_relaxed").sort("row", "pos", maintain_order=True)
 
 

@@ -27,7 +27,7 @@ import polars as pl
 from .. import diagnostics
 from ..config import load_config
 from ..errors import FormatError, InputError
-from . import textsignals
+from . import lineshapes, textsignals
 from .base import Importer, Table, long_table, to_float
 from .patterns import CATALOGUE, RESERVED_GROUPS, LinePattern, Rule, user_patterns
 
@@ -240,23 +240,57 @@ def _sliceable(regex: str) -> bool:
     return not any(op is _parser.BRANCH for op, _ in _parser.parse(regex))
 
 
-def _rule_rows(lines: pl.DataFrame, rule: Rule) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """One rule over some lines: (its value rows before `rule.post`, its matched lines
-    `row, line_no, step`). The step regex and every field regex run in one `select`, so
-    Polars runs them side by side."""
-    names = _groups(rule.regex)
-    ctx = [g for g in names if g.startswith("_")]
-    metric_groups = [g for g in names if g not in RESERVED_GROUPS and not g.startswith("_")]
+def _extracted(lines: pl.DataFrame, rule: Rule) -> pl.DataFrame:
+    """The lines the rule matches: `row, line_no`, the text of each group of its regex
+    (`rest` included) and of each field (`__f0`, ...). The step regex and every field
+    regex run in one `select`, so Polars runs them side by side."""
     matched = lines.filter(pl.col("text").str.contains(rule.regex))
-    wide_names: list[str] = [rule.metrics.get(grp, grp) for grp in metric_groups] + list(rule.fields)
-    fields = [pl.col("text").str.extract(fre, 1).alias(f"__m{len(metric_groups) + i}")
-              for i, fre in enumerate(rule.fields.values())]
+    fields = [pl.col("text").str.extract(fre, 1).alias(f"__f{i}") for i, fre in enumerate(rule.fields.values())]
     groups, sliced = _line_groups(pl.col("text"), rule.regex)
     keep = ["row", "line_no"] + (["text"] if sliced else [])
     g = matched.select(*keep, groups.alias("_g"), *fields).unnest("_g")
     if sliced:
         g = g.with_columns(rest=pl.col("text").str.slice(pl.col("__head").str.len_chars())).drop("text", "__head")
-    g = g.rename({grp: f"__m{i}" for i, grp in enumerate(metric_groups)})
+    return g
+
+
+def _extracted_by_shape(lines: pl.DataFrame, rule: Rule, shapes: pl.DataFrame | None,
+                        spans: lineshapes.ShapeSpans | None) -> pl.DataFrame:
+    """`_extracted`, with the regexes run once per shape of line (`lineshapes`) where they
+    cannot tell digits apart, and every line of a shape sliced at the shape's spans; the
+    lines of a shape whose spans could not be vouched for are read one by one."""
+    if shapes is None or spans is None or not spans.usable:
+        return _extracted(lines, rule)
+    names = spans.names
+    joined = lines.join(spans.table(shapes), on="_shape", how="left", maintain_order="left")
+    sliced = joined.filter(pl.col("_ok") & pl.col("_hit")).select(
+        "row", "line_no", "_shape",
+        *[pl.col("text").str.slice(pl.col(f"{n}.s"), pl.col(f"{n}.n")).alias(n) for n in names if n != "__head"],
+        *([pl.col("text").str.slice(pl.col("__head.s") + pl.col("__head.n")).alias("rest")] if "__head" in names else []))
+    odd = joined.filter(~pl.col("_ok")).select(lines.columns)
+    if odd.height == 0:
+        return sliced
+    return pl.concat([sliced, _extracted(odd, rule)], how="diagonal_relaxed").sort("row")
+
+
+def shape_spans(rule: Rule) -> lineshapes.ShapeSpans:
+    """The rule's regexes as `lineshapes` runs them over shapes (the head of a regex whose
+    tail is `rest`, see `_line_groups`)."""
+    regex = f"(?P<__head>{rule.regex[: -len(_REST)]})" if _sliceable(rule.regex) else rule.regex
+    return lineshapes.ShapeSpans(regex, tuple(rule.fields.values()), rule.pairs)
+
+
+def _rule_rows(lines: pl.DataFrame, rule: Rule, shapes: pl.DataFrame | None = None,
+               spans: lineshapes.ShapeSpans | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """One rule over some lines: (its value rows before `rule.post`, its matched lines
+    `row, line_no, step`)."""
+    names = _groups(rule.regex)
+    ctx = [g for g in names if g.startswith("_")]
+    metric_groups = [g for g in names if g not in RESERVED_GROUPS and not g.startswith("_")]
+    wide_names: list[str] = [rule.metrics.get(grp, grp) for grp in metric_groups] + list(rule.fields)
+    g = _extracted_by_shape(lines, rule, shapes, spans)
+    g = g.rename({grp: f"__m{i}" for i, grp in enumerate(metric_groups)}
+                 | {f"__f{i}": f"__m{len(metric_groups) + i}" for i in range(len(rule.fields))})
     if "step" not in g.columns:
         g = g.with_columns(step=pl.lit(None, pl.String))
     if "timestamp" not in g.columns:
@@ -270,17 +304,8 @@ def _rule_rows(lines: pl.DataFrame, rule: Rule) -> tuple[pl.DataFrame, pl.DataFr
         parts.append(_interleaved(g, base, [numbers(g.get_column(f"__m{i}")) for i in range(len(wide_names))],
                                   wide_names))
     if rule.pairs and "rest" in g.columns:
-        found = g.select(*base, _p=pl.col("rest").str.extract_all(rule.pairs))
-        counts = found.get_column("_p").list.len().fill_null(0)
-        pos = pl.int_ranges(1000, 1000 + counts, dtype=pl.Int32).explode()
-        pairs = (
-            found.explode("_p")
-            .filter(pl.col("_p").is_not_null())
-            .with_columns(pos=pos, _kv=_key_value(pl.col("_p"), rule))
-            .unnest("_kv")
-            .with_columns(key=pl.col("key").str.strip_chars())
+        pairs = _pairs(g, base, rule, shapes, spans).with_columns(key=pl.col("key").str.strip_chars()) \
             .filter(~pl.col("key").is_in(list(rule.ignore)))
-        )
         if not rule.keep_other:
             pairs = pairs.filter(pl.col("key").is_in(list(rule.metrics)))
         mapping = dict(rule.metrics)
@@ -292,6 +317,30 @@ def _rule_rows(lines: pl.DataFrame, rule: Rule) -> tuple[pl.DataFrame, pl.DataFr
         return pl.DataFrame(schema={**_ROW_COLS, **{c: pl.String for c in ctx}}), seen
     rows = pl.concat([p.select(*base, "pos", "metric", "value") for p in parts])
     return (rows.sort("row", "pos", maintain_order=True) if len(parts) > 1 else rows), seen
+
+
+def _pairs(g: pl.DataFrame, base: list[str], rule: Rule, shapes: pl.DataFrame | None,
+           spans: lineshapes.ShapeSpans | None) -> pl.DataFrame:
+    """`base`, `pos` (1000 on), `key` and `value` (text) of every pair in each line's `rest`:
+    sliced at their shape's spans where the line was read by shape, found by the regex
+    on the other lines."""
+    by_shape = "_shape" in g.columns and spans is not None and spans.pairs is not None
+    direct = g.filter(pl.col("_shape").is_null()) if by_shape else g
+    found = direct.select(*base, _p=pl.col("rest").str.extract_all(rule.pairs))
+    counts = found.get_column("_p").list.len().fill_null(0)
+    pos = pl.int_ranges(1000, 1000 + counts, dtype=pl.Int32).explode()
+    out = (found.explode("_p").filter(pl.col("_p").is_not_null())
+           .with_columns(pos=pos, _kv=_key_value(pl.col("_p"), rule)).unnest("_kv").select(*base, "pos", "key", "value"))
+    if not by_shape:
+        return out
+    rest = pl.col("rest")
+    sliced = (g.filter(pl.col("_shape").is_not_null())
+              .join(spans.pair_table(shapes), on="_shape", how="inner", maintain_order="left")
+              .select(*base, "pos", key=rest.str.slice(pl.col("key.s"), pl.col("key.n")),
+                      value=rest.str.slice(pl.col("value.s"), pl.col("value.n"))))
+    if out.height == 0:
+        return sliced
+    return pl.concat([sliced, out]).sort("row", "pos", maintain_order=True)
 
 
 def _key_value(pair: pl.Expr, rule: Rule) -> pl.Expr:
@@ -385,10 +434,41 @@ _OUT_COLS = {"row": pl.Int32, "step": pl.Int64, "wall_time": pl.Float64, "metric
              "value": pl.Float64}
 
 
+def _shaped(chunk: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """The chunk with each line's shape id (`_shape`), and the shapes (`_shape`, `shape`);
+    None when the lines have too many shapes for reading by shape to pay."""
+    shape = lineshapes.shapes_of(chunk.get_column("text"))
+    distinct = shape.unique(maintain_order=True)
+    if not lineshapes.worth_it(distinct.len(), chunk.height):
+        return chunk, None
+    shapes = distinct.to_frame("shape").with_row_index("_shape")
+    ids = shape.to_frame("shape").join(shapes, on="shape", how="left", maintain_order="left").get_column("_shape")
+    return chunk.with_columns(ids), shapes
+
+
+def _near(chunk: pl.DataFrame, shapes: pl.DataFrame | None, nears: list[str]) -> pl.Expr:
+    """Lines that look like a rule's lines (any `near` regex), found once per shape when
+    the regexes cannot tell digits apart (a probe of the shape stands for its lines)."""
+    if shapes is None or not all(lineshapes.digit_uniform(n) for n in nears):
+        return pl.any_horizontal([pl.col("text").str.contains(n) for n in nears])
+    probe = pl.Series(lineshapes.probes(shapes.get_column("shape").to_list())[0], dtype=pl.String)
+    looks = probe.to_frame("text").select(pl.any_horizontal([pl.col("text").str.contains(n) for n in nears]))
+    return pl.col("_shape").is_in(shapes.get_column("_shape").filter(looks.to_series()).implode())
+
+
 def _chunks(lines: pl.DataFrame) -> list[tuple[int, int]]:
     """(first row, end row) of each chunk; rows are the read order, 0..n-1."""
     n = lines.height
     return [(lo, min(n, lo + CHUNK_LINES)) for lo in range(0, max(n, 1), CHUNK_LINES)]
+
+
+def _by_row_pos(rows: pl.DataFrame) -> pl.DataFrame:
+    """Rows in (row, pos) order, stable; sorted only when they are not (one pass to check
+    is cheaper than a sort of millions of rows)."""
+    row, pos = pl.col("row"), pl.col("pos")
+    ordered = rows.height < 2 or rows.select(
+        ((row.diff() > 0) | ((row.diff() == 0) & (pos.diff() >= 0))).slice(1).all()).item()
+    return rows if ordered else rows.sort("row", "pos", maintain_order=True)
 
 
 def _in(frame: pl.DataFrame, lo: int, hi: int) -> pl.DataFrame:
@@ -419,11 +499,13 @@ def parse_lines(lines: pl.DataFrame, pattern: LinePattern) -> tuple[pl.DataFrame
     near_parts: list[pl.DataFrame] = []
     matched_lines = 0
 
+    by_shape = [shape_spans(rule) for rule in pattern.rules]
+
     def one_chunk(span: tuple[int, int]):
-        chunk = lines.slice(span[0], span[1] - span[0])
+        chunk, shapes = _shaped(lines.slice(span[0], span[1] - span[0]))
         out, seen_rows, anchors = [], [], []
-        for rule in pattern.rules:
-            rows, seen = _rule_rows(chunk, rule)
+        for rule, spans in zip(pattern.rules, by_shape):
+            rows, seen = _rule_rows(chunk, rule, shapes, spans)
             if rule.post is not None and rule.post_per_line:
                 rows = _typed(rule.post(rows))
             out.append(_lean(rows) if rule.post is not None and not rule.post_per_line
@@ -432,8 +514,8 @@ def parse_lines(lines: pl.DataFrame, pattern: LinePattern) -> tuple[pl.DataFrame
             if rule.step_from == "line":
                 anchors.append(seen.select("row", "step").filter(pl.col("step").is_not_null()))
         matched = pl.concat(seen_rows).unique() if len(seen_rows) > 1 else seen_rows[0]
-        near = (chunk.filter(pl.any_horizontal([pl.col("text").str.contains(n) for n in nears])
-                             & ~pl.col("row").is_in(matched.implode())) if nears else chunk.head(0))
+        near = (chunk.filter(_near(chunk, shapes, nears) & ~pl.col("row").is_in(matched.implode()))
+                if nears else chunk.head(0)).select("row", "line_no", "text")
         return out, pl.concat(anchors), near, matched.len()
 
     # Polars releases the GIL: chunks parse side by side (in order, a few at a time)
@@ -454,7 +536,7 @@ def parse_lines(lines: pl.DataFrame, pattern: LinePattern) -> tuple[pl.DataFrame
                 rows = _resolve_steps(_typed(rows), anchors, rule)
                 extra = _counts(rows, rule.counts) if rule.counts and rows.height else None
                 rows = pl.concat([rows, extra]) if extra is not None else rows
-            rows = _compact(rows.sort("row", "pos", maintain_order=True))
+            rows = _compact(_by_row_pos(rows))
             for k, (lo, hi) in enumerate(spans):
                 parts[k].append(_in(rows, lo, hi) if len(spans) > 1 else rows)
         else:

@@ -1,0 +1,269 @@
+"""Line shapes: run a rule's regexes once per shape of line, not once per line.
+
+A log prints the same few lines over and over with other numbers in them. A line's
+shape is the line with every ASCII digit written as `0`: it keeps every other
+character and every position. A regex that treats all ten digits alike (no digit
+literal, no class holding some digits but not others: `digit_uniform`) matches every
+line of one shape at the same places, so where it matches one line of a shape, and
+where its groups start and end, it does on all of them. A chunk of lines is then read
+by taking each shape's group spans once (`shape_spans`) and slicing every line of the
+shape there: the regex engine sees a few hundred shapes instead of 10^5 lines.
+
+The spans come from Python's `re` (Polars gives no positions) run on two probes of the
+shape (its digits filled in two ways), and are kept only where Polars' own regex engine,
+which reads the lines everywhere else, captures the same text on both probes; any other
+shape is read line by line as before.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from re import _parser as sre  # the stdlib's regex parser: the structure of a pattern
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+_DIGITS = frozenset(range(ord("0"), ord("9") + 1))
+_TO_ZERO = bytes.maketrans(b"0123456789", b"0000000000")
+_CATEGORY_DIGITS = {
+    sre.CATEGORY_DIGIT: True, sre.CATEGORY_NOT_DIGIT: False, sre.CATEGORY_WORD: True,
+    sre.CATEGORY_NOT_WORD: False, sre.CATEGORY_SPACE: False, sre.CATEGORY_NOT_SPACE: True,
+    sre.CATEGORY_LINEBREAK: False, sre.CATEGORY_NOT_LINEBREAK: True,
+}
+"""Whether each escape class (`\\d`, `\\w`, `\\s`, ...) holds the ASCII digits (all or none)."""
+
+MAX_SHARE = 0.05
+MIN_SHAPES = 16
+"""Shapes are used when a chunk has at most MAX_SHARE shapes per line, or MIN_SHAPES
+shapes (a log of free text has nearly one shape a line: its lines are read one by one)."""
+
+
+def worth_it(shapes: int, lines: int) -> bool:
+    return shapes <= max(MIN_SHAPES, MAX_SHARE * lines)
+
+
+@lru_cache(maxsize=256)
+def digit_uniform(regex: str) -> bool:
+    """The regex cannot tell one ASCII digit from another (False when Python cannot parse it)."""
+    try:
+        return _uniform(sre.parse(regex))
+    except (re.error, RecursionError, TypeError, ValueError):
+        return False
+
+
+def _uniform(items) -> bool:
+    for op, av in items:
+        if op in (sre.LITERAL, sre.NOT_LITERAL):
+            if av in _DIGITS:
+                return False
+        elif op is sre.IN:
+            if not _class_uniform(av):
+                return False
+        elif op is sre.SUBPATTERN:
+            if not _uniform(av[-1]):
+                return False
+        elif op is sre.BRANCH:
+            if not all(_uniform(b) for b in av[1]):
+                return False
+        elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT, getattr(sre, "POSSESSIVE_REPEAT", None)):
+            if not _uniform(av[2]):
+                return False
+        elif op in (sre.ASSERT, sre.ASSERT_NOT):
+            if not _uniform(av[1]):
+                return False
+        elif op is getattr(sre, "ATOMIC_GROUP", None):
+            if not _uniform(av):
+                return False
+        elif op is sre.CATEGORY:
+            if av not in _CATEGORY_DIGITS:
+                return False
+        elif op not in (sre.ANY, sre.AT):
+            return False  # back-references and anything unknown: not provably uniform
+    return True
+
+
+def _class_uniform(members) -> bool:
+    """A character class holds all ten ASCII digits or none of them."""
+    held: set[int] = set()
+    for op, av in members:
+        if op is sre.NEGATE:
+            continue  # the complement of all-or-none is all-or-none
+        if op is sre.LITERAL:
+            held |= {av} & _DIGITS
+        elif op is sre.RANGE:
+            held |= set(range(av[0], av[1] + 1)) & _DIGITS
+        elif op is sre.CATEGORY:
+            if av not in _CATEGORY_DIGITS:
+                return False
+            held |= _DIGITS if _CATEGORY_DIGITS[av] else set()
+        else:
+            return False
+    return not held or held == _DIGITS
+
+
+def shapes_of(text: pl.Series) -> pl.Series:
+    """Each line with its ASCII digits written as `0` (byte for byte: positions kept)."""
+    arr = text.to_arrow(compat_level=pl.CompatLevel.oldest())
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    validity, offsets, data = arr.buffers()
+    if data is None:  # no characters at all
+        return text
+    zeroed = pa.py_buffer(data.to_pybytes().translate(_TO_ZERO))
+    out = pa.LargeStringArray.from_buffers(len(arr), offsets, zeroed, validity, arr.null_count, arr.offset)
+    return pl.Series(text.name, out, dtype=pl.String)
+
+
+_FILL = np.random.default_rng(12345).integers(ord("0"), ord("9") + 1, size=(2, 1 << 16), dtype=np.uint8)
+"""Digits that fill the probes' digit places: two fixed pseudo-random sequences."""
+
+
+def probes(shapes: list[str]) -> tuple[list[str], list[str]]:
+    """Two lines of each shape, its digits filled in two pseudo-random ways (a span found
+    at another place would show as other digits on one of them)."""
+    out = []
+    for fill in _FILL:
+        lines = []
+        for shape in shapes:
+            data = np.frombuffer(shape.encode("utf-8"), dtype=np.uint8).copy()
+            places = data == ord("0")
+            data[places] = np.resize(fill, data.size)[places]
+            lines.append(data.tobytes().decode("utf-8"))
+        out.append(lines)
+    return out[0], out[1]
+
+
+def group_spans(regex: str, lines: list[str], groups: list[str] | None = None) -> list[dict[str, tuple[int, int]] | None]:
+    """For each line: the (start, length) of each named group of the regex's first match
+    (groups that did not take part are left out), or None where the regex does not match.
+    `groups` (default: the regex's named groups) may name numbered groups as strings."""
+    compiled = re.compile(regex)
+    names = groups if groups is not None else list(compiled.groupindex)
+    keys = [int(g) if g.isdigit() else g for g in names]
+    out: list[dict[str, tuple[int, int]] | None] = []
+    for line in lines:
+        m = compiled.search(line)
+        if m is None:
+            out.append(None)
+            continue
+        spans = {}
+        for name, key in zip(names, keys):
+            a, b = m.span(key)
+            if a >= 0:
+                spans[name] = (a, b - a)
+        out.append(spans)
+    return out
+
+
+def agrees(regex: str, lines: list[str], spans: list[dict | None], groups: list[str] | None = None) -> list[bool]:
+    """Where Polars' regex engine matches as Python's did and captures the text at each span."""
+    frame = pl.DataFrame({"text": lines}, schema={"text": pl.String})
+    hit = frame.select(pl.col("text").str.contains(regex)).to_series().to_list()
+    names = groups if groups is not None else list(re.compile(regex).groupindex)
+    if names and all(n.isdigit() for n in names):
+        got = {n: frame.select(pl.col("text").str.extract(regex, int(n))).to_series().to_list() for n in names}
+    else:
+        struct = frame.select(pl.col("text").str.extract_groups(regex)).to_series()
+        got = {n: struct.struct.field(n).to_list() for n in names}
+    ok = []
+    for i, (line, span) in enumerate(zip(lines, spans)):
+        if (span is not None) != bool(hit[i]):
+            ok.append(False)
+            continue
+        ok.append(all(got[n][i] == (line[span[n][0]: span[n][0] + span[n][1]] if n in span else None)
+                      for n in names) if span is not None else True)
+    return ok
+
+
+class ShapeSpans:
+    """One rule's regex and fields over line shapes, remembered per shape for the whole
+    file (the shapes of one chunk are mostly those of the last)."""
+
+    def __init__(self, regex: str, fields: tuple[str, ...], pairs: str | None = None) -> None:
+        self.found = [(regex, None, list(re.compile(regex).groupindex))] + \
+            [(f, ["1"], [f"__f{i}"]) for i, f in enumerate(fields)]
+        self.names = [n for _, _, names in self.found for n in names]
+        self.tail = "__head" if "__head" in self.names else "rest" if "rest" in self.names else None
+        """Where `pairs` are looked for: after the `__head` group, or in the `rest` group."""
+        self.pairs = pairs if pairs is not None and self.tail else None
+        """Key/value pairs found again and again in the tail (`Rule.pairs`)."""
+        self.usable = all(digit_uniform(r) for r, _, _ in self.found) and (pairs is None or (
+            self.pairs is not None and digit_uniform(pairs)))
+        self._known: dict[str, tuple] = {}
+        self._pairs: dict[str, list[tuple]] = {}
+
+    def table(self, shapes: pl.DataFrame) -> pl.DataFrame:
+        """Per shape (`_shape`, `shape`): `_hit` (the regex matches its lines), `_ok` (the
+        spans are vouched for: Python's and Polars' engines agree on both probes) and the
+        start and length of each group and field (`NAME.s`, `NAME.n`)."""
+        texts = shapes.get_column("shape").to_list()
+        new = [t for t in dict.fromkeys(texts) if t not in self._known]
+        if new:
+            self._learn(new)
+        rows = [self._known[t] for t in texts]
+        columns = list(zip(*rows)) if rows else [[] for _ in range(2 + 2 * len(self.names))]
+        names = ["_ok", "_hit"] + [f"{n}.{k}" for n in self.names for k in ("s", "n")]
+        return pl.DataFrame({"_shape": shapes.get_column("_shape"),
+                             **{n: pl.Series(n, list(c), dtype=pl.Boolean if i < 2 else pl.Int64)
+                                for i, (n, c) in enumerate(zip(names, columns))}})
+
+    def _learn(self, shapes: list[str]) -> None:
+        first, second = probes(shapes)
+        ok = [True] * len(shapes)
+        hit: list[bool] = []
+        cells: list[list] = [[] for _ in shapes]
+        for pattern, wanted, names in self.found:
+            spans = group_spans(pattern, first, wanted)
+            again = group_spans(pattern, second, wanted)
+            agree = zip(agrees(pattern, first, spans, wanted), agrees(pattern, second, again, wanted), spans, again)
+            ok = [o and a and b and s == t for o, (a, b, s, t) in zip(ok, agree)]
+            if not hit:
+                hit = [s is not None for s in spans]
+            for i, s in enumerate(spans):
+                for key in (wanted or names):
+                    cells[i] += list(s[key]) if s and key in s else [None, None]
+        if self.pairs is not None:
+            at = self.names.index(self.tail) * 2
+            tails = [c[at: at + 2] for c in cells]
+            found = [self._pair_spans(first, tails), self._pair_spans(second, tails)]
+            ok = [o and a is not None and a == b for o, a, b in zip(ok, *found)]
+            for shape, spans in zip(shapes, found[0]):
+                self._pairs[shape] = spans or []
+        for i, shape in enumerate(shapes):
+            self._known[shape] = (ok[i], hit[i], *cells[i])
+
+    def _pair_spans(self, lines: list[str], spans: list[list]) -> list[list[tuple] | None]:
+        """Per line: (key start, key length, value start, value length) of each pair in its
+        tail, positions in the tail; None where Polars' engine finds other pairs (or another
+        key or value in one) than Python's."""
+        compiled = re.compile(self.pairs)
+        tails = [("" if a is None else line[a + n:] if self.tail == "__head" else line[a: a + n])
+                 for line, (a, n) in zip(lines, spans)]
+        matches = [list(compiled.finditer(t)) for t in tails]
+        theirs = pl.Series(tails, dtype=pl.String).str.extract_all(self.pairs).to_list()
+        flat = [m.group(0) for ms in matches for m in ms]
+        groups = pl.Series(flat, dtype=pl.String).str.extract_groups(self.pairs)
+        keys, values = groups.struct.field("key").to_list(), groups.struct.field("value").to_list()
+        out, k = [], 0
+        for ms, got in zip(matches, theirs):
+            same = [m.group(0) for m in ms] == (got or [])
+            spans = []
+            for m in ms:
+                same = same and keys[k] == m.group("key") and values[k] == m.group("value")
+                k += 1
+                (ka, kb), (va, vb) = m.span("key"), m.span("value")
+                spans.append((ka, kb - ka, va if va >= 0 else None, vb - va if va >= 0 else None))
+            out.append(spans if same else None)
+        return out
+
+    def pair_table(self, shapes: pl.DataFrame) -> pl.DataFrame:
+        """One row per pair of each shape: `_shape`, `pos` (1000 on, in line order) and the
+        spans of its key and value in the tail (`key.s`, `key.n`, `value.s`, `value.n`)."""
+        rows = [(sid, 1000 + j, *span) for sid, text in zip(shapes.get_column("_shape").to_list(),
+                                                             shapes.get_column("shape").to_list())
+                for j, span in enumerate(self._pairs.get(text, []))]
+        cols = ["_shape", "pos", "key.s", "key.n", "value.s", "value.n"]
+        types = [shapes.schema["_shape"], pl.Int32, pl.Int64, pl.Int64, pl.Int64, pl.Int64]
+        return pl.DataFrame([pl.Series(c, list(v), dtype=t) for c, t, v in
+                             zip(cols, types, zip(*rows) if rows else [[]] * len(cols))])
