@@ -131,3 +131,27 @@ def test_data_one_source_when_the_peaks_wander_apart():
     assert abs(spikes["train/loss_books"].peak_step - spikes["train/loss"].peak_step) > 5
     for metric in ("train/loss", "train/loss_books"):
         assert spikes[metric].causes[0].cause == "data", spikes[metric].causes
+
+
+def test_a_fleet_spiking_at_one_step_names_a_few_runs_and_counts_them_all():
+    """A bad shard seen by 60 runs: each run's spike gets the data cause with the count of
+    the others and at most RUNS_NAMED names (every run naming every other is quadratic);
+    a peak two steps off is the same batch, three steps off is not."""
+    from spikelens.explain.crossrun import RUNS_NAMED, link_runs
+    from spikelens.model.finding import Finding
+    from spikelens.model.report import Report, RunReport
+
+    def run(name: str, step: int) -> RunReport:
+        f = Finding(kind="spike", code="SPK001", run=name, metric="loss", severity="warning", message="spike",
+                    start_step=step, peak_step=step, end_step=step + 3)
+        return RunReport(run=name, sources=[], segments=[], metrics={}, findings=[f])
+
+    runs = [run(f"r{i:02d}", 700 + (2 if i == 7 else 0)) for i in range(60)] + [run("far", 703 + 3)]
+    report = Report(command="analyze", runs=runs)
+    link_runs(report)
+    cause = report.runs[0].findings[0].causes[0]
+    assert cause.cause == "data" and cause.numbers["n_runs"] == 59
+    assert len(cause.numbers["runs"]) == RUNS_NAMED < 59 and "r00" not in cause.numbers["runs"]
+    assert "59 other run(s)" in cause.evidence and "and 54 more" in cause.evidence
+    assert report.runs[7].findings[0].causes[0].numbers["n_runs"] == 59  # 2 steps off: same batch
+    assert not [c for c in report.runs[-1].findings[0].causes if c.cause == "data"]  # 706: 4 steps from 702

@@ -28,17 +28,34 @@ def link_runs(report: Report, tolerance_steps: int = 2) -> None:
               if f.kind == "spike" and f.peak_step is not None]
     if len({run for run, _ in spikes}) < 2:
         return
+    runs_at: dict[int, set[str]] = defaultdict(set)  # a step's runs: a lookup per spike, not a scan of all
     for run, f in spikes:
-        others = sorted({o_run for o_run, o in spikes
-                         if o_run != run and abs(o.peak_step - f.peak_step) <= tolerance_steps})
+        runs_at[int(f.peak_step)].add(run)
+    for run, f in spikes:
+        near = range(int(f.peak_step) - tolerance_steps, int(f.peak_step) + tolerance_steps + 1)
+        others = sorted(set().union(*(runs_at.get(s, ()) for s in near)) - {run})
         if not others:
             continue
-        shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
         cause = Cause("data", 0.92,
                       f"{len(others)} other run(s) analysed with it spiked at the same step {f.peak_step} "
-                      f"({shown}): runs sharing a data order saw the same batch",
-                      {"runs": others, "step": f.peak_step})
+                      f"({_shown(others)}): runs sharing a data order saw the same batch",
+                      _linked(others, f.peak_step))
         f.causes = [cause] + [c for c in f.causes if c.cause != "data"]
+
+
+RUNS_NAMED = 20
+"""Other runs a linked finding names in its evidence (with their count): in a fleet a bad
+shard links thousands of runs, and every run naming every other is quadratic in size.
+The findings dataset answers "which runs" for any number of them."""
+
+
+def _linked(others: list[str], step: int, n_others: int | None = None) -> dict:
+    return {"runs": others[:RUNS_NAMED], "n_runs": len(others) if n_others is None else n_others, "step": step}
+
+
+def _shown(others: list[str], n_others: int | None = None) -> str:
+    n = len(others) if n_others is None else n_others
+    return ", ".join(others[:5]) + (f" and {n - 5} more" if n > 5 else "")
 
 
 def _promote_shared_outliers(report: Report) -> None:
@@ -98,19 +115,22 @@ def _link_level_shifts(report: Report) -> None:
             for r in report.runs:
                 if r.run not in shifted and (f := _confirmed_shift(r, at, up, len(shifted), metrics)) is not None:
                     members.append((r, f))
+            names = sorted({r.run for r, _ in members})
             for r, f in members:
-                _add_boundary_cause(f, sorted({o.run for o, _ in members if o.run != r.run}), at, up)
+                _add_boundary_cause(f, names, r.run, at, up)
                 if f not in r.findings:
                     r.findings.append(f)
                     r.findings.sort(key=lambda g: (g.anchor_step if g.anchor_step is not None else -1, g.kind))
 
 
-def _add_boundary_cause(f: Finding, others: list[str], at: int, up: bool) -> None:
-    shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+def _add_boundary_cause(f: Finding, names: list[str], own: str, at: int, up: bool) -> None:
+    """`names`: every run of the boundary, sorted (`own` among them)."""
+    shown = [n for n in names[: RUNS_NAMED + 1] if n != own][:RUNS_NAMED]
+    n_others = len(names) - 1
     cause = Cause("data", 0.85,
-                  f"{len(others)} other run(s) analysed with it shifted {'up' if up else 'down'} at the same "
-                  f"step (~{at}: {shown}): a boundary in a data order they share, e.g. a new shard",
-                  {"runs": others, "step": at})
+                  f"{n_others} other run(s) analysed with it shifted {'up' if up else 'down'} at the same "
+                  f"step (~{at}: {_shown(shown, n_others)}): a boundary in a data order they share, e.g. a new shard",
+                  _linked(shown, at, n_others))
     f.causes = [cause] + [c for c in f.causes if c.cause != "data"]
 
 
