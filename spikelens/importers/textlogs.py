@@ -5,7 +5,9 @@ the user's `[tool.spikelens.patterns]` matches enough step lines in its first 64
 (reading on, up to 8 MiB, for logs with a long preamble such as Megatron's argument
 dump). Reading lets Polars split the file into lines, runs the pattern's regexes over
 chunks of lines at once (chunks side by side in threads; never a Python loop per line),
-keeps only compact value rows between chunks, takes the step of context lines (llm.c
+once per shape of line where it can (`lineshapes`: a log repeats a few line shapes with
+other digits in them, so the regexes run on a few hundred shapes and every line is
+sliced at its shape's spans), keeps only compact value rows between chunks, takes the step of context lines (llm.c
 `val loss`, DeepSpeed `OVERFLOW!`) from the nearest step line, and keeps read order, so a log appended after a resume becomes a second
 segment where its step goes back (`segments.py`). One file is one run.
 
