@@ -12,15 +12,11 @@ Precedence everywhere: command-line option > file > default.
 """
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+import tomllib  # Python >= 3.11, as pyproject.toml requires
 
 from .errors import ConfigError
 
