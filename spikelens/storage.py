@@ -268,10 +268,15 @@ def _fetch(fs: Any, batch: list[tuple[str, int, int]], targets: dict[str, Path])
 
 def cache_dir() -> Path:
     """The user's cache folder for spikelens (never inside the logs)."""
-    given = os.environ.get(CACHE_ENV)
+    return _cache_dir(os.environ.get(CACHE_ENV), os.environ.get("XDG_CACHE_HOME"), os.environ.get("HOME"))
+
+
+@lru_cache(maxsize=8)
+def _cache_dir(given: str | None, xdg: str | None, home: str | None) -> Path:
+    """`cache_dir` for these environment values (`display` asks it for every source)."""
     if given:
         return Path(os.path.abspath(os.path.expanduser(given)))
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = xdg or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(os.path.abspath(base)) / "spikelens"
 
 

@@ -31,15 +31,20 @@ def link_runs(report: Report, tolerance_steps: int = 2) -> None:
     runs_at: dict[int, set[str]] = defaultdict(set)  # a step's runs: a lookup per spike, not a scan of all
     for run, f in spikes:
         runs_at[int(f.peak_step)].add(run)
+    around: dict[int, list[str]] = {}  # the runs within tolerance of a step, sorted once per step
     for run, f in spikes:
-        near = range(int(f.peak_step) - tolerance_steps, int(f.peak_step) + tolerance_steps + 1)
-        others = sorted(set().union(*(runs_at.get(s, ()) for s in near)) - {run})
-        if not others:
+        step = int(f.peak_step)
+        if step not in around:
+            near = range(step - tolerance_steps, step + tolerance_steps + 1)
+            around[step] = sorted(set().union(*(runs_at.get(s, ()) for s in near)))
+        n_others = len(around[step]) - 1  # the run itself is among them
+        if n_others < 1:
             continue
+        named = [o for o in around[step][: RUNS_NAMED + 1] if o != run][:RUNS_NAMED]
         cause = Cause("data", 0.92,
-                      f"{len(others)} other run(s) analysed with it spiked at the same step {f.peak_step} "
-                      f"({_shown(others)}): runs sharing a data order saw the same batch",
-                      _linked(others, f.peak_step))
+                      f"{n_others} other run(s) analysed with it spiked at the same step {f.peak_step} "
+                      f"({_shown(named, n_others)}): runs sharing a data order saw the same batch",
+                      _linked(named, f.peak_step, n_others))
         f.causes = [cause] + [c for c in f.causes if c.cause != "data"]
 
 
