@@ -167,3 +167,50 @@ def test_two_threads_learning_the_same_shapes_see_the_same_table():
     for rows, table, pairs in got:
         assert table.equals(want.slice(rows, frame.height))
         assert pairs.equals(want_pairs.filter(pl.col("_shape") >= rows))
+
+
+# The review's four reproducers: each read the same by shape as line by line once fixed.
+
+def _rule(regex, **kw) -> LinePattern:
+    return LinePattern(name="user", rules=(Rule(regex=regex, **kw),))
+
+
+def test_a_rust_set_operation_in_a_class_is_not_read_by_shape(tmp_path, monkeypatch):
+    """`[\\d&&[5-9]]` is the digits 5-9 to Rust, three members and a literal `]` to Python."""
+    monkeypatch.setattr(textlogs, "CHUNK_LINES", 8)
+    text = "".join(f"step {i} a=1.5 k:{i % 10}\n" for i in range(10))
+    pattern = _rule(r"^step (?P<step>\d+) a=(?P<a>[\d.]+) k:[\d&&[5-9]]")
+    assert not textlogs.shape_spans(pattern.rules[0]).usable
+    assert _same(tmp_path, text, pattern, monkeypatch) == 5
+
+
+def test_a_near_regex_with_a_set_operation_is_not_decided_by_shape(tmp_path, monkeypatch):
+    monkeypatch.setattr(textlogs, "CHUNK_LINES", 8)
+    text = "".join(f"foo {i % 10}\n" for i in range(20)) + "step 1 x\n"
+    pattern = _rule(r"^step (?P<step>\d+) (?P<x>\d)", near=r"^foo [\d&&[5-9]]")
+    _same(tmp_path, text, pattern, monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert len(_parse(tmp_path, text, pattern, True, monkeypatch)[2]) == 10
+
+
+def test_a_field_without_its_capture_group_reads_nothing_either_way(tmp_path, monkeypatch):
+    monkeypatch.setattr(textlogs, "CHUNK_LINES", 8)
+    text = "".join(f"step {i} a=1.{i}\n" for i in range(10))
+    pattern = _rule(r"^step (?P<step>\d+)", fields={"f": r"a=[\d.]+"})
+    assert not textlogs.shape_spans(pattern.rules[0]).usable
+    assert _same(tmp_path, text, pattern, monkeypatch) == 0
+
+
+@pytest.mark.parametrize("text,pairs,sep,trim,rows", [
+    ("".join(f"step {i} | lr: 1.{i}e-3 | pct:5{i}% | sp: nan |\n" for i in range(10)),
+     r"(?P<key>\w+):\s*(?P<value>[\d.e+-]+%?)", ":", "%", 20),
+    ("".join(f"step {i} | t=1.{i}ms | u=2.0 |\n" for i in range(10)), r"(?P<key>\w+)=(?P<value>[\d.]+)ms", "=", "", 0),
+])
+def test_pairs_split_at_a_separator_read_by_shape_as_the_split_reads_them(tmp_path, monkeypatch, text, pairs, sep,
+                                                                          trim, rows):
+    """A declared `pair_sep` reads a pair's value as the split gives it, not as the regex's
+    group: where they differ, the shape is read line by line."""
+    monkeypatch.setattr(textlogs, "CHUNK_LINES", 8)
+    pattern = _rule(r"^step (?P<step>\d+)(?P<rest>.*)$", pairs=pairs, pair_sep=sep, value_trim=trim)
+    assert _same(tmp_path, text, pattern, monkeypatch) == rows

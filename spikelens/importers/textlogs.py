@@ -279,7 +279,8 @@ def shape_spans(rule: Rule) -> lineshapes.ShapeSpans:
     """The rule's regexes as `lineshapes` runs them over shapes (the head of a regex whose
     tail is `rest`, see `_line_groups`)."""
     regex = f"(?P<__head>{rule.regex[: -len(_REST)]})" if _sliceable(rule.regex) else rule.regex
-    return lineshapes.ShapeSpans(regex, tuple(rule.fields.values()), rule.pairs)
+    return lineshapes.ShapeSpans(regex, tuple(rule.fields.values()), rule.pairs,
+                                 (lambda pair: _key_value(pair, rule)) if rule.pairs else None)
 
 
 def _rule_rows(lines: pl.DataFrame, rule: Rule, shapes: pl.DataFrame | None = None,
