@@ -113,7 +113,7 @@ def measure(log: Path, csv: Path, spikelens_from: str | None = None) -> dict:
 
 
 def run(n: int, formats: list[str], repeats: int, before: str | None = None) -> tuple[str, list[dict]]:
-    rows, data = [], []
+    rows, data, spread = [], [], []
     with tempfile.TemporaryDirectory(prefix="spikelens-textbench-") as tmp:
         for fmt in formats:
             log, csv, points = write_log(fmt, n, Path(tmp))
@@ -121,6 +121,10 @@ def run(n: int, formats: list[str], repeats: int, before: str | None = None) -> 
                 runs = sorted((measure(log, csv, where) for _ in range(repeats)), key=lambda m: m["read_s"])
                 m = runs[len(runs) // 2]
                 m.update(format=fmt, lines=n, mb=log.stat().st_size / 1e6, label=label)
+                ratios = [r["read_s"] / r["csv_s"] for r in runs]
+                times = [r["growth"] / (r["points"] * _bench.TRIPLE_BYTES) for r in runs]
+                spread.append(f"{fmt} {label}: ratio {min(ratios):.1f}-{max(ratios):.1f}x, "
+                              f"peak growth {min(times):.1f}-{max(times):.1f}x the triples over {len(runs)} runs")
                 data.append(m)
                 rows.append([f"{fmt} {label}".strip(), f"{n:,}", f"{m['mb']:.0f}", f"{m['points']:,}", f"{m['read_s']:.2f}",
                              f"{m['csv_s']:.2f}", f"{m['read_s'] / m['csv_s']:.1f}x",
@@ -129,7 +133,7 @@ def run(n: int, formats: list[str], repeats: int, before: str | None = None) -> 
     text = _bench.table(["format", "lines", "MB", "points", "load s", "read_csv s", "ratio", "CPU s load / csv",
                          "peak growth",
                          "x triples"], rows)
-    return f"{text}\n(median of {repeats}; load average {_bench.load_avg()})", data
+    return f"{text}\n(median of {repeats}; load average {_bench.load_avg()})\n" + "\n".join(spread), data
 
 
 def main() -> None:

@@ -87,3 +87,35 @@ def test_shapes_the_two_engines_disagree_on_are_read_line_by_line(tmp_path, monk
     monkeypatch.setattr(lineshapes, "agrees", disagree)
     assert _values(tmp_path, PATTERN, LOG).equals(want)
     assert calls  # the shapes were tried, and every one of them refused
+
+
+def test_lines_parsed_while_read_give_what_reading_first_gives(tmp_path, monkeypatch):
+    """`TextLogImporter.read` parses chunks as the file's blocks are read (small blocks and
+    chunks here, so chunks straddle blocks): the same values, line count and metadata as
+    reading every line first and parsing after."""
+    import numpy as np
+
+    from spikelens.importers.base import long_table
+
+    monkeypatch.setattr(textlogs, "READ_BLOCK", 997)
+    monkeypatch.setattr(textlogs, "CHUNK_LINES", 37)
+    text = "".join(f"step {i:>5}/400 | loss {3 + np.sin(i):.6f} (+0.00z)| norm {i % 9}.25 (+0.00z)| lr 3.0e-04 "
+                   f"| 12.{i % 10} ms | 40.{i % 7}% bf16 MFU | 1234 tok/s\n" + ("val loss 3.5\n" if i % 50 == 0 else "")
+                   for i in range(400)) + "step 400/400 | loss 2.9"  # the last line cut short
+    path = tmp_path / "train.log"
+    path.write_text(text)
+    importer = textlogs.TextLogImporter()
+    [table] = importer.read(path)
+    lines, n_lines = textlogs.read_lines(path)
+    rows, _ = textlogs.parse_lines(lines, importer.pattern_for(path))
+    expected = long_table(rows.get_column("step"), rows.get_column("wall_time"), rows.get_column("metric"),
+                          rows.get_column("value"))
+    assert table.frame.equals(expected) and table.frame.height > 2400
+    assert table.meta["lines"] == n_lines == 409 and table.meta["matched_lines"] == 408
+
+
+def test_rechunked_frames_have_the_chunk_size_and_every_row_in_order():
+    parts = [pl.DataFrame({"row": list(range(a, b))}) for a, b in ((0, 5), (5, 6), (6, 30), (30, 31))]
+    chunks = list(textlogs._rechunked(parts, 7))
+    assert [c.height for c in chunks] == [7, 7, 7, 7, 3]
+    assert pl.concat(chunks).get_column("row").to_list() == list(range(31))

@@ -22,6 +22,7 @@ import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Iterable, Iterator
 
 import numpy as np
 import polars as pl
@@ -159,47 +160,87 @@ def read_lines(path: Path) -> tuple[pl.DataFrame | None, int]:
     """`split_lines` of the whole file, built a block at a time, and its number of lines
     (newlines + 1); None for a file with nothing but white space. A file that is not
     valid UTF-8 is decoded with replacement characters and a warning."""
-    parts: list[pl.DataFrame] = []
-    row0 = line0 = 0
-    replaced = has_text = False
-    with open(path, "rb") as fh:
-        carry = b""
-        while True:
-            block = fh.read(READ_BLOCK)
-            data = carry + block
-            last = not block
-            if not last:
-                cut = data.rfind(b"\n") + 1
-                if cut == 0:
-                    carry = data
-                    continue
-                data, carry = data[:cut], data[cut:]
-            has_text = has_text or bool(data.strip())
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                text = data.decode("utf-8", errors="replace")
-                replaced = True
-            del data
-            if not last:  # ends with its newline: the line after it starts the next block
-                text = text[:-1]
-            if text or last:
-                part = split_lines(text) if last else _split_block(text)
-                parts.append(part.with_columns(pl.col("row") + row0, pl.col("line_no") + line0))
-                row0 += part.height
-                line0 = int(part.get_column("line_no").max()) + 1 + line0 if part.height else line0
-            elif not last:
-                parts.append(pl.DataFrame({"row": [row0], "line_no": [line0], "text": [""]},
-                                          schema={"row": pl.Int64, "line_no": pl.Int64, "text": pl.String}))
-                row0, line0 = row0 + 1, line0 + 1
-            if last:
-                break
-    if replaced:
-        diagnostics.warn(f"{path}: not valid UTF-8; undecodable bytes were replaced")
-    if not has_text:
-        return None, 0
-    lines = pl.concat(parts, rechunk=False)
-    return lines, line0
+    blocks = LineBlocks(path)
+    for _ in blocks:
+        pass
+    return blocks.finish()
+
+
+class LineBlocks:
+    """The lines of a file as `split_lines` frames, one block of bytes at a time (rows and
+    line numbers counted across blocks), so that parsing may start before the reading ends;
+    `finish()` then gives what `read_lines` gives."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.parts: list[pl.DataFrame] = []
+        self.lines = 0
+        self.replaced = self.has_text = False
+
+    def __iter__(self) -> Iterator[pl.DataFrame]:
+        row0 = line0 = 0
+        with open(self.path, "rb") as fh:
+            carry = b""
+            while True:
+                block = fh.read(READ_BLOCK)
+                data = carry + block
+                last = not block
+                if not last:
+                    cut = data.rfind(b"\n") + 1
+                    if cut == 0:
+                        carry = data
+                        continue
+                    data, carry = data[:cut], data[cut:]
+                self.has_text = self.has_text or bool(data.strip())
+                try:
+                    text = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    text = data.decode("utf-8", errors="replace")
+                    self.replaced = True
+                del data
+                if not last:  # ends with its newline: the line after it starts the next block
+                    text = text[:-1]
+                if text or last:
+                    part = split_lines(text) if last else _split_block(text)
+                    part = part.with_columns(pl.col("row") + row0, pl.col("line_no") + line0)
+                    row0 += part.height
+                    line0 = int(part.get_column("line_no").max()) + 1 if part.height else line0
+                elif not last:
+                    part = pl.DataFrame({"row": [row0], "line_no": [line0], "text": [""]},
+                                        schema={"row": pl.Int64, "line_no": pl.Int64, "text": pl.String})
+                    row0, line0 = row0 + 1, line0 + 1
+                else:
+                    part = None
+                if part is not None:
+                    self.parts.append(part)
+                    yield part
+                if last:
+                    break
+        self.lines = line0
+
+    def finish(self) -> tuple[pl.DataFrame | None, int]:
+        """(the lines, their number) once read; warns about replaced bytes."""
+        if self.replaced:
+            diagnostics.warn(f"{self.path}: not valid UTF-8; undecodable bytes were replaced")
+        if not self.has_text:
+            return None, 0
+        return pl.concat(self.parts, rechunk=False), self.lines
+
+
+def _rechunked(parts: Iterable[pl.DataFrame], size: int) -> Iterator[pl.DataFrame]:
+    """The rows of consecutive frames as chunks of `size` rows (the last one shorter)."""
+    held: list[pl.DataFrame] = []
+    count = 0
+    for part in parts:
+        held.append(part)
+        count += part.height
+        while count >= size:
+            both = pl.concat(held, rechunk=False)
+            yield both.head(size)
+            rest = both.slice(size)
+            held, count = ([rest] if rest.height else []), rest.height
+    if count:
+        yield pl.concat(held, rechunk=False)
 
 
 def _split_block(text: str) -> pl.DataFrame:
@@ -474,6 +515,18 @@ def _by_row_pos(rows: pl.DataFrame) -> pl.DataFrame:
     return rows if ordered else rows.sort("row", "pos", maintain_order=True)
 
 
+def _spanned(chunks: Iterable[pl.DataFrame], spans: list[tuple[int, int]]) -> Iterator[pl.DataFrame]:
+    """The chunks, noting each one's (first row, end row) in `spans` as it passes."""
+    lo = 0
+    for chunk in chunks:
+        spans.append((lo, lo + chunk.height))
+        lo += chunk.height
+        yield chunk
+    if not spans:  # no line at all: one empty chunk, as `_chunks` gives
+        spans.append((0, 0))
+        yield pl.DataFrame(schema={"row": pl.Int64, "line_no": pl.Int64, "text": pl.String})
+
+
 def _in(frame: pl.DataFrame, lo: int, hi: int) -> pl.DataFrame:
     return frame.filter((pl.col("row") >= lo) & (pl.col("row") < hi))
 
@@ -495,7 +548,14 @@ def parse_lines(lines: pl.DataFrame, pattern: LinePattern) -> tuple[pl.DataFrame
     compact rows: a rule's `post`, the steps of context lines (nearest step line, maybe
     in another chunk), per-step counts, and dropping a value that repeats the previous
     one of its metric at the same step."""
-    spans = _chunks(lines)
+    return parse_chunks((lines.slice(lo, hi - lo) for lo, hi in _chunks(lines)), pattern)
+
+
+def parse_chunks(chunks: Iterable[pl.DataFrame], pattern: LinePattern) -> tuple[pl.DataFrame, dict]:
+    """`parse_lines` over the lines given a chunk at a time (consecutive rows, the first
+    chunk from row 0): a reader may still be reading the file while the first chunks are
+    parsed."""
+    spans: list[tuple[int, int]] = []
     nears = [r.near for r in pattern.rules if r.near]
     per_rule: list[list[pl.DataFrame]] = [[] for _ in pattern.rules]
     anchor_parts: list[pl.DataFrame] = []
@@ -504,8 +564,8 @@ def parse_lines(lines: pl.DataFrame, pattern: LinePattern) -> tuple[pl.DataFrame
 
     by_shape = [shape_spans(rule) for rule in pattern.rules]
 
-    def one_chunk(span: tuple[int, int]):
-        chunk, shapes = _shaped(lines.slice(span[0], span[1] - span[0]))
+    def one_chunk(lines_of_chunk: pl.DataFrame):
+        chunk, shapes = _shaped(lines_of_chunk)
         out, seen_rows, anchors = [], [], []
         for rule, spans in zip(pattern.rules, by_shape):
             rows, seen = _rule_rows(chunk, rule, shapes, spans)
@@ -523,7 +583,7 @@ def parse_lines(lines: pl.DataFrame, pattern: LinePattern) -> tuple[pl.DataFrame
 
     # Polars releases the GIL: chunks parse side by side (in order, a few at a time)
     with ThreadPoolExecutor(max_workers=PARSE_THREADS) as pool:
-        for result, anchors, near, n_matched in pool.map(one_chunk, spans):
+        for result, anchors, near, n_matched in pool.map(one_chunk, _spanned(chunks, spans)):
             for i, rows in enumerate(result):
                 per_rule[i].append(rows)
             anchor_parts.append(anchors)
@@ -613,9 +673,16 @@ class TextLogImporter(Importer):
         return self._sniffed[key]
 
     def read(self, path: Path) -> list[Table]:
+        """Lines are parsed as they are read (the first chunks in threads while the file is
+        still being read and split)."""
         try:
-            lines, n_lines = read_lines(path)
-            pattern = self.pattern_for(path) if lines is not None else None
+            pattern = self.pattern_for(path)
+            if pattern is None:
+                lines, _ = read_lines(path)
+            else:
+                blocks = LineBlocks(path)
+                rows, info = parse_chunks(_rechunked(blocks, CHUNK_LINES), pattern)
+                lines, n_lines = blocks.finish()
         except OSError as exc:
             raise InputError(path, f"cannot read ({exc.strerror or exc})") from None
         if lines is None:
@@ -623,7 +690,6 @@ class TextLogImporter(Importer):
         if pattern is None:
             names = ", ".join(p.name for p in all_patterns())
             raise FormatError(path, f"no known text-log line pattern matches ({names})")
-        rows, info = parse_lines(lines, pattern)
         self._warn(path, pattern, info, rows)
         meta = {"pattern": pattern.name, "lines": n_lines,
                 "matched_lines": info["matched_lines"], "duplicates_dropped": info["duplicates_dropped"],
