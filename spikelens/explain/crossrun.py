@@ -11,6 +11,7 @@ small to report from a scan of every step is asked about that one step.
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Callable
 
 from ..model.finding import EVENT_KINDS, Cause, Finding
 from ..detect.levels import LevelShiftDetector, shift_sentence
@@ -37,15 +38,11 @@ def link_runs(report: Report, tolerance_steps: int = 2) -> None:
         if step not in around:
             near = range(step - tolerance_steps, step + tolerance_steps + 1)
             around[step] = sorted(set().union(*(runs_at.get(s, ()) for s in near)))
-        n_others = len(around[step]) - 1  # the run itself is among them
-        if n_others < 1:
+        if len(around[step]) < 2:  # the run itself is among them
             continue
-        named = [o for o in around[step][: RUNS_NAMED + 1] if o != run][:RUNS_NAMED]
-        cause = Cause("data", 0.92,
-                      f"{n_others} other run(s) analysed with it spiked at the same step {f.peak_step} "
-                      f"({_shown(named, n_others)}): runs sharing a data order saw the same batch",
-                      _linked(named, f.peak_step, n_others))
-        f.causes = [cause] + [c for c in f.causes if c.cause != "data"]
+        _put_data_cause(f, around[step], run, f.peak_step, 0.92, lambda n, shown: (
+            f"{n} other run(s) analysed with it spiked at the same step {f.peak_step} "
+            f"({shown}): runs sharing a data order saw the same batch"))
 
 
 RUNS_NAMED = 20
@@ -54,13 +51,15 @@ shard links thousands of runs, and every run naming every other is quadratic in 
 The findings dataset answers "which runs" for any number of them."""
 
 
-def _linked(others: list[str], step: int, n_others: int | None = None) -> dict:
-    return {"runs": others[:RUNS_NAMED], "n_runs": len(others) if n_others is None else n_others, "step": step}
-
-
-def _shown(others: list[str], n_others: int | None = None) -> str:
-    n = len(others) if n_others is None else n_others
-    return ", ".join(others[:5]) + (f" and {n - 5} more" if n > 5 else "")
+def _put_data_cause(f: Finding, names: list[str], own: str, step: int, confidence: float,
+                    sentence: Callable[[int, str], str]) -> None:
+    """Put a `data` cause first on `f`: `names` are every run linked, sorted (`own` among
+    them); the sentence gets the number of the others and the first five of them."""
+    named = [n for n in names[: RUNS_NAMED + 1] if n != own][:RUNS_NAMED]
+    n_others = len(names) - 1
+    shown = ", ".join(named[:5]) + (f" and {n_others - 5} more" if n_others > 5 else "")
+    cause = Cause("data", confidence, sentence(n_others, shown), {"runs": named, "n_runs": n_others, "step": step})
+    f.causes = [cause] + [c for c in f.causes if c.cause != "data"]
 
 
 def _promote_shared_outliers(report: Report) -> None:
@@ -122,21 +121,12 @@ def _link_level_shifts(report: Report) -> None:
                     members.append((r, f))
             names = sorted({r.run for r, _ in members})
             for r, f in members:
-                _add_boundary_cause(f, names, r.run, at, up)
+                _put_data_cause(f, names, r.run, at, 0.85, lambda n, shown: (
+                    f"{n} other run(s) analysed with it shifted {'up' if up else 'down'} at the same "
+                    f"step (~{at}: {shown}): a boundary in a data order they share, e.g. a new shard"))
                 if f not in r.findings:
                     r.findings.append(f)
                     r.findings.sort(key=lambda g: (g.anchor_step if g.anchor_step is not None else -1, g.kind))
-
-
-def _add_boundary_cause(f: Finding, names: list[str], own: str, at: int, up: bool) -> None:
-    """`names`: every run of the boundary, sorted (`own` among them)."""
-    shown = [n for n in names[: RUNS_NAMED + 1] if n != own][:RUNS_NAMED]
-    n_others = len(names) - 1
-    cause = Cause("data", 0.85,
-                  f"{n_others} other run(s) analysed with it shifted {'up' if up else 'down'} at the same "
-                  f"step (~{at}: {_shown(shown, n_others)}): a boundary in a data order they share, e.g. a new shard",
-                  _linked(shown, at, n_others))
-    f.causes = [cause] + [c for c in f.causes if c.cause != "data"]
 
 
 def _clusters(shifts: list) -> list[list]:
