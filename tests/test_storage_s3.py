@@ -269,3 +269,13 @@ def test_a_url_root_keys_the_settings_as_written_wherever_the_sweep_starts(tmp_p
     local = [incremental.settings(Config(), None, [Path("runs")]) for _ in (0,)]
     monkeypatch.chdir(tmp_path)
     assert incremental.settings(Config(), None, [Path("runs")]) != local[0]  # a relative path is resolved
+
+
+def test_a_cache_inside_a_local_folder_analysed_beside_the_bucket_is_refused(s3, tmp_path):
+    local = tmp_path / "logs"
+    local.mkdir()
+    res = run_cli("analyze", local, f"s3://{BUCKET}/runs/csv", "--findings", tmp_path / "f.parquet",
+                  env={storage.CACHE_ENV: str(local / "cache")})
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and "a folder being analysed" in res.stderr
+    assert not (local / "cache").exists() and not (tmp_path / "f.parquet").exists()

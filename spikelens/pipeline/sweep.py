@@ -73,12 +73,10 @@ def analyze_roots(roots: list[Path], cfg: Config, *, detector_params: dict | Non
 def _outside(findings: Path, roots: list[Path]) -> None:
     """The dataset is never written into the folders analysed (they are the user's logs,
     and the next sweep would read the dataset as one)."""
-    where = findings.resolve()
-    for root in roots:
-        base = root.resolve()
-        if root.is_dir() and (where == base or base in where.parents):
-            raise UsageError(f"--findings {findings}: inside {root}, the folder being analysed; "
-                             "write the findings dataset somewhere else")
+    root = _root_holding(findings, roots)
+    if root is not None:
+        raise UsageError(f"--findings {findings}: inside {root}, the folder being analysed; "
+                         "write the findings dataset somewhere else")
 
 
 def _cache_outside(roots: list[Path]) -> None:
@@ -87,11 +85,20 @@ def _cache_outside(roots: list[Path]) -> None:
     if not any(storage.protocol(storage.unmangle(str(r))) for r in roots):
         return
     cache = storage.cache_dir().resolve()
+    root = _root_holding(cache, roots)
+    if root is not None:
+        raise UsageError(f"the object-storage cache {cache} is inside {root}, a folder being analysed; "
+                         f"set {storage.CACHE_ENV} to a folder elsewhere")
+
+
+def _root_holding(path: Path, roots: list[Path]) -> Path | None:
+    """The first folder among the roots that is `path` or holds it."""
+    where = path.resolve()
     for root in roots:
         base = root.resolve()
-        if root.is_dir() and (cache == base or base in cache.parents):
-            raise UsageError(f"the object-storage cache {cache} is inside {root}, a folder being analysed; "
-                             f"set {storage.CACHE_ENV} to a folder elsewhere")
+        if root.is_dir() and (where == base or base in where.parents):
+            return root
+    return None
 
 
 def _unchanged(before: dict, keys: list[str], prints: list[str], i: int) -> bool:
