@@ -230,7 +230,7 @@ class ShapeSpans:
             again = group_spans(pattern, second, wanted)
             agree = zip(agrees(pattern, first, spans, wanted), agrees(pattern, second, again, wanted), spans, again)
             ok = [o and a and b and s == t for o, (a, b, s, t) in zip(ok, agree)]
-            if not hit:
+            if wanted is None:  # the rule's own regex (fields name their group 1): which shapes it matches
                 hit = [s is not None for s in spans]
             for i, s in enumerate(spans):
                 for key in (wanted or names):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import re
 from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -42,6 +43,8 @@ _CUT = "\x00"
 """Appended to a last line that has no newline: a value running into the end of the
 file may be cut short, and `END` in the regexes does not accept this character."""
 
+_LINE_COLS = {"row": pl.Int64, "line_no": pl.Int64, "text": pl.String}
+"""The lines of a file as read: read order, line number (0-based), text."""
 _ROW_COLS = {"row": pl.Int64, "line_no": pl.Int64, "pos": pl.Int32, "step": pl.Int64,
              "wall_time": pl.Float64, "metric": pl.String, "value": pl.Float64}
 
@@ -205,15 +208,11 @@ class LineBlocks:
                     part = part.with_columns(pl.col("row") + row0, pl.col("line_no") + line0)
                     row0 += part.height
                     line0 = int(part.get_column("line_no").max()) + 1 if part.height else line0
-                elif not last:
-                    part = pl.DataFrame({"row": [row0], "line_no": [line0], "text": [""]},
-                                        schema={"row": pl.Int64, "line_no": pl.Int64, "text": pl.String})
+                else:  # a block that held only its newline: one empty line
+                    part = pl.DataFrame({"row": [row0], "line_no": [line0], "text": [""]}, schema=_LINE_COLS)
                     row0, line0 = row0 + 1, line0 + 1
-                else:
-                    part = None
-                if part is not None:
-                    self.parts.append(part)
-                    yield part
+                self.parts.append(part)
+                yield part
                 if last:
                     break
         self.lines = line0
@@ -263,24 +262,20 @@ _REST = "(?P<rest>.*)$"
 """How a rule's regex ends when the tail of the line holds its key/value pairs."""
 
 
-def _line_groups(text: pl.Expr, regex: str) -> tuple[pl.Expr, bool]:
-    """`extract_groups` of a rule's regex, with `rest` taken by a slice when the regex
-    ends in `(?P<rest>.*)$`: capturing a whole line costs the regex engine time in
-    proportion to the span captured, and on a line without a newline `.*$` matches
-    whatever follows any match of the head, so the head's match decides alone."""
-    if not _sliceable(regex):
-        return text.str.extract_groups(regex), False
-    return text.str.extract_groups(f"(?P<__head>{regex[: -len(_REST)]})"), True
-
-
-def _sliceable(regex: str) -> bool:
-    """The regex is `^HEAD(?P<rest>.*)$` with no alternation at its top level, so the head's
-    match starts the line and `(?P<__head>HEAD)` matches what HEAD matched there."""
+@lru_cache(maxsize=256)
+def _head_regex(regex: str) -> tuple[str, bool]:
+    """The regex a rule's groups are extracted with, and whether `rest` is then a slice:
+    for `^HEAD(?P<rest>.*)$` with no alternation at its top level, `(?P<__head>HEAD)`.
+    Capturing a whole line costs the regex engine time in proportion to the span
+    captured, and on a line without a newline `.*$` matches whatever follows any match
+    of the head, so the head's match decides alone."""
     if not (regex.startswith("^") and regex.endswith(_REST)):
-        return False
+        return regex, False
     from re import _parser  # the stdlib's own regex parser: the top level of the pattern
 
-    return not any(op is _parser.BRANCH for op, _ in _parser.parse(regex))
+    if any(op is _parser.BRANCH for op, _ in _parser.parse(regex)):
+        return regex, False
+    return f"(?P<__head>{regex[: -len(_REST)]})", True
 
 
 def _extracted(lines: pl.DataFrame, rule: Rule) -> pl.DataFrame:
@@ -289,9 +284,9 @@ def _extracted(lines: pl.DataFrame, rule: Rule) -> pl.DataFrame:
     regex run in one `select`, so Polars runs them side by side."""
     matched = lines.filter(pl.col("text").str.contains(rule.regex))
     fields = [pl.col("text").str.extract(fre, 1).alias(f"__f{i}") for i, fre in enumerate(rule.fields.values())]
-    groups, sliced = _line_groups(pl.col("text"), rule.regex)
+    regex, sliced = _head_regex(rule.regex)
     keep = ["row", "line_no"] + (["text"] if sliced else [])
-    g = matched.select(*keep, groups.alias("_g"), *fields).unnest("_g")
+    g = matched.select(*keep, pl.col("text").str.extract_groups(regex).alias("_g"), *fields).unnest("_g")
     if sliced:
         g = g.with_columns(rest=pl.col("text").str.slice(pl.col("__head").str.len_chars())).drop("text", "__head")
     return g
@@ -318,9 +313,8 @@ def _extracted_by_shape(lines: pl.DataFrame, rule: Rule, shapes: pl.DataFrame | 
 
 def shape_spans(rule: Rule) -> lineshapes.ShapeSpans:
     """The rule's regexes as `lineshapes` runs them over shapes (the head of a regex whose
-    tail is `rest`, see `_line_groups`)."""
-    regex = f"(?P<__head>{rule.regex[: -len(_REST)]})" if _sliceable(rule.regex) else rule.regex
-    return lineshapes.ShapeSpans(regex, tuple(rule.fields.values()), rule.pairs,
+    tail is `rest`, see `_head_regex`)."""
+    return lineshapes.ShapeSpans(_head_regex(rule.regex)[0], tuple(rule.fields.values()), rule.pairs,
                                  (lambda pair: _key_value(pair, rule)) if rule.pairs else None)
 
 
@@ -490,14 +484,19 @@ def _shaped(chunk: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame | None]:
     return chunk.with_columns(ids), shapes
 
 
-def _near(chunk: pl.DataFrame, shapes: pl.DataFrame | None, nears: list[str]) -> pl.Expr:
-    """Lines that look like a rule's lines (any `near` regex), found once per shape when
-    the regexes cannot tell digits apart (a probe of the shape stands for its lines)."""
+def _near(shapes: pl.DataFrame | None, nears: list[str], known: dict[str, bool]) -> pl.Expr:
+    """Lines that look like a rule's lines (any `near` regex), found once per shape for the
+    whole file (`known`: shape -> looks) when the regexes cannot tell digits apart (a
+    probe of the shape stands for its lines)."""
+    looks_like = pl.any_horizontal([pl.col("text").str.contains(n) for n in nears])
     if shapes is None or not all(lineshapes.digit_uniform(n) for n in nears):
-        return pl.any_horizontal([pl.col("text").str.contains(n) for n in nears])
-    probe = pl.Series(lineshapes.probes(shapes.get_column("shape").to_list())[0], dtype=pl.String)
-    looks = probe.to_frame("text").select(pl.any_horizontal([pl.col("text").str.contains(n) for n in nears]))
-    return pl.col("_shape").is_in(shapes.get_column("_shape").filter(looks.to_series()).implode())
+        return looks_like
+    texts = shapes.get_column("shape").to_list()
+    new = [t for t in dict.fromkeys(texts) if t not in known]
+    if new:
+        probe = pl.Series("text", lineshapes.probes(new)[0], dtype=pl.String)
+        known.update(zip(new, probe.to_frame().select(looks_like).to_series().to_list()))
+    return pl.col("_shape").is_in(shapes.get_column("_shape").filter(pl.Series([known[t] for t in texts])).implode())
 
 
 def _chunks(lines: pl.DataFrame) -> list[tuple[int, int]]:
@@ -524,7 +523,7 @@ def _spanned(chunks: Iterable[pl.DataFrame], spans: list[tuple[int, int]]) -> It
         yield chunk
     if not spans:  # no line at all: one empty chunk, as `_chunks` gives
         spans.append((0, 0))
-        yield pl.DataFrame(schema={"row": pl.Int64, "line_no": pl.Int64, "text": pl.String})
+        yield pl.DataFrame(schema=_LINE_COLS)
 
 
 def _in(frame: pl.DataFrame, lo: int, hi: int) -> pl.DataFrame:
@@ -563,6 +562,7 @@ def parse_chunks(chunks: Iterable[pl.DataFrame], pattern: LinePattern) -> tuple[
     matched_lines = 0
 
     by_shape = [shape_spans(rule) for rule in pattern.rules]
+    near_shapes: dict[str, bool] = {}  # shared by the parse threads: each writes whole answers
 
     def one_chunk(lines_of_chunk: pl.DataFrame):
         chunk, shapes = _shaped(lines_of_chunk)
@@ -577,7 +577,7 @@ def parse_chunks(chunks: Iterable[pl.DataFrame], pattern: LinePattern) -> tuple[
             if rule.step_from == "line":
                 anchors.append(seen.select("row", "step").filter(pl.col("step").is_not_null()))
         matched = pl.concat(seen_rows).unique() if len(seen_rows) > 1 else seen_rows[0]
-        near = (chunk.filter(_near(chunk, shapes, nears) & ~pl.col("row").is_in(matched.implode()))
+        near = (chunk.filter(_near(shapes, nears, near_shapes) & ~pl.col("row").is_in(matched.implode()))
                 if nears else chunk.head(0)).select("row", "line_no", "text")
         return out, pl.concat(anchors), near, matched.len()
 
