@@ -133,9 +133,10 @@ def _check_lines(family: str, data) -> None:
     else:
         event(f"{kind}: {'prefix has values' if before else 'empty prefix'}")
     for key, points in before.items():
-        # MLflow points are ordered by their timestamp, which the damage may change; a CSV whose
-        # damaged line made a step go back without re-logging any step is read sorted by step
-        if family in ("mlflow", "csv"):
+        # MLflow points are ordered by their timestamp, which the damage may change; a CSV (a W&B
+        # export is one) whose damaged line made a step go back without re-logging any step is read
+        # sorted by step
+        if family in ("mlflow", "csv", "wandb_exports"):
             assert not Counter(points) - Counter(full.get(key, [])), key
             assert not Counter(points) - Counter(damaged.get(key, [])), f"values before line {line + 1} lost: {key}"
             continue
