@@ -33,9 +33,13 @@ def real_logs() -> list[Path]:
     return found
 
 
-def compare(path: Path, chunk_lines: int, monkeypatch) -> int:
-    """Old and new parse of one file agree; returns the number of values."""
+def compare(path: Path, chunk_lines: int, monkeypatch, read_block: int | None = None) -> int:
+    """Old and new parse of one file agree, and so do the importer's read (the file cut in
+    blocks of `read_block` bytes, lines parsed while read, signals gathered a chunk at a
+    time) and its meta; returns the number of values."""
     monkeypatch.setattr(textlogs, "CHUNK_LINES", chunk_lines)
+    if read_block is not None:
+        monkeypatch.setattr(textlogs, "READ_BLOCK", read_block)
     pattern = textlogs.TextLogImporter().pattern_for(path)
     if pattern is None:
         return -1
@@ -55,7 +59,15 @@ def compare(path: Path, chunk_lines: int, monkeypatch) -> int:
         assert new_info[key] == old_info[key], key
     assert (new_info["near_misses"].get_column("line_no").to_list()
             == old_info["near_misses"].get_column("line_no").to_list())
-    assert textsignals.signal_meta(lines, pattern, new) == textsignals.signal_meta(old_lines, pattern, old)
+    signals = reference.signal_meta(old_lines, pattern, old)
+    assert new_info["signals"] == signals
+    assert textsignals.signal_meta(lines, pattern, new) == signals  # the lines held whole, as one chunk
+
+    [table] = textlogs.TextLogImporter().read(path)
+    assert table.frame.height == new.height
+    assert table.frame.get_column("value").equals(new.get_column("value"))
+    assert table.meta == {"pattern": pattern.name, "lines": n_lines, "matched_lines": old_info["matched_lines"],
+                          "duplicates_dropped": old_info["duplicates_dropped"], **signals}
     return new.height
 
 
@@ -66,7 +78,7 @@ REAL = real_logs()
 @pytest.mark.parametrize("path", REAL, ids=lambda p: str(p.relative_to(SHARED)))
 def test_real_logs_read_the_same_values(path: Path, monkeypatch):
     compare(path, textlogs.CHUNK_LINES, monkeypatch)
-    compare(path, 997, monkeypatch)  # seams inside every log
+    compare(path, 997, monkeypatch, read_block=4096)  # seams inside every log
 
 
 def test_real_logs_were_read():
@@ -77,7 +89,7 @@ def test_real_logs_were_read():
 
 @pytest.mark.parametrize("path", sorted((FIXTURES / "text").rglob("*.*")), ids=lambda p: p.name)
 def test_fixtures_read_the_same_values(path: Path, monkeypatch):
-    compare(path, 5, monkeypatch)
+    compare(path, 5, monkeypatch, read_block=64)
 
 
 # ------------------------------------------------------------------ generated logs
@@ -143,8 +155,9 @@ def nanogpt_log(draw) -> list[str]:
 @settings(max_examples=int(os.environ.get("SPIKELENS_FUZZ_EXAMPLES", 60)), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.one_of(llmc_log(), megatron_log(), nanogpt_log()),
        newline=st.sampled_from(["\n", "\r\n"]), progress=st.booleans(), end=st.booleans(),
-       chunk=st.integers(1, 40))
-def test_generated_logs_read_the_same_values(tmp_path_factory, monkeypatch, lines, newline, progress, end, chunk):
+       chunk=st.integers(1, 40), block=st.integers(1, 300))
+def test_generated_logs_read_the_same_values(tmp_path_factory, monkeypatch, lines, newline, progress, end, chunk,
+                                             block):
     text = "".join(lines).replace("\n", newline)
     if progress:  # a progress bar redrawn with carriage returns inside a line
         text = "loading 10%\rloading 100%\n" + text
@@ -152,7 +165,7 @@ def test_generated_logs_read_the_same_values(tmp_path_factory, monkeypatch, line
         text = text.rstrip("\r\n")
     path = tmp_path_factory.mktemp("gen") / "train.log"
     path.write_bytes(text.encode())
-    assert compare(path, chunk, monkeypatch) > 0  # a pattern claimed it and values were read
+    assert compare(path, chunk, monkeypatch, read_block=block) > 0  # a pattern claimed it and values were read
 
 
 PAIR_RULES = [(p.name, r) for p in CATALOGUE for r in p.rules if r.pairs and r.pair_sep is not None]

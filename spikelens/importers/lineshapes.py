@@ -17,10 +17,11 @@ shape is read line by line as before.
 from __future__ import annotations
 
 import re
+import threading
 import warnings
 from functools import lru_cache
 from re import _parser as sre  # the stdlib's regex parser: the structure of a pattern
-from typing import Callable
+from typing import Callable, Iterable, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -108,6 +109,11 @@ def _class_uniform(members) -> bool:
     return not held or held == _DIGITS
 
 
+def zeroed(data: bytes) -> bytes:
+    """The bytes with every ASCII digit written as `0`: the shapes of the lines they hold."""
+    return data.translate(_TO_ZERO)
+
+
 def shapes_of(text: pl.Series) -> pl.Series:
     """Each line with its ASCII digits written as `0` (byte for byte: positions kept)."""
     arr = text.to_arrow(compat_level=pl.CompatLevel.oldest())
@@ -116,9 +122,26 @@ def shapes_of(text: pl.Series) -> pl.Series:
     validity, offsets, data = arr.buffers()
     if data is None:  # no characters at all
         return text
-    zeroed = pa.py_buffer(data.to_pybytes().translate(_TO_ZERO))
-    out = pa.LargeStringArray.from_buffers(len(arr), offsets, zeroed, validity, arr.null_count, arr.offset)
+    digits = pa.py_buffer(zeroed(data.to_pybytes()))
+    out = pa.LargeStringArray.from_buffers(len(arr), offsets, digits, validity, arr.null_count, arr.offset)
     return pl.Series(text.name, out, dtype=pl.String)
+
+
+def per_shape(shapes: pl.DataFrame | None, test: pl.Expr, regexes: Iterable[str], known: dict[str, bool]) -> pl.Expr:
+    """`test` (a boolean expression of a line's `text` that runs `regexes`), answered once
+    per shape for the whole file (`known`: shape -> answer, one dict per test) when the
+    regexes cannot tell digits apart: a probe of a shape stands for its lines. Without
+    shapes (`_shape` ids of the lines and the `shapes` frame, see `textlogs._shaped`), or
+    with a regex that tells digits apart, the test itself."""
+    if shapes is None or not all(digit_uniform(r) for r in regexes):
+        return test
+    texts = shapes.get_column("shape").to_list()
+    new = [t for t in dict.fromkeys(texts) if t not in known]
+    if new:
+        probe = pl.Series("text", probes(new)[0], dtype=pl.String)
+        known.update(zip(new, probe.to_frame().select(test).to_series().to_list()))
+    yes = pl.Series([known[t] for t in texts], dtype=pl.Boolean)
+    return pl.col("_shape").is_in(shapes.get_column("_shape").filter(yes).implode())
 
 
 _FILL = np.random.default_rng(12345).integers(ord("0"), ord("9") + 1, size=(2, 1 << 16), dtype=np.uint8)
@@ -182,6 +205,15 @@ def agrees(regex: str, lines: list[str], spans: list[dict | None], groups: list[
     return ok
 
 
+class _Learnt(NamedTuple):
+    """What a `ShapeSpans` knows of the shapes seen: a row per shape (`table`, its row for
+    a shape's text in `row`) and a row per pair of each shape (`pairs`, in `pair_rows`)."""
+    table: pl.DataFrame
+    row: dict[str, int]
+    pairs: pl.DataFrame
+    pair_rows: dict[str, list[int]]
+
+
 class ShapeSpans:
     """One rule's regex and fields over line shapes, remembered per shape for the whole
     file (the shapes of one chunk are mostly those of the last)."""
@@ -202,48 +234,87 @@ class ShapeSpans:
         self.usable = (all(digit_uniform(r) for r, _, _ in self.found)
                        and all(re.compile(f).groups >= 1 for f in fields)  # a field without its group reads nothing
                        and (pairs is None or (self.pairs is not None and digit_uniform(pairs))))
-        self._known: dict[str, tuple] = {}
-        self._pairs: dict[str, list[tuple]] = {}
+        self._columns = {"shape": pl.String, "_ok": pl.Boolean, "_hit": pl.Boolean,
+                         **{f"{n}.{k}": pl.Int64 for n in self.names for k in ("s", "n")}}
+        self._pair_columns = {"shape": pl.String, "pos": pl.Int32, "key.s": pl.Int64, "key.n": pl.Int64,
+                              "value.s": pl.Int64, "value.n": pl.Int64}
+        self._learnt = _Learnt(pl.DataFrame(schema=self._columns), {}, pl.DataFrame(schema=self._pair_columns), {})
+        self._learning = threading.Lock()
 
     def table(self, shapes: pl.DataFrame) -> pl.DataFrame:
         """Per shape (`_shape`, `shape`): `_hit` (the regex matches its lines), `_ok` (the
         spans are vouched for: Python's and Polars' engines agree on both probes) and the
         start and length of each group and field (`NAME.s`, `NAME.n`)."""
-        texts = shapes.get_column("shape").to_list()
-        new = [t for t in dict.fromkeys(texts) if t not in self._known]
-        if new:
-            self._learn(new)
-        rows = [self._known[t] for t in texts]
-        columns = list(zip(*rows)) if rows else [[] for _ in range(2 + 2 * len(self.names))]
-        names = ["_ok", "_hit"] + [f"{n}.{k}" for n in self.names for k in ("s", "n")]
-        return pl.DataFrame({"_shape": shapes.get_column("_shape"),
-                             **{n: pl.Series(n, list(c), dtype=pl.Boolean if i < 2 else pl.Int64)
-                                for i, (n, c) in enumerate(zip(names, columns))}})
+        texts, learnt = self._cover(shapes)
+        at = pl.Series([learnt.row[t] for t in texts], dtype=pl.Int64)
+        return learnt.table.drop("shape")[at].insert_column(0, shapes.get_column("_shape"))
 
-    def _learn(self, shapes: list[str]) -> None:
+    def pair_table(self, shapes: pl.DataFrame) -> pl.DataFrame:
+        """One row per pair of each shape: `_shape`, `pos` (1000 on, in line order) and the
+        spans of its key and value in the tail (`key.s`, `key.n`, `value.s`, `value.n`)."""
+        texts, learnt = self._cover(shapes)
+        ids = shapes.get_column("_shape").to_list()
+        at = pl.Series([i for t in texts for i in learnt.pair_rows[t]], dtype=pl.Int64)
+        owner = pl.Series("_shape", [sid for sid, t in zip(ids, texts) for _ in learnt.pair_rows[t]],
+                          dtype=shapes.schema["_shape"])
+        return learnt.pairs.drop("shape")[at].insert_column(0, owner)
+
+    def misses_all(self, shapes: pl.DataFrame) -> bool:
+        """The regex matches no line of these shapes, and that is vouched for on each (a
+        rule that matches nothing in a chunk costs a look-up, not a pass over its lines)."""
+        table = self.table(shapes)
+        return bool(table.get_column("_ok").all()) and not table.get_column("_hit").any()
+
+    def _cover(self, shapes: pl.DataFrame) -> tuple[list[str], _Learnt]:
+        """The shapes' texts, and what is learnt with these shapes among it. Parse threads
+        share this object: a thread learns under the lock and swaps in a whole new
+        `_Learnt`, so a reader sees the one before or the one after, never half of one."""
+        texts = shapes.get_column("shape").to_list()
+        learnt = self._learnt
+        if all(t in learnt.row for t in texts):
+            return texts, learnt
+        with self._learning:
+            learnt = self._learnt
+            new = [t for t in dict.fromkeys(texts) if t not in learnt.row]
+            if new:
+                rows, pairs = self._learn(new)
+                n, m = learnt.table.height, learnt.pairs.height
+                pair_rows = dict(learnt.pair_rows)
+                for k, shape in enumerate(pairs.get_column("shape").to_list()):
+                    pair_rows.setdefault(shape, []).append(m + k)
+                learnt = self._learnt = _Learnt(
+                    pl.concat([learnt.table, rows]), {**learnt.row, **{t: n + k for k, t in enumerate(new)}},
+                    pl.concat([learnt.pairs, pairs]), {**{t: [] for t in new}, **pair_rows})
+        return texts, learnt
+
+    def _learn(self, shapes: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """(a row per shape, a row per pair) of these shapes, from their probes."""
         first, second = probes(shapes)
-        ok = [True] * len(shapes)
+        m = len(shapes)
+        ok = [True] * m
         hit: list[bool] = []
         cells: list[list] = [[] for _ in shapes]
-        for pattern, wanted, names in self.found:
-            spans = group_spans(pattern, first, wanted)
-            again = group_spans(pattern, second, wanted)
-            agree = zip(agrees(pattern, first, spans, wanted), agrees(pattern, second, again, wanted), spans, again)
-            ok = [o and a and b and s == t for o, (a, b, s, t) in zip(ok, agree)]
+        for pattern, wanted, names in self.found:  # both probes of every shape in one pass of each engine
+            both = group_spans(pattern, first + second, wanted)
+            agree = agrees(pattern, first + second, both, wanted)
+            spans, again = both[:m], both[m:]
+            ok = [o and a and b and s == t for o, a, b, s, t in zip(ok, agree[:m], agree[m:], spans, again)]
             if wanted is None:  # the rule's own regex (fields name their group 1): which shapes it matches
                 hit = [s is not None for s in spans]
             for i, s in enumerate(spans):
                 for key in (wanted or names):
                     cells[i] += list(s[key]) if s and key in s else [None, None]
+        pairs: list[tuple] = []
         if self.pairs is not None:
             at = self.names.index(self.tail) * 2
             tails = [c[at: at + 2] for c in cells]
             found = [self._pair_spans(first, tails), self._pair_spans(second, tails)]
             ok = [o and a is not None and a == b for o, a, b in zip(ok, *found)]
-            for shape, spans in zip(shapes, found[0]):
-                self._pairs[shape] = spans or []
-        for i, shape in enumerate(shapes):
-            self._known[shape] = (ok[i], hit[i], *cells[i])
+            pairs = [(shape, 1000 + j, *span) for shape, spans in zip(shapes, found[0])
+                     for j, span in enumerate(spans or [])]
+        rows = [(shape, ok[i], hit[i], *cells[i]) for i, shape in enumerate(shapes)]
+        return (pl.DataFrame(rows, schema=self._columns, orient="row"),
+                pl.DataFrame(pairs, schema=self._pair_columns, orient="row"))
 
     def _pair_spans(self, lines: list[str], spans: list[list]) -> list[list[tuple] | None]:
         """Per line: (key start, key length, value start, value length) of each pair in its
@@ -273,14 +344,3 @@ class ShapeSpans:
                 spans.append((ka, kb - ka, va if va >= 0 else None, vb - va if va >= 0 else None))
             out.append(spans if same else None)
         return out
-
-    def pair_table(self, shapes: pl.DataFrame) -> pl.DataFrame:
-        """One row per pair of each shape: `_shape`, `pos` (1000 on, in line order) and the
-        spans of its key and value in the tail (`key.s`, `key.n`, `value.s`, `value.n`)."""
-        rows = [(sid, 1000 + j, *span) for sid, text in zip(shapes.get_column("_shape").to_list(),
-                                                             shapes.get_column("shape").to_list())
-                for j, span in enumerate(self._pairs.get(text, []))]
-        cols = ["_shape", "pos", "key.s", "key.n", "value.s", "value.n"]
-        types = [shapes.schema["_shape"], pl.Int32, pl.Int64, pl.Int64, pl.Int64, pl.Int64]
-        return pl.DataFrame([pl.Series(c, list(v), dtype=t) for c, t, v in
-                             zip(cols, types, zip(*rows) if rows else [[]] * len(cols))])

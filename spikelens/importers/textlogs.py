@@ -3,13 +3,17 @@
 A file is claimed when one pattern of the catalogue (`importers/patterns.py`) or of
 the user's `[tool.spikelens.patterns]` matches enough step lines in its first 64 KiB
 (reading on, up to 8 MiB, for logs with a long preamble such as Megatron's argument
-dump). Reading lets Polars split the file into lines, runs the pattern's regexes over
-chunks of lines at once (chunks side by side in threads; never a Python loop per line),
-once per shape of line where it can (`lineshapes`: a log repeats a few line shapes with
-other digits in them, so the regexes run on a few hundred shapes and every line is
-sliced at its shape's spans), keeps only compact value rows between chunks, takes the step of context lines (llm.c
-`val loss`, DeepSpeed `OVERFLOW!`) from the nearest step line, and keeps read order, so a log appended after a resume becomes a second
-segment where its step goes back (`segments.py`). One file is one run.
+dump). Reading cuts the file into lines a block of bytes at a time (NumPy finds the line
+ends; the lines are Arrow strings over the block's bytes), runs the pattern's regexes
+over chunks of lines at once (chunks side by side in threads while the file is still
+being read; never a Python loop per line), once per shape of line where it can
+(`lineshapes`: a log repeats a few line shapes with other digits in them, so the
+regexes run on a few hundred shapes and every line is sliced at its shape's spans),
+keeps only compact value rows and the signals' small part of each chunk
+(`textsignals`) between chunks, so no line outlives its chunk, takes the step of
+context lines (llm.c `val loss`, DeepSpeed `OVERFLOW!`) from the nearest step line, and
+keeps read order, so a log appended after a resume becomes a second segment where its
+step goes back (`segments.py`). One file is one run.
 
 User patterns: the importer is built without arguments by the registry, so it looks
 the config up itself, once per working folder (`config.load_config()`, cached). A
@@ -20,13 +24,15 @@ from __future__ import annotations
 
 import os
 import re
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from .. import diagnostics
 from ..config import load_config
@@ -174,8 +180,14 @@ class LineBlocks:
     line numbers counted across blocks), so that parsing may start before the reading ends;
     `finish()` then gives what `read_lines` gives."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, shapes: bool = False, keep: bool = True) -> None:
+        """`shapes`: the frames given also hold each line's `shape` (`lineshapes`), made
+        from the block's bytes; `finish()` gives the lines without it. Without `keep`, the
+        frames are not kept once given and `finish()` gives no lines (only whether the file
+        held any text, as an empty frame or None)."""
         self.path = path
+        self.shapes = shapes
+        self.keep = keep
         self.parts: list[pl.DataFrame] = []
         self.lines = 0
         self.replaced = self.has_text = False
@@ -196,22 +208,25 @@ class LineBlocks:
                     data, carry = data[:cut], data[cut:]
                 self.has_text = self.has_text or bool(data.strip())
                 try:
-                    text = data.decode("utf-8")
+                    text, valid = data.decode("utf-8"), True
                 except UnicodeDecodeError:
-                    text = data.decode("utf-8", errors="replace")
+                    text, valid = data.decode("utf-8", errors="replace"), False
                     self.replaced = True
-                del data
-                if not last:  # ends with its newline: the line after it starts the next block
-                    text = text[:-1]
-                if text or last:
+                if not last and valid:  # ending with its newline
+                    part, lines = _split_bytes(data, row0, line0, self.shapes)
+                    row0, line0 = row0 + part.height, line0 + lines
+                else:
+                    if not last:  # ends with its newline: the line after it starts the next block
+                        text = text[:-1]
                     part = split_lines(text) if last else _split_block(text)
                     part = part.with_columns(pl.col("row") + row0, pl.col("line_no") + line0)
                     row0 += part.height
                     line0 = int(part.get_column("line_no").max()) + 1 if part.height else line0
-                else:  # a block that held only its newline: one empty line
-                    part = pl.DataFrame({"row": [row0], "line_no": [line0], "text": [""]}, schema=_LINE_COLS)
-                    row0, line0 = row0 + 1, line0 + 1
-                self.parts.append(part)
+                    if self.shapes:
+                        part = part.with_columns(lineshapes.shapes_of(part.get_column("text")).alias("shape"))
+                del data, text
+                if self.keep:
+                    self.parts.append(part.drop("shape", strict=False))
                 yield part
                 if last:
                     break
@@ -223,6 +238,8 @@ class LineBlocks:
             diagnostics.warn(f"{self.path}: not valid UTF-8; undecodable bytes were replaced")
         if not self.has_text:
             return None, 0
+        if not self.keep:
+            return pl.DataFrame(schema=_LINE_COLS), self.lines
         return pl.concat(self.parts, rechunk=False), self.lines
 
 
@@ -240,6 +257,34 @@ def _rechunked(parts: Iterable[pl.DataFrame], size: int) -> Iterator[pl.DataFram
             held, count = ([rest] if rest.height else []), rest.height
     if count:
         yield pl.concat(held, rechunk=False)
+
+
+def _split_bytes(data: bytes, row0: int, line0: int, shapes: bool) -> tuple[pl.DataFrame, int]:
+    """`split_lines` of a block of valid UTF-8 that ends with a newline, rows and line
+    numbers counted from `row0` and `line0`, and its number of lines; with `shapes`, also
+    each line's `shape` (`lineshapes`: one translation of the block's bytes). The line
+    ends are found in NumPy and the lines are Arrow strings over the block's own bytes
+    (each with its newline or carriage return, cut off by `str.head(-1)`, which moves no
+    bytes): no Python string of the block, no list of pieces to explode."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    newline = buf == ord("\n")
+    ends = np.flatnonzero(newline | (buf == ord("\r")) if b"\r" in data else newline)
+    offsets = np.zeros(ends.size + 1, dtype=np.int64)
+    offsets[1:] = ends + 1
+
+    def pieces(name: str, block: bytes) -> pl.Series:
+        whole = pa.LargeStringArray.from_buffers(ends.size, pa.py_buffer(offsets), pa.py_buffer(block))
+        return pl.Series(name, whole).str.head(-1)
+
+    row = np.arange(row0, row0 + ends.size, dtype=np.int64)
+    if ends.size == int(np.count_nonzero(newline)):  # a piece is a line
+        line_no = row - row0 + line0
+    else:  # a piece's line: the newlines before it
+        line_no = line0 + np.concatenate(([0], np.cumsum(newline[ends][:-1])))
+    frame = pl.DataFrame({"row": row, "line_no": line_no.astype(np.int64), "text": pieces("text", data)})
+    if shapes:
+        frame = frame.with_columns(pieces("shape", lineshapes.zeroed(data)))
+    return frame, int(line_no[-1]) - line0 + 1
 
 
 def _split_block(text: str) -> pl.DataFrame:
@@ -300,10 +345,17 @@ def _extracted_by_shape(lines: pl.DataFrame, rule: Rule, shapes: pl.DataFrame | 
     if shapes is None or spans is None or not spans.usable:
         return _extracted(lines, rule)
     names = spans.names
-    joined = lines.join(spans.table(shapes), on="_shape", how="left", maintain_order="left")
+    table = spans.table(shapes)
+    used = table.filter(pl.col("_ok") & pl.col("_hit"))
+    joined = lines.join(table, on="_shape", how="left", maintain_order="left")
+
+    def group(n: str) -> pl.Expr:  # a group no line of the chunk has (no time stamp) is not sliced
+        if used.get_column(f"{n}.s").null_count() == used.height:
+            return pl.lit(None, pl.String).alias(n)
+        return pl.col("text").str.slice(pl.col(f"{n}.s"), pl.col(f"{n}.n")).alias(n)
+
     sliced = joined.filter(pl.col("_ok") & pl.col("_hit")).select(
-        "row", "line_no", "_shape",
-        *[pl.col("text").str.slice(pl.col(f"{n}.s"), pl.col(f"{n}.n")).alias(n) for n in names if n != "__head"],
+        "row", "line_no", "_shape", *[group(n) for n in names if n != "__head"],
         *([pl.col("text").str.slice(pl.col("__head.s") + pl.col("__head.n")).alias("rest")] if "__head" in names else []))
     odd = joined.filter(~pl.col("_ok")).select(lines.columns)
     if odd.height == 0:
@@ -326,6 +378,9 @@ def _rule_rows(lines: pl.DataFrame, rule: Rule, shapes: pl.DataFrame | None = No
     ctx = [g for g in names if g.startswith("_")]
     metric_groups = [g for g in names if g not in RESERVED_GROUPS and not g.startswith("_")]
     wide_names: list[str] = [rule.metrics.get(grp, grp) for grp in metric_groups] + list(rule.fields)
+    if shapes is not None and spans is not None and spans.usable and spans.misses_all(shapes):
+        return (pl.DataFrame(schema={**_ROW_COLS, **{c: pl.String for c in ctx}}),
+                pl.DataFrame(schema={c: _ROW_COLS[c] for c in ("row", "line_no", "step")}))
     g = _extracted_by_shape(lines, rule, shapes, spans)
     g = g.rename({grp: f"__m{i}" for i, grp in enumerate(metric_groups)}
                  | {f"__f{i}": f"__m{len(metric_groups) + i}" for i in range(len(rule.fields))})
@@ -353,7 +408,9 @@ def _rule_rows(lines: pl.DataFrame, rule: Rule, shapes: pl.DataFrame | None = No
                      .drop("raw"))
     if not parts:
         return pl.DataFrame(schema={**_ROW_COLS, **{c: pl.String for c in ctx}}), seen
-    rows = pl.concat([p.select(*base, "pos", "metric", "value") for p in parts])
+    if len(parts) == 1 and rule.post is None:  # the metric stays categorical until the rows are compacted
+        return parts[0].select(*base, "pos", "metric", "value"), seen
+    rows = pl.concat([p.select(*base, "pos", pl.col("metric").cast(pl.String), "value") for p in parts])
     return (rows.sort("row", "pos", maintain_order=True) if len(parts) > 1 else rows), seen
 
 
@@ -396,14 +453,20 @@ def _interleaved(g: pl.DataFrame, base: list[str], values: list[pl.Series], name
     """One row per value of `values` (one column per metric, a row per line), line by line
     and in metric order, so a chunk of one rule comes out sorted by (row, pos) with no sort;
     missing values (null: the line did not have the field) dropped. Interleaved in NumPy:
-    an unpivot puts column after column and needs a gather to reorder."""
+    an unpivot puts column after column and needs a gather to reorder. The metric is
+    categorical: a gather of small codes, not of one string per value."""
     k, n = len(values), g.height
     matrix = np.column_stack([v.fill_null(0.0).to_numpy() for v in values]).ravel() if n else np.zeros(0)
-    present = ~np.column_stack([v.is_null().to_numpy() for v in values]).ravel() if n else np.zeros(0, bool)
-    line = np.repeat(np.arange(n, dtype=np.int64), k)[present]
-    pos = np.tile(np.arange(k, dtype=np.int32), n)[present]
-    return g.select(base).select(pl.all().gather(line)).with_columns(
-        pos=pl.Series(pos), metric=pl.Series(names, dtype=pl.String).gather(pos), value=pl.Series(matrix[present]))
+    line = np.repeat(np.arange(n, dtype=np.int64), k)
+    pos = np.tile(np.arange(k, dtype=np.int32), n)
+    if any(v.null_count() for v in values):
+        present = ~np.column_stack([v.is_null().to_numpy() for v in values]).ravel()
+        line, pos, matrix = line[present], pos[present], matrix[present]
+    # a column with no value on any line (no time stamps) stays a null, not a gather of nulls
+    spread = [pl.col(c).gather(line) if g.get_column(c).null_count() < n else pl.lit(None, g.schema[c]).alias(c)
+              for c in base]
+    return g.select(*spread, pos=pl.Series(pos), metric=pl.Series(names, dtype=pl.Categorical()).gather(pos),
+                    value=pl.Series(matrix))
 
 
 def _typed(rows: pl.DataFrame) -> pl.DataFrame:
@@ -465,7 +528,7 @@ def _counts(rows: pl.DataFrame, metric: str) -> pl.DataFrame:
 
 
 PARSE_THREADS = 2
-CHUNK_LINES = 25_000
+CHUNK_LINES = 50_000
 """Lines parsed at a time: the strings a rule extracts live for one chunk only, so memory
 grows with the values read, not with the text."""
 _OUT_COLS = {"row": pl.Int32, "step": pl.Int64, "wall_time": pl.Float64, "metric": pl.Categorical(),
@@ -475,7 +538,10 @@ _OUT_COLS = {"row": pl.Int32, "step": pl.Int64, "wall_time": pl.Float64, "metric
 def _shaped(chunk: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame | None]:
     """The chunk with each line's shape id (`_shape`), and the shapes (`_shape`, `shape`);
     None when the lines have too many shapes for reading by shape to pay."""
-    shape = lineshapes.shapes_of(chunk.get_column("text"))
+    if "shape" in chunk.columns:  # made by the reader (`LineBlocks`)
+        shape, chunk = chunk.get_column("shape"), chunk.drop("shape")
+    else:
+        shape = lineshapes.shapes_of(chunk.get_column("text"))
     distinct = shape.unique(maintain_order=True)
     if not lineshapes.worth_it(distinct.len(), chunk.height):
         return chunk, None
@@ -486,17 +552,9 @@ def _shaped(chunk: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame | None]:
 
 def _near(shapes: pl.DataFrame | None, nears: list[str], known: dict[str, bool]) -> pl.Expr:
     """Lines that look like a rule's lines (any `near` regex), found once per shape for the
-    whole file (`known`: shape -> looks) when the regexes cannot tell digits apart (a
-    probe of the shape stands for its lines)."""
-    looks_like = pl.any_horizontal([pl.col("text").str.contains(n) for n in nears])
-    if shapes is None or not all(lineshapes.digit_uniform(n) for n in nears):
-        return looks_like
-    texts = shapes.get_column("shape").to_list()
-    new = [t for t in dict.fromkeys(texts) if t not in known]
-    if new:
-        probe = pl.Series("text", lineshapes.probes(new)[0], dtype=pl.String)
-        known.update(zip(new, probe.to_frame().select(looks_like).to_series().to_list()))
-    return pl.col("_shape").is_in(shapes.get_column("_shape").filter(pl.Series([known[t] for t in texts])).implode())
+    whole file (`lineshapes.per_shape`)."""
+    return lineshapes.per_shape(shapes, pl.any_horizontal([pl.col("text").str.contains(n) for n in nears]), nears,
+                                known)
 
 
 def _chunks(lines: pl.DataFrame) -> list[tuple[int, int]]:
@@ -526,6 +584,19 @@ def _spanned(chunks: Iterable[pl.DataFrame], spans: list[tuple[int, int]]) -> It
         yield pl.DataFrame(schema=_LINE_COLS)
 
 
+def _in_order(pool: ThreadPoolExecutor, work: Callable, chunks: Iterable[pl.DataFrame]) -> Iterator:
+    """`pool.map(work, chunks)` that takes a chunk from the reader only when at most one
+    more than the threads waits: `Executor.map` takes every chunk at once, which holds the
+    whole file in chunks (and each chunk's shapes) while the first are parsed."""
+    waiting: deque = deque()
+    for chunk in chunks:
+        waiting.append(pool.submit(work, chunk))
+        if len(waiting) >= PARSE_THREADS + 1:
+            yield waiting.popleft().result()
+    while waiting:
+        yield waiting.popleft().result()
+
+
 def _in(frame: pl.DataFrame, lo: int, hi: int) -> pl.DataFrame:
     return frame.filter((pl.col("row") >= lo) & (pl.col("row") < hi))
 
@@ -539,11 +610,12 @@ def _needs_whole(rule: Rule) -> bool:
 
 def parse_lines(lines: pl.DataFrame, pattern: LinePattern) -> tuple[pl.DataFrame, dict]:
     """Every value the pattern reads, in read order: `row, step, wall_time, metric` (categorical)
-    and `value`; plus counts for diagnostics.
+    and `value`; plus counts for diagnostics and the table meta of the log's signals
+    (`signals`, see `textsignals`).
 
     Lines are parsed a chunk at a time (every rule's regexes over the chunk at once); a
-    chunk leaves compact value rows sorted by (row, pos), its step lines' steps and its
-    near misses, and its strings are dropped. What needs the whole file comes after, on
+    chunk leaves compact value rows sorted by (row, pos), its step lines' steps, its
+    near misses and its part of the signals, and its strings are dropped. What needs the whole file comes after, on
     compact rows: a rule's `post`, the steps of context lines (nearest step line, maybe
     in another chunk), per-step counts, and dropping a value that repeats the previous
     one of its metric at the same step."""
@@ -563,6 +635,8 @@ def parse_chunks(chunks: Iterable[pl.DataFrame], pattern: LinePattern) -> tuple[
 
     by_shape = [shape_spans(rule) for rule in pattern.rules]
     near_shapes: dict[str, bool] = {}  # shared by the parse threads: each writes whole answers
+    signal_shapes: dict[str, dict[str, bool]] = {}
+    signals = textsignals.Signals(pattern)
 
     def one_chunk(lines_of_chunk: pl.DataFrame):
         chunk, shapes = _shaped(lines_of_chunk)
@@ -579,11 +653,13 @@ def parse_chunks(chunks: Iterable[pl.DataFrame], pattern: LinePattern) -> tuple[
         matched = pl.concat(seen_rows).unique() if len(seen_rows) > 1 else seen_rows[0]
         near = (chunk.filter(_near(shapes, nears, near_shapes) & ~pl.col("row").is_in(matched.implode()))
                 if nears else chunk.head(0)).select("row", "line_no", "text")
-        return out, pl.concat(anchors), near, matched.len()
+        signs = textsignals.chunk_signals(chunk, pattern, shapes, signal_shapes)
+        return out, pl.concat(anchors), near, matched.len(), signs
 
     # Polars releases the GIL: chunks parse side by side (in order, a few at a time)
     with ThreadPoolExecutor(max_workers=PARSE_THREADS) as pool:
-        for result, anchors, near, n_matched in pool.map(one_chunk, _spanned(chunks, spans)):
+        for result, anchors, near, n_matched, signs in _in_order(pool, one_chunk, _spanned(chunks, spans)):
+            signals.add(signs)
             for i, rows in enumerate(result):
                 per_rule[i].append(rows)
             anchor_parts.append(anchors)
@@ -627,7 +703,8 @@ def parse_chunks(chunks: Iterable[pl.DataFrame], pattern: LinePattern) -> tuple[
                if out else pl.DataFrame(schema=_OUT_COLS))
     info = {"duplicates_dropped": raw_height - deduped.height,
             "matched_lines": matched_lines,
-            "near_misses": pl.concat(near_parts).sort("row")}
+            "near_misses": pl.concat(near_parts).sort("row"),
+            "signals": signals.meta(deduped)}
     return deduped, info
 
 
@@ -637,13 +714,15 @@ def _drop_repeats(frame: pl.DataFrame, carry: pl.DataFrame | None) -> tuple[pl.D
     front of the frame so that a metric's first row here meets it."""
     cols = ["step", "metric", "value"]
     both = frame if carry is None else pl.concat([carry, frame.select(cols)], how="vertical_relaxed")
-    same = ((pl.col("step") == pl.col("step").shift(1).over("metric"))
-            & pl.col("value").eq_missing(pl.col("value").shift(1).over("metric"))).fill_null(False)
+    last = both.select(cols).group_by("metric").agg(pl.all().last()).select(cols)
+    same_step = pl.col("step") == pl.col("step").shift(1).over("metric")
+    if not both.select(same_step.any()).item():  # the common case: no metric twice at one step
+        return frame, last
+    same = (same_step & pl.col("value").eq_missing(pl.col("value").shift(1).over("metric"))).fill_null(False)
     dup = both.select(same).to_series()
     if carry is not None:
         dup = dup.slice(carry.height)
-    last = both.select(cols).group_by("metric").agg(pl.all().last())
-    return (frame.filter(~dup) if dup.any() else frame), last.select(cols)
+    return (frame.filter(~dup) if dup.any() else frame), last
 
 
 class TextLogImporter(Importer):
@@ -674,18 +753,19 @@ class TextLogImporter(Importer):
 
     def read(self, path: Path) -> list[Table]:
         """Lines are parsed as they are read (the first chunks in threads while the file is
-        still being read and split)."""
+        still being read and split), and no line is kept once its chunk is parsed."""
         try:
             pattern = self.pattern_for(path)
-            if pattern is None:
-                lines, _ = read_lines(path)
+            blocks = LineBlocks(path, shapes=pattern is not None, keep=False)
+            if pattern is None:  # read through all the same: an empty log is named as such
+                for _ in blocks:
+                    pass
             else:
-                blocks = LineBlocks(path)
                 rows, info = parse_chunks(_rechunked(blocks, CHUNK_LINES), pattern)
-                lines, n_lines = blocks.finish()
+            text, n_lines = blocks.finish()
         except OSError as exc:
             raise InputError(path, f"cannot read ({exc.strerror or exc})") from None
-        if lines is None:
+        if text is None:
             raise FormatError(path, "empty text log")
         if pattern is None:
             names = ", ".join(p.name for p in all_patterns())
@@ -693,8 +773,7 @@ class TextLogImporter(Importer):
         self._warn(path, pattern, info, rows)
         meta = {"pattern": pattern.name, "lines": n_lines,
                 "matched_lines": info["matched_lines"], "duplicates_dropped": info["duplicates_dropped"],
-                **textsignals.signal_meta(lines, pattern, rows)}
-        del lines
+                **info["signals"]}
         frame = long_table(rows.get_column("step"), rows.get_column("wall_time"),
                            rows.get_column("metric"), rows.get_column("value"))
         return [Table(frame=frame, source=path, format="text", run_key=str(path), segment_key=str(path),

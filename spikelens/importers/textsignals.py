@@ -1,7 +1,7 @@
 """What a text log says about its launches, beside its values.
 
-Three per-line signals, read from the split lines (`textlogs.split_lines`) without
-touching how lines become values:
+Three signals, read from the split lines (`textlogs.split_lines`) without touching how
+lines become values:
 
 - `launch_starts`: rows where a relaunch appended to the same file begins, from the
   pattern's `launch_start` marker (nanoGPT prints `mfu -100.00%` on the first step
@@ -11,16 +11,22 @@ touching how lines become values:
 - `final_error`: the error a log ends with: the exception line of a `Traceback`
   printed after the last step line, or a launcher's crash message (`Killed`,
   `Segmentation fault`, a SLURM cancel, a CUDA/NCCL error).
+
+They are gathered a chunk of lines at a time (`chunk_signals`, in the parse threads),
+each chunk leaving only what the signals can need of it: its last plan, its step lines'
+rows and marks, its error-looking lines and its last non-empty line. `Signals` puts the
+chunks together in read order, so the text of a log is never held whole.
 """
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 import polars as pl
 
+from . import lineshapes
 from .patterns import LinePattern
 
-_TAIL_LINES = 2000
 _TRACEBACK = r"Traceback \(most recent call last\)"
 _EXCEPTION_LINE = r"^(?:\[[^\]]*\]:?\s*|\d+:\s+)?[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Failure)\b(?::.*)?\s*$"
 """`RuntimeError: CUDA out of memory...`, `[rank0]: torch.OutOfMemoryError: ...`, `KeyboardInterrupt`."""
@@ -28,29 +34,76 @@ _CRASH_LINE = (r"(?i)^(?:\[[^\]]*\]:?\s*)?(?:.*\bSegmentation fault\b|Killed\s*$
                r"|.*\bterminate called after throwing\b|slurmstepd: error: .*(?:CANCELLED|TIME LIMIT|OUT OF MEMORY|oom)"
                r"|srun: error: .*(?:Exited|Killed|exit code)|.*\bChildFailedError\b)")
 """Crash messages that come without a Python traceback."""
+_STRIPPED = pl.col("text").str.strip_chars().str.strip_chars("\x00")
+"""A line as the error signal reads it (a cut-off last line ends in NUL, see `textlogs._CUT`)."""
+_LAST_LOOK = 64
+"""Lines looked at from a chunk's end for its last non-empty line, before the whole chunk."""
 
 
-def launch_starts(lines: pl.DataFrame, pattern: LinePattern) -> list[int]:
-    """Rows (of `lines`) where a relaunch's lines begin: after the last unmarked step line
-    that precedes a marked one. The first launch's own marked lines open nothing."""
+class ChunkSignals(NamedTuple):
+    """What one chunk of lines leaves for the signals."""
+    plan: int | None
+    """The last total its step lines print (cast as the plan reads it; None: none)."""
+    steps: pl.DataFrame | None
+    """Its step lines (a pattern with a `launch_start` marker only): `row`, `marked` and,
+    per anchor rule, whether the line is one of the rule's (`a0`, `a1`, ...)."""
+    errors: pl.DataFrame
+    """Its lines that read as an error (`row`, `line_no`, stripped `text`, `tb`, `exc`, `crash`)."""
+    last: pl.DataFrame
+    """Its last non-empty line (`row`, `line_no`, stripped `text`), or no row."""
+
+
+def chunk_signals(lines: pl.DataFrame, pattern: LinePattern, shapes: pl.DataFrame | None = None,
+                  known: dict | None = None) -> ChunkSignals:
+    """The signals' part of one chunk of lines (`row`, `line_no`, `text`). With the chunk's
+    shapes (`lines` then has `_shape`, see `textlogs._shaped`), each test runs once per
+    shape (`lineshapes.per_shape`; `known` holds the answers for the whole file, one dict
+    per pattern: the keys say which test)."""
+    known = {} if known is None else known
+
+    def test(name: str, expr: pl.Expr, *regexes: str) -> pl.Expr:
+        return lineshapes.per_shape(shapes, expr, regexes, known.setdefault(name, {}))
+
+    return ChunkSignals(_chunk_plan(lines, pattern, test), _chunk_steps(lines, pattern, test),
+                        _chunk_errors(lines, test), _chunk_last(lines))
+
+
+def _chunk_plan(lines: pl.DataFrame, pattern: LinePattern, test) -> int | None:
+    if pattern.plan is None:
+        return None
+    stating = lines.filter(test("plan", pl.col("text").str.contains(pattern.plan), pattern.plan))
+    for part in (stating.tail(1), stating):  # the last line stating one, unless its total does not read
+        totals = part.select(pl.col("text").str.extract(pattern.plan, 1).cast(pl.Int64, strict=False)).to_series()
+        totals = totals.drop_nulls()
+        if totals.len():
+            return int(totals[-1])
+    return None
+
+
+def _chunk_steps(lines: pl.DataFrame, pattern: LinePattern, test) -> pl.DataFrame | None:
     if pattern.launch_start is None:
-        return []
-    marked = pl.col("text").str.contains(pattern.launch_start)
-    # only the kind of step line that carries the marker (an eval line never does)
-    rules = [r for r in pattern.anchors
-             if lines.select((pl.col("text").str.contains(_unnamed(r.regex)) & marked).any()).item()]
-    if not rules:
-        return []
-    anchors = "|".join(f"(?:{_unnamed(r.regex)})" for r in rules)
-    steps = lines.filter(pl.col("text").str.contains(anchors)).select("row", marked=marked)
-    if steps.height < 2:
-        return []
-    opens = steps.filter(pl.col("marked") & ~pl.col("marked").shift(1).fill_null(True))
-    if opens.height == 0:
-        return []
-    unmarked = steps.filter(~pl.col("marked")).select(prev_row="row")
-    before = opens.join_asof(unmarked.with_columns(row=pl.col("prev_row")), on="row", strategy="backward")
-    return [int(r) + 1 for r in before.get_column("prev_row").drop_nulls().to_list()]
+        return None
+    anchors = [test(f"anchor{i}", pl.col("text").str.contains(_unnamed(r.regex)), _unnamed(r.regex)).alias(f"a{i}")
+               for i, r in enumerate(pattern.anchors)]
+    marked = test("marked", pl.col("text").str.contains(pattern.launch_start), pattern.launch_start)
+    flags = lines.select("row", *anchors, marked=marked)
+    return flags.filter(pl.any_horizontal(*[pl.col(f"a{i}") for i in range(len(anchors))]))
+
+
+def _chunk_errors(lines: pl.DataFrame, test) -> pl.DataFrame:
+    flags = {"tb": test("tb", _STRIPPED.str.contains(_TRACEBACK), _TRACEBACK),
+             "exc": test("exc", _STRIPPED.str.contains(_EXCEPTION_LINE), _EXCEPTION_LINE),
+             "crash": test("crash", _STRIPPED.str.contains(_CRASH_LINE), _CRASH_LINE)}
+    return (lines.select("row", "line_no", "text", **flags).filter(pl.col("tb") | pl.col("exc") | pl.col("crash"))
+            .with_columns(_STRIPPED))
+
+
+def _chunk_last(lines: pl.DataFrame) -> pl.DataFrame:
+    for part in (lines.tail(_LAST_LOOK), lines):
+        kept = part.select("row", "line_no", _STRIPPED).filter(pl.col("text").str.len_chars() > 0)
+        if kept.height or part.height == lines.height:
+            return kept.tail(1)
+    raise AssertionError("unreachable: the whole chunk is the last part looked at")
 
 
 def _unnamed(regex: str) -> str:
@@ -59,56 +112,109 @@ def _unnamed(regex: str) -> str:
     return re.sub(r"\(\?P<\w+>", "(?:", regex)
 
 
-def planned_total(lines: pl.DataFrame, pattern: LinePattern) -> int | None:
-    """The total the last step line printing one states (`step N/TOTAL`), if any."""
-    if pattern.plan is None:
+class Signals:
+    """The chunks' parts put together in read order (`add`), then read as table meta (`meta`)."""
+
+    def __init__(self, pattern: LinePattern | None) -> None:
+        self.pattern = pattern
+        self.plan: int | None = None
+        self.steps: list[pl.DataFrame] = []
+        self.errors: list[pl.DataFrame] = []
+        self.last: pl.DataFrame | None = None
+
+    def add(self, part: ChunkSignals) -> None:
+        if part.plan is not None:
+            self.plan = part.plan
+        if part.steps is not None and part.steps.height:
+            self.steps.append(part.steps)
+        if part.errors.height:
+            self.errors.append(part.errors)
+        if part.last.height:
+            self.last = part.last
+
+    def planned_total(self) -> int | None:
+        """The total the last step line printing one states (`step N/TOTAL`), if any."""
+        return self.plan if self.plan is not None and self.plan > 0 else None
+
+    def launch_starts(self) -> list[int]:
+        """Rows where a relaunch's lines begin: after the last unmarked step line that
+        precedes a marked one. The first launch's own marked lines open nothing."""
+        if not self.steps:
+            return []
+        flags = pl.concat(self.steps)
+        # only the kind of step line that carries the marker (an eval line never does)
+        kinds = [c for c in flags.columns if c.startswith("a") and flags.select((pl.col(c) & pl.col("marked")).any()).item()]
+        if not kinds:
+            return []
+        steps = flags.filter(pl.any_horizontal(*[pl.col(c) for c in kinds])).select("row", "marked")
+        if steps.height < 2:
+            return []
+        opens = steps.filter(pl.col("marked") & ~pl.col("marked").shift(1).fill_null(True))
+        if opens.height == 0:
+            return []
+        unmarked = steps.filter(~pl.col("marked")).select(prev_row="row")
+        before = opens.join_asof(unmarked.with_columns(row=pl.col("prev_row")), on="row", strategy="backward")
+        return [int(r) + 1 for r in before.get_column("prev_row").drop_nulls().to_list()]
+
+    def final_error(self, last_value_row: int | None) -> tuple[str, int] | None:
+        """(error line, 0-based line number) when the log ends in an error after its last
+        value; None when it ends cleanly or is merely cut off."""
+        after_values = pl.col("row") > (last_value_row if last_value_row is not None else -1)
+        tail = pl.concat(self.errors).filter(after_values) if self.errors else None
+        if tail is None or tail.height == 0:
+            return None
+        tb = tail.filter(pl.col("tb"))
+        if tb.height:
+            after = pl.col("row") > tb.item(-1, "row")
+            exc = tail.filter(after & pl.col("exc"))
+            last = self.last.filter(after) if self.last is not None else tail.head(0)
+            pick = exc if exc.height else last  # the last non-empty line after the traceback
+            if pick.height:
+                return pick.item(-1, "text"), int(pick.item(-1, "line_no"))
+            return tb.item(-1, "text"), int(tb.item(-1, "line_no"))
+        crash = tail.filter(pl.col("crash"))
+        if crash.height:
+            return crash.item(-1, "text"), int(crash.item(-1, "line_no"))
         return None
-    for part in (lines.tail(_TAIL_LINES), lines):  # the last statement is what counts: look at the end first
-        totals = (part.select(pl.col("text").str.extract(pattern.plan, 1).cast(pl.Int64, strict=False))
-                  .get_column("text").drop_nulls())
-        if totals.len():
-            return int(totals[-1]) if totals[-1] > 0 else None
-        if part.height == lines.height:
-            break
-    return None
+
+    def meta(self, rows: pl.DataFrame) -> dict:
+        """The table meta these signals give: `plan.steps`, `plan.error` (see `detect.ended`) and
+        `launch_offsets` (frame rows where a relaunch begins; discovery splits the table there)."""
+        meta: dict = {}
+        total = self.planned_total()
+        if total is not None and self.pattern is not None:
+            meta["plan.steps"] = total
+            meta["plan.from"] = f"the {self.pattern.name} step lines (N/{total})"
+        starts = self.launch_starts()
+        if starts:  # frame rows (the value rows keep read order) where a relaunch begins
+            meta["launch_offsets"] = rows.get_column("row").search_sorted(pl.Series(starts, dtype=pl.Int64)).to_list()
+        last = int(rows.get_column("row").max()) if rows.height else None
+        err = self.final_error(last)
+        if err is not None:
+            meta["plan.error"], meta["plan.error_line_no"] = err[0], err[1] + 1
+        return meta
+
+
+def of_lines(lines: pl.DataFrame, pattern: LinePattern) -> Signals:
+    """The signals of lines held whole (one chunk)."""
+    signals = Signals(pattern)
+    signals.add(chunk_signals(lines, pattern))
+    return signals
+
+
+def launch_starts(lines: pl.DataFrame, pattern: LinePattern) -> list[int]:
+    return of_lines(lines, pattern).launch_starts()
+
+
+def planned_total(lines: pl.DataFrame, pattern: LinePattern) -> int | None:
+    return of_lines(lines, pattern).planned_total()
 
 
 def final_error(lines: pl.DataFrame, last_value_row: int | None) -> tuple[str, int] | None:
-    """(error line, 0-based line number) when the log ends in an error after its last
-    value; None when it ends cleanly or is merely cut off."""
-    tail = lines.filter(pl.col("row") > (last_value_row if last_value_row is not None else -1))
-    tail = tail.with_columns(pl.col("text").str.strip_chars().str.strip_chars("\x00"))
-    tail = tail.filter(pl.col("text").str.len_chars() > 0)
-    if tail.height == 0:
-        return None
-    tb = tail.filter(pl.col("text").str.contains(_TRACEBACK))
-    if tb.height:
-        after = tail.filter(pl.col("row") > tb.item(-1, "row"))
-        exc = after.filter(pl.col("text").str.contains(_EXCEPTION_LINE))
-        pick = exc if exc.height else after
-        if pick.height:
-            return pick.item(-1, "text"), int(pick.item(-1, "line_no"))
-        return tb.item(-1, "text"), int(tb.item(-1, "line_no"))
-    crash = tail.filter(pl.col("text").str.contains(_CRASH_LINE))
-    if crash.height:
-        return crash.item(-1, "text"), int(crash.item(-1, "line_no"))
-    return None
+    signals = Signals(None)
+    signals.add(ChunkSignals(None, None, _chunk_errors(lines, lambda name, expr, *regexes: expr), _chunk_last(lines)))
+    return signals.final_error(last_value_row)
 
 
 def signal_meta(lines: pl.DataFrame, pattern: LinePattern, rows: pl.DataFrame) -> dict:
-    """The table meta these signals give: `plan.steps`, `plan.error` (see `detect.ended`) and
-    `launch_offsets` (frame rows where a relaunch begins; discovery splits the table there)."""
-    meta: dict = {}
-    total = planned_total(lines, pattern)
-    if total is not None:
-        meta["plan.steps"] = total
-        meta["plan.from"] = f"the {pattern.name} step lines (N/{total})"
-    starts = launch_starts(lines, pattern)
-    if starts:  # frame rows (the value rows keep read order) where a relaunch begins
-        meta["launch_offsets"] = rows.get_column("row").search_sorted(pl.Series(starts, dtype=pl.Int64)).to_list()
-    last = int(rows.get_column("row").max()) if rows.height else None
-    err = final_error(lines, last)
-    if err is not None:
-        meta["plan.error"], meta["plan.error_line_no"] = err[0], err[1] + 1
-    return meta
-
+    return of_lines(lines, pattern).meta(rows)
