@@ -99,25 +99,14 @@ def analyze_frame(*frames: pl.DataFrame, config: Config | None = None, detector_
                   progress: Callable[[str], None] | None = None, keep_frames: bool = True) -> Report:
     """Analyse long frames given in memory: each run in them as `analyze` would a run read from files."""
     from .errors import UsageError
-    from .explain.crossrun import link_runs
-    from .model.report import Report
-    from .pipeline.run import analyze_run
+    from .pipeline.sweep import analyze_runs
     from .userframe import runs_from_frame
 
     if not all(isinstance(f, pl.DataFrame) for f in frames):
         raise UsageError("analyze(): give paths or long frames, not both")
-    cfg = config or load_config()
-    report = Report(command="analyze")
-    with diagnostics.collecting() as diag:
-        for run in runs_from_frame(pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]):
-            rep = analyze_run(run, cfg, detector_params=detector_params)
-            if not keep_frames:
-                rep.frame = None
-            report.runs.append(rep)
-            if progress:
-                progress(rep.run)
-        link_runs(report)
-    report.warnings = diag.lines
+    frame = pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]
+    report = analyze_runs(runs_from_frame(frame), config or load_config(), detector_params=detector_params,
+                          progress=progress, keep_frames=keep_frames)
     note_lossless(report)
     return report
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 from .. import diagnostics, findings_data, storage
 from ..config import Config
-from ..discover import source_groups
+from ..discover import Run, source_groups
 from ..errors import UsageError
 from ..explain.crossrun import link_runs
 from ..explain.mirrors import drop_mirrors
@@ -19,7 +19,7 @@ from ..model.report import Report, RunReport
 from ..naming import rename_reports
 from . import incremental
 from .executors import execute
-from .run import analyze_group
+from .run import analyze_group, analyze_run
 
 
 def analyze_roots(roots: list[Path], cfg: Config, *, detector_params: dict | None = None,
@@ -67,6 +67,24 @@ def analyze_roots(roots: list[Path], cfg: Config, *, detector_params: dict | Non
     report.warnings = diag.lines
     if findings:
         findings_data.write(findings, findings_data.rows(report, states), hashes)
+    return report
+
+
+def analyze_runs(runs: Iterable[Run], cfg: Config, *, detector_params: dict | None = None,
+                 progress: Callable[[str], None] | None = None, keep_frames: bool = True) -> Report:
+    """Report runs the caller already holds in memory (no files to discover, group or fan
+    out): each analysed as a sweep analyses a run, then linked as a sweep links its runs."""
+    report = Report(command="analyze")
+    with diagnostics.collecting() as diag:
+        for run in runs:
+            rep = analyze_run(run, cfg, detector_params=detector_params)
+            if not keep_frames:
+                rep.frame = None
+            report.runs.append(rep)
+            if progress:
+                progress(rep.run)
+        link_runs(report)
+    report.warnings = diag.lines
     return report
 
 
