@@ -12,8 +12,8 @@ import polars as pl
 
 
 INTERLEAVED_MIN = 3
-"""Step-goes-back rows whose metric at once runs past its old maximum, from which a
-table is read as writers side by side rather than relaunches."""
+"""Step-goes-back rows of one metric that at once run past its old maximum, from which
+a table is read as writers side by side rather than relaunches."""
 
 
 def restart_offsets(frame: pl.DataFrame) -> np.ndarray:
@@ -37,9 +37,12 @@ def restart_offsets(frame: pl.DataFrame) -> np.ndarray:
     )
     # two writers interleaved in one file (a lagging second process): right after the
     # step went back, one of the metric's next 3 rows is at or beyond everything logged
-    # before; a relaunch goes on below it. Many such rows are writers side by side.
+    # before; a relaunch goes on below it. Many such rows of one metric are writers side
+    # by side; one per metric is a relaunch that rolled back a few steps (a Keras resume
+    # from a checkpoint epoch re-logs 3 epochs and is past its old end on the 4th).
     back = back.with_columns(_beside=(pl.col("_next") >= pl.col("_prev_max")).fill_null(False))
-    if int(back.get_column("_beside").sum()) >= INTERLEAVED_MIN:
+    most = back.group_by("metric").agg(pl.col("_beside").sum()).get_column("_beside").max()
+    if most is not None and int(most) >= INTERLEAVED_MIN:
         for _ in range(3):  # the lagging writer's last rows, after the other stopped, are its own too
             tail = (pl.col("_beside").shift(1).over("metric").fill_null(False)
                     & (pl.col("step") > pl.col("step").shift(1).over("metric")).fill_null(False))

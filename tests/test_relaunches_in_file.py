@@ -86,6 +86,15 @@ def test_SL301_keras_appended_fit_calls_restart_from_epoch_0():
     assert overlap.extra["resume_step"] == 0 and overlap.evidence["from_scratch"] is True
 
 
+def test_SL301_keras_resumed_from_a_checkpoint_epoch_is_a_second_segment():
+    """A rollback of a few epochs, past the old end on the 4th row after it, is a relaunch:
+    one such row per metric is not two writers side by side."""
+    run = report(HERE / "keras_resumed" / "training.log")
+    assert spans(run) == [(0, W.KERAS_CRASH - 1), (W.KERAS_CHECKPOINT, W.KERAS_EPOCHS - 1)]
+    (overlap,) = kinds(run, "resume_overlap")
+    assert overlap.extra["resume_step"] == W.KERAS_CHECKPOINT
+
+
 def test_SL301_identical_reruns_are_one_finding_with_a_count():
     run = report(HERE / "detectron2_reruns" / "metrics.json")
     assert len(run.segments) == 4
