@@ -14,6 +14,7 @@ import spikelens
 from spikelens.detect import engine
 from spikelens.detect.reconcile import reconcile
 from spikelens.frame import infer_role, is_squared_norm
+from spikelens.importers.base import TABLE_SCHEMA
 
 from conftest import FIXTURES
 
@@ -105,6 +106,24 @@ def test_squared_norm_series_hold_the_root():
     series = engine.series_of(frame, roles)
     raw = frame.filter(pl.col("metric") == "train/grad_norm_square").sort("step")["value"].to_numpy()
     assert np.allclose(series["train/grad_norm_square"].value, np.sqrt(raw))
+
+
+def test_a_perplexity_judged_as_its_log_says_so_beside_its_numbers():
+    """The detectors judge a perplexity that stands for the loss by its log; a message's
+    numbers are on that scale, and the message says which scale they are on."""
+    import polars as pl
+
+    rng = np.random.default_rng(5)
+    step = np.arange(2000)
+    loss = 2 + 3 * np.exp(-step / 300) + 0.02 * rng.standard_normal(step.size)
+    loss[1200:1210] += 2.0
+    frame = pl.DataFrame({"step": step, "wall_time": None, "metric": "train/perplexity", "value": np.exp(loss)},
+                         schema=TABLE_SCHEMA).with_columns(run=pl.lit("gpt"))
+    (run,) = spikelens.analyze(frame).runs
+    (spike,) = [f for f in run.findings if f.kind == "spike"]
+    assert spike.metric == "train/perplexity" and "train/perplexity (as its log) spiked" in spike.message
+    assert spike.evidence["peak_value"] == pytest.approx(float(np.max(loss[1200:1210])), abs=0.05)
+    assert f"{spike.evidence['peak_value']:.4g}" in spike.message
 
 
 def test_a_one_point_blip_in_a_short_run_is_summarised_not_a_spike():

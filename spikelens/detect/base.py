@@ -30,6 +30,14 @@ class Series:
     step: np.ndarray
     value: np.ndarray
     wall_time: np.ndarray | None = None
+    scale: str = ""
+    """What the values are of the metric as logged: "" (the values), "log" (a perplexity
+    judged as the loss) or "root" (a squared norm judged as the norm)."""
+
+    @property
+    def label(self) -> str:
+        """The metric as a message names it: the numbers beside it are on this scale."""
+        return f"{self.metric} (as its {self.scale})" if self.scale else self.metric
 
     def __len__(self) -> int:
         return int(self.step.size)

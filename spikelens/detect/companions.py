@@ -53,7 +53,7 @@ class GradNormOutlierDetector(Detector):
                     reacted.append(int(step[i]))
         top = int(idx[np.argmax(ratio[idx])])
         quiet = idx.size - len(reacted)
-        msg = (f"{series.metric} had {idx.size} outlier{'s' if idx.size > 1 else ''} above {self.min_ratio:g}x its "
+        msg = (f"{series.label} had {idx.size} outlier{'s' if idx.size > 1 else ''} above {self.min_ratio:g}x its "
                f"median (largest {ratio[top]:.1f}x at step {int(step[top])})"
                + (f"; the loss did not react to {quiet}" if loss is not None and quiet else "")
                + (f"; the loss jumped with {len(reacted)}" if reacted else ""))
@@ -106,7 +106,7 @@ class LossScaleCollapseDetector(Detector):
                     out.append(Finding(
                         kind="loss_scale_collapse", code=self.code, run=ctx.run, metric=series.metric,
                         severity="info",
-                        message=(f"{series.metric} calibrated from {frm:.6g} down to {low:.6g} over the first "
+                        message=(f"{series.label} calibrated from {frm:.6g} down to {low:.6g} over the first "
                                  f"{count} halvings (steps {int(series.step[a])}–{int(series.step[b])}): normal "
                                  f"start-up of dynamic loss scaling; those steps were skipped"),
                         start_step=int(series.step[a]), end_step=int(series.step[b]),
@@ -119,7 +119,7 @@ class LossScaleCollapseDetector(Detector):
                 out.append(Finding(
                     kind="loss_scale_collapse", code=self.code, run=ctx.run, metric=series.metric,
                     severity="warning" if low < self.floor or (count >= 2 * self.min_halvings and fell) else "info",
-                    message=(f"{series.metric} halved {count} times between steps {int(series.step[a])} and "
+                    message=(f"{series.label} halved {count} times between steps {int(series.step[a])} and "
                              f"{int(series.step[b])} ({frm:.6g} → {low:.6g}): fp16 overflow, steps skipped"
                              + ("" if fell else "; it doubled back in between: dynamic loss scaling at work")),
                     start_step=int(series.step[a]), end_step=int(series.step[b]),
@@ -162,7 +162,7 @@ class LrDiscontinuityDetector(Detector):
             s = int(series.step[i + 1])
             out.append(Finding(kind="lr_discontinuity", code=self.code, run=ctx.run, metric=series.metric,
                                severity="info",
-                               message=f"{series.metric} jumped {r[i]:.1f}x at step {s} ({v[i]:.3g} → {v[i + 1]:.3g})",
+                               message=f"{series.label} jumped {r[i]:.1f}x at step {s} ({v[i]:.3g} → {v[i + 1]:.3g})",
                                start_step=s, peak_step=s, magnitude=float(r[i]),
                                evidence={"before": float(v[i]), "after": float(v[i + 1]), "ratio": float(r[i])}))
         return out[:20]

@@ -82,7 +82,7 @@ class DivergenceDetector(Detector):
         v0 = float(np.exp(sm[i_min])) if is_log else float(sm[i_min])
         v1 = float(np.exp(tail)) if is_log else tail
         ratio = v1 / v0 if is_log else None
-        msg = (f"{series.metric} diverged: the trend turned at step {start_step} ({v0:.4g}) and rose "
+        msg = (f"{series.label} diverged: the trend turned at step {start_step} ({v0:.4g}) and rose "
                + (f"{ratio:.2f}x" if ratio else f"by {v1 - v0:.4g}") + f" to {v1:.4g} by step {int(step[last])}"
                + (f", until the learning rate was cut at step {int(step[cut])}" if cut is not None else ""))
         return [Finding(kind="divergence", code=self.code, run=ctx.run, metric=series.metric, severity="error",
@@ -131,15 +131,15 @@ class DivergenceDetector(Detector):
         s, hit = rose[0]
         start = min(h["start"] for _, h in rose)
         end = max(h["end"] for _, h in rose)
-        also = [f"{o.metric} {o_hit['ratio']:.2f}x from step {o_hit['start']}" for o, o_hit in rose[1:]]
+        also = [f"{o.label} {o_hit['ratio']:.2f}x from step {o_hit['start']}" for o, o_hit in rose[1:]]
         lr = ctx.main("lr")
         note = ""
         if lr is not None and lr.value.size and np.isfinite(lr.value).any():
             a, b = np.searchsorted(lr.step, start), np.searchsorted(lr.step, end, side="right")
             seg = lr.value[max(0, a - 1):b]
             if seg.size >= 2 and np.nanmax(seg) > 1.5 * seg[0] > 0:
-                note = f" while {lr.metric} rose to {np.nanmax(seg):.3g}"
-        msg = (f"{s.metric} diverged in a short run: from {hit['low']:.4g} at step {hit['start']} it rose "
+                note = f" while {lr.label} rose to {np.nanmax(seg):.3g}"
+        msg = (f"{s.label} diverged in a short run: from {hit['low']:.4g} at step {hit['start']} it rose "
                f"{hit['ratio']:.2f}x by step {hit['peak']} and stayed {self.short_rise:g}x or more above it for "
                f"{hit['points']} points, to step {hit['end']}{note}" + (f"; {'; '.join(also)}" if also else ""))
         return [Finding(kind="divergence", code=self.code, run=ctx.run, metric=s.metric, severity="error",

@@ -47,13 +47,14 @@ def series_of(frame: pl.DataFrame, roles: dict[str, str]) -> dict[str, Series]:
                                          part.get_column("value").to_numpy().astype(np.float64, copy=False),
                                          part.get_column("wall_time").to_numpy())
         role = roles.get(metric, "other")
+        scale = ""
         if role == "grad_norm" and is_squared_norm(metric):
             with np.errstate(invalid="ignore"):
-                value = np.sqrt(value)
+                value, scale = np.sqrt(value), "root"
         elif role in ("loss", "eval_loss") and is_perplexity(metric):
             with np.errstate(invalid="ignore", divide="ignore"):
-                value = np.log(value)  # a perplexity standing for the loss is judged as the loss
-        out[metric] = Series(metric=metric, role=role, step=step, value=value, wall_time=wall)
+                value, scale = np.log(value), "log"  # a perplexity standing for the loss is judged as the loss
+        out[metric] = Series(metric=metric, role=role, step=step, value=value, wall_time=wall, scale=scale)
     return out
 
 

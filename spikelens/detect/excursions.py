@@ -84,7 +84,7 @@ class ExcursionDetector(Detector):
     def _finding(self, series, ctx, step, start, peak, end, excess, sig, points) -> Finding:
         s0, sp, s1 = int(step[start]), int(step[peak]), int(step[end])
         ratio = float(np.exp(excess))
-        msg = (f"{series.metric} left its trend at step {s0} and climbed to {ratio:.2f}x above it by step {sp} "
+        msg = (f"{series.label} left its trend at step {s0} and climbed to {ratio:.2f}x above it by step {sp} "
                f"(gradually, no single jump), back near it by step {s1}: a transient instability")
         return Finding(kind=self.kind, code=self.code, run=ctx.run, metric=series.metric, severity="warning",
                        message=msg, start_step=s0, peak_step=sp, end_step=s1, recovery=None, magnitude=ratio,

@@ -87,7 +87,7 @@ def _components_that_rebalanced(findings: list[Finding], ctx: RunContext, main: 
             continue
         f.severity = "info"
         f.evidence["main_ratio"] = round(r, 3)
-        f.message += f"; {main.metric} did not move ({r:.2f}x): the loss terms rebalanced, the total is unaffected"
+        f.message += f"; {main.label} did not move ({r:.2f}x): the loss terms rebalanced, the total is unaffected"
 
 
 def _margin(f: Finding, ctx: RunContext) -> float:

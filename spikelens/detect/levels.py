@@ -227,5 +227,5 @@ def _lr_change(ctx: RunContext, at: int, span: float) -> str | None:
     r = r[np.isfinite(r)]
     if r.size and (r.min() < 0.67 or r.max() > 1.5):
         k = r.min() if r.min() < 0.67 else r.max()
-        return f"{lr.metric} changed {k:.2g}x there"
+        return f"{lr.label} changed {k:.2g}x there"
     return None

@@ -97,7 +97,7 @@ class OscillationDetector(Detector):
             swings = int(np.sum(np.diff(np.sign(seg[np.abs(seg) > typical])) != 0))
             r = float(np.nanmedian(ratio[a:b + 1]))
             s0, s1 = int(step[a]), int(step[b])
-            msg = (f"{series.metric} oscillated from step {s0} to {s1}: swings {r:.1f}x its usual noise "
+            msg = (f"{series.label} oscillated from step {s0} to {s1}: swings {r:.1f}x its usual noise "
                    f"({swings} reversals over {b - a + 1} points)")
             out.append(Finding(kind="oscillation", code=self.code, run=ctx.run, metric=series.metric,
                                severity="warning", message=msg, start_step=s0, end_step=s1, magnitude=r,

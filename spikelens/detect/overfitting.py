@@ -97,10 +97,10 @@ class OverfittingDetector(Detector):
         s, lo, hi = hit["min_step"], hit["min_value"], hit["end_value"]
         note = ""
         if train is not None and hit["train_change"] is not None:
-            note = f" while {train.metric} fell {-np.expm1(hit['train_change']) * 100:.0f}%"
+            note = f" while {train.label} fell {-np.expm1(hit['train_change']) * 100:.0f}%"
         more = f"; {len(others)} other eval loss{'es' if len(others) > 1 else ''} turned up too ({', '.join(m for m, _ in others[:5])})" \
             if others else ""
-        msg = (f"{series.metric} bottomed at {lo:.4g} at step {s} and rose {np.expm1(hit['rise']) * 100:.0f}% to "
+        msg = (f"{series.label} bottomed at {lo:.4g} at step {s} and rose {np.expm1(hit['rise']) * 100:.0f}% to "
                f"{hi:.4g} by step {hit['last_step']}{note}: the best checkpoint is near step {s}{more}")
         return Finding(kind="overfitting", code=self.code, run=ctx.run, metric=series.metric, severity="warning",
                        message=msg, start_step=s, end_step=hit["last_step"], magnitude=hi / lo,

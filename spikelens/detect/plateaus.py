@@ -177,15 +177,15 @@ class PlateauDetector(Detector):
         chance = f"{level:.4g} is ln({k}), chance level for {k} {'tokens' if k > 1000 else 'classes'}" if k else ""
         span = f"from step {start} to {'the end' if b == y.size else f'step {end}'}"
         if f["how"] == "chance":
-            msg = (f"{series.metric} sat at {level:.4g} {span} (moved {pct:+.1f}%, within its noise): {chance}; "
+            msg = (f"{series.label} sat at {level:.4g} {span} (moved {pct:+.1f}%, within its noise): {chance}; "
                    f"the model is not learning")
         elif f["how"] == "breakthrough":
             drop = -np.expm1(-f["fall"]) * 100 if is_log else f["fall"]
-            msg = (f"{series.metric} was stuck near {level:.4g} {span} (moved {pct:+.1f}%) and then fell "
+            msg = (f"{series.label} was stuck near {level:.4g} {span} (moved {pct:+.1f}%) and then fell "
                    + (f"{drop:.0f}%" if is_log else f"by {drop:.4g}")
                    + f" in as many steps: a plateau it broke out of late" + (f"; {chance}" if k else ""))
         else:
-            msg = (f"{series.metric} never left its first level: {level:.4g} {span} (moved {pct:+.1f}%, within "
+            msg = (f"{series.label} never left its first level: {level:.4g} {span} (moved {pct:+.1f}%, within "
                    f"its noise): the model is not learning")
         return Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric, severity="warning",
                        message=msg, start_step=start, end_step=end,

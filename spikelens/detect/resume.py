@@ -571,13 +571,13 @@ class RepeatedDataDetector(Detector):
         where = "right after the resume" if resumed else "with no resume boundary in the log"
         if end is not None:
             jump_pct = 100 * (np.exp(d[b]) - 1)
-            msg = (f"{series.metric} fell {drop_pct:.0f}% below its trend at step {start} ({where}) and jumped "
+            msg = (f"{series.label} fell {drop_pct:.0f}% below its trend at step {start} ({where}) and jumped "
                    f"back {jump_pct:.0f}% at step {end}, {end - start} steps later ≈ the {trained} steps trained "
                    f"before: the data loader restarted from the beginning and the model re-saw data it had "
                    f"already trained on")
         else:
             jump_pct = None
-            msg = (f"{series.metric} fell {drop_pct:.0f}% below its trend at step {start} ({where}) and stayed "
+            msg = (f"{series.label} fell {drop_pct:.0f}% below its trend at step {start} ({where}) and stayed "
                    f"low until the run ended; fresh data would come back near step {expect} if the data loader "
                    f"restarted from the beginning")
         ev = {"drop_step": at, "level_before": before, "level_after": after, "drop_pct": drop_pct,

@@ -284,7 +284,7 @@ def _finding(det, series, ctx, step, y, is_log, start, peak, end, level, sig0, b
         tail = " for one logged point and was back at the next"
     else:
         tail = f" and recovered in {took} steps"
-    message = f"{series.metric} spiked {magnitude:.2f}x at step {peak_step} ({peak_value:.4g} vs {base_value:.4g} before){tail}"
+    message = f"{series.label} spiked {magnitude:.2f}x at step {peak_step} ({peak_value:.4g} vs {base_value:.4g} before){tail}"
     return Finding(
         kind="spike", code=det.code, run=ctx.run, metric=series.metric, severity=severity, message=message,
         start_step=start_step, peak_step=peak_step, end_step=end_step, recovery=recovery, magnitude=float(magnitude),
@@ -318,7 +318,7 @@ def _noise_summary(det, series, ctx, step, y, is_log, base, blips, blip_z) -> Fi
     many = len(blips) > 1
     return Finding(
         kind="outliers", code=det.code, run=ctx.run, metric=series.metric, severity="info",
-        message=(f"{series.metric} has {len(blips)} one-point outlier{'s' if many else ''} "
+        message=(f"{series.label} has {len(blips)} one-point outlier{'s' if many else ''} "
                  f"({len(blips) / span * 1000:.2g} per 1000 steps), each back at the next point; "
                  f"largest at step{'s' if many else ''} {named}: per-batch noise or single bad batches, "
                  f"not instability"),

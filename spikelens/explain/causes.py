@@ -42,7 +42,7 @@ def grad_explosion(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | 
     peak_ratio = float(np.nanmax(np.where(np.isfinite(ratios), ratios, np.nan)))
     n = int(elevated.sum())
     return Cause("grad_explosion", min(0.95, 0.6 + 0.07 * n),
-                 f"{g.metric} rose {peak_ratio:.1f}x above its median {base:.3g} over the {n} logged steps "
+                 f"{g.label} rose {peak_ratio:.1f}x above its median {base:.3g} over the {n} logged steps "
                  f"before the loss moved (from step {first} to {int(steps[-1])})",
                  {"grad_metric": g.metric, "ratio": peak_ratio, "elevated_points": n, "first_step": first,
                   "baseline": base})
@@ -69,7 +69,7 @@ def lr_jump(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | None:
         return None
     at = int(steps[j])
     return Cause("lr_jump", min(0.95, 0.7 + 0.1 * np.log2(jumps[j])),
-                 f"{lr.metric} jumped {jumps[j]:.1f}x from {seq[j]:.3g} to {seq[j + 1]:.3g} at step {at}",
+                 f"{lr.label} jumped {jumps[j]:.1f}x from {seq[j]:.3g} to {seq[j + 1]:.3g} at step {at}",
                  {"lr_metric": lr.metric, "ratio": float(jumps[j]), "step": at,
                   "before": float(seq[j]), "after": float(seq[j + 1])})
 
@@ -96,7 +96,7 @@ def warmup_end(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | None
     if not (lo <= start <= hi):
         return None
     return Cause("warmup_end", 0.75,
-                 f"warm-up ended at step {peak_step} when {lr.metric} reached its peak {v[i_peak]:.3g}; "
+                 f"warm-up ended at step {peak_step} when {lr.label} reached its peak {v[i_peak]:.3g}; "
                  f"the loss left its band {start - peak_step:+d} steps later",
                  {"lr_metric": lr.metric, "warmup_end_step": peak_step, "peak_lr": float(v[i_peak]),
                   "offset_steps": int(start - peak_step)})
@@ -120,7 +120,7 @@ def fp16_overflow(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | N
         return None
     drop = float(seq[0] / np.nanmin(seq)) if np.nanmin(seq) > 0 else float("inf")
     return Cause("fp16_overflow", min(0.97, 0.75 + 0.05 * count),
-                 f"{sc.metric} halved {count} times around the event ({seq[0]:.6g} → {np.nanmin(seq):.6g}, "
+                 f"{sc.label} halved {count} times around the event ({seq[0]:.6g} → {np.nanmin(seq):.6g}, "
                  f"{drop:.0f}x): fp16 gradients overflowed and steps were skipped",
                  {"scale_metric": sc.metric, "halvings": count, "from": float(seq[0]),
                   "to": float(np.nanmin(seq))})
@@ -137,7 +137,7 @@ def bad_batch(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | None:
         _, at = between(g, f.peak_step, f.peak_step)
         base = finite_median(pre)
         if at.size and np.isfinite(base) and base > 0 and np.isfinite(at[0]):
-            note = f"; {g.metric} moved only at that step ({at[0] / base:.1f}x)"
+            note = f"; {g.label} moved only at that step ({at[0] / base:.1f}x)"
     return Cause("bad_batch", 0.6,
                  f"one logged point at step {f.peak_step} ({f.magnitude:.2f}x), back at the next with no "
                  f"precursor in grad norm or LR{note}: look at the batch fed at that step",
