@@ -28,17 +28,18 @@ LINES = st.one_of(
 
 
 def _chunked(lines: pl.DataFrame, pattern, sizes: list[int], shaped: bool) -> textsignals.Signals:
-    signals, known, lo, k = textsignals.Signals(pattern), {}, 0, 0
-    while lo < lines.height or lo == 0:
-        size = sizes[k % len(sizes)]
-        chunk = lines.slice(lo, size)
-        shapes = None
+    """The signals of `lines` cut in chunks of the sizes given, in turn (one empty chunk
+    for no lines, as the parse gives)."""
+    cuts, lo = [], 0
+    while lo < lines.height:
+        cuts.append((lo, sizes[len(cuts) % len(sizes)]))
+        lo += cuts[-1][1]
+    signals, known = textsignals.Signals(pattern), {}
+    for lo, size in cuts or [(0, 0)]:
+        chunk, shapes = lines.slice(lo, size), None
         if shaped:
             chunk, shapes = textlogs._shaped(chunk)
         signals.add(textsignals.chunk_signals(chunk, pattern, shapes, known))
-        lo, k = lo + size, k + 1
-        if lines.height == 0:
-            break
     return signals
 
 

@@ -205,6 +205,12 @@ def agrees(regex: str, lines: list[str], spans: list[dict | None], groups: list[
     return ok
 
 
+def misses_all(table: pl.DataFrame) -> bool:
+    """The regex of a `ShapeSpans.table` matches no line of its shapes, and that is vouched
+    for on each."""
+    return bool(table.get_column("_ok").all()) and not table.get_column("_hit").any()
+
+
 class _Learnt(NamedTuple):
     """What a `ShapeSpans` knows of the shapes seen: a row per shape (`table`, its row for
     a shape's text in `row`) and a row per pair of each shape (`pairs`, in `pair_rows`)."""
@@ -258,12 +264,6 @@ class ShapeSpans:
         owner = pl.Series("_shape", [sid for sid, t in zip(ids, texts) for _ in learnt.pair_rows[t]],
                           dtype=shapes.schema["_shape"])
         return learnt.pairs.drop("shape")[at].insert_column(0, owner)
-
-    def misses_all(self, shapes: pl.DataFrame) -> bool:
-        """The regex matches no line of these shapes, and that is vouched for on each (a
-        rule that matches nothing in a chunk costs a look-up, not a pass over its lines)."""
-        table = self.table(shapes)
-        return bool(table.get_column("_ok").all()) and not table.get_column("_hit").any()
 
     def _cover(self, shapes: pl.DataFrame) -> tuple[list[str], _Learnt]:
         """The shapes' texts, and what is learnt with these shapes among it. Parse threads

@@ -183,8 +183,8 @@ class LineBlocks:
     def __init__(self, path: Path, shapes: bool = False, keep: bool = True) -> None:
         """`shapes`: the frames given also hold each line's `shape` (`lineshapes`), made
         from the block's bytes; `finish()` gives the lines without it. Without `keep`, the
-        frames are not kept once given and `finish()` gives no lines (only whether the file
-        held any text, as an empty frame or None)."""
+        frames are not kept once given and `finish()` gives no lines (`has_text` says
+        whether the file held any)."""
         self.path = path
         self.shapes = shapes
         self.keep = keep
@@ -233,14 +233,13 @@ class LineBlocks:
         self.lines = line0
 
     def finish(self) -> tuple[pl.DataFrame | None, int]:
-        """(the lines, their number) once read; warns about replaced bytes."""
+        """(the lines, None when not kept or all white space; their number) once read;
+        warns about replaced bytes."""
         if self.replaced:
             diagnostics.warn(f"{self.path}: not valid UTF-8; undecodable bytes were replaced")
         if not self.has_text:
             return None, 0
-        if not self.keep:
-            return pl.DataFrame(schema=_LINE_COLS), self.lines
-        return pl.concat(self.parts, rechunk=False), self.lines
+        return (pl.concat(self.parts, rechunk=False) if self.keep else None), self.lines
 
 
 def _rechunked(parts: Iterable[pl.DataFrame], size: int) -> Iterator[pl.DataFrame]:
@@ -337,15 +336,15 @@ def _extracted(lines: pl.DataFrame, rule: Rule) -> pl.DataFrame:
     return g
 
 
-def _extracted_by_shape(lines: pl.DataFrame, rule: Rule, shapes: pl.DataFrame | None,
-                        spans: lineshapes.ShapeSpans | None) -> pl.DataFrame:
+def _extracted_by_shape(lines: pl.DataFrame, rule: Rule, spans: lineshapes.ShapeSpans | None,
+                        table: pl.DataFrame | None) -> pl.DataFrame:
     """`_extracted`, with the regexes run once per shape of line (`lineshapes`) where they
-    cannot tell digits apart, and every line of a shape sliced at the shape's spans; the
-    lines of a shape whose spans could not be vouched for are read one by one."""
-    if shapes is None or spans is None or not spans.usable:
+    cannot tell digits apart, and every line of a shape sliced at the shape's spans (the
+    chunk's `spans.table`); the lines of a shape whose spans could not be vouched for are
+    read one by one."""
+    if spans is None or table is None:
         return _extracted(lines, rule)
     names = spans.names
-    table = spans.table(shapes)
     used = table.filter(pl.col("_ok") & pl.col("_hit"))
     joined = lines.join(table, on="_shape", how="left", maintain_order="left")
 
@@ -378,10 +377,10 @@ def _rule_rows(lines: pl.DataFrame, rule: Rule, shapes: pl.DataFrame | None = No
     ctx = [g for g in names if g.startswith("_")]
     metric_groups = [g for g in names if g not in RESERVED_GROUPS and not g.startswith("_")]
     wide_names: list[str] = [rule.metrics.get(grp, grp) for grp in metric_groups] + list(rule.fields)
-    if shapes is not None and spans is not None and spans.usable and spans.misses_all(shapes):
-        return (pl.DataFrame(schema={**_ROW_COLS, **{c: pl.String for c in ctx}}),
-                pl.DataFrame(schema={c: _ROW_COLS[c] for c in ("row", "line_no", "step")}))
-    g = _extracted_by_shape(lines, rule, shapes, spans)
+    table = spans.table(shapes) if shapes is not None and spans is not None and spans.usable else None
+    if table is not None and lineshapes.misses_all(table):  # a look-up, not a pass over the lines
+        return _no_rows(ctx), pl.DataFrame(schema={c: _ROW_COLS[c] for c in ("row", "line_no", "step")})
+    g = _extracted_by_shape(lines, rule, spans if table is not None else None, table)
     g = g.rename({grp: f"__m{i}" for i, grp in enumerate(metric_groups)}
                  | {f"__f{i}": f"__m{len(metric_groups) + i}" for i in range(len(rule.fields))})
     if "step" not in g.columns:
@@ -407,11 +406,16 @@ def _rule_rows(lines: pl.DataFrame, rule: Rule, shapes: pl.DataFrame | None = No
         parts.append(pairs.with_columns(value=numbers(pairs.get_column("raw"))).filter(pl.col("value").is_not_null())
                      .drop("raw"))
     if not parts:
-        return pl.DataFrame(schema={**_ROW_COLS, **{c: pl.String for c in ctx}}), seen
+        return _no_rows(ctx), seen
     if len(parts) == 1 and rule.post is None:  # the metric stays categorical until the rows are compacted
         return parts[0].select(*base, "pos", "metric", "value"), seen
     rows = pl.concat([p.select(*base, "pos", pl.col("metric").cast(pl.String), "value") for p in parts])
     return (rows.sort("row", "pos", maintain_order=True) if len(parts) > 1 else rows), seen
+
+
+def _no_rows(ctx: list[str]) -> pl.DataFrame:
+    """The value rows of a rule that read nothing (with its context columns)."""
+    return pl.DataFrame(schema={**_ROW_COLS, **{c: pl.String for c in ctx}})
 
 
 def _pairs(g: pl.DataFrame, base: list[str], rule: Rule, shapes: pl.DataFrame | None,
@@ -641,8 +645,8 @@ def parse_chunks(chunks: Iterable[pl.DataFrame], pattern: LinePattern) -> tuple[
     def one_chunk(lines_of_chunk: pl.DataFrame):
         chunk, shapes = _shaped(lines_of_chunk)
         out, seen_rows, anchors = [], [], []
-        for rule, spans in zip(pattern.rules, by_shape):
-            rows, seen = _rule_rows(chunk, rule, shapes, spans)
+        for rule, rule_spans in zip(pattern.rules, by_shape):
+            rows, seen = _rule_rows(chunk, rule, shapes, rule_spans)
             if rule.post is not None and rule.post_per_line:
                 rows = _typed(rule.post(rows))
             out.append(_lean(rows) if rule.post is not None and not rule.post_per_line
@@ -762,10 +766,10 @@ class TextLogImporter(Importer):
                     pass
             else:
                 rows, info = parse_chunks(_rechunked(blocks, CHUNK_LINES), pattern)
-            text, n_lines = blocks.finish()
+            _, n_lines = blocks.finish()
         except OSError as exc:
             raise InputError(path, f"cannot read ({exc.strerror or exc})") from None
-        if text is None:
+        if not blocks.has_text:
             raise FormatError(path, "empty text log")
         if pattern is None:
             names = ", ".join(p.name for p in all_patterns())

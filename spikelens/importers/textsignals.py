@@ -99,11 +99,13 @@ def _chunk_errors(lines: pl.DataFrame, test) -> pl.DataFrame:
 
 
 def _chunk_last(lines: pl.DataFrame) -> pl.DataFrame:
-    for part in (lines.tail(_LAST_LOOK), lines):
-        kept = part.select("row", "line_no", _STRIPPED).filter(pl.col("text").str.len_chars() > 0)
-        if kept.height or part.height == lines.height:
-            return kept.tail(1)
-    raise AssertionError("unreachable: the whole chunk is the last part looked at")
+    def non_empty(part: pl.DataFrame) -> pl.DataFrame:
+        return part.select("row", "line_no", _STRIPPED).filter(pl.col("text").str.len_chars() > 0)
+
+    kept = non_empty(lines.tail(_LAST_LOOK))
+    if kept.height == 0 and lines.height > _LAST_LOOK:
+        kept = non_empty(lines)
+    return kept.tail(1)
 
 
 def _unnamed(regex: str) -> str:

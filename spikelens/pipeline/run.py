@@ -58,8 +58,13 @@ def analyze_group(group: list[Source], roots: list[Path], cfg: Config, detector_
         reports = []
         for run in read_group(group, roots):
             validate(run.frame, f"import of {run.name}")
-            rep = analyze_run(run, cfg, detector_params=detector_params)
-            if not keep_frames:
-                rep.frame = None
-            reports.append(rep)
+            reports.append(report_run(run, cfg, detector_params, keep_frames))
     return reports, diag.lines
+
+
+def report_run(run: Run, cfg: Config, detector_params: dict | None, keep_frames: bool) -> RunReport:
+    """`analyze_run`, the frame dropped from the report unless kept (large sweeps need none)."""
+    rep = analyze_run(run, cfg, detector_params=detector_params)
+    if not keep_frames:
+        rep.frame = None
+    return rep

@@ -19,7 +19,7 @@ from ..model.report import Report, RunReport
 from ..naming import rename_reports
 from . import incremental
 from .executors import execute
-from .run import analyze_group, analyze_run
+from .run import analyze_group, report_run
 
 
 def analyze_roots(roots: list[Path], cfg: Config, *, detector_params: dict | None = None,
@@ -77,9 +77,7 @@ def analyze_runs(runs: Iterable[Run], cfg: Config, *, detector_params: dict | No
     report = Report(command="analyze")
     with diagnostics.collecting() as diag:
         for run in runs:
-            rep = analyze_run(run, cfg, detector_params=detector_params)
-            if not keep_frames:
-                rep.frame = None
+            rep = report_run(run, cfg, detector_params, keep_frames)
             report.runs.append(rep)
             if progress:
                 progress(rep.run)
