@@ -1,0 +1,191 @@
+"""Score spikelens on the real-log corpus: read rate with the main loss, events found, loud alarms.
+
+usage: python benchmarks/realworld/score.py [--split dev|holdout|all] [--cmd spikelens] [--show]
+                                            [--out FILE] [--only RUN_ID ...] [--jobs N]
+
+Read rate: of the runs a person can read (`readable` in the labels), how many spikelens reads with
+the labelled main loss among its metrics, and how many with it chosen as the run's main metric;
+every other run is listed with why (the command's last stderr line, or the metrics it did find).
+Events: a labelled event is found by a finding of an allowed kind anchored within 5% of the run's
+span (or 3 steps) of the labelled step, or whose span holds it. A loud finding (warning/error) that
+matches no labelled event of any kind is a false alarm; one near another labelled event is an echo.
+The held-aside side (`--split holdout`) is for the end of a session only.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from corpus import CACHE, labelled_runs  # noqa: E402
+
+# The finding kinds that may stand for a labelled kind (the tool's words are wider than the labels').
+ALIAS = {
+    "spike": {"spike"}, "nan": {"nan"}, "divergence": {"divergence"}, "oscillation": {"oscillation"},
+    "plateau": {"plateau", "never_learned"}, "never_learned": {"plateau", "never_learned"},
+    "overfitting": {"overfitting"}, "resume_overlap": {"resume_overlap"}, "step_reset": {"step_reset"},
+    "repeated_data": {"repeated_data"}, "crash": {"ended_early"},
+    "throughput_drop": {"throughput_drop"}, "step_time_rise": {"step_time_rise"}, "stall": {"stall"},
+    "memory_growth": {"memory_growth"},
+}
+LOUD = ("warning", "error")
+
+
+def norm(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", str(name).lower())
+
+
+def same_metric(label: str, metric: str) -> bool:
+    a, b = norm(label), norm(metric)
+    return bool(a) and bool(b) and (a == b or b.endswith(a) or a.endswith(b))
+
+
+def anchors(f: dict) -> list[int]:
+    return [f[k] for k in ("peak_step", "start_step", "resume_step", "end_step") if f.get(k) is not None]
+
+
+def run_spikelens(cmd: list[str], run: dict) -> tuple[dict | None, str]:
+    files = [str(CACHE / f) for f in run["files"]]
+    paths = files if len(files) == 1 else [os.path.commonpath(files)]
+    try:
+        p = subprocess.run([*cmd, "analyze", *paths, "--format", "json"], capture_output=True, text=True,
+                           timeout=600)
+    except subprocess.TimeoutExpired:
+        return None, "timed out after 600 s"
+    err = [ln for ln in p.stderr.strip().splitlines() if ln.strip()]
+    try:
+        return json.loads(p.stdout), (err[-1] if err else "")
+    except json.JSONDecodeError:
+        return None, f"rc={p.returncode} {err[-1][:200] if err else ''}"
+
+
+def judge(run: dict, report: dict | None, why: str) -> dict:
+    out = {"id": run["id"], "tool": run.get("tool"), "readable": run.get("readable", True), "lines": []}
+    runs = (report or {}).get("runs", [])
+    main = run.get("main_loss")
+    metrics = [m for r in runs for m in r.get("metrics", {})]
+    out["read"] = bool(runs) and (main is None or any(same_metric(main, m) for m in metrics))
+    out["main"] = bool(runs) and (main is None or any(same_metric(main, (r.get("stats") or {}).get("main_metric") or "")
+                                                      for r in runs))
+    if out["readable"] and not out["read"]:
+        reason = why if not runs else f"main loss {main!r} not among {sorted(metrics)[:12]}"
+        out["lines"].append(f"{run['id']} ({run.get('tool')}): NOT READ: {reason}")
+    fs = [f for r in runs for f in r.get("findings", [])]
+    steps = [x for f in fs for x in anchors(f)]
+    span = max(steps) if steps else max(run.get("n_steps") or 1, 1)
+    events = [e for e in run.get("events", []) if e.get("kind") in ALIAS and e.get("step") is not None]
+    out["events"] = []
+    matched = set()
+    for e in events:
+        tol = max(0.05 * max(span, e.get("end_step") or 0, e["step"]), 3)
+        hit = None
+        for i, f in enumerate(fs):
+            if f.get("kind") not in ALIAS[e["kind"]]:
+                continue
+            lo, hi = f.get("start_step"), f.get("end_step")
+            if (lo is not None and hi is not None and lo - tol <= e["step"] <= hi + tol) or \
+                    any(abs(x - e["step"]) <= tol for x in anchors(f)) or \
+                    (e["kind"] == "crash" and f.get("kind") == "ended_early"):
+                hit = i
+                break
+        out["events"].append((e["kind"], e.get("confidence"), hit is not None))
+        if hit is None:
+            out["lines"].append(f"{run['id']}: MISSED {e['kind']} {e.get('metric')} @{e['step']} ({e.get('confidence')})")
+        else:
+            matched.add(hit)
+    labelled = [(e.get("step"), e.get("end_step")) for e in run.get("events", [])
+                if e.get("kind") != "clean" and e.get("step") is not None]
+    out["loud"] = out["false"] = out["echo"] = 0
+    for i, f in enumerate(fs):
+        if f.get("severity") not in LOUD:
+            continue
+        out["loud"] += 1
+        if i in matched:
+            continue
+        tol = max(0.05 * span, 3)
+        near = any(any(abs(x - s) <= tol for x in anchors(f)) or
+                   (f.get("start_step") is not None and f.get("end_step") is not None
+                    and f["start_step"] - tol <= s <= f["end_step"] + tol) for s, _ in labelled)
+        if near:
+            out["echo"] += 1
+        else:
+            out["false"] += 1
+            out["lines"].append(f"{run['id']}: LOUD-FALSE {f.get('kind')} {f.get('metric')} @{f.get('start_step')}: "
+                                f"{(f.get('message') or '')[:140]}")
+    out["clean"] = not events and not any(e.get("kind") not in ("clean", "level_shift") for e in run.get("events", []))
+    out["clean_quiet"] = out["clean"] and not any(f.get("severity") in LOUD for f in fs)
+    return out
+
+
+def summarise(name: str, results: list[dict]) -> dict:
+    readable = [r for r in results if r["readable"]]
+    per_kind: dict[str, list[int]] = {}
+    high = [0, 0]
+    for r in results:
+        for kind, conf, found in r["events"]:
+            k = per_kind.setdefault(kind, [0, 0])
+            k[0] += found
+            k[1] += 1
+            if conf == "high":
+                high[0] += found
+                high[1] += 1
+    clean = [r for r in results if r["clean"]]
+    false = sum(r["false"] for r in results)
+    tot = {
+        "runs": len(results), "readable": len(readable),
+        "read_with_main_loss": sum(r["read"] for r in readable),
+        "main_loss_chosen": sum(r["main"] for r in readable),
+        "events_found": sum(v[0] for v in per_kind.values()), "events": sum(v[1] for v in per_kind.values()),
+        "high_found": high[0], "high": high[1],
+        "loud": sum(r["loud"] for r in results), "loud_false": false, "loud_echo": sum(r["echo"] for r in results),
+        "clean_runs": len(clean), "clean_quiet": sum(r["clean_quiet"] for r in clean),
+        "loud_on_clean_per_10": round(10 * sum(r["loud"] for r in clean) / max(len(clean), 1), 2),
+        "loud_false_per_10_runs": round(10 * false / max(len(results), 1), 2),
+        "per_kind": per_kind,
+    }
+    pct = 100 * tot["read_with_main_loss"] / max(tot["readable"], 1)
+    print(f"{name}: {tot['runs']} runs; read with main loss {tot['read_with_main_loss']}/{tot['readable']} "
+          f"({pct:.1f}%), chosen as main {tot['main_loss_chosen']}; events found {tot['events_found']}/{tot['events']} "
+          f"(high confidence {tot['high_found']}/{tot['high']}); loud {tot['loud']}: {tot['loud_false']} matching no "
+          f"event ({tot['loud_false_per_10_runs']} per 10 runs), {tot['loud_echo']} echoes; clean runs quiet "
+          f"{tot['clean_quiet']}/{tot['clean_runs']} ({tot['loud_on_clean_per_10']} loud per 10 clean runs)")
+    for k, (f, n) in sorted(per_kind.items()):
+        print(f"  {k:16s} found {f}/{n}")
+    return tot
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--split", default="dev", choices=("dev", "holdout", "all"))
+    ap.add_argument("--cmd", default="spikelens")
+    ap.add_argument("--show", action="store_true")
+    ap.add_argument("--out")
+    ap.add_argument("--only", nargs="*")
+    ap.add_argument("--jobs", type=int, default=2)
+    a = ap.parse_args()
+    runs = [r for r in labelled_runs(a.split) if not a.only or r["id"] in a.only]
+    cmd = shlex.split(a.cmd)
+    with ThreadPoolExecutor(a.jobs) as pool:
+        results = list(pool.map(lambda r: judge(r, *run_spikelens(cmd, r)), runs))
+    if a.show:
+        for r in results:
+            for line in r["lines"]:
+                print(line)
+    by_split: dict[str, list[dict]] = {}
+    for run, res in zip(runs, results):
+        by_split.setdefault(run["split"], []).append(res)
+    summary = {s: summarise(s, rs) for s, rs in sorted(by_split.items())}
+    if a.out:
+        Path(a.out).write_text(json.dumps({"summary": summary, "results": results}, indent=1, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
