@@ -28,7 +28,12 @@ SCHEMA: dict[str, pl.DataType] = {
 STITCHED_EXTRA: dict[str, pl.DataType] = {"superseded": pl.Boolean}
 """Added by the stitcher: True for points a later launch overwrote (kept, never dropped)."""
 
-ROLES = ("loss", "eval_loss", "grad_norm", "lr", "loss_scale", "other")
+ROLES = ("loss", "eval_loss", "grad_norm", "lr", "loss_scale", "reward", "accuracy", "kl", "entropy",
+         "perplexity", "throughput", "step_time", "memory", "other")
+SIDE_ROLES = ("reward", "accuracy", "kl", "entropy", "perplexity", "throughput", "step_time", "memory", "other")
+"""Roles the loss detectors never judge as a curve: only their NaN is told (as a note)."""
+HIGHER_IS_BETTER = frozenset({"reward", "accuracy"})
+"""Roles whose rise is the run going well (a detector must never read it as a blow-up)."""
 
 
 def empty_frame() -> pl.DataFrame:
@@ -72,7 +77,7 @@ _EVAL = r"(?:^|[/_\-. ])(?:eval|val|valid|validation|test|dev|tel)(?:$|[/_\-. ])
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("loss_scale", re.compile(r"loss[\s_\-/]?scal|(?:^|[/_\-. ])scaler?(?:$|[/_\-. ])|grad[\s_\-]?scale", re.I)),
     ("grad_norm", re.compile(r"grad(?:ient)?s?[\s_\-/]?norm|^gnorm$|[/_]gnorm$|(?:^|[/_\-. ])(?:total_)?norm$|^norm$|clip[\s_\-]?norm", re.I)),
-    ("lr", re.compile(r"(?:^|[/_\-. ])lr(?:$|[/_\-. ]|-)|learning[\s_\-]?rate|^lr", re.I)),
+    ("lr", re.compile(r"(?:^|[/_\-. ])lr\d*(?:$|[/_\-. ]|-)|learning[\s_\-]?rate|^lr", re.I)),
 )
 _OTHER_AXIS = re.compile(r" vs |_vs_", re.I)
 _LR_SCALE = re.compile(r"(?:^|[/_\-. ])lr[\s_\-]?scal|learning[\s_\-]?rate[\s_\-]?scal", re.I)
@@ -83,6 +88,22 @@ _LOSS = re.compile(r"loss|^trl$|^tel$|nll|cross[\s_\-]?entropy|perplexity$|^ppl$
                    r"|(?:^|[/_\-. ])(?:r?mse|mae|huber|bce)$", re.I)
 _NOT_LOSS = re.compile(r" vs |_vs_|samples|tokens$|loss[\s_\-]?scal|ppl|perplex|runtime|per_second|num_|count", re.I)
 _PERPLEXITY = re.compile(r"perplexity|(?:^|[/_\-. ])ppl(?:$|[/_\-. ])", re.I)
+_B = r"(?:^|[/_\-. (@])"  # the start of a name's word
+_E = r"(?:$|[/_\-. ()@%\d])"  # its end
+_KL = re.compile(rf"{_B}(?:approx_?)?kl(?:_?div(?:ergence)?)?{_E}|kullback", re.I)
+_ENTROPY = re.compile(r"entropy|(?:^|[/_\-. ])ent(?:$|[/_\-. ])", re.I)
+_CROSS_ENTROPY = re.compile(r"cross[\s_\-]?entropy", re.I)
+_REWARD = re.compile(rf"reward|{_B}(?:ep_?)?rew(?:ard)?s?{_E}|{_B}(?:episode_?|ep_?|mean_?|eval_?)?returns?{_E}", re.I)
+_ACCURACY = re.compile(rf"{_B}(?:acc(?:uracy)?|top[\-_]?[15]|map|ap|precision|recall|f1|f1_score|bleu|rouge[\dlL]*"
+                       rf"|sacrebleu|auc|auroc|miou|iou|exact_match|explained_?var(?:iance)?)(?:\d*){_E}"
+                       r"|accuracy|precision|recall|bleu|rouge", re.I)
+_THROUGHPUT = re.compile(rf"throughput|per[\s_\-]?s(?:ec(?:ond)?)?{_E}|per_second|/s(?:ec)?$|{_B}(?:tps|mfu|[mgt]?flops"
+                         rf"|tflops_?per_?gpu|tok_?s|toks|tokens?_?s|samples?_s|it_?s|ips|fps|wps|ups){_E}", re.I)
+_STEP_TIME = re.compile(rf"{_B}(?:dt|ms|step_?time|iter_?time|batch_?time|data_?time|time_?per_?(?:step|iter(?:ation)?|batch)"
+                        rf"|elapsed_time_per_iteration|sec_?per_?(?:step|iter|batch)|s_?per_?(?:step|it|iter)){_E}"
+                        r"|time/(?:step|iter|batch)", re.I)
+_MEMORY = re.compile(rf"{_B}(?:mem|memory|vram|gpu_?mem|max_?mem(?:ory)?|[gm]i?b|max_?allocated|allocated|reserved){_E}"
+                     r"|memory", re.I)
 _ADVERSARIAL = re.compile(r"(?:^|[/_\-. ])(?:gan|adv|adversarial)(?:$|[/_\-. ])|^[GD]_[A-Z]{1,2}$"
                           r"|(?:^|[/_\-. ])[GD]_(?:fake|real|gan|adv|feat|vgg|l1|cycle|idt)", re.I)
 
@@ -98,9 +119,31 @@ def infer_role(metric: str) -> str:
             if role == "grad_norm" and _NOT_GRAD.search(metric) and "grad" not in metric.lower():
                 return "other"  # `param_norm`, `weight_norm`, `update_norm`: norms, not of gradients
             return role
+    if _KL.search(metric):
+        return "kl"  # PPO's `train/approx_kl`, TRL's `objective/kl`, a VAE's `kl_loss`: a term watched apart
+    if _ENTROPY.search(metric) and not _CROSS_ENTROPY.search(metric):
+        return "entropy"  # SB3's `train/entropy_loss`, TRL's `objective/entropy`
+    named_loss = "loss" in metric.lower()
+    if named_loss and _LOSS.search(metric) and not _NOT_LOSS.search(metric):
+        return "eval_loss" if re.search(_EVAL, metric, re.I) else "loss"
+    for role, pattern in _SIDE_RULES:
+        if pattern.search(metric):
+            return role
     if _LOSS.search(metric) and not _NOT_LOSS.search(metric):
         return "eval_loss" if re.search(_EVAL, metric, re.I) else "loss"
     return "other"
+
+
+_SIDE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("reward", _REWARD),
+    ("accuracy", _ACCURACY),
+    ("perplexity", _PERPLEXITY),
+    ("throughput", _THROUGHPUT),
+    ("step_time", _STEP_TIME),
+    ("memory", _MEMORY),
+)
+"""Roles beyond the loss, tried in this order after the loss named as such (`reward_loss` is
+a loss, `objective/rlhf_reward` a reward); the first that matches wins."""
 
 
 def is_squared_norm(metric: str) -> bool:
@@ -137,7 +180,7 @@ def infer_roles(metrics, overrides: Mapping[str, str] | None = None) -> dict[str
         roles[m] = role if role is not None else infer_role(m)
     if not any(r in ("loss", "eval_loss") for r in roles.values()):
         for stands_for_loss in (is_perplexity, lambda m: bool(_ADVERSARIAL.search(m))):
-            chosen = [m for m in guessed if roles[m] == "other" and stands_for_loss(m)]
+            chosen = [m for m in guessed if roles[m] in ("other", "perplexity") and stands_for_loss(m)]
             for m in chosen:
                 roles[m] = "eval_loss" if re.search(_EVAL, m, re.I) else "loss"
             if chosen:

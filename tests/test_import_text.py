@@ -60,22 +60,22 @@ def no_user_patterns():
 
 CASES = [
     ("llmc/gpt2_train.nan.log", "llm.c", {"train_loss": "loss", "val_loss": "eval_loss", "grad_norm": "grad_norm",
-                                          "lr": "lr", "hellaswag": "other", "mfu": "other", "tok/s": "other"}),
+                                          "lr": "lr", "hellaswag": "other", "mfu": "throughput", "tok/s": "throughput"}),
     ("llmc_main/main.log", "llm.c main.log", {"train_loss": "loss", "val_loss": "eval_loss", "grad_norm": "grad_norm",
                                               "lr": "lr", "hellaswag": "other"}),
     ("nanogpt/train_stdout.log", "nanoGPT", {"train_loss": "loss", "val_loss": "eval_loss",
-                                             "eval_train_loss": "eval_loss", "mfu": "other"}),
+                                             "eval_train_loss": "eval_loss", "mfu": "throughput"}),
     ("modded_nanogpt/record.txt", "modded-nanogpt", {"train_loss": "loss", "val_loss": "eval_loss"}),
     ("build_nanogpt/log.txt", "build-nanogpt", {"train_loss": "loss", "val_loss": "eval_loss", "hellaswag": "other"}),
     ("megatron/megatron_lm.log", "Megatron", {"lm loss": "loss", "lm loss validation": "eval_loss", "lr": "lr",
                                               "loss_scale": "loss_scale", "grad_norm": "grad_norm",
                                               "skipped_iterations": "other", "nan_iterations": "other",
-                                              "lm loss validation ppl": "other"}),
+                                              "lm loss validation ppl": "perplexity"}),
     ("megatron/megatron_ds.log", "Megatron", {"lm loss": "loss", "loss_scale": "loss_scale", "lr": "lr",
                                               "overflow_skips": "other"}),
     ("deepspeed/ds_chat_step3.log", "DeepSpeed-Chat", {"act_loss": "loss", "cri_loss": "loss",
-                                                       "loss_scale": "loss_scale", "reward": "other"}),
-    ("deepspeed/ds_chat_step1.log", "DeepSpeed", {"ppl": "other", "lr": "lr", "loss_scale": "loss_scale",
+                                                       "loss_scale": "loss_scale", "reward": "reward"}),
+    ("deepspeed/ds_chat_step1.log", "DeepSpeed", {"ppl": "perplexity", "lr": "lr", "loss_scale": "loss_scale",
                                                   "skipped_steps": "other", "epoch": "other"}),
 ]
 

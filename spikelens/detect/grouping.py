@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from ..frame import SIDE_ROLES
 from ..model.finding import SEVERITY_RANK, Finding
 from .base import RunContext, Series
 from .stats import median_interval
@@ -32,7 +33,7 @@ ABSORBS = {
 }
 """What a leader of each kind takes in from the other metrics: the blow-up before a NaN on a
 component, the swings of one oscillation on every loss, a spike on each sub-loss."""
-ROLE_ORDER = {"loss": 0, "eval_loss": 1, "grad_norm": 2, "other": 3}
+ROLE_ORDER = {"loss": 0, "eval_loss": 1, "grad_norm": 2, **{role: 3 for role in SIDE_ROLES}}
 """Roles whose findings join an event, leaders first (only NaN is reported on `other` metrics)."""
 MOVED_RATIO = 1.2
 """A component counts as moved with a spike when its peak is this far above its own baseline."""

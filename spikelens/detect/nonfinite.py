@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Detector, RunContext, Series
+from ..frame import SIDE_ROLES
 from ..model.finding import Finding
 from .stats import halvings, log_scale
 
@@ -27,7 +28,7 @@ class NonFiniteDetector(Detector):
 
     code = "SL201"
     kind = "nan"
-    roles = ("loss", "eval_loss", "grad_norm", "other")
+    roles = ("loss", "eval_loss", "grad_norm", *SIDE_ROLES)
 
     blowup_points: int = 20
     """Points before the NaN searched for a blow-up."""
@@ -77,7 +78,7 @@ class NonFiniteDetector(Detector):
             message += (f"; the loss reads 0.0 from step {hidden} on: the HF Trainer logs a non-finite loss as 0.0 "
                         f"(logging_nan_inf_filter), so it went non-finite there too")
         severity = "error" if series.role in ("loss", "eval_loss") else "warning"
-        if series.role == "other":
+        if series.role in SIDE_ROLES:
             severity = "info"  # an accuracy or a reward NaN while the losses are finite: worth knowing, no alarm
             if _losses_finite_at(ctx, series.step[bad]):
                 message += "; the losses stay finite there: a metric computed on a degenerate batch, not a blow-up"
