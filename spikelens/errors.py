@@ -59,5 +59,10 @@ class UsageError(SpikelensError):
     """Options that contradict each other or name unknown things."""
 
 
+class OutputOverlap(UsageError):
+    """An output path that is an input, holds one or lies inside one: never written (the
+    user's logs are never replaced, deleted or added to)."""
+
+
 class ReplayError(SpikelensError):
     """The replay target, checkpoint or torch install is not usable."""

@@ -3,25 +3,30 @@
 One row per finding (`row = "finding"`: run, source, metric, kind, code, severity,
 steps, magnitude, recovery, top cause, evidence as JSON) and one row per run
 (`row = "run"`: formats, segments, steps, verdict), in one file or in a folder
-partitioned by run (`run=NAME/part-0.parquet`, hive style, which Polars and DuckDB
-read back with the run column). Run rows also keep what an incremental sweep needs
-(the fingerprint of the run's files and its report before cross-run linking).
+partitioned by run (`run=NAME/part-<commit>.parquet`, hive style, which Polars and DuckDB
+read back with the run column; the manifest `_spikelens_dataset.json` lists the committed
+partitions). Run rows also keep what an incremental sweep needs (the fingerprint of the
+run's files and its report before cross-run linking, as validated JSON: never pickle).
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
-import os
-import shutil
-import tempfile
+import re
+import secrets
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 from urllib.parse import quote
 
 import polars as pl
 
+from . import diagnostics
 from .errors import InputError, UsageError
+from .outputs import atomic_write, atomic_write_text, is_temp_name
 from .model.finding import Finding, _clean
 from .model.report import Report, RunReport
 
@@ -49,7 +54,9 @@ class GroupState:
     fingerprint: str
     settings: str
     state: bytes
-    """The group's reports (before cross-run linking) and warnings, pickled."""
+    """The group's reports (before cross-run linking) and warnings as JSON (pipeline.incremental)."""
+    restored: Any = None
+    """The decoded reports and warnings, once validated (previous sweeps only)."""
 
 
 def is_folder(path: Path) -> bool:
@@ -120,52 +127,195 @@ def _float(x: Any) -> float | None:
 
 
 def write(path: Path, table: pl.DataFrame, old_hashes: dict[str, str] | None = None) -> None:
-    """Write the table to a file, or to a folder partitioned by run; in a folder, a run
-    whose rows hash as they did (`old_hashes`, read from it before) is not written again,
-    and runs no longer in the table lose their partition."""
+    """Write the table to a file, or to a folder partitioned by run, atomically; in a
+    folder, a run whose rows hash as they did (`old_hashes`, read from it before) is not
+    written again, and runs no longer in the table lose the partition this dataset wrote."""
     try:
         if is_folder(path):
             _write_folder(path, table, old_hashes or {})
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".findings-", suffix=".parquet", dir=path.parent)
-            os.close(fd)
-            table.write_parquet(tmp)
-            os.replace(tmp, path)
+            atomic_write(path, table.write_parquet)
     except OSError as exc:
         raise UsageError(f"{path}: cannot write findings ({exc.strerror or exc})") from None
 
 
+# ---------------------------------------------------------------- the folder dataset
+#
+# DIR/_spikelens_dataset.json (the manifest) lists the partition file of every run; it is
+# written last, in one rename, so a dataset is always the last committed sweep whole.
+# Partitions of a sweep are new files (`run=NAME/part-<commit>.parquet`), never written
+# over the committed ones; DIR/.spikelens-pending.json names the commit under way and the
+# files it replaces, so the leftovers of a killed sweep are known as spikelens' own and
+# removed by the next one. Nothing the manifest or the journal does not name is removed.
+
+MANIFEST = "_spikelens_dataset.json"
+PENDING = ".spikelens-pending.json"
+LOCK = ".spikelens.lock"
+MANIFEST_SCHEMA = "spikelens.findings-dataset/1"
+_PART = re.compile(r"part-[0-9a-f]{12}\.parquet")
+_FOLDER = re.compile(r"run=[^/\\]+")
+
+
+@contextmanager
+def locked(path: Path | None) -> Iterator[None]:
+    """Hold the dataset's lock (DIR/.spikelens.lock, released when the process ends, even
+    killed): sweeps into one folder dataset run one after the other. A single file needs
+    none: each sweep replaces it whole."""
+    if path is None or not is_folder(path):
+        yield
+        return
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fh = open(path / LOCK, "a")
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write findings ({exc.strerror or exc})") from None
+    with fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            waited = time.monotonic()
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            diagnostics.warn(f"{path}: waited {time.monotonic() - waited:.1f} s for another sweep writing "
+                             "this findings dataset")
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def _write_folder(root: Path, table: pl.DataFrame, old_hashes: dict[str, str]) -> None:
     root.mkdir(parents=True, exist_ok=True)
-    wanted = {}
+    _recover(root)
+    old = _manifest(root) or {}
+    commit = secrets.token_hex(6)
+    atomic_write_text(root / PENDING, json.dumps({"commit": commit, "replaces": old}))
+    parts: dict[str, str] = {}
     for (run,), part in table.group_by("run", maintain_order=True):
-        folder = root / f"run={quote(str(run), safe='')}"
-        wanted[folder.name] = True
+        folder = f"run={quote(str(run), safe='')}"
         digest = rows_hash(part)
-        if old_hashes.get(run) == digest and (folder / PART_FILE).exists():
+        kept = old.get(folder)
+        if kept and old_hashes.get(run) == digest and (root / folder / kept).is_file():
+            parts[folder] = kept
             continue
-        folder.mkdir(exist_ok=True)
-        part = part.with_columns(rows_hash=pl.when(pl.col("row") == "run").then(pl.lit(digest)))
-        part.drop("run").write_parquet(folder / PART_FILE)
-    for old in root.glob("run=*"):
-        if old.name not in wanted and old.is_dir():
-            shutil.rmtree(old)
+        (root / folder).mkdir(exist_ok=True)
+        part = part.with_columns(rows_hash=pl.when(pl.col("row") == "run").then(pl.lit(digest))).drop("run")
+        name = f"part-{commit}.parquet"
+        atomic_write(root / folder / name, part.write_parquet)
+        parts[folder] = name
+    atomic_write_text(root / MANIFEST, json.dumps({"schema": MANIFEST_SCHEMA, "commit": commit,
+                                                   "partitions": parts}, indent=1) + "\n")
+    _recover(root)  # the files this commit replaced
+
+
+def _manifest(root: Path) -> dict[str, str] | None:
+    """{partition folder: file} of the committed dataset; None when there is none, or it
+    is damaged (warned: the dataset is then rebuilt)."""
+    p = root / MANIFEST
+    if not p.exists():
+        return None
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+        parts = data["partitions"]
+        if data.get("schema") != MANIFEST_SCHEMA or not isinstance(parts, dict):
+            raise ValueError("not a spikelens dataset manifest")
+        return {k: v for k, v in parts.items() if _listed_ok(k, v)}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        diagnostics.warn(f"{p}: damaged findings dataset manifest ({_first_line(exc)}); the dataset is rebuilt")
+        return None
+
+
+def _listed_ok(folder: Any, name: Any) -> bool:
+    """A manifest entry names a partition file of this dataset (never a path elsewhere)."""
+    return (isinstance(folder, str) and isinstance(name, str) and _FOLDER.fullmatch(folder) is not None
+            and folder not in ("run=.", "run=..") and _PART.fullmatch(name) is not None)
+
+
+def _recover(root: Path) -> None:
+    """Remove what an unfinished or finished commit left that the manifest does not list:
+    the files the journal names as written or replaced by it, and temporary files."""
+    journal = root / PENDING
+    if not journal.exists():
+        return
+    listed = _manifest(root) or {}
+    try:
+        data = json.loads(journal.read_text(encoding="utf-8"))
+        commit, replaced = str(data["commit"]), dict(data["replaces"])
+    except (OSError, ValueError, KeyError, TypeError):
+        commit, replaced = "", {}
+    ours = {(f, n) for f, n in replaced.items() if _listed_ok(f, n)}
+    folders = {p.parent.name for p in root.glob("run=*/*") if p.is_file()}
+    if re.fullmatch(r"[0-9a-f]{12}", commit):
+        ours |= {(f, f"part-{commit}.parquet") for f in folders}
+    for folder, name in ours:
+        if listed.get(folder) != name:
+            (root / folder / name).unlink(missing_ok=True)
+    for folder in folders:
+        for p in (root / folder).iterdir():
+            if is_temp_name(p.name):
+                p.unlink(missing_ok=True)
+    for folder in {f for f, _ in ours}:
+        if folder not in listed:
+            _rmdir_if_empty(root / folder)
+    journal.unlink(missing_ok=True)
+
+
+def _rmdir_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:  # holds something spikelens did not write, or is gone
+        pass
 
 
 def read(path: Path, columns: list[str] | None = None) -> pl.DataFrame:
-    """The table as written (a folder's run column comes back from the partition names)."""
+    """The table as written (a folder's run column comes back from the partition names):
+    only what the committed manifest lists. A damaged partition is left out with a
+    warning (its runs are read again by the sweep, and the partition written anew)."""
+    columns = columns or list(SCHEMA)
+    empty = pl.DataFrame(schema={k: SCHEMA[k] for k in columns})
+    if is_folder(path):
+        listed = _manifest(path) if path.is_dir() else None
+        files = [path / folder / name for folder, name in (listed or {}).items()]
+        if not files:
+            return empty
+        try:
+            return pl.scan_parquet(files, hive_partitioning=True).select(columns).collect()
+        except (OSError, pl.exceptions.PolarsError):
+            pass  # find the damaged ones, keep the others
+        good = []
+        for f in files:
+            try:
+                good.append(pl.scan_parquet(f, hive_partitioning=True).select(columns).collect())
+            except (OSError, pl.exceptions.PolarsError) as exc:
+                diagnostics.warn(f"{f}: damaged findings partition ({_first_line(exc)}); its runs are read again "
+                                 "and it is written anew")
+        return pl.concat(good, how="vertical_relaxed") if good else empty
     try:
-        if is_folder(path):
-            parts = sorted(path.glob(f"run=*/{PART_FILE}"))
-            if not parts:
-                return pl.DataFrame(schema={k: SCHEMA[k] for k in columns or SCHEMA})
-            lf = pl.scan_parquet(parts, hive_partitioning=True)
-        else:
-            lf = pl.scan_parquet(path)
-        return lf.select(columns or list(SCHEMA)).collect()
+        return pl.scan_parquet(path).select(columns).collect()
+    except pl.exceptions.ColumnNotFoundError:
+        raise InputError(path, "not a spikelens findings dataset (other columns); choose another --findings "
+                               "path") from None
     except (OSError, pl.exceptions.PolarsError) as exc:
-        raise InputError(path, f"cannot read the findings dataset ({str(exc).splitlines()[0]})") from None
+        if not _looks_parquet(path):
+            raise InputError(path, f"not a spikelens findings dataset ({_first_line(exc)}); choose another "
+                                   "--findings path") from None
+        diagnostics.warn(f"{path}: damaged findings dataset ({_first_line(exc)}); every run is read again and "
+                         "the file written anew")
+        return empty
+
+
+def _looks_parquet(path: Path) -> bool:
+    """Starts as a Parquet file does (a cut or damaged one of ours, not somebody's other file)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4) == b"PAR1"
+    except OSError:
+        return False
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def rows_hash(part: pl.DataFrame) -> str:

@@ -9,13 +9,16 @@ read (every file inside a folder source). A file of a local copy of object stora
 its download nor its analysis is repeated when it did not change; in a temporary copy
 (fresh mtimes in every process), by its size and a digest of its bytes. An importer
 may give its own per source (`fingerprint(path)`), and is used when it has one.
+
+The kept reports are JSON of a fixed vocabulary, validated when read back
+(`statejson`): a dataset is shared, so nothing in it is ever unpickled or run. A state
+that does not load (damaged, older, planted) is a warning, and its group is read again.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import pickle
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +29,7 @@ from ..discover import Source
 from ..findings_data import GroupState
 from ..model.report import RunReport
 from ..storage import display, protocol, recorded, unmangle
+from . import statejson
 
 
 def group_key(group: list[Source]) -> str:
@@ -95,33 +99,48 @@ def _version() -> str:
 
 
 def previous(path: Path | None, settings_key: str) -> tuple[dict[str, GroupState], dict[str, str]]:
-    """The groups a previous sweep kept in the dataset under the same settings, and the
-    hash of each run's rows as written."""
+    """The groups a previous sweep kept in the dataset under the same settings (their
+    states loaded and validated: one that does not load is left out, with one warning),
+    and the hash of each run's rows as written."""
     if path is None or not path.exists():
         return {}, {}
     table = findings_data.read(path, ["row", "run", "group_key", "fingerprint", "settings", "state", "rows_hash"])
     table = table.filter(pl.col("row") == "run")
     hashes = {r: h for r, h in zip(table.get_column("run").to_list(), table.get_column("rows_hash").to_list()) if h}
     table = table.filter(pl.col("state").is_not_null() & (pl.col("settings") == settings_key))
-    groups = {key: GroupState(key, fp, st, state) for key, fp, st, state in
-              zip(*(table.get_column(c).to_list() for c in ("group_key", "fingerprint", "settings", "state")))}
+    groups: dict[str, GroupState] = {}
+    bad: list[str] = []
+    for key, fp, st, state in zip(*(table.get_column(c).to_list() for c in ("group_key", "fingerprint", "settings",
+                                                                          "state"))):
+        try:
+            restored = statejson.loads(state)
+        except statejson.StateError as exc:
+            bad.append(f"{exc}")
+            continue
+        if isinstance(key, str) and isinstance(fp, str):
+            groups[key] = GroupState(key, fp, st, state, restored)
+    if bad:
+        from .. import diagnostics
+
+        diagnostics.warn(f"{path}: {len(bad)} kept state(s) could not be loaded ({bad[0]}); those runs are read "
+                         "again")
     return groups, hashes
 
 
-def keep(key: str, fp: str, settings_key: str, reports: list[RunReport], warnings: list[str]) -> GroupState:
-    """A group's state to write; frames are never kept (plots read the files again)."""
-    slim = [_without_frame(r) for r in reports]
-    return GroupState(key, fp, settings_key, pickle.dumps((slim, list(warnings)), protocol=pickle.HIGHEST_PROTOCOL))
+def keep(key: str, fp: str, settings_key: str, reports: list[RunReport], warnings: list[str]) -> GroupState | None:
+    """A group's state to write (None: it holds a value the state cannot spell, so the
+    group is read again next time); frames are never kept (plots read the files again)."""
+    try:
+        data = statejson.dumps(reports, warnings)
+    except (TypeError, ValueError):
+        return None
+    return GroupState(key, fp, settings_key, data)
 
 
 def restore(state: GroupState) -> tuple[list[RunReport], list[str]]:
-    reports, warnings = pickle.loads(state.state)
+    """The reports and warnings `previous` loaded (fresh copies are not needed: each
+    sweep loads its own)."""
+    if state.restored is None:
+        state.restored = statejson.loads(state.state)
+    reports, warnings = state.restored
     return reports, warnings
-
-
-def _without_frame(r: RunReport) -> RunReport:
-    if r.frame is None:
-        return r
-    from dataclasses import replace
-
-    return replace(r, frame=None)

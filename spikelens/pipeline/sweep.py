@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from .. import diagnostics, findings_data, storage
+from ..outputs import refuse_overlap
 from ..config import Config
 from ..discover import Run, source_groups
 from ..errors import UsageError
@@ -30,11 +31,18 @@ def analyze_roots(roots: list[Path], cfg: Config, *, detector_params: dict | Non
     reuse the reports of groups whose files have not changed since it was written (only
     when no frames are wanted: a reused run has none)."""
     if findings is not None:
-        _outside(findings, roots)
+        refuse_overlap(findings, roots, "--findings")  # the user's logs: never written, never removed
         _cache_outside(roots)
+    return _sweep(roots, cfg, detector_params, executor, jobs, progress, keep_frames, findings)
+
+
+def _sweep(roots: list[Path], cfg: Config, detector_params: dict | None, executor: str, jobs: int | None,
+           progress: Callable[[str], None] | None, keep_frames: bool, findings: Path | None) -> Report:
     report = Report(command="analyze")
     # with a dataset, object storage is copied into the cache and kept: the next sweep fetches what changed
-    with diagnostics.collecting() as diag, storage.kept_copies() if findings else nullcontext():
+    # sweeps into one folder dataset run one after the other (its lock)
+    with diagnostics.collecting() as diag, findings_data.locked(findings), \
+            storage.kept_copies() if findings else nullcontext():
         groups = source_groups(roots)
         settings = incremental.settings(cfg, detector_params, roots) if findings else ""
         before, hashes = incremental.previous(findings, settings) if findings else ({}, {})
@@ -50,8 +58,9 @@ def analyze_roots(roots: list[Path], cfg: Config, *, detector_params: dict | Non
         for i in range(len(groups)):
             if i in todo_set:
                 reports, warnings = next(fresh)
-                if findings:
-                    states[keys[i]] = (incremental.keep(keys[i], prints[i], settings, reports, warnings), reports)
+                kept = incremental.keep(keys[i], prints[i], settings, reports, warnings) if findings else None
+                if kept is not None:
+                    states[keys[i]] = (kept, reports)
             else:
                 reports, warnings = incremental.restore(before[keys[i]])
                 states[keys[i]] = (before[keys[i]], reports)
@@ -64,9 +73,9 @@ def analyze_roots(roots: list[Path], cfg: Config, *, detector_params: dict | Non
         drop_mirrors(report)  # one training written by two writers (metrics.json + events) is one run
         rename_reports(report.runs)  # names unique among all the runs (see naming)
         link_runs(report)
+        if findings:  # still collecting: a damaged partition replaced is a warning of this sweep
+            findings_data.write(findings, findings_data.rows(report, states), hashes)
     report.warnings = diag.lines
-    if findings:
-        findings_data.write(findings, findings_data.rows(report, states), hashes)
     return report
 
 
@@ -84,15 +93,6 @@ def analyze_runs(runs: Iterable[Run], cfg: Config, *, detector_params: dict | No
         link_runs(report)
     report.warnings = diag.lines
     return report
-
-
-def _outside(findings: Path, roots: list[Path]) -> None:
-    """The dataset is never written into the folders analysed (they are the user's logs,
-    and the next sweep would read the dataset as one)."""
-    root = _root_holding(findings, roots)
-    if root is not None:
-        raise UsageError(f"--findings {findings}: inside {root}, the folder being analysed; "
-                         "write the findings dataset somewhere else")
 
 
 def _cache_outside(roots: list[Path]) -> None:

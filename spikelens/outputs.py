@@ -1,0 +1,136 @@
+"""Outputs are transactions: every file spikelens writes is written beside its place
+under a temporary name, flushed to disk, then renamed over it, so a killed or failing
+writer leaves the previous good file (or nothing), never half a file; and an output
+path that is an input, holds one or lies inside one is refused before anything is
+written (the user's logs are never replaced, deleted or added to).
+
+Temporary names start with `TMP_PREFIX` and end in `TMP_SUFFIX`, so a reader globbing
+`*.parquet` or `*.csv` never picks one up, and a later writer can tell its own leftovers.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from .errors import OutputOverlap
+
+TMP_PREFIX = ".spikelens-tmp-"
+TMP_SUFFIX = ".partial"
+
+
+def is_temp_name(name: str) -> bool:
+    """A name only `atomic_write` / `atomic_folder` give (a leftover of a killed writer)."""
+    return name.startswith(TMP_PREFIX) and name.endswith(TMP_SUFFIX)
+
+
+def atomic_write(path: str | os.PathLike, writer: Callable[[Path], object]) -> Path:
+    """`writer(tmp)` writes the whole file at `tmp` (beside `path`); it then replaces
+    `path` in one rename. On any exception or interrupt the temporary file is removed
+    and `path` is as it was."""
+    path = Path(path)
+    fd, name = tempfile.mkstemp(prefix=TMP_PREFIX, suffix=TMP_SUFFIX, dir=path.parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        writer(tmp)
+        _fsync_file(tmp)
+        os.chmod(tmp, _mode_for(path))
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+    return path
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    return atomic_write(path, lambda tmp: tmp.write_bytes(data))
+
+
+def atomic_write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8") -> Path:
+    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding=encoding))
+
+
+@contextmanager
+def atomic_folder(path: str | os.PathLike) -> Iterator[Path]:
+    """A temporary folder beside `path` to write a whole folder output into; renamed to
+    `path` when the block ends without error (`path` must not exist or be empty),
+    removed otherwise."""
+    path = Path(path)
+    tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX, suffix=TMP_SUFFIX, dir=path.parent))
+    try:
+        yield tmp
+        os.chmod(tmp, 0o777 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def refuse_overlap(output: str | os.PathLike, inputs: Iterable[str | os.PathLike], what: str, *,
+                   near_files: bool = False) -> None:
+    """Raise OutputOverlap when `output` is an input, lies inside an input folder or holds
+    an input. With `near_files`, the folder of an input file counts as a log folder too
+    (a data output written there would be read back as a run by the next sweep).
+    URLs (object storage, servers) are not local paths and never overlap."""
+    from .storage import protocol, unmangle
+
+    out = Path(output).resolve()
+    for raw in inputs:
+        text = unmangle(os.fspath(raw))
+        if protocol(text) is not None:
+            continue
+        inp = Path(text).resolve()
+        shown = os.fspath(raw)
+        if out == inp:
+            raise OutputOverlap(f"{what} {output}: is {shown}, which is being read; "
+                                "spikelens never writes over its inputs (choose another path)")
+        folders = [inp] if inp.is_dir() else ([inp.parent] if near_files else [])
+        for folder in folders:
+            if folder in out.parents:
+                raise OutputOverlap(f"{what} {output}: inside the logs being read ({folder}); "
+                                    "choose a path outside them")
+        if out in inp.parents:
+            raise OutputOverlap(f"{what} {output}: holds {shown}, which is being read; "
+                                "choose a path that holds no input")
+
+
+def _mode_for(path: Path) -> int:
+    """Keep the mode of the file replaced; a new file gets the usual one (umask)."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make the rename itself durable (best effort: not every file system allows it)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,188 @@
+"""A group's kept reports as data: JSON of a fixed vocabulary, validated when read back.
+
+A findings dataset is shared (a fleet writes it, the next user reads it), so what it
+keeps is never unpickled: the state is JSON whose objects are only the report's own
+dataclasses (RunReport, Finding, Cause, ShiftProfile), rebuilt field by field after
+each field's type is checked against the class's annotations. Values JSON cannot spell
+are tagged: `{"$f": "nan"}` (non-finite floats), `{"$t": [...]}` (tuples), `{"$d":
+[[key, value], ...]}` (dicts, whatever their keys), `{"$a": dtype, "v": [...]}` (NumPy
+arrays of numbers or booleans), `{"$c": class, "f": {...}}` (the dataclasses). Anything
+else fails to load with StateError, and the sweep reads that group's files again.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import fields, is_dataclass
+from typing import Any
+
+import numpy as np
+
+from ..detect.levels import ShiftProfile
+from ..model.finding import Cause, Finding
+from ..model.report import RunReport
+
+SCHEMA = "spikelens.state/1"
+CLASSES = {c.__name__: c for c in (RunReport, Finding, Cause, ShiftProfile)}
+_DTYPES = ("b", "i", "u", "f")  # NumPy kinds an array may hold
+_SKIPPED = ("frame",)  # fields never kept (RunReport.frame: plots read the files again)
+
+
+class StateError(ValueError):
+    """A kept state is not one this version wrote (damaged, older, or planted)."""
+
+
+def dumps(reports: list[RunReport], warnings: list[str]) -> bytes:
+    doc = {"schema": SCHEMA, "reports": [_value(r) for r in reports], "warnings": [str(w) for w in warnings]}
+    return json.dumps(doc, allow_nan=False, separators=(",", ":")).encode("utf-8")
+
+
+def loads(data: Any) -> tuple[list[RunReport], list[str]]:
+    """The reports and warnings of a state; StateError for anything else."""
+    try:
+        doc = json.loads(bytes(data).decode("utf-8"))
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise StateError(f"not a spikelens state ({type(exc).__name__})") from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise StateError(f"not a {SCHEMA} state")
+    reports = [_load(x) for x in _list(doc.get("reports"))]
+    warnings = _list(doc.get("warnings"))
+    if not all(isinstance(r, RunReport) for r in reports) or not all(isinstance(w, str) for w in warnings):
+        raise StateError("reports or warnings of the wrong type")
+    return reports, warnings
+
+
+def _list(x: Any) -> list:
+    if not isinstance(x, list):
+        raise StateError("expected a list")
+    return x
+
+
+# ---------------------------------------------------------------- writing
+
+def _value(x: Any) -> Any:
+    if x is None or isinstance(x, (bool, str)):
+        return x
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind not in _DTYPES or x.ndim != 1:
+            raise TypeError(f"array of {x.dtype} ({x.ndim}-d) cannot be kept")
+        return {"$a": x.dtype.str, "v": [_value(v) for v in x.tolist()]}
+    if isinstance(x, np.generic):
+        return _value(x.item())
+    if isinstance(x, int):
+        return int(x)
+    if isinstance(x, float):
+        return float(x) if math.isfinite(x) else {"$f": repr(float(x))}
+    if isinstance(x, tuple):
+        return {"$t": [_value(v) for v in x]}
+    if isinstance(x, list):
+        return [_value(v) for v in x]
+    if isinstance(x, dict):
+        return {"$d": [[_value(k), _value(v)] for k, v in x.items()]}
+    if is_dataclass(x) and type(x).__name__ in CLASSES and CLASSES[type(x).__name__] is type(x):
+        return {"$c": type(x).__name__,
+                "f": {f.name: _value(getattr(x, f.name)) for f in fields(x) if f.name not in _SKIPPED}}
+    raise TypeError(f"{type(x).__name__} cannot be kept")
+
+
+# ---------------------------------------------------------------- reading
+
+def _load(x: Any, depth: int = 0) -> Any:
+    if depth > 64:
+        raise StateError("nested too deep")
+    if x is None or isinstance(x, (bool, str, int, float)):
+        return x
+    if isinstance(x, list):
+        return [_load(v, depth + 1) for v in x]
+    if not isinstance(x, dict) or len(x) not in (1, 2):
+        raise StateError("unknown value")
+    if set(x) == {"$f"}:
+        if x["$f"] not in ("nan", "inf", "-inf"):
+            raise StateError("bad float")
+        return float(x["$f"])
+    if set(x) == {"$t"}:
+        return tuple(_load(v, depth + 1) for v in _list(x["$t"]))
+    if set(x) == {"$d"}:
+        out = {}
+        for pair in _list(x["$d"]):
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise StateError("bad dict item")
+            key = _load(pair[0], depth + 1)
+            if not isinstance(key, (str, int, float, bool, tuple, type(None))):
+                raise StateError("bad dict key")
+            out[key] = _load(pair[1], depth + 1)
+        return out
+    if set(x) == {"$a", "v"}:
+        try:
+            dtype = np.dtype(str(x["$a"]))
+        except TypeError:
+            raise StateError("bad array type") from None
+        if dtype.kind not in _DTYPES:
+            raise StateError("bad array type")
+        values = [_load(v, depth + 1) for v in _list(x["v"])]
+        if not all(isinstance(v, (bool, int, float)) for v in values):
+            raise StateError("bad array value")
+        try:
+            return np.array(values, dtype=dtype)
+        except (TypeError, ValueError, OverflowError):
+            raise StateError("bad array value") from None
+    if set(x) == {"$c", "f"}:
+        return _object(x["$c"], x["f"], depth)
+    raise StateError("unknown value")
+
+
+def _object(name: Any, given: Any, depth: int) -> Any:
+    cls = CLASSES.get(name) if isinstance(name, str) else None
+    if cls is None or not isinstance(given, dict):
+        raise StateError(f"unknown object {name!r}")
+    want = {f.name: f for f in fields(cls) if f.name not in _SKIPPED}
+    if set(given) != set(want):
+        raise StateError(f"{name}: fields {sorted(given)} are not {sorted(want)}")
+    values = {}
+    for key, raw in given.items():
+        value = _load(raw, depth + 1)
+        if not _fits(value, str(want[key].type)):
+            raise StateError(f"{name}.{key}: not a {want[key].type}")
+        values[key] = value
+    return cls(**values)
+
+
+_GENERIC = re.compile(r"(\w+)\[(.*)\]")
+
+
+def _fits(value: Any, ann: str) -> bool:
+    """Does `value` have the type the annotation (as written in the class) names?"""
+    ann = ann.strip()
+    union = _split_union(ann)
+    if len(union) > 1:
+        return any(_fits(value, part) for part in union)
+    plain = {"Any": object, "str": str, "bool": bool, "np.ndarray": np.ndarray, "None": type(None)}
+    if ann in plain:
+        return isinstance(value, plain[ann])
+    if ann == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if ann == "float":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if ann in CLASSES:
+        return isinstance(value, CLASSES[ann])
+    m = _GENERIC.fullmatch(ann)
+    if m and m.group(1) == "list":
+        return isinstance(value, list) and all(_fits(v, m.group(2)) for v in value)
+    if m and m.group(1) == "dict":
+        k_ann, v_ann = (s.strip() for s in m.group(2).split(",", 1))
+        return isinstance(value, dict) and all(_fits(k, k_ann) and _fits(v, v_ann) for k, v in value.items())
+    return False
+
+
+def _split_union(ann: str) -> list[str]:
+    parts, depth, cur = [], 0, ""
+    for ch in ann:
+        depth += ch == "["
+        depth -= ch == "]"
+        if ch == "|" and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [*parts, cur]
