@@ -82,3 +82,30 @@ def test_zero_code_hf_checkpoint_on_cuda_in_half_precision(tmp_path, dtype):
     assert (rep.replayed["drift_step"] is None) == (rep.replayed["max_rel_diff"] <= 1e-3)
     found = replay(str(run / "checkpoint-4"), bisect="5..12", device="cuda", dtype=dtype)
     assert found.bisect["first_bad"] == 9 and found.bisect["checked_steps"] <= 4
+
+
+@pytest.mark.parametrize("flag", ["fused", "capturable"])
+def test_placed_optimizer_keeps_step_where_its_kernel_wants_it(flag):
+    """A fused or capturable AdamW saved on the CPU and replayed on CUDA: its step counters go to
+    the GPU with the moments (torch's own rule), so the first optimizer step runs; a plain AdamW
+    keeps them on the CPU."""
+    from spikelens.replay.run import place
+    from spikelens.replay.target import ReplayTarget
+
+    def trained(**options):
+        """Trained a step on the CPU with a plain AdamW, its state loaded as a checkpoint's is."""
+        model = torch.nn.Linear(4, 2)
+        first = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        model(torch.ones(3, 4)).sum().backward()
+        first.step()
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3, **options)
+        opt.load_state_dict(first.state_dict())
+        return ReplayTarget(model=model, batch={"x": torch.ones(3, 4)}, optimizer=opt,
+                            loss_fn=lambda m, b: m(b["x"]).sum())
+
+    special = place(trained(**{flag: True}), torch.device("cuda"), torch)
+    assert all(s["step"].device.type == "cuda" for s in special.optimizer.state.values())
+    special.model(special.batch["x"]).sum().backward()
+    special.optimizer.step()
+    plain = place(trained(), torch.device("cuda"), torch)
+    assert all(s["step"].device.type == "cpu" for s in plain.optimizer.state.values())

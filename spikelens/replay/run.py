@@ -66,9 +66,13 @@ def place(target: ReplayTarget, device, torch) -> ReplayTarget:
     target.model.to(device)
     opt = target.optimizer
     if opt is not None:
-        for state in getattr(opt, "state", {}).values():
+        # torch's own rule (Optimizer.load_state_dict): a step counter stays on the CPU unless the
+        # group is fused or capturable, whose kernels take it on the parameters' device
+        on_device = {id(p) for g in getattr(opt, "param_groups", [])
+                     if g.get("fused") or g.get("capturable") for p in g["params"]}
+        for param, state in getattr(opt, "state", {}).items():
             for k, v in list(state.items()):
-                if isinstance(v, torch.Tensor) and k != "step":
+                if isinstance(v, torch.Tensor) and (k != "step" or id(param) in on_device):
                     state[k] = v.to(device)
     target.batch = move_to(target.batch, device, torch)
     return target
