@@ -34,6 +34,7 @@ import polars as pl
 
 from .. import diagnostics
 from ..errors import FormatError, InputError
+from . import decoding
 from .base import TABLE_SCHEMA, Importer, Table, non_numeric, to_float
 from .plans import hparams_plan
 
@@ -61,33 +62,14 @@ _NUMBERISH = re.compile(r"^\s*\"?\s*(?:[-+]?(?:\d|\.\d)|[-+]?(?:nan|inf))", re.I
 
 
 def decode(path: Path, raw: bytes) -> str:
-    """UTF-8 text of a file (BOM dropped); bad bytes become U+FFFD with one warning."""
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        diagnostics.warn(f"{path}: bytes that are not UTF-8 (first at byte {exc.start}); "
-                         "read with replacement characters")
-        return raw.decode("utf-8", errors="replace")
+    """UTF-8 text of a file (BOM dropped, UTF-16 decoded); bad bytes become U+FFFD with one
+    warning (`decoding`). NULs stay: `read_string_frame` skips the lines holding them."""
+    return decoding.decode_file(path, raw, keep_nuls=True)
 
 
-_ZERO_FILL = re.compile(rb"\x00{8,}")
-_CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f]")
-"""Bytes text does not hold: C0 controls but tab, newlines, form feed and ESC (colours), and DEL."""
-BINARY_SHARE = 0.05
-"""Random bytes hold ~12% control bytes; a text CSV with a few damaged bytes far fewer."""
-
-
-def looks_binary(head: bytes) -> bool:
-    """Binary when control bytes are a substantial share of the first 4 KiB. A stray
-    NUL, or a run of zeros that a crash while appending leaves, does not make a text
-    file binary: `read_string_frame` skips the lines holding them, with a warning."""
-    head = head[:4096]
-    rest = _ZERO_FILL.sub(b"", head)
-    if not rest:
-        return bool(head)  # nothing but zeros
-    return len(_CONTROL_BYTES.findall(rest)) > BINARY_SHARE * len(rest)
+looks_binary = decoding.looks_binary
+"""A stray NUL, a run of zeros that a crash while appending leaves, or garbage after the
+text does not make a text file binary: `read_string_frame` skips what it cannot read."""
 
 
 def separator_of(header_line: str) -> str:
@@ -106,7 +88,7 @@ def split_fields(line: str, sep: str) -> list[str]:
 
 def first_lines(head: bytes, n: int = 2) -> list[str]:
     """The first `n` non-blank lines of a file head (BOM dropped, bad bytes replaced)."""
-    text = head.removeprefix(b"\xef\xbb\xbf").decode("utf-8", errors="replace")
+    text = decoding.text_head(head)
     lines = [ln for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n") if ln.strip()]
     return lines[:n]
 
@@ -357,6 +339,11 @@ class Floats:
     """Non-empty cells that are no number (nor a NaN/Inf/NA spelling)."""
 
 
+_DAMAGED_CELL = "[\ufffd\x00-\x08\x0e-\x1f\x7f]"
+"""A cell holding undecodable or control bytes is damage (garbage after the text, counted
+by `decoding`), not a text value: it does not make a numeric column a text column."""
+
+
 def float_columns(frame: pl.DataFrame, columns: list[str], sep: str) -> dict[str, Floats]:
     """Per column, the Float64 reading: a plain cast where it reads every filled cell
     (fast), `to_float` (every NaN/Inf/NA spelling) where it does not."""
@@ -375,7 +362,7 @@ def float_columns(frame: pl.DataFrame, columns: list[str], sep: str) -> dict[str
     if slow:
         stats = frame.select(
             *[to_float(raw[c]).is_not_null().sum().alias(f"ok:{c}") for c in slow],
-            *[non_numeric(raw[c]).sum().alias(f"bad:{c}") for c in slow],
+            *[(non_numeric(raw[c]) & ~raw[c].str.contains(_DAMAGED_CELL)).sum().alias(f"bad:{c}") for c in slow],
         ).row(0, named=True)
         for c in slow:
             out[c] = Floats(to_float(raw[c]), stats[f"ok:{c}"], stats[f"bad:{c}"])

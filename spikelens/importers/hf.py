@@ -30,6 +30,7 @@ import polars as pl
 from .. import diagnostics
 from ..errors import FormatError, SpikelensError
 from .base import TABLE_SCHEMA, Importer, Table
+from . import decoding
 from .csvlogs import read_bytes
 
 FILE_NAME = "trainer_state.json"
@@ -71,8 +72,7 @@ def output_dir(path: Path) -> Path | None:
 
 def parse_state(path: Path) -> StateFile:
     """Parse one file; a truncated file keeps its complete `log_history` entries."""
-    raw = read_bytes(path)
-    text = raw.decode("utf-8", errors="replace")
+    text = decoding.decode_file(path, read_bytes(path))  # BOM, UTF-16, NULs, bad bytes: one warning
     if not text.strip():
         raise FormatError(path, "empty file, not a trainer_state.json")
     try:

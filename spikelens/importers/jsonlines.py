@@ -20,6 +20,7 @@ import polars as pl
 
 from .. import diagnostics
 from ..errors import FormatError
+from . import decoding
 from .base import Importer, Table
 from .csvlogs import decode, head_lines, read_bytes, step_column
 from .wandb_exports import flatten, parse_jsonl, rows_to_long, typed_jsonl, typed_to_long
@@ -68,7 +69,7 @@ class JsonLinesImporter(Importer):
         return step_key_of(objs) is not None
 
     def read(self, path: Path) -> list[Table]:
-        data = read_bytes(path)
+        data = decoding.clean_file(path, read_bytes(path))  # BOM, UTF-16, NULs, bad bytes: one warning
         if not data.strip():
             diagnostics.warn(f"{path}: empty file, no data")
             return []

@@ -37,7 +37,7 @@ import pyarrow as pa
 from .. import diagnostics
 from ..config import load_config
 from ..errors import FormatError, InputError
-from . import lineshapes, textsignals
+from . import decoding, lineshapes, textsignals
 from .base import Importer, Table, long_table, to_float
 from .patterns import CATALOGUE, RESERVED_GROUPS, LinePattern, Rule, user_patterns
 
@@ -84,9 +84,8 @@ def all_patterns() -> tuple[LinePattern, ...]:
 # ------------------------------------------------------------------ sniffing
 
 
-def looks_binary(head: bytes) -> bool:
-    """NUL bytes are rare in text and common in event files, `.wandb` and archives."""
-    return head.count(b"\x00") > max(1, len(head) // 100)
+looks_binary = decoding.looks_binary
+"""NULs and UTF-16 do not make a log binary; event files, `.wandb` and archives are."""
 
 
 def _anchor_hits(lines: pl.Series, patterns: tuple[LinePattern, ...]) -> list[int]:
@@ -121,12 +120,13 @@ def sniff(path: Path, patterns: tuple[LinePattern, ...]) -> LinePattern | None:
     hits = [0] * len(patterns)
     carry = b""
     done = 0
+    decoder = decoding.Decoder()  # BOM, UTF-16 and NULs as the reader sees them
     with open(path, "rb") as fh:
         while True:
             chunk = fh.read(SNIFF_BYTES if done == 0 else _CHUNK)
             done += len(chunk)
             eof = not chunk or done >= os.fstat(fh.fileno()).st_size
-            data = carry + chunk
+            data = carry + decoder.feed(chunk, final=eof)
             if not eof:
                 cut = data.rfind(b"\n") + 1
                 data, carry = data[:cut], data[cut:]
@@ -191,6 +191,7 @@ class LineBlocks:
         self.parts: list[pl.DataFrame] = []
         self.lines = 0
         self.replaced = self.has_text = False
+        self.decoder = decoding.Decoder()
 
     def __iter__(self) -> Iterator[pl.DataFrame]:
         row0 = line0 = 0
@@ -198,8 +199,8 @@ class LineBlocks:
             carry = b""
             while True:
                 block = fh.read(READ_BLOCK)
-                data = carry + block
                 last = not block
+                data = carry + self.decoder.feed(block, final=last)  # clean UTF-8 (decoding)
                 if not last:
                     cut = data.rfind(b"\n") + 1
                     if cut == 0:
@@ -235,8 +236,9 @@ class LineBlocks:
     def finish(self) -> tuple[pl.DataFrame | None, int]:
         """(the lines, None when not kept or all white space; their number) once read;
         warns about replaced bytes."""
-        if self.replaced:
-            diagnostics.warn(f"{self.path}: not valid UTF-8; undecodable bytes were replaced")
+        note = self.decoder.damage.warning(self.path)
+        if note:
+            diagnostics.warn(note)
         if not self.has_text:
             return None, 0
         return (pl.concat(self.parts, rechunk=False) if self.keep else None), self.lines

@@ -1,0 +1,199 @@
+"""Bytes of a text log -> UTF-8 text, whatever a crash or a shell left in them.
+
+One place decides how text files are decoded, for discovery's sniffing and for the
+text, CSV and JSON-lines readers, so damage costs only the bytes it touches and is
+counted (ripgrep's lossy decoding, not Python's strict default):
+
+- a byte-order mark picks the encoding and is dropped: UTF-8 (`\\ufeff` would otherwise
+  glue itself to the first line and hide its step), UTF-16 LE/BE (PowerShell's `>`);
+  UTF-16 without a mark is told by its zero high bytes;
+- NUL bytes (the zero-filled tail a crash leaves, or a hole in the middle) are dropped;
+  a run of them inside a line ends that line, since what follows was written later;
+- undecodable bytes become U+FFFD, counted.
+
+`Decoder.feed` works a block at a time (a UTF-16 code unit or a UTF-8 character cut
+by a block boundary is carried over); clean UTF-8 without NULs is passed through as
+the same bytes object, so the common case costs one validity check.
+"""
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+_NULS = re.compile(rb"\x00+")
+_CONTROL_BYTES = re.compile(rb"[\x01-\x08\x0e-\x1a\x1c-\x1f\x7f]")
+"""Bytes text does not hold: C0 controls but tab, newlines, form feed and ESC (colours), and DEL
+(NULs are counted apart: they are what damage leaves in text)."""
+BINARY_SHARE = 0.05
+"""Random bytes hold ~12% control bytes; a text file with a few damaged bytes far fewer."""
+TEXT_LEAD = 32
+"""A head that starts with this many bytes of clean text holding a whole line is text,
+whatever follows it (garbage appended after a log is the reader's business)."""
+
+
+def encoding_of(head: bytes) -> tuple[str, int]:
+    """(codec, length of its byte-order mark) from a file's first bytes."""
+    for bom, codec in BOMS:
+        if head.startswith(bom):
+            return codec, len(bom)
+    sample = head[:4096]
+    if len(sample) >= 8:
+        even, odd = sample[0::2], sample[1::2]
+        if odd.count(0) > 0.4 * len(odd) and even.count(0) < 0.05 * len(even):
+            return "utf-16-le", 0
+        if even.count(0) > 0.4 * len(even) and odd.count(0) < 0.05 * len(odd):
+            return "utf-16-be", 0
+    return "utf-8", 0
+
+
+def looks_binary(head: bytes) -> bool:
+    """Not text: a head whose control bytes (NULs aside) are a substantial share of it and
+    that does not start with a clean line of text. NULs, UTF-16 and bytes appended after
+    the text do not make a log binary; event files, SQLite and archives stay binary."""
+    if not head:
+        return False
+    if encoding_of(head)[0] != "utf-8":
+        return False
+    rest = head.replace(b"\x00", b"")
+    if not rest:
+        return True  # nothing but zeros
+    first_bad = _CONTROL_BYTES.search(rest)
+    lead = rest if first_bad is None else rest[:first_bad.start()]
+    lead = lead[:_valid_utf8(lead)]
+    if len(lead) >= TEXT_LEAD and b"\n" in lead:
+        return False
+    return len(_CONTROL_BYTES.findall(rest)) > BINARY_SHARE * len(rest)
+
+
+def _valid_utf8(data: bytes) -> int:
+    """Length of the longest prefix of `data` that is valid UTF-8."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start
+    return len(data)
+
+
+@dataclass
+class Damage:
+    """What decoding a file changed: the warning is made from it."""
+
+    encoding: str = "utf-8"
+    bom: bool = False
+    nuls: int = 0
+    first_nul: int | None = None
+    replaced: int = 0
+    first_bad: int | None = None
+
+    def warning(self, path: Path | str) -> str | None:
+        """One line naming every kind of damage and how many bytes it cost (None: clean)."""
+        parts = []
+        if self.nuls:
+            parts.append(f"{self.nuls} NUL byte(s) dropped (first at byte {self.first_nul}; a crash while "
+                         "writing leaves them)")
+        if self.replaced:
+            at = "" if self.first_bad is None else f", first at byte {self.first_bad}"
+            parts.append(f"{self.replaced} byte(s) that are not UTF-8 replaced (not valid UTF-8{at})")
+        if not parts:
+            return None
+        where = "" if self.encoding == "utf-8" else f" ({self.encoding.upper()})"
+        return f"{path}{where}: " + "; ".join(parts)
+
+
+class Decoder:
+    """Blocks of a file's bytes in, clean UTF-8 bytes out (see the module doc)."""
+
+    def __init__(self, keep_nuls: bool = False) -> None:
+        """`keep_nuls`: leave NULs in (the CSV reader skips the rows holding them, whole)."""
+        self.keep_nuls = keep_nuls
+        self.damage = Damage()
+        self._codec: str | None = None
+        self._dec: codecs.IncrementalDecoder | None = None
+        self._offset = 0
+        self._ends_line = True
+
+    def feed(self, block: bytes, final: bool = False) -> bytes:
+        if self._codec is None:
+            if not block and not final:
+                return b""
+            self._codec, skip = encoding_of(block)
+            self.damage.encoding, self.damage.bom = self._codec, bool(skip)
+            self._dec = codecs.getincrementaldecoder(self._codec)(errors="replace")
+            self._offset, block = skip, block[skip:]
+        start, self._offset = self._offset, self._offset + len(block)
+        if self._codec == "utf-8":
+            if not self.keep_nuls and b"\x00" in block:
+                block = self._drop_nuls(block, start)
+            if not self._dec.getstate()[0]:
+                try:
+                    block.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    if self.damage.first_bad is None and exc.reason != "unexpected end of data":
+                        self.damage.first_bad = start + exc.start
+                else:  # the common case: clean UTF-8, passed through as it is
+                    self._note_end(block)
+                    return block
+            text = self._dec.decode(block, final)
+            self.damage.replaced += text.count("\ufffd") - block.count(b"\xef\xbf\xbd")
+        else:
+            text = self._dec.decode(block, final)
+            self.damage.replaced += text.count("\ufffd")
+            if not self.keep_nuls and "\x00" in text:
+                out = self._drop_nuls(text.encode("utf-8"), start, width=2)
+                self._note_end(out)
+                return out
+        out = text.encode("utf-8")
+        self._note_end(out)
+        return out
+
+    def _note_end(self, out: bytes) -> None:
+        if out:
+            self._ends_line = out[-1:] in (b"\n", b"\r")
+
+    def _drop_nuls(self, data: bytes, start: int, width: int = 1) -> bytes:
+        """NULs dropped; a run of them inside a line ends that line (a newline)."""
+        first = data.find(b"\x00")
+        if self.damage.first_nul is None:
+            self.damage.first_nul = start + first * width
+
+        def cut(m: re.Match) -> bytes:
+            at = m.start()
+            prev_ends = self._ends_line if at == 0 else data[at - 1:at] in (b"\n", b"\r")
+            after = data[m.end():m.end() + 1]
+            return b"" if prev_ends or after in (b"", b"\n", b"\r") else b"\n"
+
+        out = _NULS.sub(cut, data)
+        self.damage.nuls += data.count(b"\x00") * width
+        return out
+
+
+def clean_bytes(raw: bytes, keep_nuls: bool = False) -> tuple[bytes, Damage]:
+    """A whole file's bytes as clean UTF-8 bytes (the same object when they already
+    were), and what decoding them changed."""
+    dec = Decoder(keep_nuls)
+    return dec.feed(raw, final=True), dec.damage
+
+
+def clean_file(path: Path | str, raw: bytes, keep_nuls: bool = False) -> bytes:
+    """`clean_bytes`, its damage reported as one warning naming the file."""
+    from .. import diagnostics
+
+    out, damage = clean_bytes(raw, keep_nuls)
+    note = damage.warning(path)
+    if note:
+        diagnostics.warn(note)
+    return out
+
+
+def text_head(head: bytes) -> str:
+    """A file head as text for claims and sniffing (a character cut at its end dropped)."""
+    dec = Decoder()
+    return dec.feed(head).decode("utf-8", errors="ignore")
+
+
+def decode_file(path: Path | str, raw: bytes, keep_nuls: bool = False) -> str:
+    """The file's text (`clean_file`)."""
+    return clean_file(path, raw, keep_nuls).decode("utf-8")

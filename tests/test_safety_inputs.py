@@ -1,0 +1,134 @@
+"""Damaged text keeps every readable line: a byte-order mark, UTF-16 (PowerShell's `>`),
+NULs anywhere (the zero-filled tail a crash leaves, a hole in the first 4 KiB), a line
+longer than the sniff window, a Latin-1 byte in a JSON-lines file, garbage appended to a
+Keras or Lightning CSV. Each is read, and each loss is counted in one warning naming the
+file (`spikelens.importers.decoding`).
+
+The logs are the project's own fixtures (fixtures/writers: Megatron-like and llm.c-like
+text, a Keras `CSVLogger` file, a Lightning `CSVLogger` folder, detectron2 JSON lines),
+copied and damaged here.
+"""
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES
+from spikelens import api, diagnostics
+
+MEGATRON = FIXTURES / "text" / "megatron" / "megatron_lm.log"
+LLMC = FIXTURES / "text" / "llmc_main" / "main.log"
+KERAS = FIXTURES / "csv" / "keras" / "training.log"
+DETECTRON = FIXTURES / "jsonl" / "detectron2" / "metrics.json"
+
+
+def read(path: Path) -> tuple[int, list[str]]:
+    """(points read, warning lines)."""
+    with diagnostics.collecting() as diag:
+        frame = api.load(path)
+    return frame.height, diag.lines
+
+
+def damaged_copy(tmp_path: Path, src: Path, change) -> Path:
+    out = tmp_path / src.parent.name / src.name
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(change(src.read_bytes()))
+    return out
+
+
+@pytest.mark.parametrize("src", [MEGATRON, LLMC], ids=["megatron", "llmc"])
+@pytest.mark.parametrize("encode", [
+    pytest.param(lambda b: b"\xef\xbb\xbf" + b, id="utf8-bom"),
+    pytest.param(lambda b: b.decode().encode("utf-16"), id="utf16-le-bom"),
+    pytest.param(lambda b: b"\xfe\xff" + b.decode().encode("utf-16-be"), id="utf16-be-bom"),
+    pytest.param(lambda b: b.decode().encode("utf-16-le"), id="utf16-le-no-bom"),
+])
+def test_an_encoded_text_log_reads_every_point(tmp_path, src, encode):
+    """A UTF-8 BOM glued to line 1 used to hide its step (llm.c 1514 -> 1513 points);
+    UTF-16 was refused as binary."""
+    base, _ = read(src)
+    got, warnings = read(damaged_copy(tmp_path, src, encode))
+    assert got == base
+    assert warnings == []  # an encoding is no damage
+
+
+def test_a_nul_tail_keeps_every_line_before_it_and_says_so(tmp_path):
+    """What a crash leaves: the file's last blocks filled with zeros."""
+    raw = LLMC.read_bytes()
+    cut = raw.rindex(b"\n", 0, 3000) + 1
+    before, _ = read(damaged_copy(tmp_path / "a", LLMC, lambda b: b[:cut]))
+    assert before > 0
+    got, warnings = read(damaged_copy(tmp_path / "b", LLMC, lambda b: b[:cut] + b"\x00" * 4000))
+    assert got == before
+    assert any("main.log" in w and "4000 NUL byte(s)" in w and f"byte {cut}" in w for w in warnings), warnings
+
+
+def test_nul_bytes_in_the_first_4k_cost_only_the_line_they_sit_in(tmp_path):
+    raw = LLMC.read_bytes()
+    lines = raw.splitlines(keepends=True)
+    at = len(b"".join(lines[:5])) + 3  # inside line 6
+    base, _ = read(LLMC)
+    got, warnings = read(damaged_copy(tmp_path, LLMC, lambda b: b[:at] + b"\x00" * 100 + b[at:]))
+    per_line = max(ln.count(b"=") + ln.count(b":") for ln in lines[:10])
+    assert base - per_line <= got <= base
+    assert any("100 NUL byte(s)" in w for w in warnings), warnings
+
+
+@pytest.mark.parametrize("size, where", [(200_000, "start"), (3 << 20, "middle")])
+def test_a_line_longer_than_the_sniff_window_is_skipped_not_the_file(tmp_path, size, where):
+    raw = LLMC.read_bytes()
+    at = 0 if where == "start" else raw.index(b"\n", len(raw) // 2) + 1
+    long_line = b"x" * size + b"\n"
+    base, _ = read(LLMC)
+    got, _ = read(damaged_copy(tmp_path, LLMC, lambda b: b[:at] + long_line + b[at:]))
+    assert got == base
+
+
+@pytest.mark.parametrize("where", [b'"data_time"', b'"lr": 0.0003'])
+def test_a_latin1_byte_on_line_1_of_json_lines(tmp_path, where):
+    base, _ = read(DETECTRON)
+    latin = where[:2] + b"\xe9" + where[2:]
+    got, warnings = read(damaged_copy(tmp_path, DETECTRON, lambda b: b.replace(where, latin, 1)))
+    assert got >= base - 1
+    bad = [w for w in warnings if "not UTF-8" in w]
+    assert len(bad) == 1 and "metrics.json" in bad[0] and "1 byte(s)" in bad[0], warnings  # once, counted
+
+
+def _garbage(seed: int, n: int = 1024) -> bytes:
+    return random.Random(seed).randbytes(n)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_garbage_after_a_keras_csv_keeps_every_row(tmp_path, seed):
+    """1 KB of random bytes after the text made the whole (small) file look binary."""
+    base, _ = read(KERAS)
+    got, warnings = read(damaged_copy(tmp_path, KERAS, lambda b: b + _garbage(seed)))
+    assert got >= base
+    assert any("training.log" in w and ("byte(s)" in w or "line(s)" in w) for w in warnings), warnings
+
+
+def test_garbage_after_a_lightning_csv_keeps_every_row(tmp_path):
+    exp = tmp_path / "exp"
+    shutil.copytree(FIXTURES / "csv" / "lightning" / "exp", exp)
+    base, _ = read(exp)
+    last = exp / "version_1" / "metrics.csv"
+    last.write_bytes(last.read_bytes() + _garbage(7))
+    got, warnings = read(exp)
+    assert got >= base
+    assert any("version_1/metrics.csv" in w for w in warnings), warnings
+    assert not any("binary" in w for w in warnings), warnings
+
+
+def test_binary_files_stay_binary():
+    """The looser test still refuses what is not text (event files, SQLite, random bytes)."""
+    from spikelens.importers.decoding import looks_binary
+
+    events = next((FIXTURES / "tensorboard").rglob("events.out.tfevents.*")).read_bytes()[:4096]
+    assert looks_binary(events)
+    assert looks_binary(b"SQLite format 3\x00\x10\x00\x01\x01\x00\x40\x20\x20" + bytes(range(64)) * 8)
+    assert looks_binary(_garbage(3, 4096))
+    assert not looks_binary(b"step 1 | loss 2.5\n" * 3 + _garbage(3, 2000))
+    assert not looks_binary(b"step 1 | loss 2.5\n" + b"\x00" * 4000)
