@@ -19,7 +19,8 @@ from typing import Sequence
 
 GENERIC_FILE_NAMES = {"metrics.csv", "trainer_state.json", "main.log", "log.txt", "training.log",
                       "wandb-history.jsonl", "history.csv", "history.jsonl", "history.parquet",
-                      "metrics.json", "metrics.jsonl", "scalars.json", "log.jsonl"}
+                      "metrics.json", "metrics.jsonl", "scalars.json", "log.jsonl",
+                      "results.csv", "progress.csv", "progress.json", "summary.csv", "monitor.csv"}
 """Files named by the tool that wrote them, not by the run: the run is their folder."""
 
 

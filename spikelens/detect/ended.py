@@ -4,8 +4,10 @@ A run-level judgement (SL306 `ended_early`), made beside the resume findings bec
 reads the run's timeline and what its writers declared, not a curve:
 
 - the plan: the total the log states (`step 750/19560`, `iteration 600/ 171661`,
-  `step:40/1750`), HF `max_steps`, Lightning `max_epochs` in `hparams.yaml`; the
-  importers put it in the run's meta as `plan.steps` / `plan.epochs`;
+  `step:40/1750`), HF `max_steps`, Lightning `max_epochs` in `hparams.yaml`, `epochs` in
+  Ultralytics' `args.yaml`; the importers put it in the run's meta as `plan.steps` /
+  `plan.epochs` (with `plan.epoch_base`, the number of the first epoch, where the step is
+  the epoch);
 - the end: the last logged step (the stitched step of the last live point), and the
   error a text log ends with (`plan.error`: the exception line after a final
   `Traceback`, or a launcher's kill message).
@@ -62,6 +64,9 @@ def ended_early_finding(run: str, meta: dict[str, Any], *, first_step: int | Non
     if last_source and _CHECKPOINT_DIR.search(str(last_source)):
         return None  # a checkpoint's copy of the state: the run went on after it
     plan = plan_of(meta)
+    base = meta.get("plan.epoch_base")
+    if last_epoch is None and "planned_epochs" in plan and isinstance(base, int) and not isinstance(base, bool):
+        last_epoch = float(last_step - base)  # the step is the epoch, counted from `base` (Ultralytics, timm)
     error = meta.get("plan.error")
     stopped_by = _early_stopped(meta)
     done = _fraction_done(plan, first_step=first_step, last_step=last_step, last_epoch=last_epoch)

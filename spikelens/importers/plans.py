@@ -32,3 +32,41 @@ def hparams_plan(folder: Path) -> dict:
             meta[key] = value
             meta["plan.from"] = f"{m.group('key')} in {path.name}"
     return meta
+
+
+_SCALAR = re.compile(r"^(?P<key>[A-Za-z_][\w.\-]*):[ \t]*(?P<value>[^\s#][^#\n]*?)?[ \t]*(?:#.*)?$", re.M)
+_NULLS = {"", "null", "none", "~"}
+
+
+def saved_arguments(path: Path) -> dict[str, str]:
+    """The top-level `key: value` lines of a trainer's saved arguments (Ultralytics
+    `args.yaml`, YOLOv5 `opt.yaml`, timm `args.yaml`: flat YAML written by `yaml.safe_dump`),
+    as text; {} when the file is missing or unreadable. Read with a line pattern, not a
+    YAML parser, for the reason given above."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")[:1_000_000]
+    except OSError:
+        return {}
+    out: dict[str, str] = {}
+    for m in _SCALAR.finditer(text):
+        out.setdefault(m.group("key"), (m.group("value") or "").strip().strip("'\""))
+    return out
+
+
+def whole_number(args: dict[str, str], key: str) -> int | None:
+    """A saved argument as a whole number (`epochs: 100`, `epochs: 100.0`), None when it is
+    missing, null or anything else."""
+    text = args.get(key, "").strip().lower()
+    if text in _NULLS:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return int(value) if value.is_integer() else None
+
+
+def is_set(args: dict[str, str], key: str) -> bool:
+    """Is a saved argument given a value (not missing, null, false or 0)?"""
+    text = args.get(key, "").strip().lower()
+    return text not in _NULLS and text not in {"false", "0", "0.0"}

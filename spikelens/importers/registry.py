@@ -20,6 +20,7 @@ from .swanlab import SwanLabImporter
 from .tensorboard import TensorBoardImporter
 from .textlogs import TextLogImporter
 from .trackio import TrackioImporter
+from .ultralytics import UltralyticsImporter
 from .wandb_offline import WandbOfflineFileImporter, WandbOfflineRunImporter
 from .wandb_exports import WandbChartCsvImporter, WandbHistoryImporter, WandbLegacyRunImporter
 
@@ -41,6 +42,7 @@ IMPORTERS: tuple[Importer, ...] = (
     WandbHistoryImporter(),  # before CsvImporter: _step/_runtime/_timestamp dumps
     LlamaFactoryImporter(),  # before JsonLinesImporter: trainer_log.jsonl is JSON lines too
     JsonLinesImporter(),  # after W&B history (its JSON lines have `_step`) and HF
+    UltralyticsImporter(),  # before CsvImporter: results.csv (epoch, train/*_loss, metrics/*) and its args.yaml
     CsvImporter(),
     TextLogImporter(),  # keep last: the most permissive (any .log/.txt a pattern matches)
 )

@@ -1,0 +1,168 @@
+"""Ultralytics `results.csv` (YOLOv5, YOLOv8, YOLO11): one row an epoch, read as its users mean it.
+
+What the trainers write (`BaseTrainer.save_metrics`, YOLOv5 `Loggers.on_fit_epoch_end`):
+
+- YOLOv5 pads every header and cell to 20 (classify: 23) characters, counts epochs from
+  0 and names its terms `train/obj_loss`, `metrics/mAP_0.5:0.95`, `x/lr0`; its plan is in
+  `opt.yaml` beside the CSV.
+- YOLOv8/11 count epochs from 1 (`self.epoch + 1`), write `%.6g` unpadded (8.0-8.2 padded
+  to 23 and had no `time`), add `time` (seconds since training started: a metric, not a
+  wall clock) and `lr/pg0..2`; the plan is in `args.yaml`.
+
+The epoch is the step, as logged. The losses of a row are terms of one objective (the
+trainer minimises their sum), so their sum is added as `train/loss` (and `val/loss`)
+where the file has two or more terms and no such column: the run's main loss, judged
+whole, while every term is still judged on its own. Precision, recall and mAP are
+`accuracy` (higher is better).
+
+The plan: `epochs` of the saved arguments, with the number of the first epoch
+(`plan.epoch_base`), so a run killed at epoch 5 of 100 is known to have ended early
+(`detect.ended`). A run under `time:` (hours) has no epoch plan. Early stopping by
+`patience` is a normal end: when the last epoch is `patience` or more epochs after the
+best fitness (0.1·mAP50 + 0.9·mAP50-95 summed over the tasks' suffixes, or the mean of
+top-1 and top-5 accuracy for classifiers, as the trainers compute it), the stop is
+recorded as `plan.stopped_by`.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import polars as pl
+
+from .. import diagnostics
+from ..errors import FormatError
+from .base import Importer, Table
+from .csvlogs import (decode, float_columns, head_lines, looks_binary, read_bytes, read_string_frame,
+                      separator_of, split_fields, to_long)
+from .plans import is_set, saved_arguments, whole_number
+
+_LOSS_TERM = re.compile(r"^(train|val)/\w*loss$")
+_EPOCH_METRICS = re.compile(r"^(?:metrics/|lr/pg\d|x/lr\d)")
+_MAP50 = re.compile(r"^metrics/mAP(?:50|_0\.5)(?P<task>\([A-Z]\))?$")
+_MAP5095 = re.compile(r"^metrics/mAP(?:50-95|_0\.5:0\.95)(?P<task>\([A-Z]\))?$")
+_TOP = ("metrics/accuracy_top1", "metrics/accuracy_top5")
+ARG_FILES = ("args.yaml", "opt.yaml")
+"""Saved arguments beside `results.csv`: YOLOv8/11, then YOLOv5."""
+
+
+def is_results_header(fields: list[str]) -> bool:
+    """`epoch` first, then per-epoch loss terms (`train/box_loss`) beside metrics or
+    learning rates (`metrics/mAP50(B)`, `lr/pg0`, `x/lr0`)."""
+    names = [f.strip() for f in fields]
+    return (len(names) >= 3 and names[0] == "epoch" and any(_LOSS_TERM.match(n) for n in names)
+            and any(_EPOCH_METRICS.match(n) for n in names))
+
+
+def generation(columns: list[str], folder: Path) -> str:
+    """'v5' or 'v8' (8.x and 11 write alike), from the column names, else the arguments file."""
+    if any(c.startswith("x/lr") or c.endswith("/obj_loss") or ":0.95" in c for c in columns):
+        return "v5"
+    if "time" in columns or any(c.startswith("lr/pg") or c.endswith("(B)") for c in columns):
+        return "v8"
+    return "v5" if (folder / "opt.yaml").is_file() and not (folder / "args.yaml").is_file() else "v8"
+
+
+class UltralyticsImporter(Importer):
+    """Ultralytics `results.csv`, its plan and early stopping from `args.yaml` / `opt.yaml`."""
+
+    name = "ultralytics"
+    looks_for = "Ultralytics results.csv (YOLOv5, YOLOv8, YOLO11) beside args.yaml / opt.yaml"
+
+    def claims(self, path: Path, head: bytes) -> bool:
+        if path.suffix.lower() != ".csv" or not head.strip() or looks_binary(head):
+            return False
+        lines = head_lines(path, head, 1)
+        return bool(lines) and is_results_header(split_fields(lines[0], separator_of(lines[0])))
+
+    def read(self, path: Path) -> list[Table]:
+        raw = read_bytes(path)
+        if looks_binary(raw[:4096]):
+            raise FormatError(path, "binary data, not a CSV text file")
+        parsed = read_string_frame(path, decode(path, raw))
+        frame, sep = parsed.frame, parsed.sep
+        if frame.height == 0:
+            diagnostics.warn(f"{path}: header only, no epochs")
+            return []
+        version = generation(frame.columns, path.parent)
+        frame = with_total_losses(frame, sep)
+        long = to_long(path, frame, sep, step_col="epoch")
+        meta = {"ultralytics.version": version, **plan_of(path, frame, sep, version)}
+        return [Table(frame=long, source=path, format=f"ultralytics_{version}", run_key=str(path),
+                      segment_key=str(path), meta=meta)]
+
+
+def with_total_losses(frame: pl.DataFrame, sep: str) -> pl.DataFrame:
+    """`train/loss` (`val/loss`): the sum of a row's loss terms, where there are two or more
+    and the file has no such column; null where a term is missing, NaN where one is NaN."""
+    added = []
+    for prefix in ("train", "val"):
+        terms = [c for c in frame.columns if _LOSS_TERM.match(c) and c.startswith(prefix + "/")]
+        total = f"{prefix}/loss"
+        if len(terms) < 2 or total in frame.columns:
+            continue
+        floats = float_columns(frame, terms, sep)
+        exprs = [floats[t].expr for t in terms]
+        added.append(pl.when(pl.all_horizontal([e.is_not_null() for e in exprs])).then(pl.sum_horizontal(exprs))
+                     .cast(pl.String).alias(total))
+    return frame.with_columns(added) if added else frame
+
+
+def plan_of(path: Path, frame: pl.DataFrame, sep: str, version: str) -> dict:
+    """`plan.epochs`, `plan.epoch_base` and, for a stop by patience, `plan.stopped_by`."""
+    args_file = next((path.parent / n for n in ARG_FILES if (path.parent / n).is_file()), None)
+    args = saved_arguments(args_file) if args_file is not None else {}
+    epochs = whole_number(args, "epochs")
+    if args_file is None or epochs is None or epochs <= 0 or is_set(args, "time"):
+        return {}  # no saved plan, or a timed run (`time:` hours) whose epochs the trainer sets itself
+    steps = frame.select(float_columns(frame, ["epoch"], sep)["epoch"].expr.alias("e")).get_column("e")
+    steps = steps.drop_nulls().drop_nans()
+    if steps.len() == 0:
+        return {}
+    first = int(steps[0])
+    base = first if first in (0, 1) else (0 if version == "v5" else 1)
+    meta = {"plan.epochs": epochs, "plan.epoch_base": base, "plan.from": f"epochs in {args_file.name}"}
+    patience = whole_number(args, "patience")
+    stop = patience_stop(frame, sep, steps, patience)
+    if stop is not None and int(steps.max()) - base + 1 < epochs:
+        meta["plan.stopped_by"] = stop
+    return meta
+
+
+def patience_stop(frame: pl.DataFrame, sep: str, epochs: pl.Series, patience: int | None) -> str | None:
+    """The early stop the trainer's `EarlyStopping` made, when the last epoch is `patience`
+    or more after the best fitness (ties go to the later epoch, as `fitness >= best` does)."""
+    if not patience or patience <= 0:  # patience 0 means never stop early
+        return None
+    fit = fitness_expr(frame, sep)
+    if fit is None:
+        return None
+    rows = (frame.select(epoch=float_columns(frame, ["epoch"], sep)["epoch"].expr, fitness=fit)
+            .drop_nulls().filter(pl.col("fitness").is_finite()))
+    if rows.height == 0:
+        return None
+    best_epoch = int(rows.filter(pl.col("fitness") == pl.col("fitness").max()).get_column("epoch").max())
+    last = int(epochs.max())
+    if last - best_epoch < patience:
+        return None
+    return (f"EarlyStopping (patience {patience}): no better fitness after epoch {best_epoch}, "
+            f"stopped at epoch {last}")
+
+
+def fitness_expr(frame: pl.DataFrame, sep: str) -> pl.Expr | None:
+    """The trainer's fitness of a row: 0.1·mAP50 + 0.9·mAP50-95 for each task suffix
+    ((B) boxes, (M) masks, (P) poses), summed; a classifier's mean top-1/top-5 accuracy."""
+    tasks: dict[str, dict[str, str]] = {}
+    for c in frame.columns:
+        for kind, pattern in (("50", _MAP50), ("5095", _MAP5095)):
+            m = pattern.match(c)
+            if m:
+                tasks.setdefault(m.group("task") or "", {})[kind] = c
+    pairs = [(t["50"], t["5095"]) for t in tasks.values() if len(t) == 2]
+    if pairs:
+        f = float_columns(frame, [c for p in pairs for c in p], sep)
+        return pl.sum_horizontal([0.1 * f[a].expr + 0.9 * f[b].expr for a, b in pairs])
+    if all(c in frame.columns for c in _TOP):
+        f = float_columns(frame, list(_TOP), sep)
+        return (f[_TOP[0]].expr + f[_TOP[1]].expr) / 2
+    return None

@@ -1,0 +1,204 @@
+"""Ultralytics `results.csv` (YOLOv5, YOLOv8 8.0-8.2, YOLOv8.3/YOLO11): values, epochs as steps,
+roles, the plan and early stopping from `args.yaml` / `opt.yaml`.
+
+The files are written here with the trainers' own format strings (YOLOv5
+`Loggers.on_fit_epoch_end`: `%20s,` / `%20.5g,`, epoch from 0; YOLOv8 up to 8.2
+`BaseTrainer.save_metrics`: `%23s,` / `%23.5g,`, `self.epoch + 1`; 8.3 and YOLO11: `%s,` /
+`%.6g,` with `time`), and the arguments as `yaml.safe_dump` writes them."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import yaml
+
+from spikelens import api
+from spikelens.frame import infer_roles
+from spikelens.importers.registry import IMPORTERS
+from spikelens.importers.ultralytics import UltralyticsImporter
+
+V8_KEYS = ["train/box_loss", "train/cls_loss", "train/dfl_loss", "metrics/precision(B)", "metrics/recall(B)",
+           "metrics/mAP50(B)", "metrics/mAP50-95(B)", "val/box_loss", "val/cls_loss", "val/dfl_loss",
+           "lr/pg0", "lr/pg1", "lr/pg2"]
+V5_KEYS = ["train/box_loss", "train/obj_loss", "train/cls_loss", "metrics/precision", "metrics/recall",
+           "metrics/mAP_0.5", "metrics/mAP_0.5:0.95", "val/box_loss", "val/obj_loss", "val/cls_loss",
+           "x/lr0", "x/lr1", "x/lr2"]
+
+
+def epoch_values(keys: list[str], i: int, n: int, *, best_at: int | None = None) -> list[float]:
+    """A plausible epoch: losses falling, mAP rising (flat after `best_at`, then slightly worse)."""
+    k = i if best_at is None else min(i, best_at)
+    out = []
+    for key in keys:
+        if key.endswith("loss"):
+            out.append(1.0 + 1.5 * math.exp(-i / 20) + 0.01 * math.sin(i))
+        elif "mAP" in key or "precision" in key or "recall" in key:
+            v = 0.6 * (1 - math.exp(-k / 15))
+            out.append(v - (0.002 if best_at is not None and i > best_at else 0.0))
+        else:  # learning rates
+            out.append(0.01 * (1 - i / max(n, 1)) + 1e-4)
+    return out
+
+
+def write_v8(folder, epochs_done: int, *, epochs: int = 100, patience: int = 100, best_at: int | None = None,
+             padded: bool = False, time_column: bool = True, args_file: str | None = "args.yaml"):
+    """results.csv as BaseTrainer.save_metrics writes it (8.3+: unpadded with `time`; 8.0-8.2: padded)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for e in range(epochs_done):  # self.epoch = e, written as e + 1
+        vals = epoch_values(V8_KEYS, e, epochs, best_at=best_at)
+        if time_column:
+            n = len(V8_KEYS) + 2
+            if not lines:
+                lines.append(("%s," * n % ("epoch", "time", *V8_KEYS)).rstrip(","))
+            lines.append(("%.6g," * n % (e + 1, 31.4 * (e + 1), *vals)).rstrip(","))
+        else:
+            n = len(V8_KEYS) + 1
+            fmt_h, fmt_v = ("%23s,", "%23.5g,") if padded else ("%s,", "%.6g,")
+            if not lines:
+                lines.append((fmt_h * n % tuple(["epoch"] + V8_KEYS)).rstrip(","))
+            lines.append((fmt_v * n % tuple([e + 1] + vals)).rstrip(","))
+    (folder / "results.csv").write_text("\n".join(lines) + "\n")
+    if args_file:
+        args = {"task": "detect", "mode": "train", "model": "yolov8n.pt", "data": "coco8.yaml", "epochs": epochs,
+                "time": None, "patience": patience, "batch": 16, "imgsz": 640, "save": True, "freeze": None}
+        (folder / args_file).write_text(yaml.safe_dump(args, sort_keys=False))
+    return folder / "results.csv"
+
+
+def write_v5(folder, epochs_done: int, *, epochs: int = 300, patience: int = 100, best_at: int | None = None):
+    """results.csv as YOLOv5's Loggers.on_fit_epoch_end writes it (epoch from 0), opt.yaml beside."""
+    folder.mkdir(parents=True, exist_ok=True)
+    n = len(V5_KEYS) + 1
+    lines = [(("%20s," * n % tuple(["epoch"] + V5_KEYS)).rstrip(","))]
+    for e in range(epochs_done):
+        lines.append(("%20.5g," * n % tuple([e] + epoch_values(V5_KEYS, e, epochs, best_at=best_at))).rstrip(","))
+    (folder / "results.csv").write_text("\n".join(lines) + "\n")
+    opt = {"weights": "yolov5s.pt", "cfg": "", "data": "data/coco128.yaml", "hyp": {"lr0": 0.01, "box": 0.05},
+           "epochs": epochs, "batch_size": 16, "imgsz": 640, "patience": patience, "freeze": [0]}
+    (folder / "opt.yaml").write_text(yaml.safe_dump(opt, sort_keys=False))
+    return folder / "results.csv"
+
+
+def one_run(path):
+    (run,) = api.load_runs(path)
+    return run
+
+
+def ended(path):
+    report = api.analyze(path, jobs=1)
+    found = [f for f in report.runs[0].findings if f.kind == "ended_early"]
+    return found[0] if found else None, report.runs[0]
+
+
+def test_v8_results_are_read_by_epoch_with_the_values_as_written(tmp_path):
+    f = write_v8(tmp_path / "runs/detect/train", 12, epochs=12)
+    text = f.read_text().splitlines()
+    assert text[0].startswith("epoch,time,train/box_loss,")
+    run = one_run(f)
+    assert run.formats == ["ultralytics_v8"]
+    fr = run.frame
+    box = fr.filter(fr["metric"] == "train/box_loss").sort("step")
+    assert box["step"].to_list() == list(range(1, 13))  # 1-based, as written
+    assert box["value"][0] == pytest.approx(float("%.6g" % epoch_values(V8_KEYS, 0, 12)[0]))
+    total = fr.filter(fr["metric"] == "train/loss").sort("step")["value"].to_list()
+    parts = [fr.filter(fr["metric"] == m).sort("step")["value"].to_numpy()
+             for m in ("train/box_loss", "train/cls_loss", "train/dfl_loss")]
+    assert np.allclose(total, sum(parts))
+    assert "time" in set(fr["metric"].cast(str)) and fr["wall_time"].null_count() == fr.height
+
+
+def test_v8_roles():
+    roles = infer_roles(["epoch", "time", *V8_KEYS, "train/loss", "val/loss"])
+    assert roles["train/box_loss"] == roles["train/loss"] == "loss"
+    assert roles["val/dfl_loss"] == roles["val/loss"] == "eval_loss"
+    assert {roles[k] for k in V8_KEYS if k.startswith("metrics/")} == {"accuracy"}
+    assert {roles[k] for k in V8_KEYS if k.startswith("lr/")} == {"lr"}
+    roles5 = infer_roles(V5_KEYS)
+    assert roles5["train/obj_loss"] == "loss" and roles5["metrics/mAP_0.5:0.95"] == "accuracy"
+    assert {roles5[k] for k in V5_KEYS if k.startswith("x/")} == {"lr"}
+
+
+def test_the_main_loss_is_the_sum_of_the_terms(tmp_path):
+    f = write_v8(tmp_path / "train", 30, epochs=30)
+    run = api.analyze(f, jobs=1).runs[0]
+    assert run.stats["main_metric"] == "train/loss"
+    assert run.metrics["metrics/mAP50-95(B)"] == "accuracy"
+
+
+def test_v8_padded_header_of_8_0_to_8_2(tmp_path):
+    f = write_v8(tmp_path / "old", 5, epochs=5, padded=True, time_column=False)
+    assert f.read_text().startswith(" " * 18 + "epoch,")
+    fr = one_run(f).frame
+    assert sorted(set(fr["step"].to_list())) == [1, 2, 3, 4, 5]
+    assert "metrics/mAP50-95(B)" in set(fr["metric"].cast(str))
+
+
+def test_v5_padded_header_and_epochs_from_zero(tmp_path):
+    f = write_v5(tmp_path / "runs/train/exp", 8, epochs=8)
+    assert f.read_text().startswith(" " * 15 + "epoch,")
+    run = one_run(f)
+    fr = run.frame
+    assert run.formats == ["ultralytics_v5"]
+    assert sorted(set(fr["step"].to_list())) == list(range(8))
+    assert {"train/obj_loss", "metrics/mAP_0.5:0.95", "x/lr0", "train/loss", "val/loss"} <= set(fr["metric"].cast(str))
+    assert run.meta["plan.epochs"] == 8 and run.meta["plan.epoch_base"] == 0
+
+
+def test_v8_killed_at_epoch_5_of_100_ended_early(tmp_path):
+    f, run = ended(write_v8(tmp_path / "train", 5, epochs=100))
+    assert f is not None and f.code == "SL306" and f.severity == "info"
+    assert f.evidence["planned_epochs"] == 100 and f.evidence["fraction_done"] == pytest.approx(0.05)
+    assert "args.yaml" in f.evidence["plan_from"]
+
+
+def test_v5_killed_early_and_finished(tmp_path):
+    f, _ = ended(write_v5(tmp_path / "killed", 30, epochs=300))
+    assert f is not None and f.evidence["fraction_done"] == pytest.approx(30 / 300)
+    f, _ = ended(write_v5(tmp_path / "done", 10, epochs=10))
+    assert f is None  # epochs 0..9 of 10: finished
+
+
+def test_v8_finished_is_silent(tmp_path):
+    f, _ = ended(write_v8(tmp_path / "train", 10, epochs=10))
+    assert f is None
+
+
+def test_early_stop_by_patience_is_a_normal_end(tmp_path):
+    # best fitness at epoch 20 (1-based 21), patience 15: stopped at epoch 36 of 100
+    f, _ = ended(write_v8(tmp_path / "stopped", 36, epochs=100, patience=15, best_at=20))
+    assert f is None
+    run = one_run(tmp_path / "stopped" / "results.csv")
+    assert run.meta["plan.stopped_by"].startswith("EarlyStopping (patience 15)")
+
+
+def test_short_of_patience_is_still_ended_early(tmp_path):
+    # the same curve killed 5 epochs after the best: patience 15 was not used up
+    f, _ = ended(write_v8(tmp_path / "killed", 26, epochs=100, patience=15, best_at=20))
+    assert f is not None and "stopped_by" not in f.evidence
+
+
+def test_timed_run_has_no_epoch_plan(tmp_path):
+    f = write_v8(tmp_path / "timed", 5, epochs=100)
+    args = yaml.safe_load((tmp_path / "timed/args.yaml").read_text())
+    args["time"] = 2.5
+    (tmp_path / "timed/args.yaml").write_text(yaml.safe_dump(args, sort_keys=False))
+    assert "plan.epochs" not in one_run(f).meta
+
+
+def test_without_arguments_file_there_is_no_plan(tmp_path):
+    f = write_v8(tmp_path / "bare", 5, epochs=100, args_file=None)
+    run = one_run(f)
+    assert not any(k.startswith("plan.") for k in run.meta)
+    assert "train/loss" in set(run.frame["metric"].cast(str))
+
+
+def test_claims_results_csv_before_the_generic_csv_reader(tmp_path):
+    f = write_v8(tmp_path / "t", 3, epochs=3)
+    head = f.read_bytes()[:4096]
+    first = next(imp for imp in IMPORTERS if imp.claims(f, head))
+    assert isinstance(first, UltralyticsImporter)
+    other = tmp_path / "keras.csv"
+    other.write_text("epoch,loss,val_loss\n0,1.0,1.1\n1,0.9,1.0\n")
+    assert not UltralyticsImporter().claims(other, other.read_bytes())
