@@ -332,9 +332,15 @@ def test_user_pattern_set_in_process_wins_and_renames():
     assert series(frame, "grad_norm").height == 200
 
 
-def test_without_a_user_pattern_the_custom_log_is_not_claimed():
+def test_without_a_user_pattern_the_custom_log_is_read_by_its_line_structure():
     path = TEXT / "user/custom_trainer.log"
-    assert not TextLogImporter().claims(path, path.read_bytes()[:4096])
+    imp = TextLogImporter()
+    assert imp.pattern_for(path) is None and imp.claims(path, path.read_bytes()[:4096])
+    frame, meta, _ = read(path)
+    assert meta["pattern"] == "console log" and meta["step.from"] == "step"
+    loss = series(frame, "loss").sort("step")
+    assert loss.get_column("step").to_list() == list(range(200))
+    np.testing.assert_allclose(loss.get_column("value").to_numpy(), clean_run(200, seed=31)["loss"], atol=1e-5)
 
 
 @pytest.mark.parametrize("spec, says", [

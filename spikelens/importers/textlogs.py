@@ -37,7 +37,7 @@ import pyarrow as pa
 from .. import diagnostics
 from ..config import load_config
 from ..errors import FormatError, InputError
-from . import decoding, lineshapes, textsignals
+from . import decoding, linerecords, lineshapes, textsignals
 from .base import Importer, Table, long_table, to_float
 from .patterns import CATALOGUE, RESERVED_GROUPS, LinePattern, Rule, user_patterns
 
@@ -731,6 +731,36 @@ def _drop_repeats(frame: pl.DataFrame, carry: pl.DataFrame | None) -> tuple[pl.D
     return (frame.filter(~dup) if dup.any() else frame), last
 
 
+GENERAL_SNIFF_BYTES = 1024 * 1024
+"""The head a line-structure sniff reads at most (64 KiB at a time until it is sure)."""
+
+
+def general_sniff(path: Path) -> linerecords.Verdict | None:
+    """`linerecords.sniff` of the file's head, read in growing pieces until it reads as a
+    console log or 1 MiB has been looked at."""
+    verdict = None
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        data = b""
+        while True:
+            chunk = fh.read(SNIFF_BYTES)
+            data += chunk
+            whole = not chunk or len(data) >= size
+            verdict = linerecords.sniff(data.decode("utf-8", errors="replace"), whole)
+            if (verdict is not None and verdict.readable) or whole or len(data) >= GENERAL_SNIFF_BYTES:
+                return verdict
+
+
+def read_general(chunks: Iterable[pl.DataFrame]) -> tuple[pl.DataFrame, dict]:
+    """Every value of a console log, given a chunk of lines at a time (`linerecords`):
+    `row, step, wall_time, metric, value` in read order, and the file's meta."""
+    book = linerecords.ShapeBook()
+    known: dict = {}
+    with ThreadPoolExecutor(max_workers=PARSE_THREADS) as pool:
+        outs = list(_in_order(pool, lambda chunk: linerecords.parse_chunk(chunk, book, known), chunks))
+    return linerecords.assemble(outs, book)
+
+
 class TextLogImporter(Importer):
     """llm.c, nanoGPT, modded-nanogpt, build-nanogpt, Megatron, DeepSpeed logs and user patterns."""
 
@@ -740,11 +770,22 @@ class TextLogImporter(Importer):
     def __init__(self) -> None:
         self._sniffed: dict[tuple, LinePattern | None] = {}
         self._sniffed_with: tuple[LinePattern, ...] | None = None
+        self._general: dict[tuple, linerecords.Verdict | None] = {}
 
     def claims(self, path: Path, head: bytes) -> bool:
         if path.suffix.lower() not in TEXT_SUFFIXES or looks_binary(head) or not head.strip():
             return False
-        return self.pattern_for(path) is not None
+        return self.pattern_for(path) is not None or self.general_for(path) is not None
+
+    def general_for(self, path: Path) -> linerecords.Verdict | None:
+        """What the line-structure sniff makes of a file no named pattern claims: a
+        console log, a file that looks like one but cannot be read (with the reason),
+        or None (cached per file version)."""
+        st = path.stat()
+        key = (str(path), st.st_size, st.st_mtime_ns)
+        if key not in self._general:
+            self._general[key] = general_sniff(path)
+        return self._general[key]
 
     def pattern_for(self, path: Path) -> LinePattern | None:
         """The pattern a sniff settles on (cached per file version and pattern set)."""
@@ -762,6 +803,9 @@ class TextLogImporter(Importer):
         still being read and split), and no line is kept once its chunk is parsed."""
         try:
             pattern = self.pattern_for(path)
+            general = self.general_for(path) if pattern is None else None
+            if general is not None and general.readable:
+                return [self._read_general(path)]
             blocks = LineBlocks(path, shapes=pattern is not None, keep=False)
             if pattern is None:  # read through all the same: an empty log is named as such
                 for _ in blocks:
@@ -774,8 +818,11 @@ class TextLogImporter(Importer):
         if not blocks.has_text:
             raise FormatError(path, "empty text log")
         if pattern is None:
+            if general is not None and general.reason:
+                raise FormatError(path, general.reason)
             names = ", ".join(p.name for p in all_patterns())
-            raise FormatError(path, f"no known text-log line pattern matches ({names})")
+            raise FormatError(path, f"no known text-log line pattern matches ({names}) and its lines "
+                                    f"hold no repeating keyed numbers")
         self._warn(path, pattern, info, rows)
         meta = {"pattern": pattern.name, "lines": n_lines,
                 "matched_lines": info["matched_lines"], "duplicates_dropped": info["duplicates_dropped"],
@@ -784,6 +831,23 @@ class TextLogImporter(Importer):
                            rows.get_column("metric"), rows.get_column("value"))
         return [Table(frame=frame, source=path, format="text", run_key=str(path), segment_key=str(path),
                       meta=meta)]
+
+    @staticmethod
+    def _read_general(path: Path) -> Table:
+        """A console log no named pattern claims, read through its line structure
+        (`linerecords`)."""
+        try:
+            blocks = LineBlocks(path, shapes=True, keep=False)
+            rows, info = read_general(_rechunked(blocks, CHUNK_LINES))
+            _, n_lines = blocks.finish()
+        except OSError as exc:
+            raise InputError(path, f"cannot read ({exc.strerror or exc})") from None
+        if rows.height == 0:
+            raise FormatError(path, "read as a console log, but no line held a keyed number")
+        meta = {"pattern": linerecords.CONSOLE.name, "lines": n_lines, **info}
+        frame = long_table(rows.get_column("step"), rows.get_column("wall_time"),
+                           rows.get_column("metric"), rows.get_column("value"))
+        return Table(frame=frame, source=path, format="text", run_key=str(path), segment_key=str(path), meta=meta)
 
     @staticmethod
     def _warn(path: Path, pattern: LinePattern, info: dict, rows: pl.DataFrame) -> None:

@@ -1,0 +1,417 @@
+"""Any console log read through its line structure, not a named pattern.
+
+A log repeats a few kinds of line. Each shape of line (`lineshapes`: digits written
+as `0`) is tokenised once (`linetokens.tokenise`) into a template: the spans of its
+metric values, of the counters that may give its step and of its time stamp. Every
+line of a chunk is then sliced at its shape's spans, one column per value slot, and
+the values interleaved into rows (NumPy), as the named patterns' fields are.
+
+The step is chosen for the whole file once every line is read, from what its record
+lines hold (`steps`): a key that counts steps (`step`, `iter`, `global_step`,
+`num_updates`, ...), else a counter `N/M` (composed with the epoch when one is
+printed on the line or on a banner before it: MMEngine's `Epoch(train) [1][50/1000]`,
+MiniMind's `Epoch:[1/1](10/39695)`, Keras' `Epoch 3/10` then `100/100 ... loss:`),
+else the epoch, else the order of the lines. Evaluation lines that print no step of
+their own, and lines with no counter (HF's `{'loss': ...}` between tqdm bars), take the
+step of the line before them that had one. The plan is the counter's total (`N/M`),
+else what a banner states (`max_steps`, `Total optimization steps = 1,000`,
+`--train-iters 5000`). Tracebacks and crash messages after the last record are the
+signals the named patterns give (`textsignals`).
+
+`sniff` decides from a file's head whether it is such a log: at least a few lines
+with a step (or a counter) and keyed numbers whose key set repeats; a file where many
+lines hold numbers that cannot be read so gets a reason instead, said to the user.
+"""
+from __future__ import annotations
+
+import re
+import threading
+from collections import Counter
+from dataclasses import dataclass
+from typing import Iterable
+
+import numpy as np
+import polars as pl
+
+from . import lineshapes, textsignals
+from .base import to_float
+from .linetokens import Template, tokenise
+from .patterns import LinePattern
+
+CONSOLE = LinePattern(name="console log", rules=())
+"""What the signals (`textsignals`) are gathered with: no plan regex, no launch marker."""
+
+_PLAN = re.compile(r"(?i)(?:max[_ ]steps|max[_ ]iters?|total[_ ]steps|train[_-]iters|num[_ ]training[_ ]steps"
+                   r"|total optimization steps|total training steps)\W{0,3}\s*[:=]?\s*(\d[\d,]*)")
+_PLAN_HINT = "(?i)max[_ ]steps|max[_ ]iter|total[_ ]steps|train[_-]iters|num[_ ]training[_ ]steps|total optimization|total training steps"
+_ANCHORS = ("step", "inner", "inner_total", "epoch", "epoch_total")
+_MAX_BOOK = 200_000
+"""Shapes remembered for a file; a log of free text (nearly one shape a line) starts afresh past it."""
+
+
+class ShapeBook:
+    """The templates of the shapes seen in one file, and the metric names they use
+    (a code each). Parse threads share it; new shapes are learnt under a lock."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.templates: list[Template] = []
+        self.names: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def code(self, name: str) -> int:
+        if name not in self.names:
+            self.names[name] = len(self.names)
+        return self.names[name]
+
+    def learn(self, keys: list[str], examples: list[str]) -> list[int]:
+        """The id of each key (a shape, maybe refined, see `parse_chunk`), tokenising an
+        example line of each key not seen yet."""
+        with self._lock:
+            if len(self.ids) > _MAX_BOOK:
+                self.ids = {}
+                self.templates = []
+            out = []
+            for key, example in zip(keys, examples):
+                sid = self.ids.get(key)
+                if sid is None:
+                    sid = self.ids[key] = len(self.templates)
+                    t = tokenise(example)
+                    for name, _, _ in t.values:
+                        self.code(name)
+                    self.templates.append(t)
+                out.append(sid)
+            return out
+
+    def table(self, sids: list[int]) -> tuple[pl.DataFrame, int]:
+        """One row per shape id: the spans of its anchors (`step.s`, `step.n`, ...), its
+        stamp, whether it is an evaluation line, and per value slot k its span and name
+        code (`s{k}`, `n{k}`, `c{k}`); and the number of slots."""
+        temps = [self.templates[i] for i in sids]
+        width = max((len(t.values) for t in temps), default=0)
+        cols: dict[str, list] = {"_sid": sids, "evaluation": [t.evaluation is not None for t in temps]}
+        for name in _ANCHORS + ("stamp",):
+            spans = [_span(t, name) for t in temps]
+            cols[f"{name}.s"] = [s[0] if s else None for s in spans]
+            cols[f"{name}.n"] = [s[1] if s else None for s in spans]
+        for k in range(width):
+            vals = [t.values[k] if k < len(t.values) else None for t in temps]
+            cols[f"s{k}"] = [v[1] if v else None for v in vals]
+            cols[f"n{k}"] = [v[2] if v else None for v in vals]
+            cols[f"c{k}"] = [self.names[v[0]] if v else None for v in vals]
+        schema = {"_sid": pl.Int64, "evaluation": pl.Boolean,
+                  **{c: pl.Int64 for c in cols if c not in ("_sid", "evaluation")}}
+        return pl.DataFrame(cols, schema=schema), width
+
+
+def _span(t: Template, name: str) -> tuple[int, int] | None:
+    if name == "step":
+        return t.step[1:] if t.step else None
+    return getattr(t, name)
+
+
+# ------------------------------------------------------------------ one chunk
+
+
+@dataclass
+class ChunkOut:
+    lines: pl.DataFrame
+    """Lines with an anchor or a value: `row`, `step`, `inner`, `inner_total`, `epoch`,
+    `epoch_total` (Int64, null where absent), `evaluation`, `values` (how many), `wall_time`."""
+    rows: pl.DataFrame
+    """Value rows: `row` (Int32), `pos` (Int16), `code` (UInt32), `value`."""
+    signals: textsignals.ChunkSignals
+    plan: int | None
+    """The last plan a banner line of the chunk states."""
+
+
+def parse_chunk(chunk: pl.DataFrame, book: ShapeBook, known: dict) -> ChunkOut:
+    """One chunk of lines (`row`, `line_no`, `text`, maybe `shape`) read through the
+    templates of its shapes."""
+    shape = chunk.get_column("shape") if "shape" in chunk.columns else lineshapes.shapes_of(chunk.get_column("text"))
+    chunk = chunk.drop("shape", strict=False)
+    first = pl.DataFrame({"shape": shape, "text": chunk.get_column("text")}).unique(
+        "shape", keep="first", maintain_order=True)
+    shapes = first.select("shape", _shape=pl.int_range(pl.len(), dtype=pl.Int64))
+    local = shape.to_frame("shape").join(shapes, on="shape", how="left", maintain_order="left").get_column("_shape")
+    chunk = chunk.with_columns(local)
+    signals = textsignals.chunk_signals(chunk, CONSOLE, shapes, known)
+    plan = _chunk_plan(chunk)
+
+    sids = book.learn(first.get_column("shape").to_list(), first.get_column("text").to_list())
+    named = {i: book.templates[sid].named_by_digits for i, sid in enumerate(sids) if book.templates[sid].named_by_digits}
+    if named:  # keys with digits (`top1`, `loss_0`): one shape may name other metrics, told apart by those keys
+        key = _refined(chunk.with_columns(shape.alias("_text_shape")), named)
+        first = chunk.with_columns(shape.alias("_text_shape")).select(key.alias("key"), "text").unique("key", keep="first", maintain_order=True)
+        keyed = first.select("key", _sid=pl.Series(book.learn(first.get_column("key").to_list(),
+                                                               first.get_column("text").to_list()), dtype=pl.Int64))
+        ids = chunk.with_columns(shape.alias("_text_shape")).select(key.alias("key")).join(keyed, on="key", how="left", maintain_order="left").get_column("_sid")
+        sids = keyed.get_column("_sid").to_list()
+    else:
+        by_local = pl.Series(sids, dtype=pl.Int64)
+        ids = by_local.gather(chunk.get_column("_shape"))
+    chunk = chunk.with_columns(ids.alias("_sid"))
+    sids = list(dict.fromkeys(sids))
+
+    table, width = book.table(sids)
+    joined = chunk.select("row", "text", "_sid").join(table, on="_sid", how="left", maintain_order="left")
+    wanted = pl.any_horizontal([pl.col(f"{a}.s").is_not_null() for a in _ANCHORS]
+                               + ([pl.col("s0").is_not_null()] if width else [pl.lit(False)]))
+    joined = joined.filter(wanted)
+    text = pl.col("text")
+
+    def cut(name: str) -> pl.Expr:
+        return text.str.slice(pl.col(f"{name}.s"), pl.col(f"{name}.n"))
+
+    has_stamp = joined.get_column("stamp.s").null_count() < joined.height
+    lines = joined.select(
+        pl.col("row").cast(pl.Int32),
+        *[cut(a).cast(pl.Int64, strict=False).alias(a) for a in _ANCHORS],
+        "evaluation",
+        values=pl.sum_horizontal([pl.col(f"s{k}").is_not_null() for k in range(width)]) if width else pl.lit(0),
+        wall_time=_wall_time(cut("stamp")) if has_stamp else pl.lit(None, pl.Float64),
+    )
+    if width == 0 or joined.height == 0:
+        rows = pl.DataFrame(schema={"row": pl.Int32, "pos": pl.Int16, "code": pl.UInt32, "value": pl.Float64})
+        return ChunkOut(lines, rows, signals, plan)
+    raw = joined.select([text.str.slice(pl.col(f"s{k}"), pl.col(f"n{k}")).alias(f"v{k}") for k in range(width)])
+    values = [numbers(raw.get_column(f"v{k}")) for k in range(width)]
+    codes = [joined.get_column(f"c{k}") for k in range(width)]
+    n = joined.height
+    matrix = np.column_stack([v.fill_null(np.nan).to_numpy() for v in values]).ravel()
+    code = np.column_stack([c.fill_null(-1).to_numpy() for c in codes]).ravel()
+    present = code >= 0
+    for k, v in enumerate(values):  # a slot whose text did not read as a number is not a value
+        if v.null_count() > codes[k].null_count():
+            bad = (v.is_null() & codes[k].is_not_null()).to_numpy()
+            present.reshape(n, width)[:, k] &= ~bad
+    line = np.repeat(np.arange(n, dtype=np.int64), width)[present]
+    pos = np.tile(np.arange(width, dtype=np.int16), n)[present]
+    rows = pl.DataFrame({"row": joined.get_column("row").cast(pl.Int32).to_numpy()[line], "pos": pos,
+                         "code": code[present].astype(np.uint32), "value": matrix[present]})
+    return ChunkOut(lines, rows, signals, plan)
+
+
+def _refined(chunk: pl.DataFrame, named: dict[int, list[tuple[int, int]]]) -> pl.Expr:
+    """Each line's key for the book: its shape id, and for the shapes with digits in
+    their keys, the text at those keys."""
+    text, local = pl.col("text"), pl.col("_shape")
+    if len(named) > 64:  # too many to tell apart by shape: each line is its own key
+        return pl.concat_str([pl.lit("\x03"), text])
+    key = pl.col("_text_shape")
+    for i, spans in named.items():
+        parts = [text.str.slice(a, n) for a, n in spans]
+        key = pl.when(local == i).then(pl.concat_str([key, *parts], separator="\x02")).otherwise(key)
+    return pl.concat_str([pl.lit("\x03"), key, pl.lit("\x03")])  # never a shape's text
+
+
+def numbers(raw: pl.Series) -> pl.Series:
+    """Numbers as printed: a plain cast, then the spellings (`-nan`, `inf`) and thousands
+    separators (`7,233`) for the cells it could not read."""
+    fast = raw.cast(pl.Float64, strict=False)
+    if fast.null_count() > raw.null_count():
+        idx = (fast.is_null() & raw.is_not_null()).arg_true()
+        slow = raw.gather(idx).str.replace_all(",", "", literal=True).to_frame("raw") \
+            .select(to_float(pl.col("raw"))).to_series()
+        fast = fast.scatter(idx, slow)
+    return fast
+
+
+def _wall_time(text: pl.Expr) -> pl.Expr:
+    return (text.str.replace(",", ".", literal=True).str.replace("T", " ", literal=True)
+            .str.replace_all("/", "-", literal=True)
+            .str.to_datetime("%Y-%m-%d %H:%M:%S%.f", strict=False, time_unit="us")
+            .dt.timestamp("us").cast(pl.Float64) / 1e6)
+
+
+def _chunk_plan(chunk: pl.DataFrame) -> int | None:
+    stating = chunk.filter(pl.col("text").str.contains(_PLAN_HINT))
+    if stating.height == 0:
+        return None
+    for text in reversed(stating.get_column("text").to_list()):
+        m = _PLAN.search(text)
+        if m:
+            return int(m.group(1).replace(",", ""))
+    return None
+
+
+# ------------------------------------------------------------------ the whole file
+
+
+def steps(lines: pl.DataFrame) -> tuple[pl.DataFrame, dict]:
+    """The step of every line (`row`, `step`), and the plan meta, chosen for the file
+    (see the module doc)."""
+    if lines.height == 0:
+        return lines.select("row", step=pl.lit(None, pl.Int64)), {}
+    lines = lines.with_columns(pl.col("epoch", "epoch_total").forward_fill())  # a banner's epoch holds on
+    records = lines.filter(~pl.col("evaluation") & (pl.col("values") > 0))
+    has = {a: records.get_column(a).null_count() < records.height for a in _ANCHORS}
+    own = pl.col("step")
+    meta: dict = {}
+    if has["step"]:
+        step, how = _named(lines, records), "step"
+    elif has["inner"]:
+        step, how, plan = _counted(lines, records)
+        if plan:
+            meta["plan.steps"] = plan
+    elif has["epoch"]:
+        step, how = pl.col("epoch"), "epoch"
+        total = records.get_column("epoch_total").drop_nulls()
+        if total.len():
+            meta["plan.steps"] = int(total[-1])
+    else:
+        step, how = (pl.col("values") > 0).cast(pl.Int64).cum_sum() - 1, "order"
+    stepped = lines.with_columns(
+        step=pl.when(pl.col("evaluation") & own.is_null()).then(None).otherwise(step).cast(pl.Int64))
+    if how == "order":  # evaluation lines take the step of the records before them
+        stepped = stepped.with_columns(step=pl.when(pl.col("evaluation")).then(None).otherwise(pl.col("step")))
+    # lines with no step of their own take the step of the line before them; before the first
+    # step there is the preamble (a banner's `Num examples = 1,000`): no records there
+    stepped = stepped.with_columns(pl.col("step").forward_fill())
+    meta["step.from"] = how
+    return stepped.select("row", "step", "wall_time"), meta
+
+
+def _named(lines: pl.DataFrame, records: pl.DataFrame) -> pl.Expr:
+    """A key that counts steps; when it starts again at each new epoch (per-epoch step
+    counters), the epoch and it compose one count."""
+    seen = records.filter(pl.col("step").is_not_null())
+    back = seen.filter(pl.col("step").diff() < 0)
+    if back.height and seen.get_column("epoch").null_count() == 0:
+        ep_up = seen.filter(pl.col("step").diff() < 0).height == seen.filter(
+            (pl.col("step").diff() < 0) & (pl.col("epoch").diff() > 0)).height
+        if ep_up:
+            per = int(seen.get_column("step").max()) + (1 if int(seen.get_column("step").min()) == 0 else 0)
+            base = _epoch_base(seen)
+            return (pl.col("epoch") - base) * per + pl.col("step")
+    return pl.col("step")
+
+
+def _counted(lines: pl.DataFrame, records: pl.DataFrame) -> tuple[pl.Expr, str, int | None]:
+    """A counter `N/M`: N, or with an epoch (on the line or a banner before it),
+    (epoch - first epoch) * M + N."""
+    seen = records.filter(pl.col("inner").is_not_null())
+    totals = seen.get_column("inner_total").drop_nulls()
+    last_total = int(totals[-1]) if totals.len() else None
+    with_epoch = seen.get_column("epoch").null_count() == 0
+    inner = pl.col("inner")
+    if not with_epoch:
+        return pl.when(pl.col("inner").is_not_null()).then(inner), "counter", last_total
+    per = pl.col("inner_total").fill_null(int(seen.get_column("inner").max()))
+    base = _epoch_base(seen)
+    epochs = seen.get_column("epoch_total").drop_nulls()
+    plan = int(epochs[-1]) * last_total if epochs.len() and last_total else None
+    return pl.when(inner.is_not_null()).then((pl.col("epoch") - base) * per + inner), "epoch and counter", plan
+
+
+def _epoch_base(seen: pl.DataFrame) -> int:
+    """Epochs count from 0 or from 1: 0 when the file shows an epoch 0."""
+    return 0 if int(seen.get_column("epoch").min()) == 0 else 1
+
+
+def assemble(outs: Iterable[ChunkOut], book: ShapeBook) -> tuple[pl.DataFrame, dict]:
+    """The chunks put together: value rows in read order with their line's step and
+    wall time (`row, step, wall_time, metric, value`), and what the file says besides:
+    the plan meta, the signals' meta, the counts."""
+    signals = textsignals.Signals(CONSOLE)
+    line_parts, row_parts, plan = [], [], None
+    for out in outs:
+        signals.add(out.signals)
+        line_parts.append(out.lines)
+        row_parts.append(out.rows)
+        plan = out.plan if out.plan is not None else plan
+    lines = pl.concat(line_parts, how="vertical_relaxed") if line_parts else None
+    rows = pl.concat(row_parts) if row_parts else None
+    if lines is None or rows is None or rows.height == 0:
+        empty = pl.DataFrame(schema={"row": pl.Int32, "step": pl.Int64, "wall_time": pl.Float64,
+                                     "metric": pl.Categorical(), "value": pl.Float64})
+        return empty, {"signals": signals.meta(empty), "records": 0}
+    stepped, plan_meta = steps(lines)
+    # each value row takes its line's step and wall time (lines and rows are both in row order)
+    at = np.searchsorted(stepped.get_column("row").to_numpy(), rows.get_column("row").to_numpy())
+    step = stepped.get_column("step").gather(at)
+    wall = stepped.get_column("wall_time")
+    names = pl.Series(list(book.names), dtype=pl.Categorical())
+    frame = pl.DataFrame({
+        "row": rows.get_column("row"),
+        "step": step,
+        "wall_time": wall.gather(at) if wall.null_count() < wall.len() else pl.Series([None] * rows.height,
+                                                                                        dtype=pl.Float64),
+        "metric": names.gather(rows.get_column("code")),
+        "value": rows.get_column("value"),
+    })
+    if frame.get_column("step").null_count():
+        frame = frame.filter(pl.col("step").is_not_null())
+    frame = _drop_repeats(frame)
+    if "plan.steps" not in plan_meta and plan is not None and plan_meta.get("step.from") == "step":
+        plan_meta["plan.steps"] = plan
+        plan_meta["plan.from"] = f"max steps stated in the log ({plan})"
+    elif "plan.steps" in plan_meta:
+        plan_meta["plan.from"] = f"the log's step counter (N/{plan_meta['plan.steps']})"
+    meta = {**plan_meta, "records": int((lines.get_column("values") > 0).sum())}
+    sig = signals.meta(frame.with_columns(pl.col("row").cast(pl.Int64)))
+    meta.update({k: v for k, v in sig.items() if k.startswith("plan.error")})
+    return frame, meta
+
+
+def _drop_repeats(frame: pl.DataFrame) -> pl.DataFrame:
+    """A value equal to the one before it of its metric at the same step: a line printed
+    twice (a tqdm bar redrawn, a rank echoing rank 0)."""
+    same = ((pl.col("step") == pl.col("step").shift(1).over("metric"))
+            & pl.col("value").eq_missing(pl.col("value").shift(1).over("metric"))).fill_null(False)
+    dup = frame.select(same).to_series()
+    return frame.filter(~dup) if dup.any() else frame
+
+
+# ------------------------------------------------------------------ sniffing
+
+
+@dataclass
+class Verdict:
+    """What a sniff makes of a text file: a console log to read, or why not."""
+
+    readable: bool
+    reason: str | None = None
+    """Why a file whose lines hold numbers is not read (None: not a log at all)."""
+
+
+def sniff(text: str, whole: bool, name: str = "") -> Verdict | None:
+    """A console log (its key sets repeat on lines with a step or a counter), a file
+    that looks like one but cannot be read (`Verdict(False, reason)`), or None."""
+    lines = [p for raw in text.replace("\r\n", "\n").split("\n") for p in raw.split("\r")]
+    if not whole and len(lines) > 1:
+        lines = lines[:-1]  # the last line may be cut
+    shapes = [s.translate(_ZERO) for s in lines]
+    cache = {s: tokenise(s) for s in dict.fromkeys(shapes)}
+    temps = [cache[s] for s in shapes]
+    numeric = [i for i, (line, t) in enumerate(zip(lines, temps))
+               if (t.values or t.unkeyed) and any(c.isdigit() for c in line)]
+    records = [i for i in numeric if temps[i].values]
+    anchored, context = [], False
+    for i, t in enumerate(temps):
+        context = context or t.anchored
+        if t.values and (t.anchored or context):
+            anchored.append(i)
+    sets = Counter(frozenset(n for n, _, _ in temps[i].values) for i in anchored)
+    top = sets.most_common(1)[0][1] if sets else 0
+    need = 2 if whole else 3
+    if anchored and top >= need:
+        return Verdict(True)
+    free = Counter(frozenset(n for n, _, _ in temps[i].values) for i in records)
+    if free and (common := free.most_common(1)[0]) and common[1] >= 5 and len(common[0]) >= 2:
+        return Verdict(True)  # a step in line order: the same keys line after line
+    non_empty = sum(1 for line in lines if line.strip())
+    if len(numeric) >= 10 and len(numeric) >= 0.5 * non_empty:
+        first = numeric[0]
+        snippet = lines[first].strip()[:80]
+        if not records:
+            why = "no key names their numbers"
+        elif not anchored:
+            why = "no step counter, and no set of keys repeats on 5 lines"
+        else:
+            why = "their keys do not repeat from line to line"
+        return Verdict(False, f"{len(numeric)} lines hold numbers but {why}: e.g. line {first + 1} {snippet!r}")
+    return None
+
+
+_ZERO = str.maketrans("0123456789", "0000000000")
