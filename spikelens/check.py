@@ -371,11 +371,14 @@ def load_baseline(path: str | Path) -> Baseline:
 
 
 def write_baseline(baseline: Baseline, path: str | Path) -> None:
-    """Write the baseline as stable, sorted JSON (no timestamps: diffs show only real changes)."""
+    """Write the baseline as stable, sorted JSON (no timestamps: diffs show only real changes),
+    atomically (a killed write leaves the previous baseline)."""
+    from .outputs import atomic_write_text
+
     p = Path(path)
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(json.dumps(baseline.to_json(), indent=1, allow_nan=False) + "\n", encoding="utf-8")
+        atomic_write_text(p, json.dumps(baseline.to_json(), indent=1, allow_nan=False) + "\n")
     except OSError as exc:
         raise InputError(p, f"cannot write the baseline ({exc.strerror or exc})") from None
 

@@ -63,9 +63,45 @@ def _register() -> None:
     from . import commands  # noqa: F401  (each module adds its command to `app`)
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised where the main process is (not an Exception: nothing that keeps a
+    sweep going past a crashing detector may swallow it)."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise Terminated()
+
+
+def _stopped(code: int) -> None:
+    """Interrupted (Ctrl-C, 130) or terminated (SIGTERM, 143): one line, no traceback.
+    Workers are already stopped and every output is written whole or not at all."""
+    import signal
+
+    for sig in (signal.SIGINT, signal.SIGTERM):  # a second signal during the exit changes nothing
+        signal.signal(sig, signal.SIG_IGN)
+    typer.echo(f"spikelens: {'interrupted' if code == 130 else 'terminated'}", err=True)
+    sys.exit(code)
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: run the app, turn spikelens errors into one line and exit 2."""
+    """Entry point: run the app, turn spikelens errors into one line and exit 2; Ctrl-C
+    exits 130 and SIGTERM 143, as a shell reports a process ended by them."""
+    import signal
+
     _register()
+    try:
+        before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread (embedded): leave the host's handling alone
+        before = {}
+    try:
+        _main(argv)
+    finally:
+        for sig, handler in before.items():  # called in-process (tests, embedding): give them back
+            signal.signal(sig, handler)
+
+
+def _main(argv: list[str] | None) -> None:
     try:
         # without standalone mode, `raise typer.Exit(code)` comes back as the return value
         code = app(args=argv, standalone_mode=False)
@@ -81,18 +117,21 @@ def main(argv: list[str] | None = None) -> None:
         typer.echo(f"spikelens: error: {exc}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        typer.echo("spikelens: interrupted", err=True)
-        sys.exit(130)
+        _stopped(130)
+    except Terminated:
+        _stopped(143)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except Exception as exc:  # click usage errors and aborts
         import click
 
-        if isinstance(exc, (click.exceptions.Abort, typer.Abort)):
-            sys.exit(130)
+        if isinstance(exc, (click.exceptions.Abort, typer.Abort)):  # click's word for a KeyboardInterrupt
+            _stopped(130)
         # typer >= 0.20 vendors click (typer._click): its usage errors are not click's
         if isinstance(exc, (click.ClickException, typer.exceptions.TyperException)) and hasattr(exc, "show"):
             exc.show()
             sys.exit(2)
         raise
+    if code == 130:  # typer's answer to a KeyboardInterrupt
+        _stopped(130)
     sys.exit(code if isinstance(code, int) else 0)

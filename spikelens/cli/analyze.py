@@ -18,6 +18,7 @@ from rich.text import Text
 from .. import api
 from ..config import Config, load_config
 from ..errors import UsageError
+from ..outputs import atomic_write_text, refuse_overlap
 from ..frame import ROLES
 from . import app
 from .common import ALLOW_EMPTY, CHARTS, CONFIG, QUIET_RUNS, ROLE, VERBOSE, emit_warnings, stderr_console, stdout_console
@@ -85,6 +86,9 @@ def analyze_cmd(
     from ..importers.mlflow_runs import select_in
 
     paths = select_in(paths, experiment, run_id)
+    for what, out in (("--html", html), ("--plot", plot)):
+        if out is not None:  # before the analysis: the logs read are never written over, nor added to
+            refuse_overlap(out, paths, what)
     cfg = build_config(config, role)
     params = detector_params(cfg, param)
     started = time.perf_counter()
@@ -291,7 +295,7 @@ def _write_html(report, path: Path, quiet: bool) -> None:
     page = render_html(report)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(page, encoding="utf-8")
+        atomic_write_text(path, page)
     except OSError as exc:
         raise UsageError(f"{path}: cannot write the HTML report ({exc.strerror or exc})") from None
     if not quiet:

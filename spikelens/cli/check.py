@@ -19,6 +19,7 @@ from .. import api
 from ..check import (CheckResult, baseline_from, build_policy, evaluate, load_baseline, parse_kind_thresholds,
                      write_baseline)
 from ..errors import UsageError
+from ..outputs import atomic_write, refuse_overlap
 from ..report.json_report import check_report_dict as report_json
 from . import app
 from .analyze import build_config, detector_params, progress, require_loss
@@ -115,6 +116,10 @@ def check_cmd(
     if update_baseline and policy.baseline is None:
         raise UsageError("--update-baseline needs a file: give --baseline FILE (or baseline in [tool.spikelens.check])")
     accepted = load_baseline(policy.baseline) if policy.baseline is not None and not update_baseline else None
+    for what, out in (("--junit", junit), ("--summary", summary),
+                      ("--baseline", policy.baseline if update_baseline else None)):
+        if out is not None:  # before the analysis: the logs read are never written over, nor added to
+            refuse_overlap(out, paths, what)
 
     started = time.perf_counter()
     with progress(quiet) as update:
@@ -164,10 +169,11 @@ def _joined(items: list[str]) -> str | None:
 
 
 def _write(path: Path, text: str, what: str, append: bool = False) -> None:
+    """Written whole or not at all (outputs.atomic_write); appending keeps what was there."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a" if append else "w", encoding="utf-8") as fh:
-            fh.write(text)
+        before = path.read_text(encoding="utf-8", errors="surrogateescape") if append and path.exists() else ""
+        atomic_write(path, lambda tmp: tmp.write_text(before + text, encoding="utf-8", errors="surrogateescape"))
     except OSError as exc:
         raise UsageError(f"{path}: cannot write {what} ({exc.strerror or exc})") from None
 

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from .. import api, diagnostics
 from ..errors import UsageError
+from ..outputs import atomic_write, refuse_overlap
 from . import app
 from .common import QUIET, emit_warnings, stdout_console
 
@@ -80,6 +81,7 @@ FRAME_SUFFIXES = (".parquet", ".csv")
 
 def export_frame(paths: List[Path], output: Path, *, mkdir: bool, quiet: bool) -> None:
     """`spikelens export PATHS -o FILE.parquet|FILE.csv`: the long frame of every run under PATHS."""
+    refuse_overlap(output, paths, "-o")  # the logs read are never written over, nor added to
     output_folder(output, mkdir)  # before reading: a typo in the folder should not cost the whole read
     with diagnostics.collecting() as diag:
         frame = api.load(*paths)
@@ -109,8 +111,30 @@ def output_folder(output: Path, mkdir: bool) -> None:
 
 
 def write_frame(frame, output: Path) -> None:
-    """Write a frame as Parquet or CSV by the file's suffix (into a folder that exists)."""
+    """Write a frame as Parquet or CSV by the file's suffix (into a folder that exists),
+    atomically: a killed or failed write leaves the previous file as it was. CSV text
+    cells a spreadsheet would run as a formula are escaped (`csv_safe`)."""
     if output.suffix.lower() == ".parquet":
-        frame.write_parquet(output)
+        atomic_write(output, frame.write_parquet)
     else:
-        frame.write_csv(output)
+        atomic_write(output, csv_safe(frame).write_csv)
+
+
+FORMULA_START = r"^[=+\-@\t\r]"
+"""What makes a spreadsheet read a cell as a formula (OWASP's CSV injection list)."""
+
+
+def csv_safe(frame):
+    """Text cells that start as a formula does get a leading single quote, as OWASP's CSV
+    injection guidance says (`=HYPERLINK(...)` from a run or metric name stays text);
+    numbers are never touched."""
+    import polars as pl
+
+    text = [name for name, dtype in frame.schema.items()
+            if dtype == pl.String or isinstance(dtype, (pl.Categorical, pl.Enum))]
+    return frame.with_columns(
+        pl.when(pl.col(c).cast(pl.String).str.contains(FORMULA_START))
+        .then(pl.lit("'") + pl.col(c).cast(pl.String))
+        .otherwise(pl.col(c).cast(pl.String)).alias(c)
+        for c in text
+    )

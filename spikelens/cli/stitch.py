@@ -55,8 +55,10 @@ def stitch_cmd(
     if output is not None and output.suffix.lower() not in OUTPUT_SUFFIXES:
         raise UsageError(f"{output}: --output must end in .parquet or .csv")
     if output is not None:
+        from ..outputs import refuse_overlap
         from .ls import output_folder
 
+        refuse_overlap(output, paths, "-o")  # the logs read are never written over, nor added to
         output_folder(output, mkdir)
     cfg = build_config(config, role)
     params = detector_params(cfg, param)

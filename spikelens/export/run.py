@@ -6,6 +6,7 @@ from pathlib import Path
 
 from .. import diagnostics
 from ..errors import UsageError
+from ..outputs import atomic_folder
 from .timeline import live_points, outside_inputs, run_folder
 
 FORMATS = ("tensorboard", "wandb")
@@ -29,12 +30,16 @@ def export(*paths: str | os.PathLike, out: str | os.PathLike, fmt: str = "tensor
     if points.height == 0:
         raise UsageError(f"{run}: no values to export")
     folder = run_folder(out, run)
-    if fmt == "tensorboard":
-        from .tensorboard import write_events
+    try:
+        with atomic_folder(folder) as tmp:  # a killed export leaves no half run behind
+            if fmt == "tensorboard":
+                from .tensorboard import write_events
 
-        write_events(points, folder)
-    else:
-        from .wandb_offline import write_wandb
+                written = write_events(points, tmp)
+            else:
+                from .wandb_offline import write_wandb
 
-        folder = write_wandb(points, folder, run)
-    return folder, points.height
+                written = write_wandb(points, tmp, run)
+    except OSError as exc:
+        raise UsageError(f"{folder}: cannot write the export ({exc.strerror or exc})") from None
+    return (folder if fmt == "tensorboard" else folder / written.relative_to(tmp)), points.height

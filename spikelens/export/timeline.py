@@ -6,6 +6,7 @@ from pathlib import Path
 import polars as pl
 
 from ..errors import UsageError
+from ..outputs import refuse_overlap
 
 
 def live_points(frame: pl.DataFrame) -> pl.DataFrame:
@@ -22,26 +23,17 @@ def live_points(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def outside_inputs(out: Path, inputs: list[str]) -> None:
-    """Refuse an output folder inside (or equal to) a log folder or file's folder that was read."""
-    from ..storage import protocol, unmangle
-
-    target = out.resolve()
-    for raw in inputs:
-        text = unmangle(str(raw))
-        if protocol(text) is not None:
-            continue
-        p = Path(text).resolve()
-        folder = p if p.is_dir() else p.parent
-        if target == folder or folder in target.parents:
-            raise UsageError(f"{out}: the export would be written inside the logs it reads ({folder}); "
-                             "choose an -o folder outside them")
+    """Refuse an output folder that is, holds or lies inside a log folder or the folder of
+    a log file that was read (the next sweep would read the export as a run)."""
+    refuse_overlap(out, inputs, "-o", near_files=True)
 
 
 def run_folder(out: Path, run: str) -> Path:
-    """`out/<run>` (the run name made a safe folder name); refuses one that already holds data."""
+    """`out/<run>` (the run name made a safe folder name), not created: the export is
+    written beside it and renamed into place whole; refuses one that already holds data."""
     safe = "".join(c if c.isalnum() or c in "-_.=" else "_" for c in run).strip("._") or "run"
     folder = out / safe
-    if folder.exists() and any(folder.iterdir()):
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise UsageError(f"{folder}: already holds files (an earlier export?); remove it or choose another -o")
-    folder.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     return folder

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import signal
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, Callable, Iterable, Iterator
@@ -46,9 +47,56 @@ def _local(fn: Callable[..., Any], items: list[Any], shared: tuple, jobs: int | 
         return
     # spawn, not fork: Polars' thread pool does not survive a fork
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        yield from _in_order((pool.submit(fn, item, *shared) for item in items),
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_ignores_signals)
+    try:
+        yield from _in_order((_submit(pool, fn, item, shared) for item in items),
                              IN_FLIGHT_PER_WORKER * jobs, Future.result)
+    except BaseException:  # Ctrl-C, SIGTERM, an error, or the caller stopped reading
+        _stop(pool)
+        raise
+    pool.shutdown()
+
+
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
+def _submit(pool: ProcessPoolExecutor, fn: Callable[..., Any], item: Any, shared: tuple) -> Future:
+    """Submit with Ctrl-C and SIGTERM held back: a worker started by this submit inherits
+    them blocked until it has set them aside (`_worker_ignores_signals`), so one that is
+    still starting never dies of them with a traceback; here they arrive right after."""
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - not POSIX
+        return pool.submit(fn, item, *shared)
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    try:
+        return pool.submit(fn, item, *shared)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _worker_ignores_signals() -> None:
+    """Ctrl-C and SIGTERM reach the whole process group; only the main process handles
+    them (it stops the workers), so no worker prints a traceback or breaks the pool first."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Drop the queued groups and end the workers now (they hold no output: the report
+    and every file are written by this process, after the sweep)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        try:
+            proc.kill()
+        except (OSError, ValueError, AttributeError):  # already gone
+            pass
+    for proc in procs:
+        try:
+            proc.join(5)
+        except (OSError, ValueError, AttributeError, AssertionError):
+            pass
 
 
 def _in_order(submitted: Iterable[Any], limit: int, wait: Callable[[Any], Any]) -> Iterator[Any]:

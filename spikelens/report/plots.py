@@ -344,6 +344,7 @@ def write_plots(report: Report, folder: str | Path) -> dict[str, list[Path]]:
     finding that needs attention (`RUN--KIND-STEP.png`, at most MAX_FINDING_PNGS a run,
     worst first); returns run name → its paths, the run's picture first."""
     from ..model.finding import SEVERITY_RANK
+    from ..outputs import atomic_write_bytes
     from .verdict import split_findings
 
     folder = Path(folder)
@@ -352,7 +353,7 @@ def write_plots(report: Report, folder: str | Path) -> dict[str, list[Path]]:
     out: dict[str, list[Path]] = {}
     for run in sorted(report.runs, key=lambda r: r.run):
         path = folder / file_name(run.run, used)
-        path.write_bytes(plot_run(run))
+        atomic_write_bytes(path, plot_run(run))  # written whole or not at all
         out[run.run] = [path]
         major = split_findings(run)[0]
         worst = sorted(major, key=lambda f: -SEVERITY_RANK[f.severity])[:MAX_FINDING_PNGS]
@@ -362,6 +363,6 @@ def write_plots(report: Report, folder: str | Path) -> dict[str, list[Path]]:
                 continue
             at = f.anchor_step if f.anchor_step is not None else "x"
             path = folder / file_name(f"{run.run}--{f.kind}-{at}", used)
-            path.write_bytes(png)
+            atomic_write_bytes(path, png)
             out[run.run].append(path)
     return out

@@ -1,0 +1,86 @@
+"""Ctrl-C (SIGINT) and SIGTERM during a sweep: the workers stop, no traceback (no
+BrokenProcessPool), exit 130 or 143 as a shell reports them, and no output is left half
+written: the previous HTML report is intact and the findings dataset never committed.
+
+A real `python -m spikelens analyze` over a few hundred small CSV runs (Lightning
+CSVLogger's layout: `version_N/metrics.csv`) is signalled once its worker processes are
+up, the way a terminal's Ctrl-C reaches the whole process group."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+RUNS = 300
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("sweep")
+    rng = np.random.default_rng(0)
+    steps = np.arange(0, 400)
+    for i in range(RUNS):
+        loss = 3.0 * np.exp(-steps / 300) + 0.05 * rng.standard_normal(steps.size) + 1.0
+        rows = "".join(f"{s},{v:.5f},0\n" for s, v in zip(steps, loss))
+        folder = root / f"run{i:03d}" / "version_0"
+        folder.mkdir(parents=True)
+        (folder / "metrics.csv").write_text("step,train_loss,epoch\n" + rows)
+    return root
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(entry))
+    return out
+
+
+def _signalled(sweep: Path, tmp_path: Path, sig: int) -> tuple[int, str, Path, Path]:
+    html = tmp_path / "report.html"
+    html.write_text("the previous good report\n")
+    data = tmp_path / "fleet"
+    proc = subprocess.Popen([sys.executable, "-m", "spikelens", "analyze", str(sweep), "--format", "json",
+                             "--html", str(html), "--findings", str(data), "--no-charts"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)  # its own process group, as a terminal gives a command
+    deadline = time.monotonic() + 60
+    # the sweep has started once its worker processes are up (spawned children)
+    while time.monotonic() < deadline and proc.poll() is None and len(_children(proc.pid)) < 2:
+        time.sleep(0.05)
+    time.sleep(0.5)  # a few groups in flight
+    assert proc.poll() is None, "the sweep ended before it could be interrupted: make it larger"
+    os.killpg(proc.pid, sig)  # the whole group, as Ctrl-C in a terminal or `kill -TERM -PGID`
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise AssertionError("the sweep did not stop after the signal")
+    return proc.returncode, err, html, data
+
+
+@pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted"),
+                                              (signal.SIGTERM, 143, "terminated")],
+                         ids=["SIGINT", "SIGTERM"])
+def test_a_signal_stops_the_sweep_cleanly(sweep: Path, tmp_path: Path, sig: int, code: int, word: str):
+    rc, err, html, data = _signalled(sweep, tmp_path, sig)
+    assert rc == code, err
+    assert "Traceback" not in err and "BrokenProcessPool" not in err, err
+    assert err.strip().splitlines()[-1] == f"spikelens: {word}"
+    assert html.read_text() == "the previous good report\n"  # not replaced, not cut
+    assert not (data / "_spikelens_dataset.json").exists()  # nothing committed
+    assert not list(data.glob("run=*/*.parquet"))
+    assert not list(tmp_path.glob(".spikelens-tmp-*"))  # no temporary file left beside the outputs
