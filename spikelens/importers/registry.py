@@ -16,6 +16,7 @@ from .mlflow_server import MlflowServerImporter
 from .mlflow_sql import MlflowDatabaseImporter
 from .neptune_parquet import NeptuneParquetImporter
 from .raytune import RayTuneTrialImporter
+from .sb3 import RlProgressImporter
 from .swanlab import SwanLabImporter
 from .tensorboard import TensorBoardImporter
 from .textlogs import TextLogImporter
@@ -40,6 +41,7 @@ IMPORTERS: tuple[Importer, ...] = (
     NeptuneParquetImporter(),  # before W&B history dumps: both are Parquet
     WandbChartCsvImporter(),  # before CsvImporter: a chart export is also a CSV
     WandbHistoryImporter(),  # before CsvImporter: _step/_runtime/_timestamp dumps
+    RlProgressImporter(),  # before the JSON-lines and CSV readers: a timesteps column is the step (SB3 progress.*)
     LlamaFactoryImporter(),  # before JsonLinesImporter: trainer_log.jsonl is JSON lines too
     JsonLinesImporter(),  # after W&B history (its JSON lines have `_step`) and HF
     UltralyticsImporter(),  # before CsvImporter: results.csv (epoch, train/*_loss, metrics/*) and its args.yaml

@@ -1,0 +1,91 @@
+"""Reinforcement-learning progress logs: Stable-Baselines3 `progress.csv` / `progress.json`
+(OpenAI Baselines' logger, which SB3's derives from, and home-grown RL scripts alike).
+
+An RL run counts environment timesteps, not optimiser steps: `time/total_timesteps` (or
+`total_timesteps`, `timesteps_total`, `num_timesteps`, `total timesteps`, ...) is the
+step. SB3's `CSVOutputFormat` writes one row per `dump()` and leaves the cells of keys
+another dump recorded empty (a rollout row has no `train/*`, an `EvalCallback` row holds
+`eval/*`), and rewrites its header when a key first appears, so old rows are padded;
+empty cells are "not logged". `time/iterations` and `train/n_updates` are counters, kept
+as metrics (`other`), never the step. Roles come from the names (`frame.infer_role`):
+`rollout/ep_rew_mean` and `eval/mean_reward` are rewards (higher is better),
+`train/approx_kl` KL, `train/entropy_loss` entropy, `train/explained_variance` a score,
+`train/loss`, `train/value_loss`, `train/policy_gradient_loss` losses, `time/fps`
+throughput. A script relaunched into the same file (timesteps going back) is a second
+launch, as for any CSV.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .. import diagnostics
+from ..errors import FormatError
+from . import decoding
+from .base import Importer, Table
+from .csvlogs import (decode, head_lines, looks_binary, read_bytes, read_string_frame, separator_of, split_fields,
+                      to_long)
+from .wandb_exports import parse_jsonl, rows_to_long
+
+TIMESTEP_NAMES = ("time/total_timesteps", "total_timesteps", "timesteps_total", "num_timesteps", "total timesteps",
+                  "total_env_steps", "env_steps", "timesteps", "timestep")
+"""Columns that count environment timesteps, by preference (matched without case)."""
+
+
+def timestep_key(keys) -> str | None:
+    """The timesteps key among a header's or an object's keys, else None."""
+    low = {str(k).strip().lower(): k for k in keys}
+    return next((low[n].strip() for n in TIMESTEP_NAMES if n in low), None)
+
+
+class RlProgressImporter(Importer):
+    """CSV or JSON lines with an environment-timesteps column (SB3 `progress.csv`/`.json`)."""
+
+    name = "rl_progress"
+    looks_for = "RL progress logs (Stable-Baselines3 progress.csv / progress.json) with a timesteps column"
+
+    def claims(self, path: Path, head: bytes) -> bool:
+        suffix = path.suffix.lower()
+        if suffix not in (".csv", ".json", ".jsonl") or not head.strip() or looks_binary(head):
+            return False
+        lines = head_lines(path, head, 3)
+        if not lines:
+            return False
+        if suffix == ".csv":
+            return timestep_key(split_fields(lines[0], separator_of(lines[0]))) is not None
+        objs = [o for o in (_object(ln) for ln in lines) if o is not None]
+        return bool(objs) and any(timestep_key(o) is not None for o in objs)
+
+    def read(self, path: Path) -> list[Table]:
+        raw = read_bytes(path)
+        if looks_binary(raw[:4096]):
+            raise FormatError(path, "binary data, not a text log")
+        if path.suffix.lower() == ".csv":
+            long, fmt = self._csv(path, raw), "sb3_csv"
+        else:
+            long, fmt = self._json(path, raw), "sb3_json"
+        if long.height == 0:
+            diagnostics.warn(f"{path}: no numeric values found")
+        return [Table(frame=long, source=path, format=fmt, run_key=str(path), segment_key=str(path))]
+
+    @staticmethod
+    def _csv(path: Path, raw: bytes):
+        parsed = read_string_frame(path, decode(path, raw))
+        key = timestep_key(parsed.frame.columns)
+        return to_long(path, parsed.frame, parsed.sep, step_col=key)
+
+    @staticmethod
+    def _json(path: Path, raw: bytes):
+        rows = parse_jsonl(path, decode(path, decoding.clean_file(path, raw)))
+        key = next((k for k in (timestep_key(r) for r in rows[:200]) if k is not None), None)
+        if key is None:
+            raise FormatError(path, "JSON lines without a timesteps key")
+        return rows_to_long(path, [r for r in rows if isinstance(r, dict)], step_key=key, wall_key=None, skip=())
+
+
+def _object(line: str) -> dict | None:
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    return obj if isinstance(obj, dict) else None

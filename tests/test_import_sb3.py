@@ -1,0 +1,118 @@
+"""Stable-Baselines3 `progress.csv` / `progress.json`, written by SB3's own logger
+(`stable_baselines3.common.logger.configure(folder, ["csv", "json"])`) with the keys and
+the dump pattern PPO and `EvalCallback` use: timesteps are the step, the empty cells of
+other dumps are not logged, and the RL roles are named."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from spikelens import api
+from spikelens.frame import HIGHER_IS_BETTER, infer_roles
+from spikelens.importers.registry import IMPORTERS
+from spikelens.importers.sb3 import RlProgressImporter
+
+sb3_logger = pytest.importorskip("stable_baselines3.common.logger", reason="stable-baselines3 (test extra) not installed")
+
+N_STEPS = 64
+ITERS = 24
+
+
+def ppo_values(it: int) -> dict[str, float]:
+    return {"train/approx_kl": 0.01 * (1 + math.sin(it)), "train/entropy_loss": -0.69 + 0.005 * it,
+            "train/policy_gradient_loss": -0.01 * math.cos(it), "train/value_loss": 50.0 / (1 + it),
+            "train/loss": 25.0 / (1 + it), "train/explained_variance": 1 - 1 / (1 + it),
+            "train/clip_fraction": 0.05, "train/learning_rate": 3e-4, "train/clip_range": 0.2}
+
+
+@pytest.fixture(scope="module")
+def progress(tmp_path_factory):
+    """What PPO.learn with an EvalCallback every 4 rollouts dumps: a rollout row
+    (rollout/*, time/*), then at the next dump the train/* values (and eval/* when the
+    callback ran at that timestep)."""
+    folder = tmp_path_factory.mktemp("sb3") / "PPO_1"
+    logger = sb3_logger.configure(str(folder), ["csv", "json"])
+    for it in range(1, ITERS + 1):
+        t = it * N_STEPS
+        if it > 1:
+            for k, v in ppo_values(it - 1).items():
+                logger.record(k, v)
+            logger.record("train/n_updates", 10 * (it - 1), exclude="tensorboard")
+        if it % 4 == 0:
+            logger.record("eval/mean_reward", 20.0 + 5 * it)
+            logger.record("eval/mean_ep_length", 20.0 + 5 * it)
+            logger.record("time/total_timesteps", t, exclude="tensorboard")
+            logger.dump(step=t)
+        logger.record("time/iterations", it, exclude="tensorboard")
+        logger.record("rollout/ep_rew_mean", 10.0 + 2 * it)
+        logger.record("rollout/ep_len_mean", 10.0 + 2 * it)
+        logger.record("time/fps", 800, exclude="tensorboard")
+        logger.record("time/time_elapsed", it, exclude="tensorboard")
+        logger.record("time/total_timesteps", t, exclude="tensorboard")
+        logger.dump(step=t)
+    logger.close()
+    return folder
+
+
+def frame_of(path):
+    (run,) = api.load_runs(path)
+    return run
+
+
+@pytest.mark.parametrize("name", ["progress.csv", "progress.json"])
+def test_timesteps_are_the_step_and_values_as_logged(progress, name):
+    path = progress / name
+    first = next(imp for imp in IMPORTERS if imp.claims(path, path.read_bytes()[:4096]))
+    assert isinstance(first, RlProgressImporter)
+    run = frame_of(path)
+    fr = run.frame
+    assert run.formats == ["sb3_csv" if name.endswith("csv") else "sb3_json"]
+    rew = fr.filter(fr["metric"] == "rollout/ep_rew_mean").sort("step")
+    assert rew["step"].to_list() == [it * N_STEPS for it in range(1, ITERS + 1)]
+    assert rew["value"].to_list() == pytest.approx([10.0 + 2 * it for it in range(1, ITERS + 1)])
+    kl = fr.filter(fr["metric"] == "train/approx_kl").sort("step")
+    assert kl["step"].to_list() == [it * N_STEPS for it in range(2, ITERS + 1)]  # train/* from the second dump
+    assert kl["value"].to_list() == pytest.approx([ppo_values(it)["train/approx_kl"] for it in range(1, ITERS)])
+    ev = fr.filter(fr["metric"] == "eval/mean_reward")
+    assert ev["step"].to_list() == [it * N_STEPS for it in range(4, ITERS + 1, 4)]
+    metrics = set(fr["metric"].cast(str))
+    assert "time/total_timesteps" not in metrics and {"time/iterations", "train/n_updates"} <= metrics
+    assert run.segments and len(run.segments) == 1
+
+
+def test_empty_cells_of_other_dumps_are_not_logged(progress):
+    text = (progress / "progress.csv").read_text().splitlines()
+    assert any(",," in ln for ln in text[1:])  # SB3 writes empty cells for keys of other dumps
+    fr = frame_of(progress / "progress.csv").frame
+    assert fr["value"].null_count() == 0
+    assert fr.filter(fr["metric"] == "eval/mean_reward").height == ITERS // 4
+
+
+def test_rl_roles():
+    roles = infer_roles(["rollout/ep_rew_mean", "rollout/ep_len_mean", "eval/mean_reward", *ppo_values(1),
+                         "time/fps", "time/iterations", "train/n_updates"])
+    assert roles["rollout/ep_rew_mean"] == roles["eval/mean_reward"] == "reward"
+    assert roles["train/approx_kl"] == "kl" and roles["train/entropy_loss"] == "entropy"
+    assert {roles[k] for k in ("train/loss", "train/value_loss", "train/policy_gradient_loss")} == {"loss"}
+    assert roles["train/learning_rate"] == "lr" and roles["time/fps"] == "throughput"
+    assert roles["train/explained_variance"] in HIGHER_IS_BETTER and "reward" in HIGHER_IS_BETTER
+    assert infer_roles(["value_loss", "val_loss"]) == {"value_loss": "loss", "val_loss": "eval_loss"}  # a critic's loss
+
+
+def test_analyzed_with_train_loss_as_the_main_loss_and_no_alarm_on_a_rising_reward(progress):
+    run = api.analyze(progress / "progress.csv", jobs=1).runs[0]
+    assert run.stats["main_metric"] == "train/loss"
+    assert not [f for f in run.findings if f.metric in ("rollout/ep_rew_mean", "eval/mean_reward")]
+
+
+def test_relaunch_into_the_same_file_is_a_second_launch(tmp_path):
+    """A home-grown RL log whose timesteps go back (the script started again, appending)."""
+    rows = ["num_episodes,value_loss,ep_rew_mean,total_loss,total timesteps"]
+    rows += [f"{10 * i},{1 / i:.4f},{-500 + i:.1f},{2 / i:.4f},{512 * i}" for i in range(1, 11)]
+    rows += [f"{10 * i},{1 / i:.4f},{-500 + i:.1f},{2 / i:.4f},{512 * i}" for i in range(1, 6)]
+    (tmp_path / "progress.csv").write_text("\n".join(rows) + "\n")
+    run = frame_of(tmp_path / "progress.csv")
+    assert run.formats == ["sb3_csv"]
+    assert sorted(run.frame["segment"].unique().to_list()) == [0, 1]
+    assert run.frame.filter(run.frame["metric"] == "value_loss")["step"].to_list()[:3] == [512, 1024, 1536]
