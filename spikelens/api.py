@@ -129,3 +129,21 @@ def stitch(*paths: PathLike, config: Config | None = None, detector_params: dict
     report.warnings = diag.lines
     note_lossless(report)
     return report, report.runs[0].frame
+
+
+def watch(*paths: PathLike, interval: float = 30.0, duration: float | None = None, fail_on: str | None = None,
+          webhook: str | None = None, exec: str | None = None, state: PathLike | None = None,
+          config: Config | None = None, detector_params: dict | None = None,
+          on_event: Callable[[Any], None] | None = None, stop: Any = None) -> Any:
+    """Follow the logs under the paths while they are written and judge them as `analyze`
+    would, telling each finding once (`on_event(event)`, a webhook, a command); returns a
+    `WatchSummary` when `duration` seconds passed, `stop` (a `threading.Event`) was set,
+    Ctrl-C was pressed, or a finding reached `fail_on` (then `summary.exit_code` is 1).
+
+        spikelens.watch("runs/", interval=10, fail_on="error", on_event=print)
+    """
+    from .live.watcher import Watcher
+
+    watcher = Watcher(list(paths) or ["."], config=config, detector_params=detector_params, state=state,
+                      fail_on=fail_on, webhook=webhook, exec=exec, on_event=on_event)
+    return watcher.run(interval, duration, stop)

@@ -6,3 +6,4 @@ from . import check  # noqa: F401
 from . import stitch  # noqa: F401
 from . import export  # noqa: F401
 from . import version  # noqa: F401
+from . import watch  # noqa: F401

@@ -59,14 +59,19 @@ class LogDamage:
 class LogRecords:
     payloads: list[bytes] = field(default_factory=list)
     damage: LogDamage = field(default_factory=LogDamage)
+    end: int = 0
+    """Offset in the buffer just after the last whole record (where a reader following a
+    file being written resumes: `spikelens watch`)."""
 
 
 def has_header(head: bytes) -> bool:
     return head[: len(HEADER)] == HEADER
 
 
-def read_records(buf: bytes) -> LogRecords:
-    """Every intact record payload of a `.wandb` file, in order (header already checked)."""
+def read_records(buf: bytes, start: int | None = None) -> LogRecords:
+    """Every intact record payload of a `.wandb` file, in order (header already checked).
+    `start`: read from this offset, a record boundary, instead of after the header (`buf`
+    must then begin on a block boundary of the file: the tail of a file being written)."""
     out = LogRecords()
     dmg = out.damage
     add = out.payloads.append
@@ -74,7 +79,8 @@ def read_records(buf: bytes) -> LogRecords:
     crc32 = zlib.crc32
     type_crc = _TYPE_CRC
     n = len(buf)
-    pos = len(HEADER)
+    pos = len(HEADER) if start is None else start
+    out.end = pos
     parts: list[bytes] | None = None  # chunks of a record spanning blocks
     parts_start = 0
     while pos < n:
@@ -115,6 +121,7 @@ def read_records(buf: bytes) -> LogRecords:
                 dmg.dropped_records += 1
                 parts = None
             add(payload)
+            out.end = pos
         elif kind == FIRST:
             if parts is not None:
                 dmg.dropped_records += 1
@@ -132,6 +139,7 @@ def read_records(buf: bytes) -> LogRecords:
                 parts.append(payload)
                 add(b"".join(parts))
                 parts = None
+                out.end = pos
     if parts is not None:
         dmg.truncated_bytes = n - parts_start
     return out
