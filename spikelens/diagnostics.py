@@ -39,9 +39,11 @@ def _stack() -> list[Diagnostics]:
 
 def warn(message: str) -> None:
     """Record a warning line (and emit it through `warnings` for library users)."""
+    from .sanitize import shown
     from .storage import display_text
 
-    message = display_text(message)  # a remote copy's temporary path is shown as its URL
+    # a remote copy's temporary path is shown as its URL; no escapes or credentials reach an output
+    message = shown(display_text(message))
     stack = _stack()
     if stack:
         stack[-1].warn(message)

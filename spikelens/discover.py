@@ -18,6 +18,7 @@ from .errors import FormatError, InputError, NothingFound, SpikelensError
 from .frame import SCHEMA, conform
 from .importers.base import Importer, Table, read_head
 from .naming import key_name
+from .sanitize import shown
 from .segments import relogs_a_step, split_ids, with_declared
 
 SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "node_modules", ".ipynb_checkpoints"}
@@ -167,7 +168,9 @@ def _build_run(name: str, tables: list[Table]) -> Run:
     next_segment = 0
     seq0 = 0
     meta: dict = {}
-    tables = [replace(t, source=storage.display(t.source)) for t in tables]  # a remote copy's files: URLs
+    name = shown(name, newlines=False)  # names and metrics read from files reach every output: made printable
+    tables = [replace(t, source=shown(storage.display(t.source), newlines=False), frame=printable_metrics(t.frame))
+              for t in tables]  # a remote copy's files: URLs
     with_data = {t.segment_key for t in tables if t.frame.height}
     for t in tables:
         if t.frame.height == 0:
@@ -221,6 +224,20 @@ def _build_run(name: str, tables: list[Table]) -> Run:
         segments=segments,
         meta=meta,
     )
+
+
+def printable_metrics(frame: pl.DataFrame) -> pl.DataFrame:
+    """The frame with control characters and escapes taken out of its metric names (a
+    name that is all escapes keeps a placeholder); the frame itself when none has any."""
+    if frame.height == 0 or "metric" not in frame.columns:
+        return frame
+    names = frame.get_column("metric").unique().cast(pl.String).to_list()
+    fixed = {n: (shown(n, newlines=False) or "?") for n in names if n is not None}
+    fixed = {a: b for a, b in fixed.items() if a != b}
+    if not fixed:
+        return frame
+    dtype = frame.schema["metric"]
+    return frame.with_columns(pl.col("metric").cast(pl.String).replace(fixed).cast(dtype))
 
 
 def empty_segment(segment: int, source: str, start_time: float | None) -> dict:

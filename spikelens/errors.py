@@ -19,6 +19,13 @@ class SpikelensError(Exception):
 
     exit_code = 2
 
+    def __str__(self) -> str:
+        """Fit to print wherever it is shown: no terminal escapes from names or log text,
+        no credentials from URLs (`sanitize.shown`)."""
+        from .sanitize import shown
+
+        return shown(super().__str__())
+
 
 class InputError(SpikelensError):
     """A path or file the user gave cannot be used."""

@@ -116,8 +116,11 @@ def localize(raw: str | os.PathLike) -> Path:
 
 
 def safe_url(url: str) -> str:
-    """A URL fit to print: any `user:password@` is dropped to `user@`."""
-    return re.sub(r"(://[^/@:]*):[^/@]*@", r"\1@", url)
+    """A URL fit to print: any `user:password@` is dropped to `user@`, credential query
+    values (`X-Amz-Signature`, `token`, `secret`) masked (`sanitize.mask_url`)."""
+    from .sanitize import mask_url
+
+    return mask_url(url)
 
 
 # ------------------------------------------------------------------ MLflow URIs
