@@ -73,7 +73,8 @@ def conform(frame: pl.DataFrame) -> pl.DataFrame:
 
 # ---------------------------------------------------------------- roles
 
-_EVAL = r"(?:^|[/_\-. ])(?:eval|val|valid|validation|test|dev|tel)(?:$|[/_\-. ])|^(?:eval|val(?!ue)|valid|validation|test)"
+_EVAL = (r"(?:^|[/_\-. ])(?:eval|val|valid|validation|test|dev|tel|predict)(?:$|[/_\-. ])"
+         r"|^(?:eval|val(?!ue)|valid|validation|test)")
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("loss_scale", re.compile(r"loss[\s_\-/]?scal|(?:^|[/_\-. ])scaler?(?:$|[/_\-. ])|grad[\s_\-]?scale", re.I)),
     ("grad_norm", re.compile(r"grad(?:ient)?s?[\s_\-/]?norm|^gnorm$|[/_]gnorm$|(?:^|[/_\-. ])(?:total_)?norm$|^norm$|clip[\s_\-]?norm", re.I)),

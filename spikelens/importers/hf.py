@@ -2,7 +2,9 @@
 
 `log_history` holds three kinds of entries: train (`loss`, `grad_norm`,
 `learning_rate`, `epoch`, `step`), eval (`eval_*` at the step of a train entry) and
-one final summary (`train_runtime`, `train_loss`, ...). Train and eval keys become
+one final summary (`train_runtime`, `train_loss`, ...). Evaluation results written
+without a step (`predict_*`, `test_*`, `eval_*` entries a script appends after training)
+are placed at the last step logged before them, not dropped. Train and eval keys become
 metrics exactly as logged (`epoch` too, once per step, as an `other` metric); the
 summary is a run average, not a point of the curve, so it goes into the run's meta
 (`hf.train_loss`, ...). `json.loads` reads the bare `NaN`/`Infinity` tokens; a file
@@ -35,6 +37,7 @@ from .csvlogs import read_bytes
 
 FILE_NAME = "trainer_state.json"
 _CHECKPOINT_DIR = re.compile(r"^checkpoint-(\d+)$")
+EVAL_PREFIXES = ("eval_", "test_", "predict_")
 SUMMARY_KEYS = frozenset({"train_runtime", "train_samples_per_second", "train_steps_per_second",
                           "total_flos", "train_loss"})
 """Keys of the summary entry `Trainer.train()` logs once at the end."""
@@ -121,6 +124,12 @@ def is_summary(entry: dict[str, Any]) -> bool:
     return bool(SUMMARY_KEYS & entry.keys()) and "loss" not in entry and not any(k.startswith("eval_") for k in entry)
 
 
+def is_evaluation(entry: dict[str, Any]) -> bool:
+    """An entry of evaluation results (`eval_*`, `test_*`, `predict_*` keys, as
+    `Trainer.evaluate()`/`predict()` name them), not a training entry."""
+    return any(k.startswith(EVAL_PREFIXES) for k in entry) and "loss" not in entry
+
+
 def _number(v: Any) -> float | None:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
@@ -135,13 +144,20 @@ def entries_to_long(path: Path, entries: list[dict[str, Any]]) -> tuple[pl.DataF
     summary: dict[str, Any] = {}
     no_step = 0
     last_epoch: tuple[int, float] | None = None
+    last_step: int | None = None
     for e in entries:
         step = e.get("step")
         if isinstance(step, float) and step.is_integer():
             step = int(step)
         if not isinstance(step, int) or isinstance(step, bool):
-            no_step += 1
-            continue
+            if is_summary(e):  # the summary written without a step: run meta, as with one
+                summary.update({k: v for k, v in e.items() if _number(v) is not None})
+                continue
+            if last_step is None or not is_evaluation(e):
+                no_step += 1
+                continue
+            step = last_step  # `predict_*`/`eval_*`/`test_*` results written without a step: after the last step
+        last_step = step
         if is_summary(e):
             summary.update({k: v for k, v in e.items() if _number(v) is not None and k != "step"})
             continue

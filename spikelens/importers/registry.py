@@ -12,6 +12,7 @@ from .hf import HfTrainerStateImporter
 from .jsonlines import JsonLinesImporter
 from .llamafactory import LlamaFactoryImporter
 from .mlflow import MlflowRunImporter
+from .mmengine import MmengineScalarsImporter
 from .mlflow_server import MlflowServerImporter
 from .mlflow_sql import MlflowDatabaseImporter
 from .neptune_parquet import NeptuneParquetImporter
@@ -19,6 +20,7 @@ from .raytune import RayTuneTrialImporter
 from .sb3 import RlProgressImporter
 from .swanlab import SwanLabImporter
 from .tensorboard import TensorBoardImporter
+from .timm import TimmSummaryImporter
 from .textlogs import TextLogImporter
 from .trackio import TrackioImporter
 from .ultralytics import UltralyticsImporter
@@ -42,9 +44,11 @@ IMPORTERS: tuple[Importer, ...] = (
     WandbChartCsvImporter(),  # before CsvImporter: a chart export is also a CSV
     WandbHistoryImporter(),  # before CsvImporter: _step/_runtime/_timestamp dumps
     RlProgressImporter(),  # before the JSON-lines and CSV readers: a timesteps column is the step (SB3 progress.*)
+    MmengineScalarsImporter(),  # before JsonLinesImporter: scalars.json, eval records placed and named apart
     LlamaFactoryImporter(),  # before JsonLinesImporter: trainer_log.jsonl is JSON lines too
     JsonLinesImporter(),  # after W&B history (its JSON lines have `_step`) and HF
     UltralyticsImporter(),  # before CsvImporter: results.csv (epoch, train/*_loss, metrics/*) and its args.yaml
+    TimmSummaryImporter(),  # before CsvImporter: summary.csv (epoch, train_*, eval_*, lr) and its args.yaml
     CsvImporter(),
     TextLogImporter(),  # keep last: the most permissive (any .log/.txt a pattern matches)
 )
