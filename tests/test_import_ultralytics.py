@@ -194,6 +194,23 @@ def test_without_arguments_file_there_is_no_plan(tmp_path):
     assert "train/loss" in set(run.frame["metric"].cast(str))
 
 
+def test_epochs_not_validated_are_not_zeros(tmp_path):
+    """`val: false`: the trainer validates only the last epoch; the other rows keep the
+    zeros it initialised its metrics with (`dict(zip(metric_keys, [0] * len(metric_keys)))`)."""
+    f = write_v8(tmp_path / "noval", 6, epochs=6)
+    lines = f.read_text().splitlines()
+    header = lines[0].split(",")
+    zeroed = [lines[0]]
+    for ln in lines[1:-1]:
+        cells = ln.split(",")
+        zeroed.append(",".join("0" if h.startswith(("val/", "metrics/")) else c for h, c in zip(header, cells)))
+    f.write_text("\n".join(zeroed + lines[-1:]) + "\n")
+    fr = one_run(f).frame
+    assert fr.filter(fr["metric"] == "val/box_loss")["step"].to_list() == [6]
+    assert fr.filter(fr["metric"] == "metrics/mAP50(B)")["step"].to_list() == [6]
+    assert fr.filter(fr["metric"] == "train/box_loss").height == 6
+
+
 def test_claims_results_csv_before_the_generic_csv_reader(tmp_path):
     f = write_v8(tmp_path / "t", 3, epochs=3)
     head = f.read_bytes()[:4096]

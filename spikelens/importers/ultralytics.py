@@ -13,7 +13,8 @@ The epoch is the step, as logged. The losses of a row are terms of one objective
 trainer minimises their sum), so their sum is added as `train/loss` (and `val/loss`)
 where the file has two or more terms and no such column: the run's main loss, judged
 whole, while every term is still judged on its own. Precision, recall and mAP are
-`accuracy` (higher is better).
+`accuracy` (higher is better). An epoch that was not validated (`val: false`, `--noval`)
+holds zeros in every `val/*` and `metrics/*` cell: those are not logged values.
 
 The plan: `epochs` of the saved arguments, with the number of the first epoch
 (`plan.epoch_base`), so a run killed at epoch 5 of 100 is known to have ended early
@@ -85,11 +86,24 @@ class UltralyticsImporter(Importer):
             diagnostics.warn(f"{path}: header only, no epochs")
             return []
         version = generation(frame.columns, path.parent)
-        frame = with_total_losses(frame, sep)
+        frame = with_total_losses(without_unvalidated(frame, sep), sep)
         long = to_long(path, frame, sep, step_col="epoch")
         meta = {"ultralytics.version": version, **plan_of(path, frame, sep, version)}
         return [Table(frame=long, source=path, format=f"ultralytics_{version}", run_key=str(path),
                       segment_key=str(path), meta=meta)]
+
+
+def without_unvalidated(frame: pl.DataFrame, sep: str) -> pl.DataFrame:
+    """Epochs the trainer did not validate (`val: false`, YOLOv5 `--noval`: only the last
+    epoch is) carry its initial zeros in every `val/*` and `metrics/*` cell; a validation
+    loss of exactly 0 in every term is no measurement, so those cells become not logged."""
+    terms = [c for c in frame.columns if _LOSS_TERM.match(c) and c.startswith("val/")]
+    if not terms:
+        return frame
+    floats = float_columns(frame, terms, sep)
+    unvalidated = pl.all_horizontal([floats[t].expr == 0 for t in terms])
+    cols = [c for c in frame.columns if c.startswith(("val/", "metrics/"))]
+    return frame.with_columns([pl.when(unvalidated).then(None).otherwise(pl.col(c)).alias(c) for c in cols])
 
 
 def with_total_losses(frame: pl.DataFrame, sep: str) -> pl.DataFrame:
