@@ -45,7 +45,8 @@ def event_line(ev) -> str:
         return f"withdrawn {f.code} {f.kind} run {ev.run}{where}: {f.message}"
     if ev.type == "update":
         return f"update {f.code} {f.kind} [{f.severity}] run {ev.run}{where}: {f.message}"
-    tag = " (at the end of the watch)" if ev.at_end else " (provisional)" if ev.to_json()["provisional"] else ""
+    tag = (" (at the end of the watch)" if ev.at_end else " (provisional)" if ev.to_json()["provisional"]
+           else " (open: not back yet)" if f.recovery == "none" else "")
     return f"{f.code} {f.kind} [{f.severity}] run {ev.run}{where}: {f.message}{tag}"
 
 
@@ -119,6 +120,9 @@ def watch_cmd(
     watcher = Watcher(paths, config=build_config(config, role), state=state,
                       fail_on=fail_on.value if fail_on is not None else None, webhook=webhook, exec=exec_cmd,
                       on_event=on_event, on_warning=warn)
+    if not quiet:
+        err.print(escape(f"spikelens watch: watching {', '.join(map(str, paths))} every {interval:g} s; "
+                         f"state in {watcher.state.folder}"), highlight=False)
     stop = threading.Event()
     caught: list[int] = []
 

@@ -18,12 +18,10 @@ It is updated once: when an open outcome closes (a spike that came back).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from .. import diagnostics
 from ..config import Config
 from ..importers.base import Table
 from ..model.finding import SEVERITY_RANK, Finding
@@ -77,6 +75,16 @@ class Event:
                 "provisional": self.finding.kind in PROVISIONAL_KINDS and not self.at_end, **self.finding.to_json()}
 
 
+class FindingAlert(RuntimeError):
+    """Raised in a training loop (a capture callback with watch="raise") at a finding at or
+    above its threshold; `.event` holds it."""
+
+    def __init__(self, event: Event):
+        super().__init__(f"spikelens: {event.finding.code} {event.finding.kind} at step "
+                         f"{event.finding.anchor_step}: {event.finding.message}")
+        self.event = event
+
+
 @dataclass
 class RunBook:
     """One run's rows so far (by source table) and what the last judgement said."""
@@ -120,6 +128,8 @@ class Judge:
     settle: int = 3
     """Points of a metric after a finding before it is told."""
     ledger: dict[str, dict[str, Any]] = field(default_factory=dict)
+    pending: dict[str, int] = field(default_factory=dict)
+    """Provisional findings seen but not told yet: the last step of their metric then."""
 
     def window(self, book: RunBook, whole: bool = False) -> tuple[list[Table], int | None]:
         """The tables cut to the window, and the guard step (None: the whole run)."""
@@ -180,6 +190,8 @@ class Judge:
                         continue
                     if f.kind not in IMMEDIATE_KINDS and not _settled(f, after):
                         continue
+                    if f.kind in PROVISIONAL_KINDS and not self._lasted(key, f, rep.frame):
+                        continue
                 self.ledger[key] = {"run": rep.run, "code": f.code, "kind": f.kind, "metric": f.metric,
                                     "step": step, "severity": f.severity, "recovery": f.recovery,
                                     "message": f.message, "updated": False, "withdrawn": False, "at_end": final}
@@ -192,6 +204,8 @@ class Judge:
                     and f.recovery not in (None, "none"):
                 told.update(updated=True, recovery=f.recovery, severity=f.severity, message=f.message)
                 out.append(Event("update", rep.run, f, key, at_end=final))
+        for key in [k for k in self.pending if k.startswith(rep.run + "|") and k not in seen]:
+            del self.pending[key]  # gone before it lasted: never told
         for key, told in self.ledger.items():
             if told.get("run") != rep.run or told.get("withdrawn") or told.get("again") or key in seen:
                 continue
@@ -206,6 +220,15 @@ class Judge:
                            start_step=step)
             out.append(Event("withdrawn", rep.run, gone, key, at_end=final))
         return out
+
+    def _lasted(self, key: str, f: Finding, frame: pl.DataFrame | None) -> bool:
+        """A provisional finding is told once it is still found `settle` points of its
+        metric after it was first found (the rise is not the first points of a spike)."""
+        steps = _metric_steps(frame, f.metric)
+        if steps is None:
+            return False
+        first = self.pending.setdefault(key, int(steps[-1]))
+        return int((steps > first).sum()) >= self.settle
 
     def status(self, book: RunBook, rep: RunReport) -> None:
         told = [v for v in self.ledger.values() if v.get("run") == rep.run and not v.get("withdrawn")]
@@ -259,6 +282,13 @@ def _settled_before(frame: pl.DataFrame | None, settle: int) -> dict[str | None,
     return out
 
 
+def _metric_steps(frame: pl.DataFrame | None, metric: str | None):
+    if frame is None or metric is None:
+        return None
+    steps = frame.filter(pl.col("metric") == metric).get_column("step").unique().sort().to_numpy()
+    return steps if steps.size else None
+
+
 def _settled(f: Finding, before: dict[str | None, int] | None) -> bool:
     if before is None:
         return True
@@ -267,14 +297,3 @@ def _settled(f: Finding, before: dict[str | None, int] | None) -> bool:
     return step is not None and limit is not None and step < limit
 
 
-def warn_once(seen: set[str], lines: list[str]) -> None:
-    """Warnings of a poll that were not given before (a stitch warning comes at every
-    judgement of its run)."""
-    for line in lines:
-        if line not in seen:
-            seen.add(line)
-            diagnostics.warn(line)
-
-
-def state_paths(paths: list[Path]) -> list[str]:
-    return sorted(str(Path(p).resolve()) for p in paths)

@@ -17,14 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-import polars as pl
-
 from .. import diagnostics
 from ..config import Config, load_config
 from ..importers.base import Importer, Table, long_table
 from ..model.finding import SEVERITY_RANK
 from .alerts import ExecHook, Webhook
-from .judge import Event, Judge, RunBook, warn_once
+from .judge import Event, Judge, RunBook
 from .state import WatchState
 from .tail import Follower, followers_for, safe_poll
 
@@ -293,5 +291,28 @@ class OnlineJudge:
         return self.judge.events(rep, guard, final=final)
 
 
-def frame_rows(frame: pl.DataFrame) -> int:
-    return frame.height
+class LoopJudge:
+    """What the capture callbacks hold: an OnlineJudge on the loss and what a finding at or
+    above `fail_on` does ("raise", "stop" or "capture")."""
+
+    def __init__(self, action: str, fail_on: str = "warning", every: int = 10):
+        if fail_on not in SEVERITY_RANK:
+            raise ValueError(f"fail_on={fail_on!r}: expected one of {', '.join(SEVERITY_RANK)}")
+        self.action = action
+        self.fail_on = fail_on
+        self.judge = OnlineJudge("train", every=every)
+        self.events: list[Event] = []
+
+    def observe(self, step: int, loss: float | None) -> bool:
+        """Feed one step's loss; True when the trainer should stop."""
+        from .judge import FindingAlert
+
+        new = self.judge.add(step, {"loss": loss})
+        self.events.extend(new)
+        hit = next((e for e in new if e.type == "finding"
+                    and SEVERITY_RANK[e.finding.severity] >= SEVERITY_RANK[self.fail_on]), None)
+        if hit is None or self.action == "capture":
+            return False
+        if self.action == "raise":
+            raise FindingAlert(hit)
+        return True

@@ -58,8 +58,11 @@ class _Capturer:
     """Keeps the last few batches and writes them out when the trigger fires."""
 
     def __init__(self, dir: str | Path, *, factor: float = 3.0, window: int = 50, every: int | None = None,
-                 before: int = 1, after: int = 1, min_history: int = 5):
+                 before: int = 1, after: int = 1, min_history: int = 5, watch: str | None = None,
+                 fail_on: str = "warning", judge_every: int = 10):
         self.dir = Path(dir)
+        self.online = None if watch is None else online_judge(watch, fail_on, judge_every)
+        self.stop_requested = False
         self.trigger = CaptureTrigger(factor=factor, window=window, every=every, min_history=min_history)
         self.before, self.after = before, after
         self.recent: deque = deque(maxlen=before + 1)
@@ -71,6 +74,8 @@ class _Capturer:
 
     def observe(self, step: int, batch: Any, loss: float | None) -> list[int]:
         """Record one finished step; returns the steps written now."""
+        if self.online is not None:
+            self.stop_requested |= self.online.observe(step, loss)
         self.recent.append((step, batch, loss, self._rng, self._meta))
         self._rng, self._meta = None, None
         why = self.trigger.reason(step, loss)
@@ -186,6 +191,8 @@ class _HFCapture(_Capturer):
         if self._micro:
             self.observe(step, self._micro, loss)
         self._micro, self._losses = [], []
+        if self.stop_requested and control is not None:
+            control.should_training_stop = True
         return control
 
     def on_train_end(self, args=None, state=None, control=None, **kwargs):
@@ -217,6 +224,20 @@ class _LightningCapture(_Capturer):
         step = self._step if self._step is not None else int(getattr(trainer, "global_step", batch_idx))
         self.observe(step, _detached(batch), _loss_value(outputs))
         self._step = None
+        if self.stop_requested:
+            trainer.should_stop = True
+
+
+def online_judge(watch: str, fail_on: str, every: int):
+    """The watch's judge in the loop (`spikelens.live.watcher.OnlineJudge`): `watch` says what
+    a finding at or above `fail_on` does: "raise" (`spikelens.live.judge.FindingAlert`),
+    "stop" (the trainer stops at the end of the step) or "capture" (only recorded in
+    `callback.online.events`, and the batches captured as usual)."""
+    from ..live.watcher import LoopJudge
+
+    if watch not in ("raise", "stop", "capture"):
+        raise ValueError(f"watch={watch!r}: expected 'raise', 'stop' or 'capture'")
+    return LoopJudge(watch, fail_on, every)
 
 
 def combine_micro_losses(losses: list, micro: list[dict[str, Any]]) -> Any:
@@ -249,22 +270,32 @@ def _base(*candidates: tuple[str, str]) -> type:
 
 
 def hf_callback(dir: str | Path, *, factor: float = 3.0, window: int = 50, every: int | None = None,
-                before: int = 1, after: int = 1):
+                before: int = 1, after: int = 1, watch: str | None = None, fail_on: str = "warning",
+                judge_every: int = 10):
     """A `transformers.TrainerCallback` capturing batches around loss jumps into `dir`.
 
         trainer.add_callback(hf_callback("captures/", factor=3.0))
+
+    `watch` ("raise", "stop" or "capture") also runs the watch's judge on the loss every
+    `judge_every` steps (`online_judge`): `watch="stop"` sets `control.should_training_stop`.
     """
     base = _base(("transformers", "TrainerCallback"))
     cls = type("SpikelensCaptureCallback", (_HFCapture,) if base is object else (_HFCapture, base), {})
-    return cls(dir, factor=factor, window=window, every=every, before=before, after=after)
+    return cls(dir, factor=factor, window=window, every=every, before=before, after=after, watch=watch,
+               fail_on=fail_on, judge_every=judge_every)
 
 
 def lightning_callback(dir: str | Path, *, factor: float = 3.0, window: int = 50, every: int | None = None,
-                       before: int = 1, after: int = 1):
+                       before: int = 1, after: int = 1, watch: str | None = None, fail_on: str = "warning",
+                       judge_every: int = 10):
     """A Lightning `Callback` capturing batches around loss jumps into `dir`.
 
         Trainer(callbacks=[lightning_callback("captures/")])
+
+    `watch` ("raise", "stop" or "capture") also runs the watch's judge on the loss every
+    `judge_every` steps (`online_judge`): `watch="stop"` sets `trainer.should_stop`.
     """
     base = _base(("lightning.pytorch", "Callback"), ("pytorch_lightning", "Callback"))
     cls = type("SpikelensCaptureCallback", (_LightningCapture,) if base is object else (_LightningCapture, base), {})
-    return cls(dir, factor=factor, window=window, every=every, before=before, after=after)
+    return cls(dir, factor=factor, window=window, every=every, before=before, after=after, watch=watch,
+               fail_on=fail_on, judge_every=judge_every)
