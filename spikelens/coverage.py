@@ -32,6 +32,24 @@ def note_lossless(report: Report) -> None:
             report.warnings.append(note)
 
 
+def unread(report: Report) -> list[str]:
+    """The warnings naming a found log that gave no points (with why), in order."""
+    from .discover import NOTHING_READ
+
+    return [w for w in report.warnings if w.endswith(NOTHING_READ)]
+
+
+def unread_error(report: Report) -> NothingFound | None:
+    """`check`'s error when a found log gave no points, even beside runs that were read:
+    a crashed run must not turn CI green. One line naming each log and why."""
+    lines = unread(report)
+    if not lines:
+        return None
+    shown = "; ".join(w.replace("\n", " ") for w in lines)
+    return NothingFound(None, f"{len(lines)} log(s) found but not read, so not checked: {shown} "
+                              "(--allow-empty judges what was read)")
+
+
 def nothing_read(report: Report, paths: Sequence[object]) -> NothingFound | None:
     """The error for a report in which no run has a loss (None when one has): what was
     found and why nothing could be read, in one line."""

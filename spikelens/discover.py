@@ -130,6 +130,52 @@ def read_group(group: list[Source], roots: list[Path]) -> list[Run]:
     by_importer: dict[int, tuple[Importer, list[Path]]] = {}
     for src in group:
         by_importer.setdefault(id(src.importer), (src.importer, []))[1].append(src.path)
+    with diagnostics.collecting() as said:
+        _read_tables(by_importer, roots, tables)
+    report_lines(said.lines, unread([src.path for src in group], tables, said.lines))
+    return assemble(tables, roots)
+
+
+NOTHING_READ = "nothing was read from it"
+"""Ends the warning that names a found log which gave no points (`coverage.unread` finds them)."""
+
+
+def unread(paths: list[Path], tables: list[Table], said: list[str]) -> dict[str, list[str]]:
+    """The found logs that gave no points, each with the warnings that say why: one that
+    failed or was warned about, or any whose group gave nothing at all (a header-only CSV,
+    a cut trainer_state.json, a log that crashed before its first step). An empty launch
+    beside launches with data, with nothing wrong said about it, is the timeline's business."""
+    read = [str(t.source) for t in tables if t.frame.height]
+    out: dict[str, list[str]] = {}
+    for path in paths:
+        where = str(path)
+        if any(r == where or r.startswith(where.rstrip("/") + "/") for r in read):
+            continue
+        why = [line for line in said if where in line or storage.display(where) in line]
+        if why or not read:
+            out[where] = why
+    return out
+
+
+def report_lines(said: list[str], missing: dict[str, list[str]]) -> None:
+    """Pass the group's warnings on; those about a log that gave nothing become one line
+    per log, ending with NOTHING_READ."""
+    owner = {line: where for where, lines in missing.items() for line in lines}
+    done: set[str] = set()
+    for line in said:
+        where = owner.get(line)
+        if where is None:
+            diagnostics.warn(line)
+        elif where not in done:
+            done.add(where)
+            diagnostics.warn(f"{'; '.join(missing[where])} — {NOTHING_READ}")
+    for where, lines in missing.items():
+        if not lines:
+            diagnostics.warn(f"{where}: no data points — {NOTHING_READ}")
+
+
+def _read_tables(by_importer: dict[int, tuple[Importer, list[Path]]], roots: list[Path],
+                 tables: list[Table]) -> None:
     for imp, paths in by_importer.values():
         try:
             try:
@@ -145,7 +191,6 @@ def read_group(group: list[Source], roots: list[Path]) -> list[Run]:
             if {p.resolve() for p in paths} & {storage.localize(r).resolve() for r in roots}:
                 raise
             diagnostics.warn(f"{exc} (skipped)")
-    return assemble(tables, roots)
 
 
 def assemble(tables: list[Table], roots: list[Path]) -> list[Run]:

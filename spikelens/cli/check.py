@@ -131,6 +131,12 @@ def check_cmd(
                                  keep_frames=keep_frames)
     elapsed = time.perf_counter() - started
     require_loss(report, paths, allow_empty)
+    if not allow_empty:
+        from ..coverage import unread_error
+
+        error = unread_error(report)  # a found log that gave nothing is no pass, even beside good runs
+        if error is not None:
+            raise error
     emit_warnings(report.warnings, quiet)
     result = evaluate(report, policy, accepted)
     if update_baseline:
