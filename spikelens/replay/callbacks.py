@@ -6,8 +6,12 @@ without the base class (duck-typed: the trainers only call its methods). Neither
 library is imported by spikelens itself.
 
 A step is captured when its loss is non-finite or exceeds `factor` × the running
-median of the last `window` losses, or every `every` steps; the `before` steps
-preceding it and the `after` steps following it are saved with it.
+median of the last `window` losses, or every `every` steps; the `after` steps following
+it are saved with it, and so are the steps before it back to the last checkpoint save
+(`since_checkpoint`, the default), since a replay starts from the checkpoint a user has
+and needs every batch after it. Those batches are held in memory up to `keep_mib`; past
+that the oldest go (with one warning) and at least `before` steps stay, so a replay from
+that checkpoint is then approximate.
 
 Each capture holds what a zero-code replay needs to redo the step exactly as the
 trainer did: the RNG states taken when the step began (dropout), the learning rate
@@ -58,14 +62,18 @@ class _Capturer:
     """Keeps the last few batches and writes them out when the trigger fires."""
 
     def __init__(self, dir: str | Path, *, factor: float = 3.0, window: int = 50, every: int | None = None,
-                 before: int = 1, after: int = 1, min_history: int = 5, watch: str | None = None,
-                 fail_on: str = "warning", judge_every: int = 10):
+                 before: int = 1, after: int = 1, min_history: int = 5, since_checkpoint: bool = True,
+                 keep_mib: float = 256.0, watch: str | None = None, fail_on: str = "warning", judge_every: int = 10):
         self.dir = Path(dir)
         self.online = None if watch is None else online_judge(watch, fail_on, judge_every)
         self.stop_requested = False
         self.trigger = CaptureTrigger(factor=factor, window=window, every=every, min_history=min_history)
         self.before, self.after = before, after
-        self.recent: deque = deque(maxlen=before + 1)
+        self.since_checkpoint, self.keep_bytes = since_checkpoint, keep_mib * 2**20
+        self.recent: deque = deque(maxlen=None if since_checkpoint else before + 1)
+        self._held = 0  # bytes of the batches in `recent`
+        self._over_warned = False
+        self._checkpoint: int | None = None  # the step of the last checkpoint (None: none yet)
         self.pending_after = 0
         self.captured: list[tuple[int, str]] = []
         self._saved: set[int] = set()
@@ -76,7 +84,7 @@ class _Capturer:
         """Record one finished step; returns the steps written now."""
         if self.online is not None:
             self.stop_requested |= self.online.observe(step, loss)
-        self.recent.append((step, batch, loss, self._rng, self._meta))
+        self._hold((step, batch, loss, self._rng, self._meta))
         self._rng, self._meta = None, None
         why = self.trigger.reason(step, loss)
         written: list[int] = []
@@ -88,6 +96,31 @@ class _Capturer:
             self.pending_after -= 1
             written += self._write(step, batch, loss, "after a captured step", *self.recent[-1][3:])
         return written
+
+    def checkpoint_saved(self, step: int) -> None:
+        """A checkpoint of the state after `step` exists: a replay starts there, so the batches of
+        `step` and before are no longer needed (the last `before` stay for the trigger's context)."""
+        if not self.since_checkpoint:
+            return
+        self._checkpoint = step
+        while len(self.recent) > self.before and self.recent[0][0] <= step:
+            self._held -= _nbytes(self.recent.popleft()[1])
+
+    def _hold(self, entry: tuple) -> None:
+        self.recent.append(entry)
+        if not self.since_checkpoint:
+            return
+        self._held += _nbytes(entry[1])
+        if self._checkpoint is None:  # no checkpoint to replay from yet: keep the trigger's context only
+            while len(self.recent) > self.before + 1:
+                self._held -= _nbytes(self.recent.popleft()[1])
+        while self._held > self.keep_bytes and len(self.recent) > self.before + 1:
+            self._held -= _nbytes(self.recent.popleft()[1])
+            if not self._over_warned:
+                self._over_warned = True
+                diagnostics.warn(f"spikelens capture: the batches since the last checkpoint pass keep_mib="
+                                 f"{self.keep_bytes / 2**20:g}; the oldest are dropped, so a replay from that "
+                                 f"checkpoint will be approximate (save checkpoints more often or raise keep_mib)")
 
     def begin_step(self, optimizer=None, **meta: Any) -> None:
         """At the start of a step, before its forward: the RNG states and the learning rates
@@ -116,6 +149,17 @@ class _Capturer:
         self._saved.add(step)
         self.captured.append((step, why))
         return [step]
+
+
+def _nbytes(obj: Any) -> int:
+    """Bytes held by the tensors of a batch (nested dicts, lists, tuples)."""
+    if hasattr(obj, "element_size") and hasattr(obj, "nelement"):
+        return int(obj.element_size() * obj.nelement())
+    if isinstance(obj, dict):
+        return sum(_nbytes(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return sum(_nbytes(v) for v in obj)
+    return 0
 
 
 def _loss_value(out: Any) -> float | None:
@@ -166,6 +210,8 @@ class _HFCapture(_Capturer):
             return control
         if self._hook is None:
             self._hook = model.register_forward_hook(self._forward_hook, with_kwargs=True)
+        if getattr(state, "global_step", 0):  # resumed: the checkpoint it resumed from is the start
+            self.checkpoint_saved(int(state.global_step))
         return control
 
     def _forward_hook(self, module, args, kwargs, output):
@@ -193,6 +239,10 @@ class _HFCapture(_Capturer):
         self._micro, self._losses = [], []
         if self.stop_requested and control is not None:
             control.should_training_stop = True
+        return control
+
+    def on_save(self, args=None, state=None, control=None, **kwargs):
+        self.checkpoint_saved(int(getattr(state, "global_step", 0)))
         return control
 
     def on_train_end(self, args=None, state=None, control=None, **kwargs):
@@ -226,6 +276,14 @@ class _LightningCapture(_Capturer):
         self._step = None
         if self.stop_requested:
             trainer.should_stop = True
+
+    def on_train_start(self, trainer, pl_module, *args, **kwargs):
+        if getattr(trainer, "global_step", 0):  # resumed from a checkpoint of the steps before it
+            self.checkpoint_saved(int(trainer.global_step) - 1)
+
+    def on_save_checkpoint(self, trainer, pl_module, checkpoint, *args, **kwargs):
+        # the checkpoint holds the updates of the steps before trainer.global_step
+        self.checkpoint_saved(int(getattr(trainer, "global_step", 0)) - 1)
 
 
 def online_judge(watch: str, fail_on: str, every: int):
@@ -270,9 +328,10 @@ def _base(*candidates: tuple[str, str]) -> type:
 
 
 def hf_callback(dir: str | Path, *, factor: float = 3.0, window: int = 50, every: int | None = None,
-                before: int = 1, after: int = 1, watch: str | None = None, fail_on: str = "warning",
-                judge_every: int = 10):
-    """A `transformers.TrainerCallback` capturing batches around loss jumps into `dir`.
+                before: int = 1, after: int = 1, since_checkpoint: bool = True, keep_mib: float = 256.0,
+                watch: str | None = None, fail_on: str = "warning", judge_every: int = 10):
+    """A `transformers.TrainerCallback` capturing batches around loss jumps into `dir`, with every
+    step since the last checkpoint save (so `spikelens replay out/checkpoint-N` can walk from it).
 
         trainer.add_callback(hf_callback("captures/", factor=3.0))
 
@@ -281,14 +340,16 @@ def hf_callback(dir: str | Path, *, factor: float = 3.0, window: int = 50, every
     """
     base = _base(("transformers", "TrainerCallback"))
     cls = type("SpikelensCaptureCallback", (_HFCapture,) if base is object else (_HFCapture, base), {})
-    return cls(dir, factor=factor, window=window, every=every, before=before, after=after, watch=watch,
-               fail_on=fail_on, judge_every=judge_every)
+    return cls(dir, factor=factor, window=window, every=every, before=before, after=after,
+               since_checkpoint=since_checkpoint, keep_mib=keep_mib, watch=watch, fail_on=fail_on,
+               judge_every=judge_every)
 
 
 def lightning_callback(dir: str | Path, *, factor: float = 3.0, window: int = 50, every: int | None = None,
-                       before: int = 1, after: int = 1, watch: str | None = None, fail_on: str = "warning",
-                       judge_every: int = 10):
-    """A Lightning `Callback` capturing batches around loss jumps into `dir`.
+                       before: int = 1, after: int = 1, since_checkpoint: bool = True, keep_mib: float = 256.0,
+                       watch: str | None = None, fail_on: str = "warning", judge_every: int = 10):
+    """A Lightning `Callback` capturing batches around loss jumps into `dir`, with every step since
+    the last checkpoint save.
 
         Trainer(callbacks=[lightning_callback("captures/")])
 
@@ -297,5 +358,69 @@ def lightning_callback(dir: str | Path, *, factor: float = 3.0, window: int = 50
     """
     base = _base(("lightning.pytorch", "Callback"), ("pytorch_lightning", "Callback"))
     cls = type("SpikelensCaptureCallback", (_LightningCapture,) if base is object else (_LightningCapture, base), {})
-    return cls(dir, factor=factor, window=window, every=every, before=before, after=after, watch=watch,
-               fail_on=fail_on, judge_every=judge_every)
+    return cls(dir, factor=factor, window=window, every=every, before=before, after=after,
+               since_checkpoint=since_checkpoint, keep_mib=keep_mib, watch=watch, fail_on=fail_on,
+               judge_every=judge_every)
+
+
+class SkipBatches:
+    """A batch sampler that leaves out the batches a remedy names (`spikelens analyze
+    --remedy FILE`): wrap the loader's batch sampler and the batches at those global indices
+    are never drawn, every other batch comes in its order.
+
+        loader = DataLoader(ds, batch_sampler=SkipBatches.from_file(BatchSampler(...), "remedy.json"))
+
+    Indices count batches across epochs from `start` (the step the run resumes at, when the
+    sampler is rebuilt after a rollback to a checkpoint). Works with any iterable of batches
+    (PyTorch, Lightning, a plain loop); nothing here imports torch."""
+
+    def __init__(self, batch_sampler: Any, skip: Any, start: int = 0) -> None:
+        self.batch_sampler = batch_sampler
+        self.skip = frozenset(int(i) for i in skip)
+        self.position = int(start)
+        self.skipped: list[int] = []
+
+    @classmethod
+    def from_file(cls, batch_sampler: Any, path: str | Path, run: str | None = None, start: int = 0) -> "SkipBatches":
+        return cls(batch_sampler, read_skip_batches(path, run), start)
+
+    def __iter__(self):
+        for batch in self.batch_sampler:
+            i = self.position
+            self.position += 1
+            if i in self.skip:
+                self.skipped.append(i)
+                continue
+            yield batch
+
+    def __len__(self) -> int:
+        n = len(self.batch_sampler)
+        return n - sum(1 for i in self.skip if self.position <= i < self.position + n)
+
+
+def read_skip_batches(path: str | Path, run: str | None = None) -> list[int]:
+    """The batch indices to skip from a remedy file (`spikelens.remedy/1`: one run's, or
+    every run's when `run` is None) or a plain `{"skip_batches": [...]}` /
+    `[[first, last], ...]` file. Raises `ValueError` naming the file when it holds neither."""
+    import json
+
+    p = Path(path)
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{p}: not a readable skip-batches JSON file ({exc})") from None
+    if isinstance(doc, dict) and "runs" in doc:
+        runs = [r for r in doc["runs"] if run is None or r.get("run") == run]
+        if run is not None and not runs:
+            raise ValueError(f"{p}: no remedy for run {run!r} (runs: {', '.join(r.get('run', '?') for r in doc['runs'])})")
+        return sorted({i for r in runs for i in r.get("lightning", {}).get("skip_batches", [])})
+    items = doc.get("skip_batches") if isinstance(doc, dict) else doc
+    if not isinstance(items, list):
+        raise ValueError(f"{p}: expected a remedy file or a skip_batches list")
+    out: set[int] = set()
+    for it in items:
+        if isinstance(it, list) and len(it) == 2:
+            out.update(range(int(it[0]), int(it[1]) + 1))
+        else:
+            out.add(int(it))
+    return sorted(out)

@@ -51,6 +51,13 @@ class CaptureInputs:
         if not self.dir.is_dir():
             raise ReplayError(f"{self.dir}: no such capture folder (--captures)")
 
+    def missing(self, steps: range) -> list[int]:
+        """The steps of `steps` with no capture."""
+        from .capture import captured_steps
+
+        have = set(captured_steps(self.dir))
+        return [s for s in steps if s not in have]
+
     def require(self, steps: range, *, why: str) -> None:
         """Every step of `steps` is captured, or one line naming the missing ones."""
         from .capture import captured_steps

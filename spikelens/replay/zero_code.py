@@ -63,6 +63,10 @@ def replay_trajectory(target, kind: str | None, step: int | None, *, span: tuple
             traj, source = _checkpoint_trajectory(Path(target), kind, first_needed, captures, module, loss,
                                                   dev, dtype, torch, thorough)
         last = span[1] if span is not None else step
+        skipped = _approximate_start(traj, first_needed, last) if span is None else 0
+        if skipped and first_needed <= traj.at:
+            first_needed = traj.at + 1
+            window = step - first_needed
         if hasattr(traj.inputs, "require"):
             traj.inputs.require(range(traj.at + 1, last + 1),
                                 why=f"replaying step {last} from the state of step {traj.at}")
@@ -75,7 +79,35 @@ def replay_trajectory(target, kind: str | None, step: int | None, *, span: tuple
         if (line := traj.drift_warning()) is not None:
             diagnostics.warn(line)
     report.warnings = diag.lines
+    report.replayed = {**(report.replayed or {}), "approximate": bool(skipped), "skipped_updates": skipped}
     return report
+
+
+def _approximate_start(traj: Trajectory, first_needed: int, last: int) -> int:
+    """When captures do not reach back to the checkpoint but the asked steps are captured, start
+    on the checkpoint's weights as if they were those of the step before the first captured one
+    of the unbroken run ending at `last`, and say so plainly. Returns the updates skipped (0: exact)."""
+    missing = getattr(traj.inputs, "missing", None)
+    if missing is None or not missing(range(traj.at + 1, first_needed)):
+        return 0
+    start = last
+    while start - 1 > traj.at and not missing(range(start - 1, start)):
+        start -= 1
+    if start > first_needed and missing(range(first_needed, last + 1)) != list(range(first_needed, start)):
+        return 0  # a hole inside the asked steps: require() names it
+    if missing(range(start, last + 1)):
+        return 0  # the asked step itself is not captured: require() names it
+    gap = missing(range(traj.at + 1, start))
+    shown = f"{gap[0]}" if len(gap) == 1 else f"{gap[0]}-{gap[-1]}" if gap == list(range(gap[0], gap[-1] + 1)) \
+        else ", ".join(map(str, gap[:8]))
+    skipped = start - 1 - traj.at
+    diagnostics.warn(f"approximate replay: step{'s' if len(gap) > 1 else ''} {shown} after the checkpoint "
+                     f"(step {traj.at}) {'were' if len(gap) > 1 else 'was'} not captured, so step {start} is "
+                     f"replayed on the checkpoint's weights, {skipped} update{'s' if skipped != 1 else ''} older "
+                     f"than the trainer's: losses and gradients are near the run's, not equal (capture every "
+                     f"step since the checkpoint for an exact replay: the callbacks' default)")
+    traj.at = start - 1
+    return skipped
 
 
 def _checkpoint_trajectory(path: Path, kind: str, first_needed: int, captures, module, loss, dev, dtype, torch,

@@ -40,9 +40,13 @@ class CollateWithBadBatch:
         return batch
 
 
-def train(out: Path, *, steps: int, bad_step: int | None, save_at: int, arch: str = "gpt2",
-          accumulate: int = 1) -> Path:
-    """Train with hf_callback(every=1) into OUT; returns OUT (checkpoint-SAVE_AT, spikelens-captures,
+EVERY_STEP = {"every": 1, "before": 0, "after": 0}
+
+
+def train(out: Path, *, steps: int, bad_step: int | None, save_at: int | tuple[int, ...], arch: str = "gpt2",
+          accumulate: int = 1, capture: dict | None = EVERY_STEP) -> Path:
+    """Train with hf_callback(**capture) into OUT (every step by default; `{}` for the callback's
+    own defaults); returns OUT (checkpoint-N for each N of SAVE_AT, spikelens-captures,
     trainer_state.json with one logged loss per step)."""
     import transformers
     from transformers import Trainer, TrainerCallback, TrainingArguments
@@ -51,7 +55,7 @@ def train(out: Path, *, steps: int, bad_step: int | None, save_at: int, arch: st
 
     class SaveAt(TrainerCallback):
         def on_step_end(self, args, state, control, **kwargs):
-            control.should_save = state.global_step == save_at
+            control.should_save = state.global_step in (save_at if isinstance(save_at, tuple) else (save_at,))
 
     torch.manual_seed(0)
     model = _model(transformers, arch)
@@ -61,7 +65,7 @@ def train(out: Path, *, steps: int, bad_step: int | None, save_at: int, arch: st
                              gradient_accumulation_steps=accumulate)
     trainer = Trainer(model=model, args=args, train_dataset=Tokens(steps * BATCH * accumulate),
                       data_collator=CollateWithBadBatch(bad_step),
-                      callbacks=[SaveAt(), hf_callback(out / "spikelens-captures", every=1, before=0, after=0)])
+                      callbacks=[SaveAt(), hf_callback(out / "spikelens-captures", **(capture or {}))])
     trainer.train()
     trainer.state.save_to_json(str(out / "trainer_state.json"))
     return out
