@@ -4,55 +4,27 @@ the dump pattern PPO and `EvalCallback` use: timesteps are the step, the empty c
 other dumps are not logged, and the RL roles are named."""
 from __future__ import annotations
 
-import math
+import sys
 
 import pytest
 
+from conftest import FIXTURES
 from spikelens import api
 from spikelens.frame import HIGHER_IS_BETTER, infer_roles
 from spikelens.importers.registry import IMPORTERS
 from spikelens.importers.sb3 import RlProgressImporter
 
-sb3_logger = pytest.importorskip("stable_baselines3.common.logger", reason="stable-baselines3 (test extra) not installed")
+pytest.importorskip("stable_baselines3.common.logger", reason="stable-baselines3 (test extra) not installed")
+sys.path.insert(0, str(FIXTURES))
+from writers.trainers import SB3_N_STEPS, ppo_values, write_sb3  # noqa: E402
 
-N_STEPS = 64
+N_STEPS = SB3_N_STEPS
 ITERS = 24
-
-
-def ppo_values(it: int) -> dict[str, float]:
-    return {"train/approx_kl": 0.01 * (1 + math.sin(it)), "train/entropy_loss": -0.69 + 0.005 * it,
-            "train/policy_gradient_loss": -0.01 * math.cos(it), "train/value_loss": 50.0 / (1 + it),
-            "train/loss": 25.0 / (1 + it), "train/explained_variance": 1 - 1 / (1 + it),
-            "train/clip_fraction": 0.05, "train/learning_rate": 3e-4, "train/clip_range": 0.2}
 
 
 @pytest.fixture(scope="module")
 def progress(tmp_path_factory):
-    """What PPO.learn with an EvalCallback every 4 rollouts dumps: a rollout row
-    (rollout/*, time/*), then at the next dump the train/* values (and eval/* when the
-    callback ran at that timestep)."""
-    folder = tmp_path_factory.mktemp("sb3") / "PPO_1"
-    logger = sb3_logger.configure(str(folder), ["csv", "json"])
-    for it in range(1, ITERS + 1):
-        t = it * N_STEPS
-        if it > 1:
-            for k, v in ppo_values(it - 1).items():
-                logger.record(k, v)
-            logger.record("train/n_updates", 10 * (it - 1), exclude="tensorboard")
-        if it % 4 == 0:
-            logger.record("eval/mean_reward", 20.0 + 5 * it)
-            logger.record("eval/mean_ep_length", 20.0 + 5 * it)
-            logger.record("time/total_timesteps", t, exclude="tensorboard")
-            logger.dump(step=t)
-        logger.record("time/iterations", it, exclude="tensorboard")
-        logger.record("rollout/ep_rew_mean", 10.0 + 2 * it)
-        logger.record("rollout/ep_len_mean", 10.0 + 2 * it)
-        logger.record("time/fps", 800, exclude="tensorboard")
-        logger.record("time/time_elapsed", it, exclude="tensorboard")
-        logger.record("time/total_timesteps", t, exclude="tensorboard")
-        logger.dump(step=t)
-    logger.close()
-    return folder
+    return write_sb3(tmp_path_factory.mktemp("sb3") / "PPO_1", ITERS)
 
 
 def frame_of(path):

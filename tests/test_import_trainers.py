@@ -1,16 +1,12 @@
 """Trainers' own CSV/JSON files read as their users mean them: timm `summary.csv` with its
 `args.yaml` plan, HF evaluation results logged without a step, MMEngine `scalars.json`
-with its eval records apart. Each file is written here the way the trainer writes it."""
+with its eval records apart. Each file is written the way the trainer writes it
+(`fixtures/writers/trainers.py`, `fixtures/writers/hf.py`)."""
 from __future__ import annotations
 
-import csv
-import json
-import math
 import sys
-from collections import OrderedDict
 
 import pytest
-import yaml
 
 from conftest import FIXTURES
 from spikelens import api
@@ -21,6 +17,7 @@ from spikelens.importers.timm import TimmSummaryImporter
 
 sys.path.insert(0, str(FIXTURES))
 from writers import hf as HF  # noqa: E402
+from writers.trainers import dump_scalars, mmengine_epoch_based, timm_epoch, update_summary, write_timm  # noqa: E402
 
 
 def only_run(path):
@@ -38,38 +35,6 @@ def claimed_by(path):
 
 
 # ------------------------------------------------------------------ timm summary.csv
-
-
-def update_summary(epoch, train_metrics, eval_metrics, filename, lr=None, write_header=False):
-    """What `timm.utils.summary.update_summary` does (csv.DictWriter, appending)."""
-    rowd = OrderedDict(epoch=epoch)
-    rowd.update([("train_" + k, v) for k, v in train_metrics.items()])
-    if eval_metrics:
-        rowd.update([("eval_" + k, v) for k, v in eval_metrics.items()])
-    if lr is not None:
-        rowd["lr"] = lr
-    with open(filename, mode="a") as cf:
-        dw = csv.DictWriter(cf, fieldnames=rowd.keys())
-        if write_header:
-            dw.writeheader()
-        dw.writerow(rowd)
-
-
-def timm_epoch(e):
-    return ({"loss": 6.9 * math.exp(-e / 10) + 1.0},
-            {"loss": 6.5 * math.exp(-e / 10) + 1.2, "top1": 80 * (1 - math.exp(-e / 8)),
-             "top5": 95 * (1 - math.exp(-e / 6))}, 0.1 * (1 - e / 100))
-
-
-def write_timm(folder, done, *, epochs=100, cooldown=0):
-    folder.mkdir(parents=True, exist_ok=True)
-    args = {"model": "resnet50", "epochs": epochs, "cooldown_epochs": cooldown, "start_epoch": None, "lr": 0.1,
-            "sched": "cosine", "batch_size": 128, "output": str(folder.parent)}
-    (folder / "args.yaml").write_text(yaml.safe_dump(args, default_flow_style=False))
-    for e in range(done):  # for epoch in range(start_epoch, num_epochs)
-        train, ev, lr = timm_epoch(e)
-        update_summary(e, train, ev, folder / "summary.csv", lr=lr, write_header=e == 0)
-    return folder / "summary.csv"
 
 
 def test_timm_summary_values_epochs_roles(tmp_path):
@@ -148,36 +113,9 @@ def test_hf_stepless_summary_goes_to_meta_and_training_entries_without_step_are_
 # ------------------------------------------------------------------ MMEngine scalars.json
 
 
-def dump(folder, records):
-    """What `LocalVisBackend.add_scalars` does when `LoggerHook` passes its `file_path`:
-    `scalar_dict.setdefault('step', step)`, then `json.dump` and a newline appended to
-    `vis_data/<timestamp>.json` and to `vis_data/scalars.json`."""
-    path = folder / "vis_data" / "scalars.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    for target in (folder / "vis_data" / f"{folder.name}.json", path):
-        with open(target, "a+") as f:
-            for rec in records:
-                json.dump(rec, f)
-                f.write("\n")
-    return path
-
-
-def epoch_based(epochs=3, iters=200, interval=50):
-    recs = []
-    for e in range(1, epochs + 1):
-        for i in range(interval, iters + 1, interval):
-            it = (e - 1) * iters + i
-            recs.append({"lr": 0.01, "data_time": 0.01, "loss": 2.0 / (1 + it / 100), "loss_cls": 1.0 / (1 + it / 100),
-                         "time": 0.30, "epoch": e, "memory": 2296, "step": it})
-        # LoggerHook.after_val_epoch with log_metric_by_epoch=True: step is runner.epoch
-        recs.append({"coco/bbox_mAP": 0.1 * e, "coco/bbox_mAP_50": 0.2 * e, "data_time": 0.002, "time": 0.05,
-                     "step": e})
-    return recs
-
-
 def test_mmengine_epoch_based_eval_records_at_the_last_iteration_of_their_epoch(tmp_path):
     work = tmp_path / "work_dirs/faster-rcnn/20240101_120000"
-    path = dump(work, epoch_based())
+    path = dump_scalars(work, mmengine_epoch_based())
     assert isinstance(claimed_by(path), MmengineScalarsImporter)
     run = only_run(work)  # the <timestamp>.json copy beside scalars.json is not a second run
     assert run.formats == ["mmengine"] and run.name == "20240101_120000" and len(run.segments) == 1
@@ -199,7 +137,7 @@ def test_mmengine_iteration_based_eval_records_keep_their_step(tmp_path):
         if it % 500 == 0:  # log_metric_by_epoch=False: step is runner.iter
             recs.append({"aAcc": 90.0, "mIoU": 40.0 + it / 100, "mAcc": 50.0, "data_time": 0.003, "time": 0.1,
                          "step": it})
-    run = only_run(dump(tmp_path / "seg", recs))
+    run = only_run(dump_scalars(tmp_path / "seg", recs))
     assert series(run, "mIoU") == ([500, 1000], [45.0, 50.0])
     assert series(run, "val/data_time")[0] == [500, 1000]
     assert infer_roles(["mIoU", "aAcc", "decode.acc_seg"]) == {"mIoU": "accuracy", "aAcc": "other",
@@ -210,6 +148,6 @@ def test_mmengine_hierarchy_keys_are_kept(tmp_path):
     recs = [{"train/lr": 0.01, "train/loss": 1.0 / s, "train/time": 0.3, "train/epoch": 1, "epoch": 1, "step": s}
             for s in (50, 100)]
     recs.append({"val/accuracy/top1": 55.0, "val/time": 0.02, "step": 1})
-    run = only_run(dump(tmp_path / "cls", recs))
+    run = only_run(dump_scalars(tmp_path / "cls", recs))
     assert series(run, "val/accuracy/top1") == ([100], [55.0])
     assert "val/val/time" not in set(run.frame["metric"].cast(str))

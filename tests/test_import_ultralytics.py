@@ -1,84 +1,26 @@
 """Ultralytics `results.csv` (YOLOv5, YOLOv8 8.0-8.2, YOLOv8.3/YOLO11): values, epochs as steps,
 roles, the plan and early stopping from `args.yaml` / `opt.yaml`.
 
-The files are written here with the trainers' own format strings (YOLOv5
-`Loggers.on_fit_epoch_end`: `%20s,` / `%20.5g,`, epoch from 0; YOLOv8 up to 8.2
+The files are written with the trainers' own format strings by `fixtures/writers/trainers.py`
+(YOLOv5 `Loggers.on_fit_epoch_end`: `%20s,` / `%20.5g,`, epoch from 0; YOLOv8 up to 8.2
 `BaseTrainer.save_metrics`: `%23s,` / `%23.5g,`, `self.epoch + 1`; 8.3 and YOLO11: `%s,` /
 `%.6g,` with `time`), and the arguments as `yaml.safe_dump` writes them."""
 from __future__ import annotations
 
-import math
+import sys
 
 import numpy as np
 import pytest
 import yaml
 
+from conftest import FIXTURES
 from spikelens import api
 from spikelens.frame import infer_roles
 from spikelens.importers.registry import IMPORTERS
 from spikelens.importers.ultralytics import UltralyticsImporter
 
-V8_KEYS = ["train/box_loss", "train/cls_loss", "train/dfl_loss", "metrics/precision(B)", "metrics/recall(B)",
-           "metrics/mAP50(B)", "metrics/mAP50-95(B)", "val/box_loss", "val/cls_loss", "val/dfl_loss",
-           "lr/pg0", "lr/pg1", "lr/pg2"]
-V5_KEYS = ["train/box_loss", "train/obj_loss", "train/cls_loss", "metrics/precision", "metrics/recall",
-           "metrics/mAP_0.5", "metrics/mAP_0.5:0.95", "val/box_loss", "val/obj_loss", "val/cls_loss",
-           "x/lr0", "x/lr1", "x/lr2"]
-
-
-def epoch_values(keys: list[str], i: int, n: int, *, best_at: int | None = None) -> list[float]:
-    """A plausible epoch: losses falling, mAP rising (flat after `best_at`, then slightly worse)."""
-    k = i if best_at is None else min(i, best_at)
-    out = []
-    for key in keys:
-        if key.endswith("loss"):
-            out.append(1.0 + 1.5 * math.exp(-i / 20) + 0.01 * math.sin(i))
-        elif "mAP" in key or "precision" in key or "recall" in key:
-            v = 0.6 * (1 - math.exp(-k / 15))
-            out.append(v - (0.002 if best_at is not None and i > best_at else 0.0))
-        else:  # learning rates
-            out.append(0.01 * (1 - i / max(n, 1)) + 1e-4)
-    return out
-
-
-def write_v8(folder, epochs_done: int, *, epochs: int = 100, patience: int = 100, best_at: int | None = None,
-             padded: bool = False, time_column: bool = True, args_file: str | None = "args.yaml"):
-    """results.csv as BaseTrainer.save_metrics writes it (8.3+: unpadded with `time`; 8.0-8.2: padded)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    lines = []
-    for e in range(epochs_done):  # self.epoch = e, written as e + 1
-        vals = epoch_values(V8_KEYS, e, epochs, best_at=best_at)
-        if time_column:
-            n = len(V8_KEYS) + 2
-            if not lines:
-                lines.append(("%s," * n % ("epoch", "time", *V8_KEYS)).rstrip(","))
-            lines.append(("%.6g," * n % (e + 1, 31.4 * (e + 1), *vals)).rstrip(","))
-        else:
-            n = len(V8_KEYS) + 1
-            fmt_h, fmt_v = ("%23s,", "%23.5g,") if padded else ("%s,", "%.6g,")
-            if not lines:
-                lines.append((fmt_h * n % tuple(["epoch"] + V8_KEYS)).rstrip(","))
-            lines.append((fmt_v * n % tuple([e + 1] + vals)).rstrip(","))
-    (folder / "results.csv").write_text("\n".join(lines) + "\n")
-    if args_file:
-        args = {"task": "detect", "mode": "train", "model": "yolov8n.pt", "data": "coco8.yaml", "epochs": epochs,
-                "time": None, "patience": patience, "batch": 16, "imgsz": 640, "save": True, "freeze": None}
-        (folder / args_file).write_text(yaml.safe_dump(args, sort_keys=False))
-    return folder / "results.csv"
-
-
-def write_v5(folder, epochs_done: int, *, epochs: int = 300, patience: int = 100, best_at: int | None = None):
-    """results.csv as YOLOv5's Loggers.on_fit_epoch_end writes it (epoch from 0), opt.yaml beside."""
-    folder.mkdir(parents=True, exist_ok=True)
-    n = len(V5_KEYS) + 1
-    lines = [(("%20s," * n % tuple(["epoch"] + V5_KEYS)).rstrip(","))]
-    for e in range(epochs_done):
-        lines.append(("%20.5g," * n % tuple([e] + epoch_values(V5_KEYS, e, epochs, best_at=best_at))).rstrip(","))
-    (folder / "results.csv").write_text("\n".join(lines) + "\n")
-    opt = {"weights": "yolov5s.pt", "cfg": "", "data": "data/coco128.yaml", "hyp": {"lr0": 0.01, "box": 0.05},
-           "epochs": epochs, "batch_size": 16, "imgsz": 640, "patience": patience, "freeze": [0]}
-    (folder / "opt.yaml").write_text(yaml.safe_dump(opt, sort_keys=False))
-    return folder / "results.csv"
+sys.path.insert(0, str(FIXTURES))
+from writers.trainers import V5_KEYS, V8_KEYS, epoch_values, write_v5, write_v8  # noqa: E402
 
 
 def one_run(path):
