@@ -99,6 +99,12 @@ def test_hf_predict_and_test_entries_without_a_step_are_placed_after_the_last_st
     assert run.meta["hf.train_loss"] == pytest.approx(summary["train_loss"])
 
 
+def test_hf_results_without_any_step_before_them_go_to_the_global_step(tmp_path):
+    hist = [{"predict_loss": 2.5, "predict_runtime": 1.0}]  # a state saved after trainer.predict() alone
+    HF.save_to_json(tmp_path / "trainer_state.json", HF.state(hist, 500, max_steps=500))
+    assert series(only_run(tmp_path / "trainer_state.json"), "predict_loss") == ([500], [2.5])
+
+
 def test_hf_stepless_summary_goes_to_meta_and_training_entries_without_step_are_still_skipped(tmp_path):
     hist = HF.log_history(seed=4, upto=100)
     summary = HF.summary(hist, 100)
@@ -140,6 +146,7 @@ def test_mmengine_iteration_based_eval_records_keep_their_step(tmp_path):
     run = only_run(dump_scalars(tmp_path / "seg", recs))
     assert series(run, "mIoU") == ([500, 1000], [45.0, 50.0])
     assert series(run, "val/data_time")[0] == [500, 1000]
+    assert "iter" not in set(run.frame["metric"].cast(str))  # the same counter as `step`
     assert infer_roles(["mIoU", "aAcc", "decode.acc_seg"]) == {"mIoU": "accuracy", "aAcc": "other",
                                                               "decode.acc_seg": "accuracy"}
 

@@ -136,15 +136,18 @@ def _number(v: Any) -> float | None:
     return float(v)
 
 
-def entries_to_long(path: Path, entries: list[dict[str, Any]]) -> tuple[pl.DataFrame, dict[str, Any]]:
-    """Long table of the per-step entries, and the summary entry's values (for meta)."""
+def entries_to_long(path: Path, entries: list[dict[str, Any]],
+                    global_step: Any = None) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """Long table of the per-step entries, and the summary entry's values (for meta).
+    Evaluation results without a step go at the last step before them, else at the
+    state's `global_step`."""
     steps: list[int] = []
     metrics: list[str] = []
     values: list[float] = []
     summary: dict[str, Any] = {}
     no_step = 0
     last_epoch: tuple[int, float] | None = None
-    last_step: int | None = None
+    last_step: int | None = global_step if isinstance(global_step, int) and not isinstance(global_step, bool) else None
     for e in entries:
         step = e.get("step")
         if isinstance(step, float) and step.is_integer():
@@ -284,7 +287,7 @@ class HfTrainerStateImporter(Importer):
             meta["hf.early_stopping"] = True
         tables = []
         for i, (f, entries) in enumerate(segments):
-            frame, summary = entries_to_long(f.path, entries)
+            frame, summary = entries_to_long(f.path, entries, f.state.get("global_step"))
             if f is ref:
                 meta.update({f"hf.{k}": v for k, v in summary.items()})
             tables.append(Table(frame=frame, source=f.path, format=self.name, run_key=run_key,

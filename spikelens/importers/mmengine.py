@@ -78,7 +78,7 @@ class MmengineScalarsImporter(Importer):
         if not rows:
             raise FormatError(path, "no JSON objects, one a line")
         rows, moved = place_eval_records(rows)
-        long = rows_to_long(path, rows, step_key="step", wall_key=None, skip=())
+        long = rows_to_long(path, rows, step_key="step", wall_key=None, skip=("iter",))  # `iter` repeats `step`
         if long.height == 0:
             diagnostics.warn(f"{path}: no numeric values found")
         run_key = str(path.parent.parent if path.parent.name == VIS_DIR else path)  # the work dir of the launch
