@@ -69,9 +69,11 @@ class Event:
     finding: Finding
     key: str
     at_end: bool = False
+    seen_at: int | None = None
+    """The run's last step when it was told (how late the alert came, in steps)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"event": self.type, "run": self.run, "key": self.key, "at_end": self.at_end,
+        return {"event": self.type, "run": self.run, "key": self.key, "at_end": self.at_end, "seen_at_step": self.seen_at,
                 "provisional": self.finding.kind in PROVISIONAL_KINDS and not self.at_end, **self.finding.to_json()}
 
 
@@ -178,6 +180,7 @@ class Judge:
         finding, or a provisional one the curve came back from): withdrawn, once."""
         out: list[Event] = []
         after = None if final else _settled_before(rep.frame, self.settle)
+        last_step = rep.frame.get_column("step").max() if rep.frame is not None and rep.frame.height else None
         seen: set[str] = set()
         for f in rep.findings:
             key = finding_key(rep.run, f)
@@ -214,11 +217,15 @@ class Judge:
                 continue  # before the window: not judged this time
             if not final and told.get("at_end"):
                 continue
+            if step is not None and (last_step is None or step > last_step):
+                continue  # after the points judged (a file truncated and read again): not judged
             told["withdrawn"] = True
             gone = Finding(kind=told["kind"], code=told["code"], run=rep.run, metric=told.get("metric"),
                            severity=told["severity"], message=f"no longer found: {told['message']}",
                            start_step=step)
             out.append(Event("withdrawn", rep.run, gone, key, at_end=final))
+        for ev in out:
+            ev.seen_at = None if last_step is None else int(last_step)
         return out
 
     def _lasted(self, key: str, f: Finding, frame: pl.DataFrame | None) -> bool:

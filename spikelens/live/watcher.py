@@ -81,6 +81,7 @@ class Watcher:
         from ..discover import _claim, _walk
 
         groups: dict[str, tuple[Importer, list[Path]]] = {}
+        seen: set[Path] = set()  # W&B's latest-run link points at a run folder walked already
         for root in self.roots:
             if not root.exists():
                 if str(root) not in self._missing:
@@ -90,6 +91,10 @@ class Watcher:
             for path, is_dir in _walk(root):
                 imp = self._claim(path, is_dir, _claim)
                 if imp is not None:
+                    real = path.resolve()
+                    if real in seen or (path.is_symlink() and self._inside_roots(real)):
+                        continue  # followed by its own name (a link is repointed when a new run starts)
+                    seen.add(real)
                     groups.setdefault(imp.group_key(path), (imp, []))[1].append(path)
         for key, (imp, paths) in groups.items():
             made = followers_for(paths, imp, self.state.views, self._plugins.setdefault(key, {}))
@@ -105,6 +110,9 @@ class Watcher:
                     if old is not None:
                         self._forget(old[0])
                     self._whole[key] = (self._add(fol), names)
+
+    def _inside_roots(self, real: Path) -> bool:
+        return any(r.resolve() == real or r.resolve() in real.parents for r in self.roots if r.is_dir())
 
     def _claim(self, path: Path, is_dir: bool, claim) -> Importer | None:
         p = str(path)
@@ -192,6 +200,8 @@ class Watcher:
     def _tell(self, events: list[Event]) -> None:
         if not events:
             return
+        # the ledger first, then the alerts: a watch killed in between tells nothing twice
+        self.state.save(self.judge.ledger)
         for ev in events:
             if ev.type == "finding":
                 self.summary.told += 1
@@ -204,7 +214,6 @@ class Watcher:
                     self.summary.failed = ev
             if self.on_event is not None:
                 self.on_event(ev)
-        self.state.save(self.judge.ledger)
 
     def _warn(self, lines: list[str]) -> None:
         new = [ln for ln in lines if ln not in self._warned]
