@@ -20,7 +20,7 @@ from spikelens.importers.registry import IMPORTERS
 from spikelens.importers.ultralytics import UltralyticsImporter
 
 sys.path.insert(0, str(FIXTURES))
-from writers.trainers import V5_KEYS, V8_KEYS, epoch_values, write_v5, write_v8  # noqa: E402
+from writers.trainers import V5_KEYS, V8_KEYS, epoch_values, write_v5, write_v8, write_v8_tensorboard  # noqa: E402
 
 
 def one_run(path):
@@ -151,6 +151,16 @@ def test_epochs_not_validated_are_not_zeros(tmp_path):
     assert fr.filter(fr["metric"] == "val/box_loss")["step"].to_list() == [6]
     assert fr.filter(fr["metric"] == "metrics/mAP50(B)")["step"].to_list() == [6]
     assert fr.filter(fr["metric"] == "train/box_loss").height == 6
+
+
+def test_tensorboard_run_takes_its_plan_and_patience_from_args_yaml(tmp_path):
+    f, _ = ended(write_v8_tensorboard(tmp_path / "tb_killed" / "train", 7, epochs=100).parent)
+    assert f is not None and f.evidence["fraction_done"] == pytest.approx(0.07)
+    f, _ = ended(write_v8_tensorboard(tmp_path / "tb_stopped" / "train", 40, epochs=100, patience=15,
+                                      best_at=20).parent)
+    assert f is None  # stopped by patience 15 after the best epoch 21
+    f, _ = ended(write_v8_tensorboard(tmp_path / "tb_done" / "train", 12, epochs=12).parent)
+    assert f is None
 
 
 def test_claims_results_csv_before_the_generic_csv_reader(tmp_path):

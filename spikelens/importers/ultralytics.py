@@ -88,7 +88,7 @@ class UltralyticsImporter(Importer):
         version = generation(frame.columns, path.parent)
         frame = with_total_losses(without_unvalidated(frame, sep), sep)
         long = to_long(path, frame, sep, step_col="epoch")
-        meta = {"ultralytics.version": version, **plan_of(path, frame, sep, version)}
+        meta = {"ultralytics.version": version, **plan_of(path.parent, long, version)}
         return [Table(frame=long, source=path, format=f"ultralytics_{version}", run_key=str(path),
                       segment_key=str(path), meta=meta)]
 
@@ -122,61 +122,73 @@ def with_total_losses(frame: pl.DataFrame, sep: str) -> pl.DataFrame:
     return frame.with_columns(added) if added else frame
 
 
-def plan_of(path: Path, frame: pl.DataFrame, sep: str, version: str) -> dict:
-    """`plan.epochs`, `plan.epoch_base` and, for a stop by patience, `plan.stopped_by`."""
-    args_file = next((path.parent / n for n in ARG_FILES if (path.parent / n).is_file()), None)
+def plan_of(folder: Path, long: pl.DataFrame, version: str) -> dict:
+    """`plan.epochs`, `plan.epoch_base` and, for a stop by patience, `plan.stopped_by`, from
+    the saved arguments in `folder` and the epochs read (a long table, the epoch its step)."""
+    args_file = next((folder / n for n in ARG_FILES if (folder / n).is_file()), None)
     args = saved_arguments(args_file) if args_file is not None else {}
     epochs = whole_number(args, "epochs")
-    if args_file is None or epochs is None or epochs <= 0 or is_set(args, "time"):
+    if args_file is None or epochs is None or epochs <= 0 or is_set(args, "time") or long.height == 0:
         return {}  # no saved plan, or a timed run (`time:` hours) whose epochs the trainer sets itself
-    steps = frame.select(float_columns(frame, ["epoch"], sep)["epoch"].expr.alias("e")).get_column("e")
-    steps = steps.drop_nulls().drop_nans()
-    if steps.len() == 0:
-        return {}
-    first = int(steps[0])
+    first = int(long.item(0, "step"))
     base = first if first in (0, 1) else (0 if version == "v5" else 1)
     meta = {"plan.epochs": epochs, "plan.epoch_base": base, "plan.from": f"epochs in {args_file.name}"}
-    patience = whole_number(args, "patience")
-    stop = patience_stop(frame, sep, steps, patience)
-    if stop is not None and int(steps.max()) - base + 1 < epochs:
+    last = int(long.get_column("step").max())
+    stop = patience_stop(long, whole_number(args, "patience"))
+    if stop is not None and last - base + 1 < epochs:
         meta["plan.stopped_by"] = stop
     return meta
 
 
-def patience_stop(frame: pl.DataFrame, sep: str, epochs: pl.Series, patience: int | None) -> str | None:
+def tensorboard_plan(folder: Path, frame: pl.DataFrame) -> dict:
+    """The plan of an Ultralytics run logged to TensorBoard (its callback logs every key at
+    `epoch + 1`), from the `args.yaml` beside the event file; {} for any other run."""
+    args = saved_arguments(folder / "args.yaml")
+    if "task" not in args or args.get("mode") != "train" or frame.height == 0:
+        return {}
+    names = set(frame.get_column("metric").cast(pl.String).unique().to_list())
+    if not any(_LOSS_TERM.match(n) for n in names) or not any(_EPOCH_METRICS.match(n) for n in names):
+        return {}
+    return plan_of(folder, frame.sort("step", maintain_order=True), "v8")
+
+
+def patience_stop(long: pl.DataFrame, patience: int | None) -> str | None:
     """The early stop the trainer's `EarlyStopping` made, when the last epoch is `patience`
     or more after the best fitness (ties go to the later epoch, as `fitness >= best` does)."""
     if not patience or patience <= 0:  # patience 0 means never stop early
         return None
-    fit = fitness_expr(frame, sep)
-    if fit is None:
+    fit = fitness_by_epoch(long)
+    if fit is None or fit.height == 0:
         return None
-    rows = (frame.select(epoch=float_columns(frame, ["epoch"], sep)["epoch"].expr, fitness=fit)
-            .drop_nulls().filter(pl.col("fitness").is_finite()))
-    if rows.height == 0:
-        return None
-    best_epoch = int(rows.filter(pl.col("fitness") == pl.col("fitness").max()).get_column("epoch").max())
-    last = int(epochs.max())
+    best_epoch = int(fit.filter(pl.col("fitness") == pl.col("fitness").max()).get_column("step").max())
+    last = int(long.get_column("step").max())
     if last - best_epoch < patience:
         return None
     return (f"EarlyStopping (patience {patience}): no better fitness after epoch {best_epoch}, "
             f"stopped at epoch {last}")
 
 
-def fitness_expr(frame: pl.DataFrame, sep: str) -> pl.Expr | None:
-    """The trainer's fitness of a row: 0.1·mAP50 + 0.9·mAP50-95 for each task suffix
-    ((B) boxes, (M) masks, (P) poses), summed; a classifier's mean top-1/top-5 accuracy."""
+def fitness_by_epoch(long: pl.DataFrame) -> pl.DataFrame | None:
+    """The trainer's fitness of each epoch (`step`, `fitness`): 0.1·mAP50 + 0.9·mAP50-95 for
+    each task suffix ((B) boxes, (M) masks, (P) poses), summed; a classifier's mean
+    top-1/top-5 accuracy. None when the run logs neither."""
+    names = long.get_column("metric").cast(pl.String).unique().to_list()
     tasks: dict[str, dict[str, str]] = {}
-    for c in frame.columns:
+    for c in names:
         for kind, pattern in (("50", _MAP50), ("5095", _MAP5095)):
             m = pattern.match(c)
             if m:
                 tasks.setdefault(m.group("task") or "", {})[kind] = c
     pairs = [(t["50"], t["5095"]) for t in tasks.values() if len(t) == 2]
     if pairs:
-        f = float_columns(frame, [c for p in pairs for c in p], sep)
-        return pl.sum_horizontal([0.1 * f[a].expr + 0.9 * f[b].expr for a, b in pairs])
-    if all(c in frame.columns for c in _TOP):
-        f = float_columns(frame, list(_TOP), sep)
-        return (f[_TOP[0]].expr + f[_TOP[1]].expr) / 2
-    return None
+        cols, expr = [c for p in pairs for c in p], pl.sum_horizontal([0.1 * pl.col(a) + 0.9 * pl.col(b) for a, b in pairs])
+    elif all(c in names for c in _TOP):
+        cols, expr = list(_TOP), (pl.col(_TOP[0]) + pl.col(_TOP[1])) / 2
+    else:
+        return None
+    wide = (long.filter(pl.col("metric").cast(pl.String).is_in(cols))
+            .with_columns(pl.col("metric").cast(pl.String))
+            .pivot(on="metric", index="step", values="value", aggregate_function="last"))
+    if any(c not in wide.columns for c in cols):
+        return None
+    return wide.select("step", fitness=expr).drop_nulls().filter(pl.col("fitness").is_finite())
