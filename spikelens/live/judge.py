@@ -28,10 +28,13 @@ from ..model.finding import SEVERITY_RANK, Finding
 from ..model.report import RunReport
 from .tail import SourceFrames
 
-END_KINDS = frozenset({"outliers", "plateau", "overfitting", "ended_early", "empty_launch"})
+END_KINDS = frozenset({"outliers", "plateau", "overfitting", "ended_early", "empty_launch", "level_shift",
+                       "excursion"})
 """Kinds reported only when the watch ends: what they say depends on the points after
 them to the end of the run (the outliers summary counts and ranks every blip of the run,
-a plateau lasts until something changes, a run ends early only once it ended)."""
+a plateau lasts until something changes, a run ends early only once it ended) or is
+measured against the whole run (a level shift's window and an excursion's trend are
+fractions of the run's length)."""
 
 IMMEDIATE_KINDS = frozenset({"nan"})
 """Kinds known at their first point: a NaN needs no confirmation."""
