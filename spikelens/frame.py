@@ -100,8 +100,8 @@ _ACCURACY = re.compile(rf"{_B}(?:acc(?:uracy)?|top[\-_]?[15]|map|ap|precision|re
                        r"|accuracy|precision|recall|bleu|rouge", re.I)
 _THROUGHPUT = re.compile(rf"throughput|per[\s_\-]?s(?:ec(?:ond)?)?{_E}|per_second|/s(?:ec)?$|{_B}(?:tps|mfu|[mgt]?flops"
                          rf"|tflops_?per_?gpu|tok_?s|toks|tokens?_?s|samples?_s|it_?s|ips|fps|wps|ups){_E}", re.I)
-_STEP_TIME = re.compile(rf"{_B}(?:dt|ms|step_?time|iter_?time|batch_?time|data_?time|time_?per_?(?:step|iter(?:ation)?|batch)"
-                        rf"|elapsed_time_per_iteration|sec_?per_?(?:step|iter|batch)|s_?per_?(?:step|it|iter)){_E}"
+_STEP_TIME = re.compile(rf"{_B}(?:dt|ms|step_?time|iter_?time|batch_?time|data_?time"
+                        rf"|time_?per_?(?:step|iter(?:ation)?|batch)|elapsed_time_per_iteration|sec_?per_?(?:step|iter|batch)|s_?per_?(?:step|it|iter)){_E}"
                         r"|time/(?:step|iter|batch)", re.I)
 _MEMORY = re.compile(rf"{_B}(?:mem|memory|vram|gpu_?mem|max_?mem(?:ory)?|[gm]i?b|max_?allocated|allocated|reserved){_E}"
                      r"|memory", re.I)

@@ -181,7 +181,8 @@ def fitness_by_epoch(long: pl.DataFrame) -> pl.DataFrame | None:
                 tasks.setdefault(m.group("task") or "", {})[kind] = c
     pairs = [(t["50"], t["5095"]) for t in tasks.values() if len(t) == 2]
     if pairs:
-        cols, expr = [c for p in pairs for c in p], pl.sum_horizontal([0.1 * pl.col(a) + 0.9 * pl.col(b) for a, b in pairs])
+        cols = [c for p in pairs for c in p]
+        expr = pl.sum_horizontal([0.1 * pl.col(a) + 0.9 * pl.col(b) for a, b in pairs])
     elif all(c in names for c in _TOP):
         cols, expr = list(_TOP), (pl.col(_TOP[0]) + pl.col(_TOP[1])) / 2
     else:
