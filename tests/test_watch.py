@@ -223,3 +223,50 @@ def test_bad_durations(text):
 
     with pytest.raises(UsageError):
         parse_duration(text)
+
+
+def test_python_api_watch(tmp_path):
+    import spikelens
+
+    logs = tmp_path / "logs"
+    shutil.copytree(FIXTURES / "check/nan", logs)
+    seen: list = []
+    summary = spikelens.watch(logs, interval=0.2, duration=0.5, state=tmp_path / "s1", on_event=seen.append)
+    assert summary.exit_code == 0 and summary.stopped == "duration" and summary.polls >= 1
+    assert [e.finding.code for e in seen if e.type == "finding"].count("SL201") == 1
+    failed = spikelens.watch(logs, interval=0.2, duration=30, state=tmp_path / "s2", fail_on="error")
+    assert failed.exit_code == 1 and failed.stopped == "fail-on" and failed.failed.finding.code == "SL201"
+
+
+def test_terminal_shows_a_status_line_per_run(tmp_path):
+    """With a terminal on stdout the watch draws a live table (run, last step, loss, findings)."""
+    import os
+    import pty
+    import subprocess
+
+    logs = tmp_path / "logs"
+    shutil.copytree(FIXTURES / "check/nan", logs / "a")
+    shutil.copytree(FIXTURES / "check/clean", logs / "b")
+    main, sub = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "spikelens", "watch", str(logs), "--interval", "0.3", "--for", "3s",
+                             "--state", str(tmp_path / "state")], stdout=sub, stderr=subprocess.PIPE,
+                            env={**os.environ, "COLUMNS": "120", "TERM": "xterm"})
+    os.close(sub)
+    chunks = []
+    try:
+        while True:
+            try:
+                data = os.read(main, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        proc.wait(timeout=120)
+        os.close(main)
+    screen = b"".join(chunks).decode(errors="replace")
+    assert proc.returncode == 0
+    assert "last step" in screen and "findings" in screen
+    assert "SL201" in screen
+    assert "a" in screen and "b" in screen

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import signal
-import sys
 import threading
 from pathlib import Path
 from typing import List, Optional
@@ -154,7 +153,10 @@ def watch_cmd(
 
 def _refresh(live: Live, watcher, stop: threading.Event) -> None:
     while not stop.wait(0.5):
-        live.update(status_table(watcher.statuses()))
+        try:
+            live.update(status_table(watcher.statuses()))
+        except RuntimeError:  # a poll added a run while the table was read: the next refresh shows it
+            continue
 
 
 def summary_line(summary, watcher) -> str:
@@ -167,6 +169,3 @@ def summary_line(summary, watcher) -> str:
         line += f"\nfailed on: {event_line(summary.failed)}"
     return line
 
-
-def _is_tty() -> bool:
-    return sys.stdout.isatty()

@@ -256,7 +256,7 @@ class Watcher:
         return self.summary
 
     def statuses(self) -> list[dict[str, Any]]:
-        return [b.status for b in self.books.values() if b.status]
+        return [dict(b.status) for b in list(self.books.values()) if b.status]
 
 
 class OnlineJudge:
