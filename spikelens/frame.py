@@ -98,6 +98,9 @@ _REWARD = re.compile(rf"reward|{_B}(?:ep_?)?rew(?:ard)?s?{_E}|{_B}(?:episode_?|e
 _ACCURACY = re.compile(rf"{_B}(?:acc(?:uracy)?|top[\-_]?[15]|map|ap|precision|recall|f1|f1_score|bleu|rouge[\dlL]*"
                        rf"|sacrebleu|auc|auroc|miou|iou|exact_match|explained_?var(?:iance)?)(?:\d*){_E}"
                        r"|accuracy|precision|recall|bleu|rouge", re.I)
+_SPREAD = re.compile(r"(?:^|[/_\-. ])(?:std|stdev|var|(?<!explained_)variance|frac|fraction|count|num|min|max)"
+                     r"(?:$|[/_\-. ])", re.I)
+"""A statistic of a score that is no score itself (TRL's `reward_std`, `frac_reward_zero_std`)."""
 _THROUGHPUT = re.compile(rf"throughput|per[\s_\-]?s(?:ec(?:ond)?)?{_E}|per_second|/s(?:ec)?$|{_B}(?:tps|mfu|[mgt]?flops"
                          rf"|tflops_?per_?gpu|tok_?s|toks|tokens?_?s|samples?_s|it_?s|ips|fps|wps|ups){_E}", re.I)
 _STEP_TIME = re.compile(rf"{_B}(?:dt|ms|step_?time|iter_?time|batch_?time|data_?time"
@@ -129,6 +132,8 @@ def infer_role(metric: str) -> str:
         return "eval_loss" if re.search(_EVAL, metric, re.I) else "loss"
     for role, pattern in _SIDE_RULES:
         if pattern.search(metric):
+            if role in HIGHER_IS_BETTER and _SPREAD.search(metric):
+                return "other"  # the spread or share of a reward, not a reward: no direction to judge
             return role
     if _LOSS.search(metric) and not _NOT_LOSS.search(metric):
         return "eval_loss" if re.search(_EVAL, metric, re.I) else "loss"

@@ -14,6 +14,8 @@ from spikelens.frame import HIGHER_IS_BETTER, ROLES, SIDE_ROLES, infer_role, inf
     # rewards (RL: SB3, TRL, DeepSpeed-Chat)
     ("rollout/ep_rew_mean", "reward"), ("eval/mean_reward", "reward"), ("objective/rlhf_reward", "reward"),
     ("rewards/chosen", "reward"), ("episode_return", "reward"), ("reward_loss", "loss"),
+    ("reward_std", "other"), ("frac_reward_zero_std", "other"), ("rewards/accuracy_reward/std", "other"),
+    ("rewards/accuracy_reward/mean", "reward"),
     # accuracy-like scores
     ("metrics/mAP50-95(B)", "accuracy"), ("metrics/precision(B)", "accuracy"), ("metrics/recall(B)", "accuracy"),
     ("eval_top1", "accuracy"), ("top5_acc", "accuracy"), ("val_accuracy", "accuracy"), ("acc@1", "accuracy"),
