@@ -28,7 +28,8 @@ from spikelens.frame import HIGHER_IS_BETTER, ROLES, SIDE_ROLES, infer_role, inf
     # perplexity, throughput, step time, memory
     ("ppl", "perplexity"), ("eval/perplexity", "perplexity"), ("tps", "throughput"), ("tok/s", "throughput"),
     ("tok/sec", "throughput"), ("mfu", "throughput"), ("train_samples_per_second", "throughput"),
-    ("time/fps", "throughput"), ("dt", "step_time"), ("elapsed_time_per_iteration", "step_time"),
+    ("time/fps", "throughput"), ("num_tokens", "other"), ("tokens", "other"), ("train/tokens_seen", "other"),
+    ("tokens_s", "throughput"), ("dt", "step_time"), ("elapsed_time_per_iteration", "step_time"),
     ("data_time", "step_time"), ("memory", "memory"), ("max_memory_allocated", "memory"), ("mem(GB)", "memory"),
     # learning rates and their multipliers; what stays other
     ("lr/pg0", "lr"), ("x/lr2", "lr"), ("lrm", "lr"), ("epoch", "other"), ("time", "other"),
