@@ -85,7 +85,9 @@ def tb_reference(path: Path) -> tuple[pl.DataFrame, tuple[int, ...]]:
     counts = tuple(simple_values(buf, s, e) for s, e in tf_records(buf))
     with tempfile.TemporaryDirectory() as tmp:
         out = load(_write(Path(tmp), path, buf))
-    assert out.error is None and out.warnings == []
+    # a launch file that logged no scalar, read alone, is named as giving nothing (check fails on it)
+    said = [w for w in out.warnings if not (sum(counts) == 0 and w.endswith("nothing was read from it"))]
+    assert out.error is None and said == []
     assert out.frame.height == sum(counts)  # spikelens reads what event_pb2 sees
     return out.frame.select(COLUMNS), counts
 

@@ -292,7 +292,8 @@ def test_damaged_files_keep_every_other_value_and_warn_once(sub, missing, words)
 def test_empty_and_header_only_files_give_no_points_and_no_error():
     for sub in ("empty", "header_only"):
         runs, warnings = load(TB / "damaged" / sub)
-        assert runs == [] and warnings == []
+        # alone, a writer that logged nothing is named (check fails on it), but is no damage
+        assert runs == [] and len(warnings) == 1 and warnings[0].endswith("no data points — nothing was read from it")
 
 
 def test_a_file_that_is_not_tfrecord_is_a_format_error_when_named(tmp_path):

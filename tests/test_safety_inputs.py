@@ -132,3 +132,59 @@ def test_binary_files_stay_binary():
     assert looks_binary(_garbage(3, 4096))
     assert not looks_binary(b"step 1 | loss 2.5\n" * 3 + _garbage(3, 2000))
     assert not looks_binary(b"step 1 | loss 2.5\n" + b"\x00" * 4000)
+
+
+# ------------------------------------------------------------------ TensorBoard: a bad length whose CRC holds
+
+
+def _summary_writer_file(folder: Path, steps: int = 200) -> Path:
+    from torch.utils.tensorboard import SummaryWriter
+
+    w = SummaryWriter(str(folder))
+    for s in range(steps):
+        w.add_scalar("train/loss", 3.0 - s * 0.01, s)
+    w.close()
+    return next(folder.glob("events.out.tfevents.*"))
+
+
+def _record_headers(raw: bytes) -> list[int]:
+    import struct
+
+    out, pos = [], 0
+    while pos + 12 <= len(raw):
+        out.append(pos)
+        pos += 12 + struct.unpack_from("<Q", raw, pos)[0] + 4
+    return out
+
+
+@pytest.mark.parametrize("length", [1 << 40, None])
+def test_a_tb_record_with_a_huge_checksummed_length_costs_only_itself(tmp_path, length):
+    """A length past the end of the file whose length CRC is right (damage that kept the
+    checksum, or a writer bug) used to end the read there: the rest of the file was lost
+    as a 'truncated last record'."""
+    import struct
+
+    from spikelens.importers.crc import masked_crc32c
+
+    f = _summary_writer_file(tmp_path / "run")
+    raw = f.read_bytes()
+    base, _ = read(f)
+    assert base == 200
+    headers = _record_headers(raw)
+    at = headers[len(headers) // 2]
+    huge = length if length is not None else len(raw)  # just past the end of the file
+    header = struct.pack("<Q", huge)
+    f.write_bytes(raw[:at] + header + struct.pack("<I", masked_crc32c(header)) + raw[at + 12:])
+    got, warnings = read(f)
+    assert got == base - 1  # the one record whose length was damaged
+    assert any("runs past the end of the file" in w and f.name in w for w in warnings), warnings
+
+
+def test_a_tb_file_cut_by_a_crash_is_still_a_truncated_tail(tmp_path):
+    f = _summary_writer_file(tmp_path / "run")
+    raw = f.read_bytes()
+    headers = _record_headers(raw)
+    f.write_bytes(raw[:headers[-1] + 20])
+    got, warnings = read(f)
+    assert got == 199
+    assert any("truncated last record" in w for w in warnings), warnings

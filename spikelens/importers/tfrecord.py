@@ -150,10 +150,13 @@ class Damage:
     """Bytes passed over by those scans."""
     truncated_bytes: int = 0
     """Bytes of an incomplete last record (ignored)."""
+    overlong: int = 0
+    """Records whose length (its checksum right) runs past the end of the file while valid
+    records follow: the reader went on from the next one (their bytes in `skipped_bytes`)."""
 
     @property
     def any(self) -> bool:
-        return bool(self.corrupt_records or self.resyncs or self.truncated_bytes)
+        return bool(self.corrupt_records or self.resyncs or self.truncated_bytes or self.overlong)
 
     def describe(self) -> str:
         parts = []
@@ -162,6 +165,9 @@ class Damage:
         if self.resyncs:
             parts.append(f"{self.resyncs} damaged region(s) with a bad length checksum "
                          f"({self.skipped_bytes} bytes) skipped")
+        if self.overlong:
+            parts.append(f"{self.overlong} record(s) whose length runs past the end of the file "
+                         f"({self.skipped_bytes} bytes) skipped to the next valid record")
         if self.truncated_bytes:
             parts.append(f"truncated last record ({self.truncated_bytes} bytes) ignored")
         return ", ".join(parts)
@@ -412,6 +418,7 @@ class RecordStream:
         self.looks_like_tfrecord = len(buf) < HEADER or first_record_ok(buf[:HEADER])
         pos = 0
         bad_at: int | None = None  # file offset where damage began while resyncing
+        overlong = False  # that damage: a record running past the end of the file (a cut, or a bad length)
         while True:
             u8 = np.frombuffer(buf, dtype=np.uint8)
             if bad_at is not None:
@@ -420,12 +427,18 @@ class RecordStream:
                     refill(keep, HEADER + FOOTER)
                     pos = 0
                     continue
-                self.damage.resyncs += 1
+                if hit is None and overlong:  # no record after it: the last record was cut
+                    self.damage.truncated_bytes = base + len(buf) - bad_at
+                    break
+                if overlong:
+                    self.damage.overlong += 1
+                else:
+                    self.damage.resyncs += 1
                 if hit is None:
                     self.damage.skipped_bytes += base + len(buf) - bad_at
                     break
                 self.damage.skipped_bytes += base + hit - bad_at
-                bad_at, pos = None, hit
+                bad_at, pos, overlong = None, hit, False
             headers, lengths, stop, runs = walk(buf, u8, pos, self.block_records)
             starts = headers + HEADER
             bad_from: int | None = None
@@ -455,6 +468,11 @@ class RecordStream:
                 need = stop + HEADER + int(struct.unpack_from("<Q", buf, stop)[0]) + FOOTER - len(buf)
             else:
                 need = HEADER - (len(buf) - stop)  # the header first: its CRC decides
+            if need > left() and len(buf) - stop + left() > HEADER + HEADER + FOOTER:
+                # the file ends inside this record: cut by a crash, or a damaged length whose
+                # checksum holds; records after its header mean the latter: read on from them
+                bad_at, pos, overlong = base + stop, stop + 1, True
+                continue
             if need > left():  # the file ends inside this record: it was cut
                 rest = left() if self.size is not None or eof else self._drain()
                 cut = len(buf) - stop + rest
