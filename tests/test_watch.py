@@ -270,3 +270,29 @@ def test_terminal_shows_a_status_line_per_run(tmp_path):
     assert "last step" in screen and "findings" in screen
     assert "SL201" in screen
     assert "a" in screen and "b" in screen
+
+
+def test_a_wandb_record_cut_by_the_poll_waits(tmp_path):
+    """A .wandb file cut inside a record (and inside a 32 KiB block) is read up to its last
+    whole record; the rest comes at the next poll, with no damage counted."""
+    src = next((FIXTURES / "wandb/runs").rglob("*.wandb"))
+    data = src.read_bytes()
+    folder = tmp_path / "logs" / src.parent.name
+    folder.mkdir(parents=True)
+    out = folder / src.name
+    lines: list[str] = []
+    w = Watcher([tmp_path / "logs"], state=tmp_path / "state", on_warning=lines.append)
+    cut = min(len(data) - 100, 32 * 1024 + 5000)
+    out.write_bytes(data[:cut])
+    w.poll()
+    fol = next(f for f in w.followers.values() if hasattr(f, "tail"))
+    assert 7 < fol.tail.offset < cut
+    first = sum(b.points for b in w.books.values())
+    with open(out, "ab") as fh:
+        fh.write(data[cut:])
+    w.poll()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        whole = api.load(folder).height
+    assert 0 < first < sum(b.points for b in w.books.values()) == whole
+    assert not any("damaged" in ln or "truncated" in ln for ln in lines)
