@@ -2,15 +2,13 @@
 `spikelens explain` (the catalog page of a kind or cause)."""
 from __future__ import annotations
 
-import sys
 import time
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import Any, Callable, Iterator, List, Optional
+from typing import Any, Iterator, List, Optional
 
 import typer
-from rich.console import Console
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
@@ -33,13 +31,15 @@ class ReportFormat(str, Enum):
     rich = "rich"
     json = "json"
     markdown = "markdown"
+    concise = "concise"
 
 
 @app.command("analyze")
 def analyze_cmd(
     paths: List[Path] = typer.Argument(..., help="Log files or folders (any mix of formats)."),
     format: ReportFormat = typer.Option(ReportFormat.rich, "--format", "-f", case_sensitive=False,
-                                        help="rich (terminal), json (the contract, stdout only JSON) or markdown."),
+                                        help="rich (terminal), json (the contract, stdout only JSON), markdown, or concise "
+                                             "(one line per finding: PATH:STEP: CODE severity message)."),
     html: Optional[Path] = typer.Option(None, "--html", metavar="FILE",
                                         help="Also write a self-contained interactive HTML report (summary, "
                                              "zoomable charts, each finding zoomed)."),
@@ -113,6 +113,10 @@ def analyze_cmd(
         from ..report.markdown import render_markdown
 
         typer.echo(render_markdown(report, charts=charts), nl=False)
+    elif format == ReportFormat.concise:
+        from ..report.concise import render_concise
+
+        typer.echo(render_concise(report), nl=False)
     else:
         from ..report.terminal import render_terminal
 
@@ -253,21 +257,13 @@ def detector_params(cfg: Config, items: list[str]) -> dict[str, dict[str, Any]]:
 # ---------------------------------------------------------------- side outputs
 
 @contextmanager
-def progress(quiet: bool) -> Iterator[Callable[[str], None] | None]:
-    """A spinner on stderr while runs are read and analysed; nothing when stderr is
-    not a terminal or with -q."""
-    err = Console(file=sys.stderr)
-    if quiet or not err.is_terminal:
-        yield None
-        return
-    count = 0
-    with err.status("reading logs…") as status:
-        def update(run: str) -> None:
-            nonlocal count
-            count += 1
-            status.update(f"analyzing run {count}: {run}")
+def progress(quiet: bool) -> Iterator[object | None]:
+    """Runs done of the total, points read, warnings so far and the time left, on stderr while
+    runs are read and analysed; on a terminal only (under -q too), nothing in a pipe or a CI log."""
+    from .progress import sweep_progress
 
-        yield update
+    with sweep_progress() as bar:
+        yield bar
 
 
 def _log_runs(report, seconds: float) -> None:

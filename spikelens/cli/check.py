@@ -37,7 +37,7 @@ def check_cmd(
     paths: List[Path] = typer.Argument(..., help="Log files or folders of finished runs (any mix of formats)."),
     format: Format = typer.Option(Format.rich, "--format", "-f", case_sensitive=False,
                                   help="rich (terminal), json (the report plus a 'check' object), github "
-                                       "(workflow-command annotations) or markdown."),
+                                       "(workflow-command annotations), markdown or concise (PATH:STEP: CODE severity message)."),
     fail_on: Optional[Severity] = typer.Option(None, "--fail-on", case_sensitive=False,
                                                help="Fail on findings at or above this severity "
                                                     "[default: warning, or fail-on in the config]."),
@@ -164,6 +164,10 @@ def check_cmd(
             stderr_console().print(Text(_headline(result)), highlight=False)
     elif format == Format.markdown:
         typer.echo(render_markdown_check(result, charts=charts), nl=False)
+    elif format == Format.concise:
+        from ..report.concise import render_concise
+
+        typer.echo(render_concise(result.report), nl=False)
     else:
         _render_rich(result, verbose=verbose, charts=charts, quiet=quiet)
     raise typer.Exit(code)

@@ -1,6 +1,7 @@
 """Options and helpers shared by several commands (streams, verbosity, formats)."""
 from __future__ import annotations
 
+import os
 import sys
 from enum import Enum
 
@@ -16,6 +17,7 @@ class Format(str, Enum):
     json = "json"
     markdown = "markdown"
     github = "github"
+    concise = "concise"
 
 
 class _StdoutConsole(Console):
@@ -25,9 +27,28 @@ class _StdoutConsole(Console):
         which `check` would read as "findings"."""
         raise BrokenPipeError
 
+    def _render_buffer(self, buffer) -> str:
+        """Without a terminal, lines end where their content ends (a table or padding laid out
+        for the content width leaves no run of spaces after it)."""
+        from ..report.terminal import CONTENT_WIDTH
+
+        text = super()._render_buffer(buffer)
+        if self.width < CONTENT_WIDTH:
+            return text
+        return "\n".join(line.rstrip(" ") for line in text.split("\n"))
+
 
 def stdout_console() -> Console:
-    return _StdoutConsole(file=sys.stdout, soft_wrap=False)
+    """The report's console. On a terminal it wraps to the terminal's width. In a pipe or a file
+    (every CI log) nothing wraps: lines are as wide as their content (or `COLUMNS`, when set), so a
+    record or a run name stays on one line for grep."""
+    from ..report.terminal import CONTENT_WIDTH
+
+    console = _StdoutConsole(file=sys.stdout, soft_wrap=False)
+    if not console.is_terminal:
+        console = _StdoutConsole(file=sys.stdout, soft_wrap=True,
+                                 width=None if os.environ.get("COLUMNS", "").isdigit() else CONTENT_WIDTH)
+    return console
 
 
 def stderr_console() -> Console:

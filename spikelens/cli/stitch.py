@@ -30,7 +30,8 @@ def stitch_cmd(
     mkdir: bool = typer.Option(False, "--mkdir", help="Create the --output file's folder when it does not exist."),
     name: Optional[str] = typer.Option(None, "--name", help="Name of the stitched run (default: the first part's)."),
     format: ReportFormat = typer.Option(ReportFormat.rich, "--format", "-f", case_sensitive=False,
-                                        help="rich (terminal), json (the contract, stdout only JSON) or markdown."),
+                                        help="rich (terminal), json (the contract, stdout only JSON), markdown, or concise "
+                                             "(one line per finding: PATH:STEP: CODE severity message)."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
                                           help="spikelens.toml or pyproject.toml to read settings from."),
     role: List[str] = typer.Option([], "--role", metavar="TAG=ROLE", help="Override a metric's role. Repeatable."),
@@ -79,6 +80,10 @@ def stitch_cmd(
         from ..report.markdown import render_markdown
 
         typer.echo(render_markdown(report, charts=charts), nl=False)
+    elif format == ReportFormat.concise:
+        from ..report.concise import render_concise
+
+        typer.echo(render_concise(report), nl=False)
     else:
         from ..report.terminal import render_terminal
 

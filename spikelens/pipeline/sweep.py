@@ -20,6 +20,7 @@ from ..model.report import Report, RunReport
 from ..naming import rename_reports
 from . import incremental
 from .executors import execute
+from .progress import as_progress
 from .run import analyze_group, report_run
 
 
@@ -44,6 +45,9 @@ def _sweep(roots: list[Path], cfg: Config, detector_params: dict | None, executo
     with diagnostics.collecting() as diag, findings_data.locked(findings), \
             storage.kept_copies() if findings else nullcontext():
         groups = source_groups(roots)
+        tell = as_progress(progress)
+        if tell:
+            tell.start(len(groups))
         settings = incremental.settings(cfg, detector_params, roots) if findings else ""
         before, hashes = incremental.previous(findings, settings) if findings else ({}, {})
         if keep_frames:
@@ -67,9 +71,8 @@ def _sweep(roots: list[Path], cfg: Config, detector_params: dict | None, executo
             report.runs.extend(reports)
             for line in warnings:
                 diagnostics.warn(line)
-            if progress:
-                for r in reports:
-                    progress(r.run)
+            if tell:
+                tell.advance(reports, len(warnings))
         drop_mirrors(report)  # one training written by two writers (metrics.json + events) is one run
         rename_reports(report.runs)  # names unique among all the runs (see naming)
         link_runs(report)
@@ -84,12 +87,15 @@ def analyze_runs(runs: Iterable[Run], cfg: Config, *, detector_params: dict | No
     """Report runs the caller already holds in memory (no files to discover, group or fan
     out): each analysed as a sweep analyses a run, then linked as a sweep links its runs."""
     report = Report(command="analyze")
+    tell = as_progress(progress)
+    if tell and hasattr(runs, "__len__"):
+        tell.start(len(runs))
     with diagnostics.collecting() as diag:
         for run in runs:
             rep = report_run(run, cfg, detector_params, keep_frames)
             report.runs.append(rep)
-            if progress:
-                progress(rep.run)
+            if tell:
+                tell.advance([rep], 0)
         link_runs(report)
     report.warnings = diag.lines
     return report

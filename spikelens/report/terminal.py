@@ -25,6 +25,8 @@ SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim", "ok":
 STATUS_MARK = {"error": "✗", "warning": "!", "ok": "✓"}
 MAX_DETAILED = 20
 """Findings (and notes) shown per run before the rest is summarised in one line."""
+CONTENT_WIDTH = 1 << 14
+"""A console this wide has no terminal behind it (a pipe, a file): tables take their content's width."""
 
 
 def render_terminal(report: Report, console: Console, *, verbose: bool = False, charts: bool = True,
@@ -38,13 +40,13 @@ def render_terminal(report: Report, console: Console, *, verbose: bool = False, 
     if quiet:
         for run in runs:
             if status(run) != "ok":
-                console.print(verdict_line(run))
-        console.print(_headline(report, runs))
+                console.print(verdict_line(run), soft_wrap=True)  # one line a run, however long its name
+        console.print(_headline(report, runs), soft_wrap=True)
         return
     console.print(_headline(report, runs))
     if not runs:
         return
-    console.print(summary_table(runs, console.width))
+    console.print(summary_table(runs, None if console.width >= CONTENT_WIDTH else console.width))
     for run in runs:
         if run.findings:
             console.print()
@@ -77,19 +79,22 @@ def _headline(report: Report, runs: list[RunReport]) -> Text:
     return text
 
 
-def summary_table(runs: list[RunReport], width: int = 100) -> Table:
+def summary_table(runs: list[RunReport], width: int | None = 100) -> Table:
     """One row per run: the verdict first, then the numbers.
 
     Column widths are computed here rather than left to Rich, which crops a table
     wider than the console instead of wrapping its text columns. When the verdict
     would get fewer than 22 columns, the steps and points (also on each run's detail
-    line) are left out.
+    line) are left out. With no width (no terminal) every column is as wide as its
+    content: nothing folds.
     """
     rows = []
     for run in runs:
         st = status(run)
         rows.append({"run": run, "st": st, "verdict": verdict(run), "steps": steps_text(run),
                      "points": f"{run.points:,}", "loss": final_loss_text(run), "findings": counts_text(run)})
+    if width is None:
+        return _content_table(rows)
     name_w = min(24, max([len("run / format")] + [max(len(r.run), len(", ".join(r.formats))) for r in runs]))
     items = [item for r in rows for item in r["findings"].split(", ")]
     longest = max([len("findings")] + [len(i) + 1 for i in items])
@@ -108,6 +113,19 @@ def summary_table(runs: list[RunReport], width: int = 100) -> Table:
     if verdict_w < 16:  # still too narrow: give the run column's width to the verdict
         fixed["run"] = max(12, fixed["run"] - (16 - verdict_w))
         verdict_w = 16
+    return _table(rows, fixed, verdict_w, findings_w, narrow)
+
+
+def _content_table(rows: list[dict]) -> Table:
+    fixed = {"run": max([len("run / format")] + [max(len(r["run"].run), len(", ".join(r["run"].formats))) for r in rows]),
+             "worst": len("! warning"), "loss": max(len("loss"), *(len(r["loss"]) for r in rows)),
+             "steps": max(len("steps"), *(len(r["steps"]) for r in rows)),
+             "points": max(len("points"), *(len(r["points"]) for r in rows))}
+    return _table(rows, fixed, max(len("verdict"), *(len(r["verdict"]) for r in rows)),
+                  max(len("findings"), *(len(r["findings"]) for r in rows)), False)
+
+
+def _table(rows: list[dict], fixed: dict, verdict_w: int, findings_w: int, narrow: bool) -> Table:
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     table.add_column("run / format", overflow="fold", width=fixed["run"])
     table.add_column("worst", no_wrap=True, width=fixed["worst"])
