@@ -15,7 +15,6 @@ import hashlib
 import json
 import re
 import secrets
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -171,13 +170,7 @@ def locked(path: Path | None) -> Iterator[None]:
     except OSError as exc:
         raise UsageError(f"{path}: cannot write findings ({exc.strerror or exc})") from None
     with fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            waited = time.monotonic()
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            diagnostics.warn(f"{path}: waited {time.monotonic() - waited:.1f} s for another sweep writing "
-                             "this findings dataset")
+        fcntl.flock(fh, fcntl.LOCK_EX)  # waits for a sweep under way (the report is the same either way)
         try:
             yield
         finally:

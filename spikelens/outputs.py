@@ -5,7 +5,8 @@ path that is an input, holds one or lies inside one is refused before anything i
 written (the user's logs are never replaced, deleted or added to).
 
 Temporary names start with `TMP_PREFIX` and end in `TMP_SUFFIX`, so a reader globbing
-`*.parquet` or `*.csv` never picks one up, and a later writer can tell its own leftovers.
+`*.parquet` or `*.csv` never picks one up; they carry the writer's process id, so a later
+writer into the same folder removes what a killed one (kill -9) left, and only that.
 """
 from __future__ import annotations
 
@@ -27,12 +28,53 @@ def is_temp_name(name: str) -> bool:
     return name.startswith(TMP_PREFIX) and name.endswith(TMP_SUFFIX)
 
 
+def _prefix() -> str:
+    return f"{TMP_PREFIX}{os.getpid()}-"
+
+
+_swept: set[Path] = set()
+
+
+def remove_dead_temps(folder: Path) -> None:
+    """Remove the temporary files and folders of writers that are no longer running (once
+    per folder and process): names this module gives, whose process id is gone."""
+    folder = Path(folder)
+    if folder in _swept:
+        return
+    _swept.add(folder)
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return
+    for p in entries:
+        if not is_temp_name(p.name):
+            continue
+        pid = p.name[len(TMP_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        try:
+            shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
+        except OSError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
+
+
 def atomic_write(path: str | os.PathLike, writer: Callable[[Path], object]) -> Path:
     """`writer(tmp)` writes the whole file at `tmp` (beside `path`); it then replaces
     `path` in one rename. On any exception or interrupt the temporary file is removed
     and `path` is as it was."""
     path = Path(path)
-    fd, name = tempfile.mkstemp(prefix=TMP_PREFIX, suffix=TMP_SUFFIX, dir=path.parent)
+    remove_dead_temps(path.parent)
+    fd, name = tempfile.mkstemp(prefix=_prefix(), suffix=TMP_SUFFIX, dir=path.parent)
     os.close(fd)
     tmp = Path(name)
     try:
@@ -61,7 +103,8 @@ def atomic_folder(path: str | os.PathLike) -> Iterator[Path]:
     `path` when the block ends without error (`path` must not exist or be empty),
     removed otherwise."""
     path = Path(path)
-    tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX, suffix=TMP_SUFFIX, dir=path.parent))
+    remove_dead_temps(path.parent)
+    tmp = Path(tempfile.mkdtemp(prefix=_prefix(), suffix=TMP_SUFFIX, dir=path.parent))
     try:
         yield tmp
         os.chmod(tmp, 0o777 & ~_umask())
