@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
 import pytest
 
 from conftest import FIXTURES
@@ -16,7 +17,7 @@ from spikelens.importers.sb3 import RlProgressImporter
 
 pytest.importorskip("stable_baselines3.common.logger", reason="stable-baselines3 (test extra) not installed")
 sys.path.insert(0, str(FIXTURES))
-from writers.trainers import SB3_N_STEPS, ppo_values, write_sb3  # noqa: E402
+from writers.trainers import SB3_N_STEPS, ppo_values, write_sb3, write_sb3_monitor  # noqa: E402
 
 N_STEPS = SB3_N_STEPS
 ITERS = 24
@@ -88,3 +89,24 @@ def test_relaunch_into_the_same_file_is_a_second_launch(tmp_path):
     assert run.formats == ["sb3_csv"]
     assert sorted(run.frame["segment"].unique().to_list()) == [0, 1]
     assert run.frame.filter(run.frame["metric"] == "value_loss")["step"].to_list()[:3] == [512, 1024, 1536]
+
+
+def test_monitor_episodes_at_their_timesteps(tmp_path):
+    path = write_sb3_monitor(tmp_path / "logs", episodes=40, t_start=1_708_431_886.2)
+    assert path.read_text().startswith('#{"t_start": 1708431886.2')
+    run = frame_of(path)
+    assert run.formats == ["sb3_monitor"]
+    fr = run.frame.filter(run.frame["metric"] == "episode/reward").sort("step")
+    lengths = [10 + 5 * k for k in range(40)]
+    assert fr["step"].to_list() == list(np.cumsum(lengths))
+    assert fr["value"].to_list() == [float(n) for n in lengths]
+    assert fr["wall_time"].to_list() == pytest.approx([1_708_431_886.2 + 0.5 * (k + 1) for k in range(40)])
+    assert set(run.frame["metric"].cast(str)) == {"episode/reward", "episode/length"}
+    assert infer_roles(["episode/reward", "episode/length"]) == {"episode/reward": "reward", "episode/length": "other"}
+
+
+def test_monitor_header_only_is_read_as_nothing_with_a_warning(tmp_path):
+    path = write_sb3_monitor(tmp_path / "empty", episodes=0)
+    with pytest.warns(Warning, match="no numeric values found"):
+        (run,) = api.load_runs(path)
+    assert run.frame.height == 0

@@ -1,5 +1,8 @@
 """Reinforcement-learning progress logs: Stable-Baselines3 `progress.csv` / `progress.json`
-(OpenAI Baselines' logger, which SB3's derives from, and home-grown RL scripts alike).
+(OpenAI Baselines' logger, which SB3's derives from, and home-grown RL scripts alike), and
+SB3's `Monitor` file (`monitor.csv`: a `#{"t_start": ...}` line, then one row an episode,
+`r,l,t`: read with the timesteps at the episode's end as the step, `r` and `l` named
+`episode/reward` and `episode/length`).
 
 An RL run counts environment timesteps, not optimiser steps: `time/total_timesteps` (or
 `total_timesteps`, `timesteps_total`, `num_timesteps`, `total timesteps`, ...) is the
@@ -22,14 +25,21 @@ from pathlib import Path
 from .. import diagnostics
 from ..errors import FormatError
 from . import decoding
-from .base import Importer, Table
-from .csvlogs import (decode, head_lines, looks_binary, read_bytes, read_string_frame, separator_of, split_fields,
-                      to_long)
+import polars as pl
+
+from .base import TABLE_SCHEMA, Importer, Table
+from .csvlogs import (decode, float_columns, head_lines, looks_binary, read_bytes, read_string_frame, separator_of,
+                      split_fields, to_long)
 from .wandb_exports import parse_jsonl, rows_to_long
 
 TIMESTEP_NAMES = ("time/total_timesteps", "total_timesteps", "timesteps_total", "num_timesteps", "total timesteps",
                   "total_env_steps", "env_steps", "timesteps", "timestep")
 """Columns that count environment timesteps, by preference (matched without case)."""
+
+
+MONITOR_NAMES = {"r": "episode/reward", "l": "episode/length"}
+"""SB3 `Monitor` columns, named as SB3's `results_plotter` names them (its x axis is the
+running sum of `l`, the timesteps; `t` is seconds since `t_start`)."""
 
 
 def timestep_key(keys) -> str | None:
@@ -52,7 +62,8 @@ class RlProgressImporter(Importer):
         if not lines:
             return False
         if suffix == ".csv":
-            return timestep_key(split_fields(lines[0], separator_of(lines[0]))) is not None
+            return (is_monitor_head(lines)
+                    or timestep_key(split_fields(lines[0], separator_of(lines[0]))) is not None)
         objs = [o for o in (_object(ln) for ln in lines) if o is not None]
         return bool(objs) and any(timestep_key(o) is not None for o in objs)
 
@@ -60,7 +71,10 @@ class RlProgressImporter(Importer):
         raw = read_bytes(path)
         if looks_binary(raw[:4096]):
             raise FormatError(path, "binary data, not a text log")
-        if path.suffix.lower() == ".csv":
+        text_head = head_lines(path, raw[:4096], 2)
+        if path.suffix.lower() == ".csv" and is_monitor_head(text_head):
+            long, fmt = monitor_long(path, raw), "sb3_monitor"
+        elif path.suffix.lower() == ".csv":
             long, fmt = self._csv(path, raw), "sb3_csv"
         else:
             long, fmt = self._json(path, raw), "sb3_json"
@@ -81,6 +95,35 @@ class RlProgressImporter(Importer):
         if key is None:
             raise FormatError(path, "JSON lines without a timesteps key")
         return rows_to_long(path, [r for r in rows if isinstance(r, dict)], step_key=key, wall_key=None, skip=())
+
+
+def is_monitor_head(lines: list[str]) -> bool:
+    """SB3 `Monitor`: a `#{"t_start": ..., "env_id": ...}` line, then `r,l,t`."""
+    if len(lines) < 2 or not lines[0].startswith("#{"):
+        return False
+    meta = _object(lines[0][1:])
+    return meta is not None and "t_start" in meta and split_fields(lines[1], ",")[:3] == ["r", "l", "t"]
+
+
+def monitor_long(path: Path, raw: bytes):
+    """Episodes as points: the step is the timesteps at the episode's end (the running sum of
+    `l`), the wall time `t_start + t`; `r` and `l` are named as in `MONITOR_NAMES`."""
+    text = decode(path, raw)
+    first, _, body = text.partition("\n")
+    t_start = (_object(first[1:]) or {}).get("t_start")
+    parsed = read_string_frame(path, body)
+    frame = parsed.frame
+    if frame.height == 0 or "l" not in frame.columns:
+        return pl.DataFrame(schema=TABLE_SCHEMA)
+    floats = float_columns(frame, list(frame.columns), ",")
+    steps = floats["l"].expr.fill_null(0).cum_sum().cast(pl.Int64).cast(pl.String)
+    wall = None
+    if isinstance(t_start, (int, float)) and "t" in frame.columns:
+        wall = (floats["t"].expr + float(t_start)).cast(pl.String)
+    frame = frame.with_columns(steps.alias("timesteps"), *([wall.alias("wall_time")] if wall is not None else []))
+    frame = frame.rename({k: v for k, v in MONITOR_NAMES.items() if k in frame.columns})
+    return to_long(path, frame, ",", step_col="timesteps", wall_col="wall_time" if wall is not None else None,
+                   drop=("t",))
 
 
 def _object(line: str) -> dict | None:
