@@ -263,18 +263,20 @@ class LinesFollower(_FileFollower):
             return None
         chunk = data[:end]
         kind = self.importer.name
-        if kind == "text":
-            tables = self._text(chunk)
-        else:
-            if base == 0 and kind == "csv":
-                first = chunk.split(b"\n", 1)[0] + b"\n"
-                self.header, chunk = first, chunk[len(first):]
-                if not self._has_step_column(first):
-                    self.whole = True
-                    return None
-            tables = self._through_view(self.header + chunk) if chunk.strip() else []
-        self.tail.advance(data, base, end)
-        return tables
+        if base == 0 and kind == "csv":
+            first = chunk.split(b"\n", 1)[0] + b"\n"
+            self.header, chunk = first, chunk[len(first):]
+            if not self._has_step_column(first):
+                self.whole = True
+                return None
+        self.tail.advance(data, base, end)  # lines that cannot be read are not read again
+        try:
+            if kind == "text":
+                return self._text(chunk)
+            return self._through_view(self.header + chunk) if chunk.strip() else []
+        except SpikelensError as exc:
+            diagnostics.warn(f"{exc} (the lines of bytes {base}..{base + end} skipped)")
+            return []
 
     def poll(self) -> Delta | None:
         if self.whole:
@@ -323,7 +325,10 @@ class LinesFollower(_FileFollower):
         try:
             view.write_bytes(data)
             with diagnostics.collecting() as diag:
-                tables = self.importer.read(view)
+                try:
+                    tables = self.importer.read(view)
+                except SpikelensError as exc:  # named after the log, not the view
+                    raise SpikelensError(str(exc).replace(str(view), str(self.path))) from None
         finally:
             view.unlink(missing_ok=True)
             folder.rmdir()
