@@ -296,3 +296,21 @@ def test_a_wandb_record_cut_by_the_poll_waits(tmp_path):
         whole = api.load(folder).height
     assert 0 < first < sum(b.points for b in w.books.values()) == whole
     assert not any("damaged" in ln or "truncated" in ln for ln in lines)
+
+
+def test_lines_a_reader_refuses_are_skipped_once(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    log = logs / "log.jsonl"
+    log.write_text('{"iteration": 1, "loss": 2.0}\n{"iteration": 2, "loss": 1.9}\n')
+    lines: list[str] = []
+    w = Watcher([logs], state=tmp_path / "state", on_warning=lines.append)
+    w.poll()
+    with open(log, "a") as fh:
+        fh.write("garbage line\nnot json\n")
+    w.poll()
+    with open(log, "a") as fh:
+        fh.write('{"iteration": 3, "loss": 1.8}\n')
+    w.poll()
+    assert len(lines) == 1 and str(log) in lines[0] and "skipped" in lines[0]
+    assert next(iter(w.books.values())).points == 3
