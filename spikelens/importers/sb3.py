@@ -52,7 +52,7 @@ class RlProgressImporter(Importer):
     """CSV or JSON lines with an environment-timesteps column (SB3 `progress.csv`/`.json`)."""
 
     name = "rl_progress"
-    looks_for = "RL progress logs (Stable-Baselines3 progress.csv / progress.json) with a timesteps column"
+    looks_for = "RL logs: Stable-Baselines3 progress.csv / progress.json (a timesteps column), Monitor monitor.csv"
 
     def claims(self, path: Path, head: bytes) -> bool:
         suffix = path.suffix.lower()
