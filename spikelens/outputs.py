@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -71,8 +72,14 @@ def _alive(pid: int) -> bool:
 def atomic_write(path: str | os.PathLike, writer: Callable[[Path], object]) -> Path:
     """`writer(tmp)` writes the whole file at `tmp` (beside `path`); it then replaces
     `path` in one rename. On any exception or interrupt the temporary file is removed
-    and `path` is as it was."""
+    and `path` is as it was. A symbolic link is followed (the file it names is replaced);
+    a path that is not a regular file (/dev/stdout, a FIFO) is written directly."""
     path = Path(path)
+    if path.is_symlink() or path.exists():
+        path = path.resolve()  # a link is followed: the file it names is replaced, the link kept
+        if path.exists() and not stat.S_ISREG(path.stat().st_mode):
+            writer(path)  # a stream (/dev/stdout, a pipe): nothing to replace, written as it comes
+            return path
     remove_dead_temps(path.parent)
     fd, name = tempfile.mkstemp(prefix=_prefix(), suffix=TMP_SUFFIX, dir=path.parent)
     os.close(fd)

@@ -273,6 +273,27 @@ def test_a_damaged_partition_is_a_warning_and_written_anew(fleet: Path, tmp_path
     assert pl.read_parquet(again).filter(pl.col("row") == "run").height == 1
 
 
+def test_a_damaged_single_file_dataset_is_rebuilt_and_a_foreign_file_refused(fleet: Path, tmp_path: Path, analyze):
+    data = tmp_path / "fleet.parquet"
+    first = analyze(fleet, "--findings", data)
+    data.write_bytes(data.read_bytes()[:200])  # cut
+    res = analyze(fleet, "--findings", data)
+    assert res.returncode == 0 and "damaged findings dataset" in res.stderr, res.stderr
+    assert json.loads(res.stdout)["runs"] == json.loads(first.stdout)["runs"]
+    assert pl.read_parquet(data).filter(pl.col("row") == "run").height == 3
+    # a file that is not one (the user's own table, a text file): refused, untouched
+    for content in (b"step,loss\n1,2\n", None):
+        mine = tmp_path / "mine.parquet"
+        if content is None:
+            pl.DataFrame({"step": [1, 2], "loss": [2.0, 1.9]}).write_parquet(mine)
+        else:
+            mine.write_bytes(content)
+        before = mine.read_bytes()
+        res = analyze(fleet, "--findings", mine)
+        assert res.returncode == 2 and "not a spikelens findings dataset" in one_line(res.stderr)
+        assert mine.read_bytes() == before
+
+
 # ---------------------------------------------------------------- the incremental state
 
 class _Planted:
@@ -341,6 +362,36 @@ def test_a_writer_that_fails_midway_leaves_the_previous_file(tmp_path: Path):
     assert [p.name for p in tmp_path.iterdir()] == ["report.html"]
     atomic_write_text(out, "new\n")
     assert out.read_text() == "new\n" and (out.stat().st_mode & 0o777) == 0o640
+
+
+def test_links_are_followed_and_streams_written_directly(tmp_path: Path):
+    real = tmp_path / "real.xml"
+    real.write_text("old")
+    link = tmp_path / "link.xml"
+    link.symlink_to(real)
+    atomic_write_text(link, "new")
+    assert link.is_symlink() and real.read_text() == "new"
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = {}
+
+    def reader():
+        with open(fifo) as fh:
+            got["text"] = fh.read()
+
+    import threading
+
+    t = threading.Thread(target=reader)
+    t.start()
+    atomic_write_text(fifo, "through the pipe")
+    t.join(10)
+    assert got["text"] == "through the pipe" and stat_is_fifo(fifo)
+
+
+def stat_is_fifo(path: Path) -> bool:
+    import stat
+
+    return stat.S_ISFIFO(os.stat(path).st_mode)
 
 
 def test_a_killed_csv_export_leaves_the_previous_file(tmp_path: Path, cli):

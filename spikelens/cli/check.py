@@ -182,7 +182,7 @@ def _write(path: Path, text: str, what: str, append: bool = False) -> None:
     """Written whole or not at all (outputs.atomic_write); appending keeps what was there."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        before = path.read_text(encoding="utf-8", errors="surrogateescape") if append and path.exists() else ""
+        before = path.read_text(encoding="utf-8", errors="surrogateescape") if append and path.is_file() else ""
         atomic_write(path, lambda tmp: tmp.write_text(before + text, encoding="utf-8", errors="surrogateescape"))
     except OSError as exc:
         raise UsageError(f"{path}: cannot write {what} ({exc.strerror or exc})") from None
