@@ -110,3 +110,14 @@ def test_monitor_header_only_is_read_as_nothing_with_a_warning(tmp_path):
     with pytest.warns(Warning, match="no numeric values found"):
         (run,) = api.load_runs(path)
     assert run.frame.height == 0
+
+
+def test_an_empty_timesteps_column_is_not_the_step(tmp_path):
+    """Ray Tune's progress.csv of a non-RL trainable: `timesteps_total` empty, the step is
+    `training_iteration` (the generic CSV reader's)."""
+    f = tmp_path / "progress.csv"
+    f.write_text("loss,timesteps_total,training_iteration,time_this_iter_s\n"
+                 + "".join(f"{1 / i:.4f},,{i},0.5\n" for i in range(1, 11)))
+    assert not RlProgressImporter().claims(f, f.read_bytes())
+    run = frame_of(f)
+    assert run.frame.filter(run.frame["metric"] == "loss")["step"].to_list() == list(range(1, 11))

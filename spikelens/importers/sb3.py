@@ -62,8 +62,7 @@ class RlProgressImporter(Importer):
         if not lines:
             return False
         if suffix == ".csv":
-            return (is_monitor_head(lines)
-                    or timestep_key(split_fields(lines[0], separator_of(lines[0]))) is not None)
+            return is_monitor_head(lines) or counts_timesteps(lines)
         objs = [o for o in (_object(ln) for ln in lines) if o is not None]
         return bool(objs) and any(timestep_key(o) is not None for o in objs)
 
@@ -95,6 +94,22 @@ class RlProgressImporter(Importer):
         if key is None:
             raise FormatError(path, "JSON lines without a timesteps key")
         return rows_to_long(path, [r for r in rows if isinstance(r, dict)], step_key=key, wall_key=None, skip=())
+
+
+def counts_timesteps(lines: list[str]) -> bool:
+    """A CSV head whose timesteps column holds a number in the first row (Ray Tune's
+    `progress.csv` has a `timesteps_total` column that non-RL trainables leave empty: its
+    step is `training_iteration`, for the CSV reader)."""
+    if len(lines) < 2:
+        return False
+    sep = separator_of(lines[0])
+    header = [f.strip() for f in split_fields(lines[0], sep)]
+    key = timestep_key(header)
+    if key is None:
+        return False
+    row = split_fields(lines[1], sep)
+    i = header.index(key)
+    return i < len(row) and row[i].strip().replace(".", "", 1).isdigit()
 
 
 def is_monitor_head(lines: list[str]) -> bool:
