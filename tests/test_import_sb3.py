@@ -4,6 +4,7 @@ the dump pattern PPO and `EvalCallback` use: timesteps are the step, the empty c
 other dumps are not logged, and the RL roles are named."""
 from __future__ import annotations
 
+import json
 import sys
 
 import numpy as np
@@ -121,3 +122,10 @@ def test_an_empty_timesteps_column_is_not_the_step(tmp_path):
     assert not RlProgressImporter().claims(f, f.read_bytes())
     run = frame_of(f)
     assert run.frame.filter(run.frame["metric"] == "loss")["step"].to_list() == list(range(1, 11))
+
+
+def test_a_null_timesteps_key_is_not_the_step(tmp_path):
+    f = tmp_path / "result.json"
+    f.write_text("".join(json.dumps({"loss": 1 / i, "timesteps_total": None, "training_iteration": i}) + "\n"
+                         for i in range(1, 6)))
+    assert not RlProgressImporter().claims(f, f.read_bytes())

@@ -64,7 +64,7 @@ class RlProgressImporter(Importer):
         if suffix == ".csv":
             return is_monitor_head(lines) or counts_timesteps(lines)
         objs = [o for o in (_object(ln) for ln in lines) if o is not None]
-        return bool(objs) and any(timestep_key(o) is not None for o in objs)
+        return any(_timesteps_in(o) is not None for o in objs)
 
     def read(self, path: Path) -> list[Table]:
         raw = read_bytes(path)
@@ -90,7 +90,7 @@ class RlProgressImporter(Importer):
     @staticmethod
     def _json(path: Path, raw: bytes):
         rows = parse_jsonl(path, decode(path, decoding.clean_file(path, raw)))
-        key = next((k for k in (timestep_key(r) for r in rows[:200]) if k is not None), None)
+        key = next((k for k in (_timesteps_in(r) for r in rows[:200]) if k is not None), None)
         if key is None:
             raise FormatError(path, "JSON lines without a timesteps key")
         return rows_to_long(path, [r for r in rows if isinstance(r, dict)], step_key=key, wall_key=None, skip=())
@@ -139,6 +139,16 @@ def monitor_long(path: Path, raw: bytes):
     frame = frame.rename({k: v for k, v in MONITOR_NAMES.items() if k in frame.columns})
     return to_long(path, frame, ",", step_col="timesteps", wall_col="wall_time" if wall is not None else None,
                    drop=("t",))
+
+
+def _timesteps_in(obj) -> str | None:
+    """The timesteps key of a JSON object, when it holds a number there (Ray Tune's
+    `result.json` has `timesteps_total: null` for a non-RL trainable)."""
+    if not isinstance(obj, dict):
+        return None
+    key = timestep_key(obj)
+    value = obj.get(key) if key is not None else None
+    return key if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _object(line: str) -> dict | None:
