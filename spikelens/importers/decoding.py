@@ -9,7 +9,9 @@ counted (ripgrep's lossy decoding, not Python's strict default):
   UTF-16 without a mark is told by its zero high bytes;
 - NUL bytes (the zero-filled tail a crash leaves, or a hole in the middle) are dropped;
   a run of them inside a line ends that line, since what follows was written later;
-- undecodable bytes become U+FFFD, counted.
+- undecodable bytes become U+FFFD, counted;
+- terminal codes (colours, `ESC[2J`, OSC titles) are dropped: a console capture's
+  styling is not text.
 
 `Decoder.feed` works a block at a time (a UTF-16 code unit or a UTF-8 character cut
 by a block boundary is carried over); clean UTF-8 without NULs is passed through as
@@ -24,6 +26,9 @@ from pathlib import Path
 
 BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
 _NULS = re.compile(rb"\x00+")
+_TERMINAL_CODES = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?")
+"""Colours and other terminal codes (CSI, OSC) a console log captured: not text, dropped
+(a coloured `loss` reads as a plain one)."""
 _CONTROL_BYTES = re.compile(rb"[\x01-\x08\x0e-\x1a\x1c-\x1f\x7f]")
 """Bytes text does not hold: C0 controls but tab, newlines, form feed and ESC (colours), and DEL
 (NULs are counted apart: they are what damage leaves in text)."""
@@ -127,6 +132,8 @@ class Decoder:
         if self._codec == "utf-8":
             if not self.keep_nuls and b"\x00" in block:
                 block = self._drop_nuls(block, start)
+            if b"\x1b" in block:
+                block = _TERMINAL_CODES.sub(b"", block)
             if not self._dec.getstate()[0]:
                 try:
                     block.decode("utf-8")
@@ -188,10 +195,15 @@ def clean_file(path: Path | str, raw: bytes, keep_nuls: bool = False) -> bytes:
     return out
 
 
+_DAMAGE_CHARS = re.compile("[\ufffd\x01-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
 def text_head(head: bytes) -> str:
-    """A file head as text for claims and sniffing (a character cut at its end dropped)."""
+    """A file head as text for claims (a character cut at its end dropped): undecodable and
+    control bytes are left out, so one damaged byte in the first rows does not change
+    what the file looks like (the reader still counts it)."""
     dec = Decoder()
-    return dec.feed(head).decode("utf-8", errors="ignore")
+    return _DAMAGE_CHARS.sub("", dec.feed(head).decode("utf-8", errors="ignore"))
 
 
 def decode_file(path: Path | str, raw: bytes, keep_nuls: bool = False) -> str:
