@@ -76,7 +76,8 @@ class Event:
     """The run's last step when it was told (how late the alert came, in steps)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"event": self.type, "run": self.run, "key": self.key, "at_end": self.at_end, "seen_at_step": self.seen_at,
+        return {"event": self.type, "run": self.run, "key": self.key, "at_end": self.at_end,
+                "seen_at_step": self.seen_at,
                 "provisional": self.finding.kind in PROVISIONAL_KINDS and not self.at_end, **self.finding.to_json()}
 
 

@@ -338,7 +338,8 @@ class LinesFollower(_FileFollower):
         out = []
         for t in tables:
             if version is not None:
-                fmt, run_key, seg, order = "lightning_csv", str(self.path.parent.parent), str(self.path.parent), (version,)
+                fmt, run_key, seg = "lightning_csv", str(self.path.parent.parent), str(self.path.parent)
+                order: tuple = (version,)
                 meta = hparams_plan(self.path.parent)
             else:
                 fmt, run_key, seg, order, meta = t.format, str(self.path), str(self.path), (), t.meta
