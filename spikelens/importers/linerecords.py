@@ -57,6 +57,8 @@ class ShapeBook:
         self.ids: dict[str, int] = {}
         self.templates: list[Template] = []
         self.names: dict[str, int] = {}
+        self.kinds: dict[frozenset, int] = {}
+        """Record kinds: the set of metric names a line holds."""
         self._lock = threading.Lock()
 
     def code(self, name: str) -> int:
@@ -89,7 +91,9 @@ class ShapeBook:
         code (`s{k}`, `n{k}`, `c{k}`); and the number of slots."""
         temps = [self.templates[i] for i in sids]
         width = max((len(t.values) for t in temps), default=0)
-        cols: dict[str, list] = {"_sid": sids, "evaluation": [t.evaluation is not None for t in temps]}
+        with self._lock:
+            kinds = [self.kinds.setdefault(frozenset(n for n, _, _ in t.values), len(self.kinds)) for t in temps]
+        cols: dict[str, list] = {"_sid": sids, "evaluation": [t.evaluation is not None for t in temps], "kind": kinds}
         for name in _ANCHORS + ("stamp",):
             spans = [_span(t, name) for t in temps]
             cols[f"{name}.s"] = [s[0] if s else None for s in spans]
@@ -99,8 +103,8 @@ class ShapeBook:
             cols[f"s{k}"] = [v[1] if v else None for v in vals]
             cols[f"n{k}"] = [v[2] if v else None for v in vals]
             cols[f"c{k}"] = [self.names[v[0]] if v else None for v in vals]
-        schema = {"_sid": pl.Int64, "evaluation": pl.Boolean,
-                  **{c: pl.Int64 for c in cols if c not in ("_sid", "evaluation")}}
+        schema = {"_sid": pl.Int64, "evaluation": pl.Boolean, "kind": pl.Int32,
+                  **{c: pl.Int64 for c in cols if c not in ("_sid", "evaluation", "kind")}}
         return pl.DataFrame(cols, schema=schema), width
 
 
@@ -167,7 +171,7 @@ def parse_chunk(chunk: pl.DataFrame, book: ShapeBook, known: dict) -> ChunkOut:
     lines = joined.select(
         pl.col("row").cast(pl.Int32),
         *[cut(a).cast(pl.Int64, strict=False).alias(a) for a in _ANCHORS],
-        "evaluation",
+        "evaluation", "kind",
         values=pl.sum_horizontal([pl.col(f"s{k}").is_not_null() for k in range(width)]) if width else pl.lit(0),
         wall_time=_wall_time(cut("stamp")) if has_stamp else pl.lit(None, pl.Float64),
     )
@@ -242,9 +246,34 @@ def steps(lines: pl.DataFrame) -> tuple[pl.DataFrame, dict]:
     """The step of every line (`row`, `step`), and the plan meta, chosen for the file
     (see the module doc)."""
     if lines.height == 0:
-        return lines.select("row", step=pl.lit(None, pl.Int64)), {}
+        return lines.select("row", "wall_time", step=pl.lit(None, pl.Int64), keep=pl.lit(True)), {}
+    anchored = pl.any_horizontal([pl.col(a).is_not_null() for a in ("step", "inner", "epoch")])
+    lines = lines.with_columns(anchored=anchored)
+    # lines that choose how the file counts: those with a step of their own, or of a kind (a
+    # key set) printed more than once; a banner's `Num examples = 1,000` is neither
+    records = lines.filter(~pl.col("evaluation") & (pl.col("values") > 0)
+                           & (pl.col("anchored") | (pl.len().over("kind") >= 2)))
+    totals = records.get_column("inner_total").drop_nulls()
+    if totals.len():  # the counter of the training loop: the total most record lines print (not an eval bar's)
+        # the counter that grows along the file: the total whose counts go back least
+        # often (an eval bar starts again at each evaluation), the larger on a tie
+        # the counter that grows along the file: the one the records without a counter follow
+        # (HF's `{'loss': ...}` after the training bar), else the total whose counts go back
+        # least often (an eval bar starts again at each evaluation), the larger on a tie
+        follow = (lines.with_columns(before=pl.col("inner_total").forward_fill())
+                  .filter(~pl.col("anchored") & (pl.col("values") > 0) & pl.col("before").is_not_null())
+                  .group_by("before").agg(follows=pl.len()).rename({"before": "inner_total"}))
+        per = (records.filter(pl.col("inner_total").is_not_null())
+               .group_by("inner_total").agg(back=(pl.col("inner").diff() < 0).sum())
+               .join(follow, on="inner_total", how="left").with_columns(pl.col("follows").fill_null(0))
+               .sort(["follows", "back", "inner_total"], descending=[True, False, True]))
+        main = per.item(0, "inner_total")
+        other = pl.col("inner_total").is_not_null() & (pl.col("inner_total") != main)
+        lines = lines.with_columns(pl.when(other).then(None).otherwise(pl.col(c)).alias(c)
+                                   for c in ("inner", "inner_total"))
     lines = lines.with_columns(pl.col("epoch", "epoch_total").forward_fill())  # a banner's epoch holds on
-    records = lines.filter(~pl.col("evaluation") & (pl.col("values") > 0))
+    records = lines.filter(~pl.col("evaluation") & (pl.col("values") > 0)
+                           & (pl.col("anchored") | (pl.len().over("kind") >= 2)))
     has = {a: records.get_column(a).null_count() < records.height for a in _ANCHORS}
     own = pl.col("step")
     meta: dict = {}
@@ -268,8 +297,13 @@ def steps(lines: pl.DataFrame) -> tuple[pl.DataFrame, dict]:
     # lines with no step of their own take the step of the line before them; before the first
     # step there is the preamble (a banner's `Num examples = 1,000`): no records there
     stepped = stepped.with_columns(pl.col("step").forward_fill())
+    # a line without a step of its own is a record when its kind comes back at other steps (an
+    # eval dict after each evaluation); a config dump's `MAX_ITER: 4000` (once, or once per
+    # section at one step) is not
+    spread = pl.col("step").drop_nulls().n_unique().over("kind") >= 2
+    stepped = stepped.with_columns(keep=pl.col("anchored") | ((pl.col("values") > 0) & spread))
     meta["step.from"] = how
-    return stepped.select("row", "step", "wall_time"), meta
+    return stepped.select("row", "step", "wall_time", "keep"), meta
 
 
 def _named(lines: pl.DataFrame, records: pl.DataFrame) -> pl.Expr:
@@ -330,6 +364,7 @@ def assemble(outs: Iterable[ChunkOut], book: ShapeBook) -> tuple[pl.DataFrame, d
     # each value row takes its line's step and wall time (lines and rows are both in row order)
     at = np.searchsorted(stepped.get_column("row").to_numpy(), rows.get_column("row").to_numpy())
     step = stepped.get_column("step").gather(at)
+    step = pl.select(pl.when(stepped.get_column("keep").gather(at)).then(step)).to_series().alias("step")
     wall = stepped.get_column("wall_time")
     names = pl.Series(list(book.names), dtype=pl.Categorical())
     frame = pl.DataFrame({
@@ -399,7 +434,10 @@ def sniff(text: str, whole: bool, name: str = "") -> Verdict | None:
         return Verdict(True)
     free = Counter(frozenset(n for n, _, _ in temps[i].values) for i in records)
     if free and (common := free.most_common(1)[0]) and common[1] >= 5 and len(common[0]) >= 2:
-        return Verdict(True)  # a step in line order: the same keys line after line
+        same = [i for i in records if frozenset(n for n, _, _ in temps[i].values) == common[0]]
+        texts = {lines[i][s: s + k] for i in same for _, s, k in temps[i].values}
+        if len(texts) > len(common[0]):  # the values move: not a model's printout repeated per layer
+            return Verdict(True)  # a step in line order: the same keys line after line
     non_empty = sum(1 for line in lines if line.strip())
     if len(numeric) >= 10 and len(numeric) >= 0.5 * non_empty:
         first = numeric[0]

@@ -82,6 +82,8 @@ EVAL_WORDS = {"val": "val", "valid": "val", "validation": "val", "validate": "va
               "eval": "val", "evaluation": "val", "evaluate": "val", "evaluating": "val",
               "test": "test", "testing": "test"}
 _EVAL_NAMED = re.compile(r"(?i)(?:^|[_/\-. ])(?:val|valid|validation|eval|test|dev)(?:$|[_/\-. ])|^(?:val|eval|test)")
+_PROSE = ""
+"""What `key_of` gives for a number inside a sentence: not a key, not read."""
 _LEVELS = {"INFO", "DEBUG", "WARNING", "WARN", "ERROR", "CRITICAL", "TRACE", "SUCCESS", "NOTICE"}
 STEP_NAMES = ("global_step", "num_updates", "step", "steps", "iteration", "iter", "iters", "it", "update",
               "updates", "batch", "train_step", "total_steps", "optimizer_step", "i")
@@ -179,6 +181,9 @@ def tokenise(line: str) -> Template:
     def key_of() -> str | None:
         if not words:
             return None
+        if not linked and len([w for w in words if w not in _LEVELS and w.lower() not in EVAL_WORDS]) > 1:
+            drop(words)  # `Model has 124M parameters`: a sentence names no metric
+            return _PROSE
         run = words[-4:] if linked else words[-1:]
         drop(words[: len(words) - len(run)])
         run = [w for w in run if w not in _LEVELS]
@@ -238,7 +243,7 @@ def tokenise(line: str) -> Template:
             if low in EPOCH_NAMES or low.endswith("epoch"):
                 if out.epoch is None:
                     out.epoch, out.epoch_total = a, b
-            elif out.inner is None:
+            elif out.inner is None and (key is None or _step_name(low)):  # not `Loaded 3/10 shards`
                 out.inner, out.inner_total = a, b
             words, linked, last_was_value, last_key = [], False, "ctr", None
             continue
@@ -265,6 +270,10 @@ def tokenise(line: str) -> Template:
         key = key_of()
         words, linked = [], False
         last_was_value = "num"
+        if key == _PROSE:
+            last_key = None
+            out.unkeyed += 1
+            continue
         if key is None:
             last_key = None
             if suffix and _NAMES_ALONE.search(unit):
@@ -299,12 +308,17 @@ def tokenise(line: str) -> Template:
     return out
 
 
+def _plain(low: str) -> str:
+    """`Global-step`, `global step`, `global_step/max_steps` -> `global_step`."""
+    return re.sub(r"[\s\-]+", "_", low.split("/")[0])
+
+
 def _step_name(low: str) -> bool:
-    return low in STEP_NAMES or low.split("/")[0] in ("global_step", "step")
+    return _plain(low) in STEP_NAMES
 
 
 def _rank(low: str) -> int:
-    base = low.split("/")[0]
+    base = _plain(low)
     return STEP_NAMES.index(base) if base in STEP_NAMES else len(STEP_NAMES)
 
 
