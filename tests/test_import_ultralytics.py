@@ -20,7 +20,8 @@ from spikelens.importers.registry import IMPORTERS
 from spikelens.importers.ultralytics import UltralyticsImporter
 
 sys.path.insert(0, str(FIXTURES))
-from writers.trainers import V5_KEYS, V8_KEYS, epoch_values, write_v5, write_v8, write_v8_tensorboard  # noqa: E402
+from writers.trainers import (V5_KEYS, V8_KEYS, epoch_values, write_results_txt, write_v5, write_v8,  # noqa: E402
+                              write_v8_tensorboard)
 
 
 def one_run(path):
@@ -161,6 +162,34 @@ def test_tensorboard_run_takes_its_plan_and_patience_from_args_yaml(tmp_path):
     assert f is None  # stopped by patience 15 after the best epoch 21
     f, _ = ended(write_v8_tensorboard(tmp_path / "tb_done" / "train", 12, epochs=12).parent)
     assert f is None
+
+
+def test_results_txt_of_yolov5_before_v6_and_yolov7(tmp_path):
+    f = write_results_txt(tmp_path / "runs/train/exp", 12, epochs=300)
+    first = f.read_text().splitlines()[0]
+    assert first.split()[:2] == ["0/299", "5.16G"] and len(first.split()) == 15
+    run = one_run(f)
+    assert run.formats == ["ultralytics_txt"]
+    fr = run.frame
+    steps = fr.filter(fr["metric"] == "train/loss").sort("step")["step"].to_list()
+    assert steps == list(range(12))
+    box, obj, cls, total = (fr.filter(fr["metric"] == m).sort("step")["value"].to_numpy()
+                            for m in ("train/box_loss", "train/obj_loss", "train/cls_loss", "train/loss"))
+    assert np.allclose(box + obj + cls, total, atol=2e-4)  # the total the trainer logged, at %10.4g
+    roles = infer_roles(fr["metric"].unique().cast(str).to_list())
+    assert roles["train/loss"] == "loss" and roles["val/box_loss"] == "eval_loss" and roles["gpu_mem"] == "memory"
+    assert roles["metrics/mAP_0.5:0.95"] == "accuracy"
+    f2, _ = ended(f)
+    assert f2 is not None and f2.evidence["planned_epochs"] == 300 and f2.evidence["fraction_done"] == pytest.approx(0.04)
+
+
+def test_results_txt_untested_epochs_are_not_zeros(tmp_path):
+    f = write_results_txt(tmp_path / "exp", 6, epochs=6, notest=True)
+    fr = one_run(f).frame
+    assert fr.filter(fr["metric"] == "metrics/mAP_0.5")["step"].to_list() == [5]
+    assert fr.filter(fr["metric"] == "train/box_loss").height == 6
+    f2, _ = ended(f)
+    assert f2 is None  # epochs 0..5 of 6: finished
 
 
 def test_claims_results_csv_before_the_generic_csv_reader(tmp_path):

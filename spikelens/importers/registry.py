@@ -23,7 +23,7 @@ from .tensorboard import TensorBoardImporter
 from .timm import TimmSummaryImporter
 from .textlogs import TextLogImporter
 from .trackio import TrackioImporter
-from .ultralytics import UltralyticsImporter
+from .ultralytics import UltralyticsImporter, UltralyticsResultsTxtImporter
 from .wandb_offline import WandbOfflineFileImporter, WandbOfflineRunImporter
 from .wandb_exports import WandbChartCsvImporter, WandbHistoryImporter, WandbLegacyRunImporter
 
@@ -48,6 +48,7 @@ IMPORTERS: tuple[Importer, ...] = (
     LlamaFactoryImporter(),  # before JsonLinesImporter: trainer_log.jsonl is JSON lines too
     JsonLinesImporter(),  # after W&B history (its JSON lines have `_step`) and HF
     UltralyticsImporter(),  # before CsvImporter: results.csv (epoch, train/*_loss, metrics/*) and its args.yaml
+    UltralyticsResultsTxtImporter(),  # before the text reader: YOLOv5 (< v6) / YOLOv7 results.txt
     TimmSummaryImporter(),  # before CsvImporter: summary.csv (epoch, train_*, eval_*, lr) and its args.yaml
     CsvImporter(),
     TextLogImporter(),  # keep last: the most permissive (any .log/.txt a pattern matches)

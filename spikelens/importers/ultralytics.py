@@ -33,7 +33,7 @@ import polars as pl
 
 from .. import diagnostics
 from ..errors import FormatError
-from .base import Importer, Table
+from .base import TABLE_SCHEMA, Importer, Table
 from .csvlogs import (decode, float_columns, head_lines, looks_binary, read_bytes, read_string_frame,
                       separator_of, split_fields, to_long)
 from .plans import is_set, saved_arguments, whole_number
@@ -193,3 +193,75 @@ def fitness_by_epoch(long: pl.DataFrame) -> pl.DataFrame | None:
     if any(c not in wide.columns for c in cols):
         return None
     return wide.select("step", fitness=expr).drop_nulls().filter(pl.col("fitness").is_finite())
+
+
+# ------------------------------------------------------------------ results.txt (YOLOv5 before v6, YOLOv7)
+
+TXT_NAME = "results.txt"
+TXT_COLUMNS = ("gpu_mem", "train/box_loss", "train/obj_loss", "train/cls_loss", "train/loss", "labels", "img_size",
+               "metrics/precision", "metrics/recall", "metrics/mAP_0.5", "metrics/mAP_0.5:0.95",
+               "val/box_loss", "val/obj_loss", "val/cls_loss")
+"""The fields after `epoch/last` of a `results.txt` line: `('%10s' * 2 + '%10.4g' * 6) % (f'{epoch}/{epochs - 1}',
+f'{mem:.3g}G', box, obj, cls, total, targets, img_size)` then `'%10.4g' * 7 % (P, R, mAP@.5, mAP@.5:.95,
+val box, val obj, val cls)`: the names YOLOv5's later `results.csv` gives the same values (`train/loss` is
+the total the trainer logs itself, `gpu_mem` in GB)."""
+_TXT_LINE = re.compile(r"^\s*(\d+)/(\d+)\s+([\d.]+)G?((?:\s+\S+){13})\s*$")
+
+
+class UltralyticsResultsTxtImporter(Importer):
+    """`results.txt` of YOLOv5 before v6.0, YOLOv7 and their forks: one line an epoch."""
+
+    name = "ultralytics_txt"
+    looks_for = "results.txt of YOLOv5 (before v6) / YOLOv7: 'epoch/last  mem  box obj cls total ...' lines"
+
+    def claims(self, path: Path, head: bytes) -> bool:
+        if path.name != TXT_NAME or not head.strip() or looks_binary(head):
+            return False
+        lines = head_lines(path, head, 2)
+        return bool(lines) and all(_TXT_LINE.match(ln) for ln in lines[:1])
+
+    def read(self, path: Path) -> list[Table]:
+        raw = read_bytes(path)
+        if looks_binary(raw[:4096]):
+            raise FormatError(path, "binary data, not a results.txt")
+        steps, metrics, values = [], [], []
+        planned: list[int] = []
+        bad = 0
+        for line in decode(path, raw).splitlines():
+            m = _TXT_LINE.match(line)
+            if m is None:
+                bad += bool(line.strip())
+                continue
+            fields = [m.group(3), *m.group(4).split()]
+            for name, text in zip(TXT_COLUMNS, fields):
+                try:
+                    value = float(text)
+                except ValueError:
+                    continue
+                steps.append(int(m.group(1)))
+                metrics.append(name)
+                values.append(value)
+            planned.append(int(m.group(2)) + 1)
+        if bad:
+            diagnostics.warn(f"{path}: {bad} line(s) that are no results.txt epoch line skipped")
+        long = pl.DataFrame({"step": steps, "wall_time": [None] * len(steps), "metric": metrics, "value": values},
+                            schema=TABLE_SCHEMA)
+        long = with_unvalidated_dropped(long)
+        meta = {}
+        if planned:
+            meta = {"plan.epochs": planned[-1], "plan.epoch_base": 0,
+                    "plan.from": f"the epoch/{planned[-1] - 1} counter in {TXT_NAME}"}
+        return [Table(frame=long, source=path, format=self.name, run_key=str(path), segment_key=str(path),
+                      meta=meta)]
+
+
+def with_unvalidated_dropped(long: pl.DataFrame) -> pl.DataFrame:
+    """Epochs not tested (`--notest`: only the last is) write zeros for P, R, mAP and the val
+    losses: not logged values (as `without_unvalidated` for results.csv)."""
+    val = long.filter(pl.col("metric").cast(pl.String).str.starts_with("val/"))
+    zero = val.group_by("step").agg((pl.col("value") == 0).all().alias("z")).filter("z").get_column("step")
+    if zero.len() == 0:
+        return long
+    names = pl.col("metric").cast(pl.String)
+    side = names.str.starts_with("val/") | names.str.starts_with("metrics/")
+    return long.filter(~(side & pl.col("step").is_in(zero.to_list())))
