@@ -112,8 +112,22 @@ def _walk(root: Path) -> Iterator[tuple[Path, bool]]:
             continue
 
 
-def looked_for() -> str:
-    return "; ".join(f"{imp.name} ({imp.looks_for})" for imp in importers())
+def _near_misses(roots: list[Path]) -> str:
+    """For one file given by name: the readers its name or extension points to, and what they want."""
+    if len(roots) != 1 or not Path(roots[0]).is_file():
+        return ""
+    path = Path(roots[0])
+    near = [f"{name}: {what}" for name, what in readers()
+            if path.name in what or (path.suffix and f"*{path.suffix}" in what)]
+    return f"; a file like this is read by {' or by '.join(near[:2])}" if near else ""
+
+
+def readers() -> list[tuple[str, str]]:
+    """Each reader once, in the order they are tried: its name and what it looks for."""
+    seen: dict[str, str] = {}
+    for imp in importers():
+        seen.setdefault(imp.name, imp.looks_for)
+    return list(seen.items())
 
 
 def groups(sources: list[Source]) -> list[list[Source]]:
@@ -333,7 +347,8 @@ def source_groups(roots: list[Path]) -> list[list[Source]]:
     sources = find_sources(roots)
     if not sources:
         where = ", ".join(storage.safe_url(storage.unmangle(str(r))) for r in roots)
-        raise NothingFound(where, f"no training logs found; looked for {looked_for()}")
+        raise NothingFound(where, f"no training logs found{_near_misses(roots)} "
+                                  f"(spikelens ls --formats lists what each reader looks for)")
     return groups(sources)
 
 

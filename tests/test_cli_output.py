@@ -114,3 +114,35 @@ def test_progress_on_a_terminal_and_not_in_a_pipe(sweep, quiet):
     assert "points" in err and "ETA" in err
     piped = run_cli(*args)
     assert piped.stderr == ""  # nothing but warnings in a pipe, and there are none
+
+
+def test_nothing_found_is_one_short_line_with_a_hint(tmp_path):
+    res = run_cli("analyze", tmp_path)
+    assert res.returncode == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and len(lines[0]) < 200, res.stderr
+    assert "no training logs found" in lines[0] and "spikelens ls --formats" in lines[0]
+
+
+def test_ls_formats_lists_each_reader_once():
+    data = json.loads(run_cli("ls", "--formats", "--format", "json").stdout)
+    names = [r["name"] for r in data["readers"]]
+    assert len(names) == len(set(names)) and {"tensorboard", "text", "csv", "hf_trainer_state"} <= set(names)
+    assert all(r["looks_for"] for r in data["readers"])
+    assert run_cli("ls").returncode == 2  # neither paths nor --formats: a usage error, not a traceback
+
+
+def test_explain_lists_codes_beside_kinds_and_takes_any_code():
+    table = run_cli("explain").stdout
+    rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in table.splitlines() if line.count("│") >= 4}
+    assert rows["spike"] == "SL101" and rows["nan"] == "SL201" and rows["ended_early"] == "SL306"
+    assert rows["resume_overlap"] == "SL301" and rows["grad_explosion"] == ""
+    assert run_cli("explain", "SL306").stdout.startswith("Run ended early")
+
+
+def test_shell_completion_completes_commands_and_options():
+    env = {"_SPIKELENS_COMPLETE": "complete_bash", "COMP_WORDS": "spikelens analyze --form", "COMP_CWORD": "2"}
+    assert run_cli(env=env).stdout.split() == ["--format"]
+    env = {"_SPIKELENS_COMPLETE": "complete_bash", "COMP_WORDS": "spikelens sti", "COMP_CWORD": "1"}
+    assert run_cli(env=env).stdout.split() == ["stitch"]
+    assert "--install-completion" in run_cli("--help", env={"COLUMNS": "200"}).stdout

@@ -27,7 +27,7 @@ app = _Typer(
     cls=Group,
     help="Post-mortem analysis of training logs: spikes, divergence, NaN, oscillation, resume artifacts.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
 )
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> None:
 def _main(argv: list[str] | None) -> None:
     try:
         # without standalone mode, `raise typer.Exit(code)` comes back as the return value
-        code = app(args=argv, standalone_mode=False)
+        code = app(args=argv, prog_name="spikelens", standalone_mode=False)
         sys.stdout.flush()  # a closed pipe shows here, inside the try, not at exit
     except BrokenPipeError:
         # `spikelens analyze runs/ | head`: the reader left; stop quietly, as a tool killed

@@ -173,14 +173,17 @@ def explain_cmd(
 
 
 def catalog_table() -> Table:
+    from ..detect.codes import codes_by_kind
     from ..explain import catalog
 
-    table = Table(title="spikelens explain NAME", title_justify="left")
+    codes = codes_by_kind()
+    table = Table(title="spikelens explain NAME (a kind, a cause or a code)", title_justify="left")
     table.add_column("name", no_wrap=True)
+    table.add_column("code", no_wrap=True)
     table.add_column("group")
     table.add_column("what it is", overflow="fold")
     for e in catalog.ENTRIES.values():
-        table.add_row(e.name, e.group, e.title)
+        table.add_row(e.name, ", ".join(codes.get(e.name, [])) if e.group == "kind" else "", e.group, e.title)
     return table
 
 

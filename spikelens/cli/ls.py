@@ -25,9 +25,10 @@ class LsFormat(str, Enum):
 
 @app.command("ls")
 def ls_cmd(
-    paths: List[Path] = typer.Argument(..., help="Log files or folders."),
+    paths: List[Path] = typer.Argument(None, help="Log files or folders."),
     format: LsFormat = typer.Option(LsFormat.rich, "--format", "-f", case_sensitive=False,
                                     help="rich (terminal), json (schema spikelens.ls/1) or markdown."),
+    formats: bool = typer.Option(False, "--formats", help="List the readers and what each looks for, then exit."),
     quiet: bool = QUIET,
 ) -> None:
     """List the runs found under PATHS: format, segments, metrics with roles, steps, points.
@@ -35,7 +36,14 @@ def ls_cmd(
     Example: [bold]spikelens ls runs/[/]
 
     Example: [bold]spikelens ls runs/ --format json[/]
+
+    Example: [bold]spikelens ls --formats[/] (what each reader looks for)
     """
+    if formats:
+        _list_readers(format)
+        return
+    if not paths:
+        raise UsageError("spikelens ls: give log files or folders (or --formats to list the readers)")
     with diagnostics.collecting() as diag:
         runs = api.discover(*paths)
     emit_warnings(diag.lines, quiet)
@@ -45,6 +53,24 @@ def ls_cmd(
         typer.echo(runs_markdown(runs), nl=False)
     else:
         stdout_console().print(runs_table(runs))
+
+
+def _list_readers(format: "LsFormat") -> None:
+    from ..discover import readers
+
+    rows = readers()
+    if format == LsFormat.json:
+        typer.echo(json.dumps({"schema": "spikelens.formats/1",
+                               "readers": [{"name": n, "looks_for": what} for n, what in rows]}, indent=1))
+    elif format == LsFormat.markdown:
+        typer.echo("| reader | looks for |\n|---|---|\n" + "".join(f"| {n} | {w} |\n" for n, w in rows), nl=False)
+    else:
+        table = Table(title=f"{len(rows)} readers, tried in this order", title_justify="left")
+        table.add_column("reader", no_wrap=True)
+        table.add_column("looks for")
+        for name, what in rows:
+            table.add_row(escape(name), escape(what))
+        stdout_console().print(table)
 
 
 def _row(r: dict) -> list[str]:

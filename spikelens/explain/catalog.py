@@ -437,20 +437,20 @@ def suggest(name: str) -> list[str]:
     """The names (kinds, causes, aliases, detector codes) closest to a mistyped one."""
     import difflib
 
-    from ..detect.registry import DETECTORS
+    from ..detect.codes import codes_by_kind
 
     key = name.strip().lower().replace("-", "_")
-    words = {*ENTRIES, *_ALIASES, *(cls.code.lower() for cls in DETECTORS)}
+    words = {*ENTRIES, *_ALIASES, *(code.lower() for codes in codes_by_kind().values() for code in codes)}
     close = difflib.get_close_matches(key, sorted(words), n=2, cutoff=0.6)
     return [c.upper() if c.startswith("sl") and c[2:].isdigit() else c for c in close]
 
 
 def _kind_of_code(name: str) -> str | None:
-    """The kind a registered detector code reports (SL101 → spike)."""
-    from ..detect.registry import DETECTORS
+    """The kind a code reports (SL101 → spike, SL306 → ended_early): its first kind."""
+    from ..detect.codes import codes_by_kind
 
     code = name.strip().upper()
-    return next((cls.kind for cls in DETECTORS if cls.code == code), None)
+    return next((kind for kind, codes in codes_by_kind().items() if code in codes), None)
 
 
 _PLACEHOLDER = re.compile(r"\{(start_step|peak_step|end_step)\|([^}]*)\}")
