@@ -314,3 +314,32 @@ def test_lines_a_reader_refuses_are_skipped_once(tmp_path):
     w.poll()
     assert len(lines) == 1 and str(log) in lines[0] and "skipped" in lines[0]
     assert next(iter(w.books.values())).points == 3
+
+
+def test_runs_watched_together_are_linked_at_the_end(tmp_path):
+    """A small level shift several runs share at one step is found by asking each run about
+    that step (`link_runs`, as analyze links a sweep): the watch tells it at its end."""
+    import csv
+
+    import detector_cases as cases
+
+    def write(path: Path, seed: int, pct: float, at: int = 3000) -> None:
+        s, v = cases.clean(seed, n=6000, noise=0.005)["train/loss"]
+        path.parent.mkdir(parents=True)
+        with path.open("w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["step", "train/loss"])
+            w.writerows([int(a), repr(float(b))] for a, b in zip(s, v * (1 + (s >= at) * pct / 100)))
+
+    logs = tmp_path / "logs"
+    write(logs / "big" / "metrics.csv", 1, 3.0)
+    write(logs / "wide" / "metrics.csv", 2, 3.0, at=3010)
+    write(logs / "small" / "metrics.csv", 3, 1.0)
+    events: list = []
+    w = Watcher([logs], state=tmp_path / "state", on_event=events.append)
+    w.poll()
+    w.finish()
+    told = {(e.run, *key(e.finding)) for e in events if e.type == "finding"}
+    analyzed = {(r.run, *key(f)) for r in api.analyze(logs).runs for f in r.findings}
+    assert told == analyzed
+    assert {run for run, _, kind, *_ in told if kind == "level_shift"} == {"big", "wide", "small"}

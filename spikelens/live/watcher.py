@@ -190,9 +190,30 @@ class Watcher:
 
     def finish(self) -> list[Event]:
         """Judge every run whole, once: what only the end can tell (the outliers summary, a
-        plateau, a run that ended early) and any outcome still open."""
+        plateau, a run that ended early), any outcome still open, and what runs watched
+        together tell of each other (`explain.crossrun.link_runs`, as `analyze` links a
+        sweep: a one-point outlier at the same step in several runs is a shared spike)."""
+        from ..explain.crossrun import link_runs
+        from ..model.report import Report
+
         with diagnostics.collecting() as diag:
-            events = [ev for book in self.books.values() for ev in self._judge(book, final=True)]
+            judged = []
+            for book in self.books.values():
+                try:
+                    rep, _ = self.judge.judge(book, whole=True)
+                except Exception as exc:  # noqa: BLE001 - one run that cannot be judged must not end the watch
+                    diagnostics.warn(f"run {book.name or book.key}: could not be judged ({type(exc).__name__}: {exc})")
+                    continue
+                if rep is not None:
+                    judged.append((book, rep))
+            try:
+                link_runs(Report(command="watch", runs=[rep for _, rep in judged]))
+            except Exception as exc:  # noqa: BLE001 - the links are a refinement: the runs' own findings stand
+                diagnostics.warn(f"runs could not be linked ({type(exc).__name__}: {exc})")
+            events = []
+            for book, rep in judged:
+                events.extend(self.judge.events(rep, None, final=True))
+                self.judge.status(book, rep)
         self._warn(diag.lines)
         self._tell(events)
         return events
