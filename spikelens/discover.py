@@ -239,7 +239,7 @@ def _build_run(name: str, tables: list[Table]) -> Run:
                 by_segment[next_segment] = empty_segment(next_segment, str(t.source), t.start_time)
                 next_segment += 1
             continue
-        meta.update({k: v for k, v in t.meta.items()})
+        meta.update({k: shown(v) if isinstance(v, str) else v for k, v in t.meta.items()})  # log text: printable
         base = seg_of_key.get(t.segment_key)
         if base is None:
             base = seg_of_key[t.segment_key] = next_segment

@@ -115,3 +115,23 @@ def test_an_object_storage_signature_is_never_printed():
     both = (proc.stdout + proc.stderr).decode()
     assert "TopSecret1" not in both and "deadbeef99" not in both and "Traceback" not in both
     assert "s3://bucket/x" in both
+
+
+def test_a_crash_line_quoted_in_a_finding_is_printable(tmp_path):
+    """The last line of a crashed log (ended_early quotes it) with a bell and a backspace
+    (terminal codes are dropped when the log is decoded): the finding's message, the
+    evidence and `ls`'s metadata hold no control character."""
+    lines = (FIXTURES / "text" / "llmc_main" / "main.log").read_text().splitlines()[:60]
+    lines += ["Traceback (most recent call last):", '  File "train.py", line 1, in <module>',
+              "RuntimeError: CUDA error: out of memory\x07\x08\x1b]0;t\x07 bye"]
+    run = tmp_path / "crashed"
+    run.mkdir()
+    (run / "main.log").write_text("\n".join(lines) + "\n")
+    for args in (("analyze", run, "-f", "json"), ("ls", run, "--format", "json")):
+        proc = _cli(*args)
+        assert proc.returncode in (0, 1), proc.stderr.decode()[-1000:]
+        assert b"\x07" not in proc.stdout and b"\x08" not in proc.stdout and b"\x1b" not in proc.stdout
+        text = proc.stdout.decode()
+        assert "\\u0007" not in text and "\\u0008" not in text and "\\u001b" not in text
+        if args[0] == "analyze":
+            assert "CUDA error: out of memory" in text

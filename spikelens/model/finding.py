@@ -43,6 +43,12 @@ class Finding:
     extra: dict[str, Any] = field(default_factory=dict)
     """Kind-specific contract fields, e.g. resume_step and rolled_back_from."""
 
+    def __post_init__(self) -> None:
+        """A message may quote log text (a crash's last line): fit to print in every output."""
+        from ..sanitize import printable
+
+        self.message = printable(self.message)
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "kind": self.kind,
