@@ -298,10 +298,11 @@ def steps(lines: pl.DataFrame) -> tuple[pl.DataFrame, dict]:
     # step there is the preamble (a banner's `Num examples = 1,000`): no records there
     stepped = stepped.with_columns(pl.col("step").forward_fill())
     # a line without a step of its own is a record when its kind comes back at other steps (an
-    # eval dict after each evaluation); a config dump's `MAX_ITER: 4000` (once, or once per
-    # section at one step) is not
+    # eval dict after each evaluation) or it holds several values; a config dump's
+    # `MAX_ITER: 4000` (once, or once per section at one step) is not
     spread = pl.col("step").drop_nulls().n_unique().over("kind") >= 2
-    stepped = stepped.with_columns(keep=pl.col("anchored") | ((pl.col("values") > 0) & spread))
+    stepped = stepped.with_columns(keep=pl.col("anchored") | ((pl.col("values") > 0) & spread)
+                                   | (pl.col("values") >= 3))  # an eval dict said once, after a step
     meta["step.from"] = how
     return stepped.select("row", "step", "wall_time", "keep"), meta
 
@@ -438,6 +439,8 @@ def sniff(text: str, whole: bool, name: str = "") -> Verdict | None:
         texts = {lines[i][s: s + k] for i in same for _, s, k in temps[i].values}
         if len(texts) > len(common[0]):  # the values move: not a model's printout repeated per layer
             return Verdict(True)  # a step in line order: the same keys line after line
+        if not anchored:
+            return None  # the same numbers line after line: a printout, not a log
     non_empty = sum(1 for line in lines if line.strip())
     if len(numeric) >= 10 and len(numeric) >= 0.5 * non_empty:
         first = numeric[0]
