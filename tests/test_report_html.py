@@ -202,3 +202,37 @@ def test_run_without_frame_or_metrics_renders():
     page = render_html(Report("analyze", [bare, clean_run()]))
     assert _payloads(page)[1]["panels"] == [] or _payloads(page)[0]["panels"] == []
     assert render_html(Report("analyze", [])).count("<section") == 0
+
+
+def test_evidence_reads_as_text_with_no_raw_none_or_placeholders():
+    f = Finding(kind="nan", code="SL201", run="r", metric="loss", severity="error", message="loss became NaN",
+                start_step=10, evidence={"finite_again_step": None, "robust_z": None, "first_bad": 10,
+                                         "others": [{"metric": "grad_norm", "step": 9}, {"metric": "lr", "step": 10}],
+                                         "window": {"from": 1, "to": 9, "note": None}, "ratios": [1.5, 2.25]})
+    rows = dict(html_mod.evidence_rows(f))
+    assert "finite again step" not in rows and "robust z" not in rows  # nothing measured: no row
+    assert rows["others"] == "metric grad_norm, step 9; metric lr, step 10"
+    assert rows["window"] == "from 1, to 9" and rows["ratios"] == "1.5, 2.25" and rows["first bad"] == "10"
+    page = render_html(Report(command="analyze", runs=[RunReport(run="r", sources=["r.log"], segments=[],
+                                                                 metrics={}, findings=[f])]))
+    tables = re.findall(r'<table class="evidence">.*?</table>', page)
+    assert tables and ">None<" not in page and not any("…" in t or "None" in t for t in tables)
+
+
+def test_final_value_column_names_its_metric_and_smoothing_follows_the_noise():
+    run = spiky_run()
+    page = render_html(Report(command="analyze", runs=[run]))
+    assert "final value</th>" in page and '<span class="label">train/loss</span>' in page
+    from spikelens.report.chart_data import default_smoothing
+    loss = run.frame.filter(pl.col("metric") == "train/loss").sort("step").get_column("value").to_numpy()
+    assert run_chart(run, {})["smooth"] == default_smoothing(loss)  # the page starts from the run's own
+    rng = np.random.default_rng(0)
+    trend = 2 + np.exp(-np.arange(2000) / 500)
+    assert default_smoothing(trend) == 0.0  # a smooth curve is drawn as it is
+    noisy = trend + rng.normal(0, 0.4, 2000)  # batch-size-4 noise
+    assert default_smoothing(noisy) >= 0.85 and default_smoothing(noisy[:10]) == 0.0
+
+
+def test_static_page_says_so_for_the_script():
+    assert '<html lang="en" data-static="1">' in render_html(sample_report(), static=True)
+    assert "data-static" not in render_html(sample_report())

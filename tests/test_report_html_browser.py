@@ -181,3 +181,47 @@ def test_every_finding_is_one_click_from_the_summary(fresh):
     notes.click()
     assert d.find_element("id", "notes-3").get_attribute("open") is not None
     assert console_errors(d) == []
+
+
+_DRAWN = """
+const canvases = [...document.querySelectorAll('.charts .uplot canvas, .finding .zoom .uplot canvas')];
+return canvases.map(c => {
+  const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  let ink = 0;
+  for (let i = 3; i < d.length; i += 4 * 7) if (d[i] > 0) ink++;
+  return ink;
+});
+"""
+
+
+def test_a_printed_page_has_every_chart_drawn(page):
+    """Print media (what Chrome's print and PDF export switch to) draws every chart and zoom at
+    once, none left as 'drawn when scrolled into view'; the PDF of the page renders."""
+    page.refresh()
+    _wait(page, "document.readyState === 'complete' && window.spikelens")
+    assert page.execute_script("return document.querySelectorAll('.charts .uplot').length") < 11  # lazy on screen
+    page.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+    try:
+        assert _wait(page, "document.querySelectorAll('.charts .uplot').length === 11"), "run charts not drawn"
+        assert _wait(page, "document.querySelectorAll('.finding .zoom .uplot').length === 6"), "zooms not drawn"
+        ink = page.execute_script(_DRAWN)
+        assert len(ink) >= 17 and all(n > 0 for n in ink)  # every canvas holds a drawing
+        assert not page.find_elements("css selector", ".charts .loading")
+        pdf = page.execute_cdp_cmd("Page.printToPDF", {"printBackground": True})
+        assert len(pdf["data"]) > 10_000
+        shot = page.get_screenshot_as_png()
+        assert shot[:8] == b"\x89PNG\r\n\x1a\n"
+    finally:
+        page.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+    assert console_errors(page) == []
+
+
+def test_a_static_page_draws_every_chart_as_it_opens(tmp_path):
+    path = tmp_path / "static.html"
+    path.write_text(render_html(sample_report(), static=True), encoding="utf-8")
+    with chromium() as driver:
+        driver.get(path.as_uri())
+        _wait(driver, "document.readyState === 'complete' && window.spikelens")
+        assert _wait(driver, "document.querySelectorAll('.charts .uplot').length === 11")
+        assert _wait(driver, "document.querySelectorAll('.finding .zoom .uplot').length === 6")
+        assert console_errors(driver) == []

@@ -43,6 +43,9 @@ def analyze_cmd(
     html: Optional[Path] = typer.Option(None, "--html", metavar="FILE",
                                         help="Also write a self-contained interactive HTML report (summary, "
                                              "zoomable charts, each finding zoomed)."),
+    html_static: bool = typer.Option(False, "--html-static",
+                                     help="With --html: draw every chart as the page opens, not as it scrolls "
+                                          "into view (headless screenshots, archives; printing draws them anyway)."),
     plot: Optional[Path] = typer.Option(None, "--plot", metavar="DIR",
                                         help="Also write one PNG per run and one zoomed PNG per finding into DIR "
                                              "(created)."),
@@ -104,7 +107,7 @@ def analyze_cmd(
     if plot is not None:
         _write_plots(report, plot, quiet)
     if html is not None:
-        _write_html(report, html, quiet)
+        _write_html(report, html, quiet, static=html_static)
     if format == ReportFormat.json:
         from ..report.json_report import render_json
 
@@ -288,10 +291,10 @@ def _write_plots(report, folder: Path, quiet: bool) -> None:
         typer.echo(f"wrote {sum(len(p) for p in paths.values())} plot(s) to {folder}", err=True)
 
 
-def _write_html(report, path: Path, quiet: bool) -> None:
+def _write_html(report, path: Path, quiet: bool, *, static: bool = False) -> None:
     from ..report.html import render_html
 
-    page = render_html(report)
+    page = render_html(report, static=static)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(path, page)

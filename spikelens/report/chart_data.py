@@ -109,8 +109,27 @@ def run_chart(run: RunReport, finding_ids: dict[int, str]) -> dict[str, Any]:
     zoom_only = [_series(m, run.metrics.get(m, "other"), by_metric[m], 0, windows, per_window) for m in extra]
     data = [s for s in run.segments if s.get("points", 1)]  # launches that logged nothing draw no line
     segments = [float(s["first_step"]) for s in data[1:] if s.get("first_step") is not None]
+    main = run.stats.get("main_metric")
+    smooth = default_smoothing(by_metric[main].sort("step", "seq").get_column("value").to_numpy()) \
+        if main in by_metric else 0.0
     return {"panels": panels, "zoom_only": zoom_only, "findings": views, "segments": segments,
-            "first": first, "last": last, "main": run.stats.get("main_metric")}
+            "first": first, "last": last, "main": main, "smooth": smooth}
+
+
+NOISE_SMOOTHING = ((0.01, 0.0), (0.03, 0.6), (0.1, 0.85))
+"""(relative point-to-point noise below, EMA weight): a smooth curve is drawn as it is; a curve whose
+trend hides in its noise (batch size 4, RL returns) gets up to 0.95."""
+
+
+def default_smoothing(values: np.ndarray) -> float:
+    """The loss chart's starting smoothing, from the run's own noise: the median step-to-step change
+    relative to the median level. The page shows it and the slider changes it."""
+    y = np.asarray(values, dtype=np.float64)
+    y = y[np.isfinite(y)]
+    if y.size < 20:
+        return 0.0
+    noise = float(np.median(np.abs(np.diff(y))) / max(float(np.median(np.abs(y))), 1e-12))
+    return next((weight for limit, weight in NOISE_SMOOTHING if noise < limit), 0.95)
 
 
 def _series(metric: str, role: str, part: pl.DataFrame, buckets: int, windows: list[tuple[float, float]],

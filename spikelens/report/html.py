@@ -81,8 +81,9 @@ def left_out_note(runs: list[RunReport], charted: list[RunReport]) -> str:
             + (f" (at most {MAX_SECTIONS}, worst first)." if flagged else "."))
 
 
-def render_html(report: Report) -> str:
-    """The page, as one string."""
+def render_html(report: Report, *, static: bool = False) -> str:
+    """The page, as one string. Charts are drawn as they scroll into view, and all of them before
+    printing; `static` draws every chart as the page opens (headless screenshots, archives)."""
     runs = ordered_runs(report)
     charted = charted_runs(runs)
     ids = {id(r): i for i, r in enumerate(runs)}
@@ -92,7 +93,8 @@ def render_html(report: Report) -> str:
               (("error", "with errors"), ("warning", "with warnings"), ("ok", "clean")) if states.count(s)]
     title = f"spikelens {report.command}: {len(runs)} run{'s' if len(runs) != 1 else ''}"
     charted_ids = {id(r) for r in charted}
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+    eager = ' data-static="1"' if static else ""
+    out = ["<!DOCTYPE html>", f'<html lang="en"{eager}><head><meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
            '<link rel="icon" href="data:,">',
            f"<title>{_e(title)}</title>",
@@ -144,7 +146,8 @@ def filter_bar(runs: list[RunReport]) -> str:
 
 def summary_table(runs: list[RunReport], charted: set[int], fids: dict[int, dict[int, str]]) -> str:
     rows = ['<table class="summary" id="summary"><thead><tr><th>run</th><th>worst</th><th>verdict</th>'
-            "<th>findings</th><th>steps</th><th class=\"num\">points</th><th class=\"num\">final loss</th>"
+            "<th>findings</th><th>steps</th><th class=\"num\">points</th>"
+            "<th class=\"num\" title=\"the last value of each run's main metric, named below it\">final value</th>"
             "<th>format</th></tr></thead><tbody>"]
     for i, r in enumerate(runs):
         st = status(r)
@@ -153,9 +156,16 @@ def summary_table(runs: list[RunReport], charted: set[int], fids: dict[int, dict
             f"<tr {_row_attrs(r, i)}><td class=\"name\">{name}</td><td><span class=\"sev {st}\">{st}</span></td>"
             f"<td>{_e(verdict(r))}</td><td>{_chips(r, i, fids[id(r)], id(r) in charted)}</td>"
             f"<td class=\"steps\">{_e(steps_text(r))}</td><td class=\"num\">{r.points:,}</td>"
-            f"<td class=\"num\">{_e(final_loss_text(r))}</td><td>{_e(', '.join(r.formats) or '—')}</td></tr>")
+            f"<td class=\"num\">{_e(final_loss_text(r))}{_main_metric(r)}</td>"
+            f"<td>{_e(', '.join(r.formats) or '—')}</td></tr>")
     rows.append("</tbody></table>")
     return "\n".join(rows)
+
+
+def _main_metric(run: RunReport) -> str:
+    """The metric the final value is of (a perplexity or a reward says so), under the number."""
+    main = run.stats.get("main_metric")
+    return f'<br><span class="label">{_e(main)}</span>' if main else ""
 
 
 def _chips(run: RunReport, i: int, fids: dict[int, str], linked: bool) -> str:
@@ -220,7 +230,7 @@ def run_section(run: RunReport, i: int, fids: dict[int, str]) -> str:
            '<output>0</output></label><button type="button" class="reset">whole run</button>'
            '<span class="hint">drag: zoom · shift-drag: pan · alt+wheel: zoom · double-click: whole run · '
            'click a legend entry: show/hide</span></div>',
-           f'<div class="charts" data-run="{i}"><p class="loading">chart loads when scrolled into view</p></div>']
+           f'<div class="charts" data-run="{i}"><p class="loading">chart drawn when scrolled into view (and before printing)</p></div>']
     major, notes = split_findings(run)
     out += [finding_card(f, fids[id(f)]) for f in major]
     if notes:
@@ -239,21 +249,34 @@ def run_section(run: RunReport, i: int, fids: dict[int, str]) -> str:
 def evidence_rows(f: Finding, limit: int = 12) -> list[tuple[str, str]]:
     """(name, value) pairs of a finding's evidence as a person reads them."""
     out = []
-    for k, v in list(f.evidence.items())[:limit]:
-        if isinstance(v, (list, tuple)):
-            text = ", ".join(number(x) if not isinstance(x, (dict, list)) else "…" for x in v[:8])
-            text += " …" if len(v) > 8 else ""
-        elif isinstance(v, dict):
-            text = ", ".join(f"{a}: {number(b) if not isinstance(b, (dict, list)) else '…'}"
-                             for a, b in list(v.items())[:6])
-        elif isinstance(v, bool):
-            text = "yes" if v else "no"
-        elif isinstance(v, (int, float)) or hasattr(v, "item"):
-            text = number(v) if not (isinstance(v, int) and abs(v) < 10 ** 9) else f"{v:,}"
-        else:
-            text = str(v)
-        out.append((k.replace("_", " "), text))
+    for k, v in f.evidence.items():
+        if v is None or v == [] or v == {}:  # nothing measured: no row, never a raw None
+            continue
+        out.append((k.replace("_", " "), _evidence_text(v)))
+        if len(out) == limit:
+            break
     return out
+
+
+def _evidence_text(v: Any, depth: int = 0) -> str:
+    """One evidence value as a person reads it: numbers to 4 digits, nested records as 'key value'."""
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, (list, tuple)):
+        shown = [_evidence_text(x, depth + 1) for x in v[:8 if depth == 0 else 4]]
+        more = f" (+{len(v) - len(shown)} more)" if len(v) > len(shown) else ""
+        return ("; " if any(isinstance(x, (dict, list, tuple)) for x in v) else ", ").join(shown) + more
+    if isinstance(v, dict):
+        parts = [f"{str(a).replace('_', ' ')} {_evidence_text(b, depth + 1)}" for a, b in list(v.items())[:6]
+                 if b is not None]
+        return ", ".join(parts) + (" …" if len(v) > 6 else "")
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) < 10 ** 9:
+        return f"{v:,}"
+    if isinstance(v, (int, float)) or hasattr(v, "item"):
+        return number(v)
+    return str(v)
 
 
 def finding_card(f: Finding, fid: str) -> str:
@@ -275,8 +298,6 @@ def finding_card(f: Finding, fid: str) -> str:
         out.append('<p class="label">Likely causes</p><ul>')
         out += [f"<li><b>{_e(c.cause)}</b> ({round(100 * c.confidence)}%): {_e(c.evidence)}</li>" for c in f.causes]
         out.append("</ul>")
-    else:
-        out.append('<p class="label">Likely causes: none found in the other metrics.</p>')
     tips = next_steps(f)
     if tips:
         out.append('<p class="label">What to try</p><ul>')

@@ -9,7 +9,10 @@
   const SUPERSEDED = "#9a9a9a";
   const dpr = () => window.devicePixelRatio || 1;
   const runs = {};
-  const api = window.spikelens = {runs: runs, build: build, zoomTo: zoomTo, setX: setX, filter: applyFilter};
+  // a page written with --html-static draws every chart up front (headless capture, archiving)
+  const EAGER = document.documentElement.dataset.static === "1";
+  const api = window.spikelens = {runs: runs, build: build, zoomTo: zoomTo, setX: setX, filter: applyFilter,
+                                  drawAll: drawAll};
 
   function decode(enc) {
     const bin = atob(enc.b);
@@ -292,7 +295,7 @@
     st.built = true;
     st.section = document.getElementById("run-" + id);
     st.data = load(id);
-    st.smooth = 0; st.selected = null;
+    st.smooth = st.data.smooth || 0; st.selected = null;  // the default follows the run's noise
     st.panels = st.data.panels;
     const box = st.section.querySelector(".charts");
     box.textContent = "";
@@ -316,8 +319,19 @@
       p.chart = makePanel(st, p, el, log);
     }
     wireControls(st);
+    const slider = st.section.querySelector(".smooth");
+    slider.value = String(st.smooth);
+    slider.nextElementSibling.textContent = st.smooth ? st.smooth + " (from the run's noise)" : "0";
     buildZooms(st);
     return st;
+  }
+
+  function drawAll() {
+    // printing or a headless capture: every chart and zoom drawn now, not when scrolled to
+    document.querySelectorAll(".charts[data-run]").forEach(b => build(Number(b.dataset.run)));
+    for (const st of Object.values(runs)) {
+      if (st.built) st.section.querySelectorAll(".zoom[data-zoom]").forEach(el => buildZoom(st, el));
+    }
   }
 
   function lossLogDefault(p) {
@@ -369,7 +383,7 @@
   function buildZooms(st) {
     // each card's chart is drawn as the card comes near the viewport (a run can have hundreds)
     const els = st.section.querySelectorAll(".zoom[data-zoom]");
-    if (!("IntersectionObserver" in window)) { els.forEach(el => buildZoom(st, el)); return; }
+    if (EAGER || !("IntersectionObserver" in window)) { els.forEach(el => buildZoom(st, el)); return; }
     const io = new IntersectionObserver(entries => {
       for (const en of entries) if (en.isIntersecting) { io.unobserve(en.target); buildZoom(st, en.target); }
     }, {rootMargin: "400px 0px"});
@@ -377,6 +391,8 @@
   }
 
   function buildZoom(st, el) {
+    if (el.dataset.drawn) return;
+    el.dataset.drawn = "1";
     const f = st.data.findings.find(v => v.id === el.dataset.zoom);
     if (!f) return;
     const main = st.data.main;
@@ -478,7 +494,15 @@
       applyFilter();  // a browser that restored the filter's fields on reload gets what they say
     }
     const boxes = document.querySelectorAll(".charts[data-run]");
-    if ("IntersectionObserver" in window) {
+    window.addEventListener("beforeprint", drawAll);
+    if (window.matchMedia) {
+      const print = window.matchMedia("print");
+      const onPrint = e => { if (e.matches) drawAll(); };
+      if (print.addEventListener) print.addEventListener("change", onPrint); else if (print.addListener) print.addListener(onPrint);
+    }
+    if (EAGER) {
+      drawAll();
+    } else if ("IntersectionObserver" in window) {
       const io = new IntersectionObserver(entries => {
         for (const en of entries) if (en.isIntersecting) { io.unobserve(en.target); build(Number(en.target.dataset.run)); }
       }, {rootMargin: "600px 0px"});
