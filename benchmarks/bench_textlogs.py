@@ -5,7 +5,9 @@
 
 For each format a log of N step lines is written (llm.c `train_gpt2` stdout: 6 values
 a line; Megatron-LM: 8 values a line with a time stamp; nanoGPT: 3 values a line, with
-an eval line every 1,000 iterations), plus a CSV holding the same values. One fresh
+an eval line every 1,000 iterations; torchtitan: 7 values a line with ANSI colour codes,
+a rank tag and a time stamp, read by the general line-structure reader since no named
+pattern claims it), plus a CSV holding the same values. One fresh
 process per format then: imports spikelens and Polars and warms Polars up, reads the
 CSV with `pl.read_csv` (time), reads the log with the text importer (time; peak RSS
 growth over the RSS before it, from VmHWM, the CSV read having been freed), and
@@ -23,7 +25,7 @@ from pathlib import Path
 
 import _bench
 
-FORMATS = ("llmc", "megatron", "nanogpt")
+FORMATS = ("llmc", "megatron", "nanogpt", "torchtitan")
 
 
 def write_log(fmt: str, n: int, folder: Path) -> tuple[Path, Path, int]:
@@ -58,6 +60,22 @@ def write_log(fmt: str, n: int, folder: Path) -> tuple[Path, Path, int]:
         values = df.select("step", "ms", "lr", "loss", "norm", samples=pl.col("step") * 32,
                            batch=pl.lit(32.0), scale=pl.lit(65536.0), skipped=pl.lit(0.0), nans=pl.lit(0.0))
         header = "using world size: 8\n------------------------ arguments ------------------------\n"
+    elif fmt == "torchtitan":  # no named pattern: the general line-structure reader
+        stamp = (pl.lit(1_735_732_800_000_000) + pl.col("step") * 400_000).cast(pl.Datetime("us")).dt.strftime(
+            "%Y-%m-%d %H:%M:%S,%3f")
+        mem = (29 + pl.col("norm") / 10).round(2)
+        tps = pl.col("tok").map_batches(lambda x: pl.Series([f"{v // 100:,}" for v in x.to_list()]),
+                                        return_dtype=pl.String)
+        line = pl.format("\x1b[32m[rank0]:[titan] {} - root - INFO - \x1b[31mstep: {}  \x1b[32mloss: {}  "
+                         "\x1b[33mgrad_norm: {}  \x1b[34mmemory: {}GiB({}%)  \x1b[35mtps: {}  "
+                         "\x1b[36mtflops: {}  \x1b[35mmfu: {}%\x1b[39m",
+                         stamp, s.str.pad_start(2), pl.col("loss").round(5), pl.col("norm").round(4), mem,
+                         (mem / 80 * 100).round(2), tps, (pl.col("mfu") / 8).round(2), "mfu")
+        values = df.select("step", "loss", "norm", mem=mem, mem_pct=(mem / 80 * 100).round(2),
+                           tps=pl.col("tok") // 100, tflops=(pl.col("mfu") / 8).round(2), mfu="mfu")
+        header = ("[rank0]:[titan] 2025-01-01 12:00:00,000 - root - INFO - Starting job: Llama 3 8B training\n"
+                  f"[rank0]:[titan] 2025-01-01 12:00:00,000 - root - INFO - Training starts at step 1, "
+                  f"total steps {n}\n")
     else:
         line = pl.format("iter {}: loss {}, time {}ms, mfu {}%", "step", "loss", "ms", "mfu")
         values = df.select("step", "loss", "ms", "mfu")
@@ -83,7 +101,7 @@ from spikelens.importers.textlogs import TextLogImporter
 
 log, csv = Path({log!r}), Path({csv!r})
 imp = TextLogImporter()
-imp.pattern_for(log)                       # the sniff (discovery) is not the load
+imp.pattern_for(log) or imp.general_for(log)  # the sniff (discovery) is not the load
 pl.DataFrame({{"a": [1.0]}}).select(pl.col("a") * 2)
 def cpu():
     r = resource.getrusage(resource.RUSAGE_SELF)

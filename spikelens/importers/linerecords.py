@@ -246,7 +246,7 @@ def steps(lines: pl.DataFrame) -> tuple[pl.DataFrame, dict]:
     """The step of every line (`row`, `step`), and the plan meta, chosen for the file
     (see the module doc)."""
     if lines.height == 0:
-        return lines.select("row", "wall_time", step=pl.lit(None, pl.Int64), keep=pl.lit(True)), {}
+        return lines.select("row", "wall_time", "values", step=pl.lit(None, pl.Int64), keep=pl.lit(True)), {}
     anchored = pl.any_horizontal([pl.col(a).is_not_null() for a in ("step", "inner", "epoch")])
     lines = lines.with_columns(anchored=anchored)
     # lines that choose how the file counts: those with a step of their own, or of a kind (a
@@ -304,7 +304,7 @@ def steps(lines: pl.DataFrame) -> tuple[pl.DataFrame, dict]:
     stepped = stepped.with_columns(keep=pl.col("anchored") | ((pl.col("values") > 0) & spread)
                                    | (pl.col("values") >= 3))  # an eval dict said once, after a step
     meta["step.from"] = how
-    return stepped.select("row", "step", "wall_time", "keep"), meta
+    return stepped.select("row", "step", "wall_time", "keep", "values"), meta
 
 
 def _named(lines: pl.DataFrame, records: pl.DataFrame) -> pl.Expr:
@@ -362,10 +362,13 @@ def assemble(outs: Iterable[ChunkOut], book: ShapeBook) -> tuple[pl.DataFrame, d
                                      "metric": pl.Categorical(), "value": pl.Float64})
         return empty, {"signals": signals.meta(empty), "records": 0}
     stepped, plan_meta = steps(lines)
-    # each value row takes its line's step and wall time (lines and rows are both in row order)
-    at = np.searchsorted(stepped.get_column("row").to_numpy(), rows.get_column("row").to_numpy())
+    # each value row takes its line's step and wall time: the lines' place by row, one gather
+    stepped = stepped.with_columns(step=pl.when(pl.col("keep")).then(pl.col("step")))
+    line_rows = stepped.get_column("row").to_numpy()
+    place = np.zeros(int(line_rows.max()) + 1, dtype=np.int64)
+    place[line_rows] = np.arange(line_rows.size)
+    at = pl.Series(place[rows.get_column("row").to_numpy()])
     step = stepped.get_column("step").gather(at)
-    step = pl.select(pl.when(stepped.get_column("keep").gather(at)).then(step)).to_series().alias("step")
     wall = stepped.get_column("wall_time")
     names = pl.Series(list(book.names), dtype=pl.Categorical())
     frame = pl.DataFrame({
@@ -378,7 +381,10 @@ def assemble(outs: Iterable[ChunkOut], book: ShapeBook) -> tuple[pl.DataFrame, d
     })
     if frame.get_column("step").null_count():
         frame = frame.filter(pl.col("step").is_not_null())
-    frame = _drop_repeats(frame)
+    # a metric is read once a line: a repeat needs two lines at one step (the cheap check first)
+    line_steps = stepped.filter(pl.col("values") > 0).get_column("step").drop_nulls()
+    if line_steps.len() > 1 and not bool((line_steps.diff().slice(1) > 0).all()):
+        frame = _drop_repeats(frame)
     if "plan.steps" not in plan_meta and plan is not None and plan_meta.get("step.from") == "step":
         plan_meta["plan.steps"] = plan
         plan_meta["plan.from"] = f"max steps stated in the log ({plan})"
