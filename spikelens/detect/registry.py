@@ -6,12 +6,15 @@ from .companions import GradNormOutlierDetector, LossScaleCollapseDetector, LrDi
 from .divergence import DivergenceDetector
 from .excursions import ExcursionDetector
 from .levels import LevelShiftDetector
+from .memory import MemoryGrowthDetector
 from .nonfinite import NonFiniteDetector
 from .oscillation import OscillationDetector
 from .overfitting import OverfittingDetector
 from .plateaus import PlateauDetector
+from .ranks import RankDetector
 from .resume import RepeatedDataDetector
 from .spikes import SpikeDetector
+from .throughput import StallDetector, StepTimeRiseDetector, ThroughputDropDetector
 
 DETECTORS: tuple[type[Detector], ...] = (
     SpikeDetector,
@@ -26,4 +29,9 @@ DETECTORS: tuple[type[Detector], ...] = (
     LossScaleCollapseDetector,
     LrDiscontinuityDetector,
     RepeatedDataDetector,
+    ThroughputDropDetector,
+    StepTimeRiseDetector,
+    StallDetector,
+    MemoryGrowthDetector,
+    RankDetector,
 )

@@ -1,0 +1,324 @@
+"""How fast the run went: a throughput that fell for good, a step time that rose for good,
+and a stall (no step for far longer than the run's usual step time).
+
+Judged on medians of many points, never on one: a checkpoint save or an evaluation slows
+one step, which moves no median; the first steps (compilation, warm-up, caches filling)
+are left out.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .base import Detector, RunContext, Series
+from ..model.finding import Finding
+
+
+@dataclass
+class Shift:
+    """A sustained change of a rate: where it starts and the levels either side."""
+
+    index: int
+    before: float
+    after: float
+    rest: float
+    """Median from the change to the end of the run (the change lasted when this is near `after`)."""
+
+    @property
+    def ratio(self) -> float:
+        return self.after / self.before if self.before else float("nan")
+
+
+def sustained_shift(value: np.ndarray, *, down: bool, min_change: float, warmup: float = 0.1,
+                    min_points: int = 30, noise_k: float = 4.0) -> Shift | None:
+    """The largest change of level by `min_change` or more (a fall when `down`), judged on
+    medians of windows of W points either side (W a tenth of the run, at least 5), beyond
+    `noise_k` times the run's own point-to-point spread, after the first `warmup` of the
+    points; None when there is none."""
+    v = value[np.isfinite(value)]
+    n = v.size
+    if n < min_points:
+        return None
+    skip = max(5, int(warmup * n))
+    v = v[skip:]
+    w = max(5, v.size // 10)
+    if v.size < 2 * w:
+        return None
+    # medians of the W points before / after each candidate cut (one vectorised pass)
+    win = np.lib.stride_tricks.sliding_window_view(v, w)
+    med = np.median(win, axis=1)          # med[i] = median(v[i:i+w])
+    cuts = np.arange(w, v.size - w + 1)
+    before, after = med[cuts - w], med[cuts]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        change = (before - after) / np.abs(before) if down else (after - before) / np.abs(before)
+    change = np.where(np.isfinite(change), change, 0.0)
+    i = int(np.argmax(change))
+    if change[i] < min_change:
+        return None
+    cut = int(cuts[i])
+    spread = float(np.median(np.abs(np.diff(v[:cut])))) if cut > 2 else 0.0
+    if abs(after[i] - before[i]) < noise_k * spread:
+        return None
+    # the cut at the first point of the new level: the best two-level fit near it
+    lo, hi = max(1, cut - w), min(v.size - 1, cut + w)
+    cands = np.arange(lo, hi + 1)
+    pre = np.concatenate([[0.0], np.cumsum(np.abs(v - before[i]))])
+    post = np.concatenate([[0.0], np.cumsum(np.abs(v - after[i]))])
+    cost = (pre[cands] - pre[lo - 1 if lo > 0 else 0]) + (post[hi + 1] - post[cands])
+    cut = int(cands[np.argmin(cost)])
+    return Shift(index=skip + cut, before=float(before[i]), after=float(after[i]),
+                 rest=float(np.median(v[cut:])))
+
+
+@dataclass(frozen=True, kw_only=True)
+class ThroughputDropDetector(Detector):
+    """Throughput that fell and stayed down.
+
+    Detects: the run's throughput (tokens/s, samples/s, tps, MFU, TFLOPs) falling by
+    `min_drop` or more, judged on medians of a tenth of the run either side of the change,
+    after the first tenth (warm-up, compilation); a single slow step (a checkpoint save, an
+    evaluation) moves no median and is never a finding.
+    Why it matters: a run that slows by 40% costs 40% more GPU hours for every step left, and
+    a slowdown often comes before a loss event (a stalled data loader, a throttled or failing node).
+    Likely causes: a slow or failing node or GPU (thermal throttling, ECC errors), a data
+    loader that fell behind (remote storage, a larger shard), a network link degrading, memory
+    pressure (allocator retries), another job sharing the machine.
+    Evidence: the step of the change, the median before and after, the change in percent,
+    the other throughput metrics that fell with it, the median to the end of the run.
+    """
+
+    code = "SL502"
+    kind = "throughput_drop"
+    roles = ()
+
+    min_drop: float = 0.25
+    """Smallest sustained fall, as a share of the level before."""
+    min_points: int = 30
+    """Fewest logged points of a throughput metric to judge it."""
+
+    def detect_run(self, ctx: RunContext) -> list[Finding]:
+        return _rate_finding(self, ctx, "throughput", down=True, min_change=self.min_drop,
+                             min_points=self.min_points)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepTimeRiseDetector(Detector):
+    """Step time that rose and stayed up.
+
+    Detects: the time a step takes (`dt`, `elapsed time per iteration`, `step_time`) rising by
+    `min_rise` or more, judged as the throughput drop is (medians, warm-up left out, single
+    slow steps ignored); not told when the run also logs a throughput that did not fall (the
+    step got longer because it does more: a batch-size or sequence-length ramp).
+    Why it matters: the same as a throughput drop: every later step costs more, and a
+    slowdown often announces a failing node or a starved data loader.
+    Likely causes: a slow or failing node, a data loader that fell behind, a network link
+    degrading, memory pressure, another job on the machine.
+    Evidence: the step of the change, the median step time before and after, the rise in percent.
+    """
+
+    code = "SL503"
+    kind = "step_time_rise"
+    roles = ()
+
+    min_rise: float = 0.33
+    """Smallest sustained rise, as a share of the level before (1/0.75: a 25% slower run)."""
+    min_points: int = 30
+
+    def detect_run(self, ctx: RunContext) -> list[Finding]:
+        out = _rate_finding(self, ctx, "step_time", down=False, min_change=self.min_rise,
+                            min_points=self.min_points)
+        if out and _throughput_held(ctx, out[0].start_step, self.min_points):
+            return []
+        return out
+
+
+def _throughput_held(ctx: RunContext, step: int | None, min_points: int) -> bool:
+    """The run logs a throughput that did not fall where the step time rose."""
+    for s in ctx.by_role("throughput"):
+        if len(s) >= min_points and sustained_shift(s.value, down=True, min_change=0.15,
+                                                    min_points=min_points) is None:
+            return True
+    return False
+
+
+def _rate_finding(det: Detector, ctx: RunContext, role: str, *, down: bool, min_change: float,
+                  min_points: int) -> list[Finding]:
+    """One finding for the run: the series of the role with the largest sustained change,
+    the others that changed with it in `also_on`."""
+    found: list[tuple[Series, Shift]] = []
+    for s in ctx.by_role(role):
+        step, v = s.finite()
+        if v.size < min_points or np.all(v == v[0]):
+            continue
+        sh = sustained_shift(v, down=down, min_change=min_change, min_points=min_points)
+        if sh is not None:
+            found.append((s, sh))
+    if not found:
+        return []
+    size = (lambda x: 1 - x[1].ratio) if down else (lambda x: x[1].ratio - 1)
+    found.sort(key=size, reverse=True)
+    s, sh = found[0]
+    step, _ = s.finite()
+    at = int(step[sh.index])
+    pct = 100 * abs(sh.ratio - 1)
+    lasted = (sh.rest <= sh.before * (1 - 0.5 * min_change)) if down else (sh.rest >= sh.before * (1 + 0.5 * min_change))
+    what = "fell" if down else "rose"
+    msg = (f"{s.label} {what} {pct:.0f}% at step {at} (median {sh.before:.4g} before, {sh.after:.4g} after)"
+           + (" and stayed there to the end" if lasted else f"; the median to the end is {sh.rest:.4g}"))
+    slow = _slow_rank(ctx, role, down)
+    if slow:
+        msg += f"; {slow['text']}"
+    ev = {"before": sh.before, "after": sh.after, "change_percent": round(pct, 2), "median_to_end": sh.rest,
+          "lasted": bool(lasted), "also_on": [{"metric": o.metric, "step": int(o.finite()[0][x.index]),
+                                                "change_percent": round(100 * abs(x.ratio - 1), 2)}
+                                               for o, x in found[1:]]}
+    if slow:
+        ev["slow_rank"] = slow["rank"]
+    return [Finding(kind=det.kind, code=det.code, run=ctx.run, metric=s.metric,
+                    severity="warning" if lasted else "info", message=msg, start_step=at,
+                    magnitude=float(sh.ratio), evidence=ev)]
+
+
+def _slow_rank(ctx: RunContext, role: str, down: bool) -> dict | None:
+    """A rank consistently slower than the others, when ranks log apart (see `ranks`)."""
+    from .ranks import slow_rank
+
+    return slow_rank(ctx, role, down)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StallDetector(Detector):
+    """The run stopped stepping for far longer than a step takes.
+
+    Detects: a pause between two logged steps of one launch, from the wall time the writer
+    recorded (or the log's own clock: time stamps on its lines), `factor` times the run's
+    usual time a logged step and at least `min_seconds`, and `others` times longer than any
+    pause the run makes again and again (evaluations, checkpoint saves every N steps are the
+    run's routine). Pauses between launches are the resume findings' (`wallclock_gap`).
+    Why it matters: a stalled run holds its GPUs and makes no progress; a hang in a
+    collective (one rank waiting for another) or on storage often ends in a timeout crash.
+    Likely causes: a hung NCCL collective (a rank died or is far behind), blocked storage
+    (a checkpoint write or a data read on a network file system), a preempted or suspended
+    node, a debugger breakpoint.
+    Evidence: the steps either side, the pause in seconds, the usual time between logged steps.
+    """
+
+    code = "SL504"
+    kind = "stall"
+    roles = ()
+
+    factor: float = 20.0
+    """A pause this many times the usual time between logged steps (per logged step)."""
+    min_seconds: float = 120.0
+    """Shortest pause told, whatever the step time."""
+    others: float = 3.0
+    """How many times longer than the longest pause of the run's routine."""
+    warn_seconds: float = 1800.0
+    """A pause this long is a warning; shorter ones are info (a slow checkpoint write)."""
+
+    def detect_run(self, ctx: RunContext) -> list[Finding]:
+        s = _timed_series(ctx)
+        if s is None:
+            return []
+        seg = _segments(ctx, s)
+        ok = np.isfinite(s.wall_time)
+        step, wall, seg = s.step[ok], s.wall_time[ok], seg[ok]
+        if step.size < 20:
+            return []
+        same = seg[1:] == seg[:-1]
+        dt = np.diff(wall)[same]
+        ds = np.diff(step)[same].astype(np.float64)
+        at = np.flatnonzero(same)
+        good = (ds > 0) & (dt >= 0)
+        dt, ds, at = dt[good], ds[good], at[good]
+        if dt.size < 10:
+            return []
+        usual = float(np.median(dt / ds))
+        per_gap = usual * ds
+        big = dt > np.maximum(self.factor * per_gap, self.min_seconds)
+        if not big.any():
+            return []
+        out = []
+        for k in np.flatnonzero(big):
+            # the routine: the longest pause among the rest, once the largest few are put aside
+            rest = np.sort(dt[~big])[::-1]
+            routine = float(rest[0]) if rest.size else 0.0
+            repeats = np.sum(dt >= 0.5 * dt[k]) >= 3  # a pause the run makes again and again
+            if repeats or dt[k] < self.others * routine:
+                continue
+            i = int(at[k])
+            gap = float(dt[k])
+            sev = "warning" if gap >= self.warn_seconds else "info"
+            msg = (f"no step for {_duration(gap)} between steps {int(step[i])} and {int(step[i + 1])} "
+                   f"(a logged step usually takes {_duration(float(per_gap[k]))})")
+            out.append(Finding(kind=self.kind, code=self.code, run=ctx.run, metric=s.metric, severity=sev,
+                               message=msg, start_step=int(step[i]), end_step=int(step[i + 1]),
+                               magnitude=gap / float(per_gap[k]) if per_gap[k] > 0 else None,
+                               evidence={"seconds": gap, "usual_seconds": float(per_gap[k]),
+                                         "routine_pause_seconds": routine, "from": "wall_time"}))
+        return out
+
+
+def _timed_series(ctx: RunContext) -> Series | None:
+    """The series that says when steps happened: the main loss, else the most logged."""
+    s = ctx.main("loss")
+    if s is None or s.wall_time is None or not np.isfinite(s.wall_time).any():
+        cands = [x for x in ctx.series.values() if x.wall_time is not None and np.isfinite(x.wall_time).any()]
+        s = max(cands, key=len) if cands else None
+    if s is None or np.nanmax(s.wall_time) - np.nanmin(s.wall_time) <= 0:
+        return None
+    return s
+
+
+def _segments(ctx: RunContext, s: Series) -> np.ndarray:
+    """The launch each point of `s` came from (all 0 when unknown)."""
+    f = ctx.frame
+    if f is None or "segment" not in f.columns:
+        return np.zeros(len(s), dtype=np.int64)
+    import polars as pl
+
+    part = f.filter((pl.col("metric") == s.metric) & pl.col("value").is_not_null())
+    if "superseded" in part.columns:
+        part = part.filter(~pl.col("superseded"))
+    seg = part.group_by("step").agg(pl.col("segment").max()).sort("step")
+    idx = np.searchsorted(seg.get_column("step").to_numpy(), s.step)
+    idx = np.clip(idx, 0, max(seg.height - 1, 0))
+    return seg.get_column("segment").to_numpy().astype(np.int64)[idx] if seg.height else np.zeros(len(s), np.int64)
+
+
+def _duration(sec: float) -> str:
+    if sec >= 3600:
+        return f"{sec / 3600:.1f} h"
+    if sec >= 120:
+        return f"{sec / 60:.0f} min"
+    if sec >= 1:
+        return f"{sec:.1f} s"
+    return f"{1000 * sec:.0f} ms"
+
+
+SLOWDOWN_KINDS = ("throughput_drop", "step_time_rise", "stall")
+
+
+def slowdown(f: Finding, ctx: RunContext, every: list[Finding]) -> "Cause | None":
+    """A loss event right after (or in) a slowdown of the run: a data loader that fell
+    behind, or a slow or failing node."""
+    from ..model.finding import Cause
+
+    if f.kind not in ("spike", "nan", "divergence") or f.metric is None:
+        return None
+    at = f.start_step if f.start_step is not None else f.peak_step
+    s = ctx.series.get(f.metric)
+    if at is None or s is None or len(s) < 2:
+        return None
+    tol = 20 * float(np.median(np.diff(s.step))) if len(s) > 1 else 20.0
+    for o in every:
+        if o.kind not in SLOWDOWN_KINDS or o.start_step is None:
+            continue
+        lag = at - o.start_step
+        if 0 <= lag <= tol or (o.end_step is not None and o.start_step <= at <= o.end_step):
+            return Cause("slowdown", 0.55,
+                         f"{o.message.split(';')[0]}, {int(lag)} steps before the loss event: a data loader "
+                         f"that fell behind or a slow node",
+                         {"slowdown_kind": o.kind, "slowdown_step": int(o.start_step), "lag_steps": int(lag)})
+    return None
