@@ -258,3 +258,20 @@ def test_k_damaged_bytes_cost_at_most_the_records_they_touch_and_are_reported(da
     assert sum(lost.values()) <= bound, (sorted(touched), lost)
     if lost:  # every point lost is reported in a warning naming the file
         assert any(rel.name in w for w in got.warnings), (lost, got.warnings)
+
+
+@pytest.mark.parametrize("encode", [
+    pytest.param(lambda b: b.decode().encode("utf-16"), id="utf16"),
+    pytest.param(lambda b: b"\xef\xbb\xbf" + b + b"\x00" * 3000, id="bom-and-nul-tail"),
+])
+def test_a_console_log_of_no_known_framework_decodes_as_well(tmp_path, encode):
+    """The general line reader's sniff sees the file as the reader does (decoding)."""
+    lines = [f"2024-05-01 12:00:{i % 60:02d} | INFO | train | step={i * 10} loss={3 - i * 0.01:.4f} lr=0.001"
+             for i in range(1, 80)]
+    plain = tmp_path / "a" / "console.log"
+    plain.parent.mkdir()
+    plain.write_text("\n".join(lines) + "\n")
+    base, _ = read(plain)
+    assert base > 0
+    got, _ = read(damaged_copy(tmp_path / "b", plain, encode))
+    assert got == base

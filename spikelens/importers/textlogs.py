@@ -746,7 +746,7 @@ def general_sniff(path: Path) -> linerecords.Verdict | None:
             chunk = fh.read(SNIFF_BYTES)
             data += chunk
             whole = not chunk or len(data) >= size
-            verdict = linerecords.sniff(data.decode("utf-8", errors="replace"), whole)
+            verdict = linerecords.sniff(decoding.text_head(data), whole)  # BOM, UTF-16, NULs as read
             if (verdict is not None and verdict.readable) or whole or len(data) >= GENERAL_SNIFF_BYTES:
                 return verdict
 
