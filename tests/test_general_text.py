@@ -173,6 +173,19 @@ def test_keras_console_epoch_banner_and_progress_bar(tmp_path):
     assert meta["plan.steps"] == 1000  # 10 epochs of 100 batches: killed at epoch 3
 
 
+def test_lightning_progress_bar_postfix_with_zero_based_epochs(tmp_path):
+    out = []
+    for e in range(3):
+        bar = "\r".join(f"Epoch {e}:  {b}%|{'#' * (b // 10)}     | {b}/100 [00:05<00:05, 10.00it/s, v_num=0, "
+                        f"train_loss={2.1 - e * 0.1 - b / 1000:.3f}]" for b in range(10, 100, 10))
+        out.append(bar + f"\rEpoch {e}: 100%|##########| 100/100 [00:10<00:00, 10.00it/s, v_num=0, "
+                         f"train_loss={2.0 - e * 0.1:.3f}, val_loss={2.05 - e * 0.1:.3f}]")
+    frame, meta, _ = read(write(tmp_path, "lightning.log", out))
+    assert curve(frame, "val_loss") == {100: 2.05, 200: 1.95, 300: 1.85}  # epoch 0 is the first
+    assert curve(frame, "train_loss")[10] == pytest.approx(2.09) and "v_num" not in frame.get_column("metric")
+    assert meta["step.from"] == "epoch and counter"
+
+
 def test_mmengine_train_and_val_lines(tmp_path):
     head = "2024/01/01 12:00:00 - mmengine - INFO - "
     out = []
