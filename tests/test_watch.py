@@ -343,3 +343,20 @@ def test_runs_watched_together_are_linked_at_the_end(tmp_path):
     analyzed = {(r.run, *key(f)) for r in api.analyze(logs).runs for f in r.findings}
     assert told == analyzed
     assert {run for run, _, kind, *_ in told if kind == "level_shift"} == {"big", "wide", "small"}
+
+
+@pytest.mark.parametrize("name", ["check/spike_fast", "example/gpt-small-nan", "resumes/tb_rollback"])
+def test_live_analysis_is_analyze_run(name):
+    """A poll's analysis (`analyze_live`) is `analyze_run` less the detectors told at the
+    end: the same findings, causes and every other field for the rest."""
+    from spikelens.config import load_config
+    from spikelens.live.judge import END_KINDS, analyze_live
+    from spikelens.pipeline.run import analyze_run
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (run,) = api.load_runs(FIXTURES / name)
+        cfg = load_config()
+        full = [f.to_json() for f in analyze_run(run, cfg).findings if f.kind not in END_KINDS]
+        live = [f.to_json() for f in analyze_live(run, cfg, None).findings if f.kind not in END_KINDS]
+    assert live == full and full

@@ -251,8 +251,9 @@ class Judge:
 
 def analyze_live(run, cfg: Config, detector_params: dict | None) -> RunReport:
     """`pipeline.run.analyze_run` without the detectors whose every finding is told at
-    the end (END_KINDS: a plateau, overfitting): they judge the whole run, and cost most
-    of a poll. The same stitch, detectors, reconciling and causes otherwise."""
+    the end (END_KINDS: a plateau, overfitting...): they judge the whole run, and cost most
+    of a poll. The same stitch, detectors, reconciling, causes and remedies otherwise
+    (`test_live_analysis_is_analyze_run` holds the two together)."""
     from ..detect.base import RunContext
     from ..detect.engine import build_detectors, run_detectors, series_of
     from ..detect.reconcile import reconcile
@@ -269,6 +270,12 @@ def analyze_live(run, cfg: Config, detector_params: dict | None) -> RunReport:
     detectors = [d for d in build_detectors({**cfg.detectors, **(detector_params or {})})
                  if d.kind not in END_KINDS]
     findings = explain(reconcile(stitched.findings + run_detectors(ctx, detectors), ctx), ctx)
+    try:  # what to do about each finding, where the pipeline has it (tests compare with analyze_run)
+        from ..remedy import attach as attach_remedies
+    except ImportError:
+        attach_remedies = None
+    if attach_remedies is not None:
+        attach_remedies(findings, ctx, run.sources)
     findings.sort(key=lambda f: (f.anchor_step if f.anchor_step is not None else -1, f.kind))
     return RunReport(run=run.name, sources=run.sources, segments=stitched.segments, metrics=roles,
                      findings=findings, formats=run.formats, points=run.frame.height, stats=run_stats(ctx),
