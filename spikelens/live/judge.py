@@ -29,12 +29,13 @@ from ..model.report import RunReport
 from .tail import SourceFrames
 
 END_KINDS = frozenset({"outliers", "plateau", "overfitting", "ended_early", "empty_launch", "level_shift",
-                       "excursion"})
+                       "excursion", "throughput_drop", "step_time_rise", "memory_growth", "rank_outlier", "settings"})
 """Kinds reported only when the watch ends: what they say depends on the points after
 them to the end of the run (the outliers summary counts and ranks every blip of the run,
 a plateau lasts until something changes, a run ends early only once it ended) or is
-measured against the whole run (a level shift's window and an excursion's trend are
-fractions of the run's length)."""
+measured against the whole run (a level shift's window, an excursion's trend and a
+throughput drop's windows are fractions of the run's length; memory growth is a trend over
+the run; ranks and settings compare whole runs)."""
 
 IMMEDIATE_KINDS = frozenset({"nan"})
 """Kinds known at their first point: a NaN needs no confirmation."""
