@@ -343,6 +343,22 @@ def test_the_state_round_trips_the_reports_exactly(fleet: Path):
     for got, want in zip(reports, report.runs):
         if want.shift_profile is not None:
             assert np.array_equal(got.shift_profile.z, want.shift_profile.z)
+    # values JSON has no spelling for: non-finite floats, tuples, non-string keys, arrays with NaN
+    from dataclasses import replace
+
+    from spikelens.model.finding import Finding
+
+    odd = Finding(kind="spike", code="SL101", run="r", metric="loss", severity="warning", message="m",
+                  magnitude=float("inf"), evidence={"x": float("nan"), "by": {3: (1, float("-inf"))}, "$f": "text"})
+    run = replace(report.runs[0], findings=[odd], stats={"a": np.float64(2.5), "n": np.int64(3)})
+    if run.shift_profile is not None:
+        run = replace(run, shift_profile=replace(run.shift_profile, z=np.array([1.0, np.nan, np.inf])))
+    (back,), _ = statejson.loads(statejson.dumps([run], []))
+    (f,) = back.findings
+    assert np.isnan(f.evidence["x"]) and f.evidence["by"] == {3: (1, float("-inf"))} and f.evidence["$f"] == "text"
+    assert f.magnitude == float("inf") and back.stats == {"a": 2.5, "n": 3}
+    if run.shift_profile is not None:
+        assert np.array_equal(back.shift_profile.z, run.shift_profile.z, equal_nan=True)
 
 
 # ---------------------------------------------------------------- atomic files

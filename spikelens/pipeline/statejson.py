@@ -5,8 +5,9 @@ keeps is never unpickled: the state is JSON whose objects are only the report's 
 dataclasses (RunReport, Finding, Cause, ShiftProfile), rebuilt field by field after
 each field's type is checked against the class's annotations. Values JSON cannot spell
 are tagged: `{"$f": "nan"}` (non-finite floats), `{"$t": [...]}` (tuples), `{"$d":
-[[key, value], ...]}` (dicts, whatever their keys), `{"$a": dtype, "v": [...]}` (NumPy
-arrays of numbers or booleans), `{"$c": class, "f": {...}}` (the dataclasses). Anything
+[[key, value], ...]}` (other dicts: keys not strings, or starting with `$`), `{"$a": dtype, "v": [...]}` (NumPy
+arrays of numbers or booleans, "nan", "inf" and "-inf" spelled so), `{"$c": class, "f": {...}}` (the dataclasses); a dict
+whose keys are strings not starting with `$` is a plain object. Anything
 else fails to load with StateError, and the sweep reads that group's files again.
 """
 from __future__ import annotations
@@ -15,7 +16,8 @@ import json
 import math
 import re
 from dataclasses import fields, is_dataclass
-from typing import Any
+from functools import lru_cache
+from typing import Any, Callable
 
 import numpy as np
 
@@ -26,7 +28,10 @@ from ..model.report import RunReport
 SCHEMA = "spikelens.state/1"
 CLASSES = {c.__name__: c for c in (RunReport, Finding, Cause, ShiftProfile)}
 _DTYPES = ("b", "i", "u", "f")  # NumPy kinds an array may hold
-_SKIPPED = ("frame",)  # fields never kept (RunReport.frame: plots read the files again)
+_SKIPPED = ("frame",)
+_SCALARS = (bool, str, int, float)
+_NUMBERS = (bool, int, float)
+_NONFINITE = ("nan", "inf", "-inf")  # how an array spells its non-finite floats  # fields never kept (RunReport.frame: plots read the files again)
 
 
 class StateError(ValueError):
@@ -67,7 +72,8 @@ def _value(x: Any) -> Any:
     if isinstance(x, np.ndarray):
         if x.dtype.kind not in _DTYPES or x.ndim != 1:
             raise TypeError(f"array of {x.dtype} ({x.ndim}-d) cannot be kept")
-        return {"$a": x.dtype.str, "v": [_value(v) for v in x.tolist()]}
+        return {"$a": x.dtype.str, "v": [v if type(v) is not float or math.isfinite(v) else repr(v)
+                                         for v in x.tolist()]}
     if isinstance(x, np.generic):
         return _value(x.item())
     if isinstance(x, int):
@@ -79,6 +85,8 @@ def _value(x: Any) -> Any:
     if isinstance(x, list):
         return [_value(v) for v in x]
     if isinstance(x, dict):
+        if all(type(k) is str and not k.startswith("$") for k in x):  # the common case: a plain object
+            return {k: _value(v) for k, v in x.items()}
         return {"$d": [[_value(k), _value(v)] for k, v in x.items()]}
     if is_dataclass(x) and type(x).__name__ in CLASSES and CLASSES[type(x).__name__] is type(x):
         return {"$c": type(x).__name__,
@@ -94,8 +102,14 @@ def _load(x: Any, depth: int = 0) -> Any:
     if x is None or isinstance(x, (bool, str, int, float)):
         return x
     if isinstance(x, list):
+        if all(v is None or type(v) in _SCALARS for v in x):  # the common case, at once
+            return x
         return [_load(v, depth + 1) for v in x]
-    if not isinstance(x, dict) or len(x) not in (1, 2):
+    if not isinstance(x, dict):
+        raise StateError("unknown value")
+    if not any(k.startswith("$") for k in x):  # a dict with string keys
+        return {k: v if v is None or type(v) in _SCALARS else _load(v, depth + 1) for k, v in x.items()}
+    if len(x) not in (1, 2):
         raise StateError("unknown value")
     if set(x) == {"$f"}:
         if x["$f"] not in ("nan", "inf", "-inf"):
@@ -120,9 +134,11 @@ def _load(x: Any, depth: int = 0) -> Any:
             raise StateError("bad array type") from None
         if dtype.kind not in _DTYPES:
             raise StateError("bad array type")
-        values = [_load(v, depth + 1) for v in _list(x["v"])]
-        if not all(isinstance(v, (bool, int, float)) for v in values):
-            raise StateError("bad array value")
+        values = _list(x["v"])
+        if not all(type(v) in _NUMBERS for v in values):
+            if not all(type(v) in _NUMBERS or v in _NONFINITE for v in values):
+                raise StateError("bad array value")
+            values = [float(v) if type(v) is str else v for v in values]
         try:
             return np.array(values, dtype=dtype)
         except (TypeError, ValueError, OverflowError):
@@ -136,16 +152,21 @@ def _object(name: Any, given: Any, depth: int) -> Any:
     cls = CLASSES.get(name) if isinstance(name, str) else None
     if cls is None or not isinstance(given, dict):
         raise StateError(f"unknown object {name!r}")
-    want = {f.name: f for f in fields(cls) if f.name not in _SKIPPED}
-    if set(given) != set(want):
+    want = _fields_of(cls)
+    if given.keys() != want.keys():
         raise StateError(f"{name}: fields {sorted(given)} are not {sorted(want)}")
     values = {}
     for key, raw in given.items():
         value = _load(raw, depth + 1)
-        if not _fits(value, str(want[key].type)):
-            raise StateError(f"{name}.{key}: not a {want[key].type}")
+        if not want[key](value):
+            raise StateError(f"{name}.{key}: not of its type")
         values[key] = value
     return cls(**values)
+
+
+@lru_cache(maxsize=None)
+def _fields_of(cls: type) -> dict[str, Callable[[Any], bool]]:
+    return {f.name: _checker(str(f.type)) for f in fields(cls) if f.name not in _SKIPPED}
 
 
 _GENERIC = re.compile(r"(\w+)\[(.*)\]")
@@ -153,26 +174,38 @@ _GENERIC = re.compile(r"(\w+)\[(.*)\]")
 
 def _fits(value: Any, ann: str) -> bool:
     """Does `value` have the type the annotation (as written in the class) names?"""
+    return _checker(ann)(value)
+
+
+@lru_cache(maxsize=None)
+def _checker(ann: str) -> Callable[[Any], bool]:
+    """The annotation as a test, built once per annotation (states are loaded by the
+    thousand)."""
     ann = ann.strip()
     union = _split_union(ann)
     if len(union) > 1:
-        return any(_fits(value, part) for part in union)
+        parts = [_checker(p) for p in union]
+        return lambda v: any(c(v) for c in parts)
     plain = {"Any": object, "str": str, "bool": bool, "np.ndarray": np.ndarray, "None": type(None)}
     if ann in plain:
-        return isinstance(value, plain[ann])
+        kind = plain[ann]
+        return lambda v: isinstance(v, kind)
     if ann == "int":
-        return isinstance(value, int) and not isinstance(value, bool)
+        return lambda v: isinstance(v, int) and not isinstance(v, bool)
     if ann == "float":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+        return lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
     if ann in CLASSES:
-        return isinstance(value, CLASSES[ann])
+        cls = CLASSES[ann]
+        return lambda v: isinstance(v, cls)
     m = _GENERIC.fullmatch(ann)
     if m and m.group(1) == "list":
-        return isinstance(value, list) and all(_fits(v, m.group(2)) for v in value)
+        item = _checker(m.group(2))
+        return lambda v: isinstance(v, list) and all(item(x) for x in v)
     if m and m.group(1) == "dict":
-        k_ann, v_ann = (s.strip() for s in m.group(2).split(",", 1))
-        return isinstance(value, dict) and all(_fits(k, k_ann) and _fits(v, v_ann) for k, v in value.items())
-    return False
+        k_ann, v_ann = (x.strip() for x in m.group(2).split(",", 1))
+        key, val = _checker(k_ann), _checker(v_ann)
+        return lambda v: isinstance(v, dict) and all(key(k) and val(x) for k, x in v.items())
+    return lambda v: False
 
 
 def _split_union(ann: str) -> list[str]:
