@@ -14,6 +14,8 @@ from ..detect.base import RunContext
 from ..model.finding import Cause, Finding
 from ..detect.stats import halvings
 from .evidence import before, between, finite_median, interval
+from ..detect.memory import out_of_memory
+from ..detect.throughput import slowdown
 
 Rule = Callable[[Finding, RunContext, list[Finding]], "Cause | None"]
 EXPLAINED_KINDS = ("spike", "nan", "divergence", "oscillation", "excursion")
@@ -203,4 +205,6 @@ def resume(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | None:
                  {"resume_step": int(b), "offset_steps": int(start - b)})
 
 
-RULES: tuple[Rule, ...] = (fp16_overflow, lr_jump, resume, grad_explosion, data_source, warmup_end, bad_batch)
+RULES: tuple[Rule, ...] = (fp16_overflow, lr_jump, resume, grad_explosion, data_source, warmup_end, bad_batch, slowdown)
+KIND_RULES: dict[str, tuple[Rule, ...]] = {"ended_early": (out_of_memory,)}
+"""Rules for run-level kinds the event rules do not read (an out-of-memory crash)."""

@@ -15,12 +15,14 @@ from typing import Callable
 
 from ..model.finding import EVENT_KINDS, Cause, Finding
 from ..detect.levels import LevelShiftDetector, shift_sentence
+from ..detect.ranks import link_ranks
 from ..model.report import Report, RunReport
 
 
 def link_runs(report: Report, tolerance_steps: int = 2) -> None:
     """Add a `data` cause to spikes that occur at the same step in two or more runs,
     and promote one-point outliers shared by two or more runs to such spikes."""
+    link_ranks(report)  # ranks of one training logged apart: the rank that went bad is named
     if len(report.runs) < 2:
         return
     _link_level_shifts(report)

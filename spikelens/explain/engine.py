@@ -4,16 +4,17 @@ from __future__ import annotations
 from .. import diagnostics
 from ..detect.base import RunContext
 from ..model.finding import Finding
-from .causes import EXPLAINED_KINDS, RULES
+from .causes import EXPLAINED_KINDS, KIND_RULES, RULES
 
 
 def explain(findings: list[Finding], ctx: RunContext) -> list[Finding]:
     """Run every cause rule on every explainable finding; most confident cause first."""
     for f in findings:
-        if f.kind not in EXPLAINED_KINDS:
+        rules = RULES if f.kind in EXPLAINED_KINDS else KIND_RULES.get(f.kind, ())
+        if not rules:
             continue
         causes = list(f.causes)
-        for rule in RULES:
+        for rule in rules:
             try:
                 c = rule(f, ctx, findings)
             except Exception as exc:  # noqa: BLE001 - a broken rule must not kill the report

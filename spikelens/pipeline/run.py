@@ -9,6 +9,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .. import diagnostics
 from ..config import Config
 from ..detect.base import RunContext
@@ -41,13 +43,24 @@ def analyze_run(run: Run, cfg: Config, *, detector_params: dict | None = None,
 
 def run_stats(ctx: RunContext) -> dict[str, Any]:
     main = ctx.main("loss")
+    rates = rate_stats(ctx)
     if main is None:
-        return {}
+        return {"rates": rates} if rates else {}
     first, last = float(main.value[0]), float(main.value[-1])
     if is_perplexity(main.metric):  # judged as its log (the loss); shown as logged
         first, last = math.exp(first), math.exp(last)
     return {"main_metric": main.metric, "first_step": int(main.step[0]), "last_step": int(main.step[-1]),
-            "first_value": first, "last_value": last, "points": len(main)}
+            "first_value": first, "last_value": last, "points": len(main), **({"rates": rates} if rates else {})}
+
+
+def rate_stats(ctx: RunContext) -> dict[str, Any]:
+    """The median throughput and step time of the run (ranks are compared on them, see detect.ranks)."""
+    out = {}
+    for role in ("throughput", "step_time"):
+        s = ctx.main(role)
+        if s is not None and s.finite()[1].size:
+            out[role] = {"metric": s.metric, "median": float(np.median(s.finite()[1]))}
+    return out
 
 
 def analyze_group(group: list[Source], roots: list[Path], cfg: Config, detector_params: dict | None,

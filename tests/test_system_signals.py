@@ -1,0 +1,189 @@
+"""Beyond the loss (#27): throughput, step time, stalls, memory, out-of-memory crashes and
+the rank that went bad, on logs written here in the formats trainers print."""
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from spikelens.api import analyze
+
+T0 = datetime(2025, 1, 1, 10, 0, 0, tzinfo=timezone.utc)
+LOUD = ("warning", "error")
+SYSTEM = ("throughput_drop", "step_time_rise", "stall", "memory_growth", "rank_outlier")
+
+
+def _titan(path: Path, n: int = 400, *, tps_at=None, mem=None, gaps=None, tail: str = "", seed: int = 0,
+           spike: int | None = None) -> Path:
+    """A torchtitan console log: `step: N  loss: X  memory: GiB(%)  tps: N  tflops  mfu`,
+    behind torchrun's `[rank0]:` tag and the logger's time stamp."""
+    rng = np.random.default_rng(seed)
+    t = T0
+    lines = []
+    for s in range(1, n + 1):
+        t += timedelta(seconds=(gaps or {}).get(s, 1.0 + rng.normal(0, 0.02)))
+        loss = 3 + 5 * math.exp(-s / 50) + rng.normal(0, 0.05) + (27.0 if s == spike else 0.0)
+        tps = 7233 * (tps_at(s) if tps_at else 1.0) * (1 + rng.normal(0, 0.02))
+        gib = mem(s) if mem else 29.0
+        lines.append(f"[rank0]:[titan] {t:%Y-%m-%d %H:%M:%S},000 - root - INFO - step: {s:2d}  loss: {loss:7.4f}  "
+                     f"memory: {gib:5.2f}GiB({100 * gib / 31.35:.2f}%)  tps: {int(tps):,}  tflops: 4.92  mfu: 1.58%")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n" + tail)
+    return path
+
+
+def _findings(path: Path, kind: str | None = None):
+    rep = analyze(str(path), jobs=1)
+    out = [(r.run, f) for r in rep.runs for f in r.findings]
+    return [f for _, f in out if kind is None or f.kind == kind]
+
+
+def test_tps_drop_of_40_percent_is_found_at_its_step(tmp_path):
+    log = _titan(tmp_path / "tt" / "train.log", tps_at=lambda s: 0.6 if s >= 250 else 1.0)
+    found = _findings(log, "throughput_drop")
+    assert len(found) == 1, found
+    f = found[0]
+    assert f.metric == "tps" and abs(f.start_step - 250) <= 2
+    assert f.severity == "warning" and 35 <= f.evidence["change_percent"] <= 45 and f.evidence["lasted"]
+
+
+def test_memory_climbing_to_99_percent_then_cuda_oom_is_ended_early_out_of_memory(tmp_path):
+    tb = ("[rank0]: Traceback (most recent call last):\n"
+          '[rank0]:   File "train.py", line 212, in <module>\n'
+          "[rank0]:     loss.backward()\n"
+          "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+          "capacity of 31.35 GiB of which 120.00 MiB is free.\n")
+    log = _titan(tmp_path / "oom" / "train.log", n=300, mem=lambda s: 18.0 + 13.0 * s / 300, tail=tb)
+    every = _findings(log)
+    ended = [f for f in every if f.kind == "ended_early"]
+    assert len(ended) == 1 and ended[0].severity == "error"
+    cause = ended[0].causes[0]
+    assert cause.cause == "out_of_memory"
+    assert cause.numbers["metric"] == "memory_pct" and cause.numbers["last"] > 97
+    grow = [f for f in every if f.kind == "memory_growth"]
+    assert len(grow) == 1 and grow[0].evidence["leak"] and grow[0].evidence["at_capacity"]
+
+
+def test_a_crash_that_is_not_out_of_memory_gets_no_such_cause(tmp_path):
+    tb = "[rank0]: Traceback (most recent call last):\n[rank0]: ValueError: bad shape\n"
+    log = _titan(tmp_path / "crash" / "train.log", n=100, tail=tb)
+    ended = _findings(log, "ended_early")
+    assert ended and all(c.cause != "out_of_memory" for c in ended[0].causes)
+
+
+def test_steady_run_is_silent(tmp_path):
+    log = _titan(tmp_path / "steady" / "train.log", n=600, seed=3)
+    assert [f for f in _findings(log) if f.kind in SYSTEM] == []
+
+
+def _nanochat(path: Path, n: int, slow: dict[int, float], pauses: dict[int, float]) -> Path:
+    """nanochat's `step 00010/01000 (1.00%) | loss: ... | dt: ...ms | tok/sec: ...`, time
+    stamped by the launcher; `slow` steps take longer (an eval, a checkpoint save) and
+    `pauses` add wall time before a step."""
+    rng = np.random.default_rng(1)
+    t = T0
+    lines = []
+    for s in range(1, n + 1):
+        dt = 1140.0 * slow.get(s, 1.0) * (1 + rng.normal(0, 0.02))
+        t += timedelta(milliseconds=dt) + timedelta(seconds=pauses.get(s, 0.0))
+        loss = 2.5 + 4 * math.exp(-s / 200) + rng.normal(0, 0.03)
+        lines.append(f"{t:%Y-%m-%d %H:%M:%S} step {s:05d}/{n:05d} ({100 * s / n:.2f}%) | loss: {loss:.6f} | "
+                     f"lrm: 1.00 | dt: {dt:.2f}ms | tok/sec: {int(524288 / dt * 1000):,} | mfu: 41.20 | "
+                     f"total time: {s * 1.14 / 60:.2f}m")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_eval_every_500_steps_and_a_checkpoint_save_are_silent(tmp_path):
+    evals = {s: 6.0 for s in range(500, 3001, 500)}
+    pauses = {s + 1: 45.0 for s in range(500, 3001, 500)}  # the eval loop between two step lines
+    slow = {**evals, 1750: 20.0}
+    pauses[1751] = 240.0  # a checkpoint save: 4 minutes once
+    log = _nanochat(tmp_path / "nc" / "train.log", 3000, slow, pauses)
+    found = _findings(log)
+    assert not [f for f in found if f.kind in SYSTEM and f.severity in LOUD], found
+    assert not [f for f in found if f.kind in ("throughput_drop", "step_time_rise")]
+
+
+def test_a_long_stall_is_found_between_its_steps(tmp_path):
+    log = _nanochat(tmp_path / "stall" / "train.log", 600, {}, {401: 3600.0})
+    stalls = _findings(log, "stall")
+    assert len(stalls) == 1
+    s = stalls[0]
+    assert (s.start_step, s.end_step) == (400, 401) and s.severity == "warning"
+    assert s.evidence["seconds"] > 3500
+
+
+def test_step_time_rise_without_throughput_is_found(tmp_path):
+    """nanochat's dt alone (tok/sec dropped from the line): the step time doubles at 300."""
+    log = _nanochat(tmp_path / "dt" / "train.log", 600, {s: 2.0 for s in range(300, 601)}, {})
+    text = log.read_text().splitlines()
+    log.write_text("\n".join(ln.replace(" | tok/sec:", " | tokps:").split(" | tokps:")[0] for ln in text) + "\n")
+    rise = _findings(log, "step_time_rise")
+    assert len(rise) == 1 and abs(rise[0].start_step - 300) <= 2 and rise[0].severity == "warning"
+
+
+def test_a_spike_right_after_a_slowdown_names_it(tmp_path):
+    log = _titan(tmp_path / "slow" / "train.log", tps_at=lambda s: 0.5 if s >= 250 else 1.0, spike=255)
+    spikes = [f for f in _findings(log, "spike") if f.peak_step == 255]
+    assert spikes, _findings(log)
+    assert "slowdown" in [c.cause for c in spikes[0].causes]
+
+
+def _rank_folders(root: Path, bad_rank: int, bad_step: int, slow_rank: int | None = None) -> Path:
+    from torch.utils.tensorboard import SummaryWriter
+
+    rng = np.random.default_rng(7)
+    for r in range(8):
+        w = SummaryWriter(str(root / f"rank_{r}"))
+        for s in range(0, 2000, 10):
+            v = 3 + math.exp(-s / 300) + rng.normal(0, 0.02)
+            if r == bad_rank and s == bad_step:
+                v *= 8
+            w.add_scalar("train/loss", v, s, walltime=1.7e9 + s)
+            tps = 7000 * (0.75 if r == slow_rank else 1.0) * (1 + rng.normal(0, 0.01))
+            w.add_scalar("train/tps", tps, s, walltime=1.7e9 + s)
+        w.close()
+    return root
+
+
+def test_eight_rank_tensorboard_folders_name_the_rank_that_spiked_alone(tmp_path):
+    root = _rank_folders(tmp_path / "run8", bad_rank=5, bad_step=1200, slow_rank=3)
+    rep = analyze(str(root), jobs=1)
+    by_run = {r.run: r for r in rep.runs}
+    assert len(by_run) == 8
+    spikes = [(r.run, f) for r in rep.runs for f in r.findings if f.kind == "spike"]
+    assert [(run, f.peak_step) for run, f in spikes] == [("rank_5", 1200)]
+    f = spikes[0][1]
+    assert f.message.startswith("rank 5 alone spiked") and "the other 7 ranks stayed within noise" in f.message
+    assert f.evidence["ranks"] == {"on": [5], "calm": [0, 1, 2, 3, 4, 6, 7]}
+    assert f.causes[0].cause == "data"
+    slow = [(r.run, f) for r in rep.runs for f in r.findings if f.kind == "rank_outlier"]
+    assert [run for run, _ in slow] == ["rank_3"] and slow[0][1].evidence["rank"] == 3
+
+
+def test_every_rank_spiking_is_the_model_not_one_rank(tmp_path):
+    from torch.utils.tensorboard import SummaryWriter
+
+    rng = np.random.default_rng(2)
+    for r in range(4):
+        w = SummaryWriter(str(tmp_path / "all" / f"rank{r}"))
+        for s in range(0, 1000, 5):
+            v = 3 + math.exp(-s / 300) + rng.normal(0, 0.02)
+            w.add_scalar("loss", v * (8 if s == 600 else 1), s, walltime=1.7e9 + s)
+        w.close()
+    rep = analyze(str(tmp_path / "all"), jobs=1)
+    spikes = [f for r in rep.runs for f in r.findings if f.kind == "spike"]
+    assert len(spikes) == 4 and not any("ranks" in f.evidence for f in spikes)
+
+
+@pytest.mark.parametrize("name,rank", [("rank_3", 3), ("logs/rank7.log", 7), ("worker-12/events", 12),
+                                       ("run_2024", None), ("[default5]", 5), ("frank2", None)])
+def test_rank_of_names(name, rank):
+    from spikelens.detect.ranks import rank_of
+
+    assert rank_of(name) == rank
