@@ -307,6 +307,62 @@ KINDS: tuple[Entry, ...] = (
          "when it ends."),
         ("resume_overlap", "wallclock_gap", "nan"),
     ),
+    _kind(
+        "throughput_drop", "Throughput drop",
+        "The run's throughput (tokens/s, samples/s, MFU) fell by a quarter or more and stayed down, judged "
+        "on medians of a tenth of the run either side; a single slow step (a checkpoint save, an eval) is "
+        "never one. A rank slower than the others is named.",
+        "Every step left costs more GPU hours, and a slowdown often comes before a loss event: a data "
+        "loader that fell behind, a throttled or failing node.",
+        ("Look at the node's GPU clocks, temperature and ECC errors at that step (nvidia-smi, DCGM).",
+         "Check the data loader: remote storage latency, a larger shard, too few workers.",
+         "If one rank is slower, drain or replace that node and resume from the last checkpoint."),
+        ("step_time_rise", "stall", "rank_outlier"),
+    ),
+    _kind(
+        "step_time_rise", "Step time rise",
+        "The time a step takes rose by a third or more and stayed up, judged as the throughput drop is; "
+        "not told when a logged throughput held (the step does more: a batch-size ramp).",
+        "The same as a throughput drop: every later step costs more, and it often announces a failing "
+        "node or a starved data loader.",
+        ("Look at the node's GPU clocks, temperature and ECC errors at that step.",
+         "Check the data loader and the storage it reads.",
+         "Compare the ranks' step times: one slow rank holds back every collective."),
+        ("throughput_drop", "stall"),
+    ),
+    _kind(
+        "stall", "Stall",
+        "No step for far longer than a step takes (20 times the usual and at least two minutes, longer "
+        "than any pause the run makes routinely), from the writer's wall time or the log's time stamps.",
+        "A stalled run holds its GPUs and makes no progress; a hang in a collective or on storage often "
+        "ends in a timeout crash.",
+        ("Set NCCL_ASYNC_ERROR_HANDLING / TORCH_NCCL_ASYNC_ERROR_HANDLING and a collective timeout so a "
+         "hang fails fast.",
+         "Check the storage the run writes checkpoints to and reads data from.",
+         "Look for a rank that died or was preempted at that time."),
+        ("ended_early", "wallclock_gap"),
+    ),
+    _kind(
+        "memory_growth", "Memory growth",
+        "Memory rose steadily over most of the run (a leak), or a memory share stood at 97% of the device "
+        "or more at the end.",
+        "A leak ends in an out-of-memory crash hours into the run; a run at capacity crashes at the first "
+        "longer batch.",
+        ("Log with loss.item() / .detach(): a kept tensor keeps its whole graph alive.",
+         "Look for lists of outputs kept for logging, and torch.compile recompiling for new shapes.",
+         "Lower the micro-batch or sequence length, or turn on activation checkpointing."),
+        ("ended_early", "out_of_memory"),
+    ),
+    _kind(
+        "rank_outlier", "Rank unlike the others",
+        "One rank of a run whose ranks log apart (a folder or file per rank) is consistently slower than "
+        "the others; a loss event on some ranks only is named on that event.",
+        "The ranks hold the same weights: one that behaves differently has its own data shard or its own "
+        "hardware, and one slow rank holds back every collective.",
+        ("Drain that rank's node and rerun its GPU diagnostics (DCGM).",
+         "Read that rank's shard of the data at the step named."),
+        ("throughput_drop", "spike"),
+    ),
 )
 
 CAUSES: tuple[Entry, ...] = (
@@ -391,6 +447,33 @@ CAUSES: tuple[Entry, ...] = (
          "If the optimizer state is lost, re-warm the learning rate for a few hundred steps after "
          "the resume."),
         ("resume_overlap", "step_reset", "repeated_data", "lr_jump"),
+    ),
+    _cause(
+        "out_of_memory", "Out of memory",
+        "The run's last error says it ran out of memory (CUDA out of memory, OutOfMemoryError, "
+        "RESOURCE_EXHAUSTED, the OOM killer); the memory trend before it is given.",
+        "The run will crash at the same place again unless memory use goes down.",
+        ("Lower the micro-batch or sequence length, or turn on activation checkpointing.",
+         "Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation.",
+         "If memory grew step after step, find the tensor kept across steps first."),
+        ("ended_early", "memory_growth"),
+    ),
+    _cause(
+        "slowdown", "Slowdown before the event",
+        "The run's throughput fell, its step time rose or it stalled just before the loss event.",
+        "A loss event right after a slowdown points at the data loader (a stalled or skipped stream) or "
+        "a node, not the optimizer.",
+        ("Check the data loader's logs and the batches fed right after the slowdown.",
+         "Check the node's health at that time."),
+        ("throughput_drop", "stall", "spike"),
+    ),
+    _cause(
+        "hardware", "One rank's hardware",
+        "Only one rank went wrong (or is slower) while the others, holding the same weights, did not.",
+        "A GPU that computes wrongly or slowly poisons or holds back the whole run.",
+        ("Drain that rank's node and run GPU diagnostics (DCGM, ECC counters).",
+         "Resume from a checkpoint before the event without that node."),
+        ("rank_outlier", "spike", "nan"),
     ),
 )
 
