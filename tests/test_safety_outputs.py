@@ -273,6 +273,20 @@ def test_a_damaged_partition_is_a_warning_and_written_anew(fleet: Path, tmp_path
     assert pl.read_parquet(again).filter(pl.col("row") == "run").height == 1
 
 
+def test_a_damaged_manifest_is_a_warning_and_the_dataset_rebuilt(fleet: Path, tmp_path: Path, analyze):
+    data = tmp_path / "data"
+    first = analyze(fleet, "--findings", data)
+    old = {f"{k}/{v}" for k, v in _committed(data).items()}
+    (data / findings_data.MANIFEST).write_text('{"schema": "spikelens.findings-dataset/1", "partitions": ')
+    res = analyze(fleet, "--findings", data)
+    assert res.returncode == 0, res.stderr
+    assert "damaged findings dataset manifest" in res.stderr and "Traceback" not in res.stderr
+    assert json.loads(res.stdout)["runs"] == json.loads(first.stdout)["runs"]
+    assert set(_committed(data)) == {f"run=r{i}" for i in range(3)}
+    # the partitions the damaged manifest listed are no longer known as this dataset's: kept, not removed
+    assert all((data / p).exists() for p in old)
+
+
 def test_a_damaged_single_file_dataset_is_rebuilt_and_a_foreign_file_refused(fleet: Path, tmp_path: Path, analyze):
     data = tmp_path / "fleet.parquet"
     first = analyze(fleet, "--findings", data)
