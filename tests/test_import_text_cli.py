@@ -34,7 +34,8 @@ def test_ls_names_the_pattern_of_every_text_log_and_leaves_inputs_alone():
         "megatron_lm.log": "Megatron",
         "record.txt": "modded-nanogpt",
         "train_stdout.log": "nanoGPT",
-    }   # notes.txt and the user-format log are not claimed
+        "custom_trainer.log": "console log",  # no named pattern: read by its line structure
+    }   # notes.txt is not claimed
     assert len(runs["llmc_main"]["segments"]) == 2 and len(runs["megatron_ds.log"]["segments"]) == 1
     assert runs["gpt2_train.nan.log"]["metrics"]["train_loss"] == "loss"
     warnings = [l for l in res.stderr.splitlines() if l.startswith("warning:")]
@@ -62,8 +63,18 @@ def test_user_pattern_from_config_in_the_working_folder(tmp_path, config_name):
     assert (run["first_step"], run["last_step"], run["points"]) == (0, 199, 400)
 
 
-def test_without_the_user_pattern_the_log_is_not_found(tmp_path):
+def test_without_the_user_pattern_the_log_is_read_by_its_line_structure(tmp_path):
     shutil.copy(TEXT / "user" / "custom_trainer.log", tmp_path)
+    res = run_cli("ls", ".", "--format", "json", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    (run,) = json.loads(res.stdout)["runs"]
+    assert run["meta"]["pattern"] == "console log"
+    assert run["metrics"] == {"loss": "loss", "gn": "other"}
+    assert (run["first_step"], run["last_step"], run["points"]) == (0, 199, 400)
+
+
+def test_a_folder_of_notes_holds_no_training_logs(tmp_path):
+    (tmp_path / "notes.txt").write_text("We trained for 10 epochs.\nSee the 2 plots.\n")
     res = run_cli("ls", ".", cwd=tmp_path)
     assert res.returncode == 2
     assert "no training logs found" in res.stderr and "Traceback" not in res.stderr

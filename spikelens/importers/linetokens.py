@@ -85,8 +85,8 @@ _EVAL_NAMED = re.compile(r"(?i)(?:^|[_/\-. ])(?:val|valid|validation|eval|test|d
 _PROSE = ""
 """What `key_of` gives for a number inside a sentence: not a key, not read."""
 _LEVELS = {"INFO", "DEBUG", "WARNING", "WARN", "ERROR", "CRITICAL", "TRACE", "SUCCESS", "NOTICE"}
-STEP_NAMES = ("global_step", "num_updates", "step", "steps", "iteration", "iter", "iters", "it", "update",
-              "updates", "batch", "train_step", "total_steps", "optimizer_step", "i")
+STEP_NAMES = ("global_step", "num_updates", "step", "iteration", "iter", "iters", "it", "update",
+              "updates", "batch", "train_step", "optimizer_step", "i")
 """Keys that count steps, the most telling first."""
 EPOCH_NAMES = ("epoch", "ep", "epochs")
 IGNORED = frozenset({"eta", "v_num", "rank", "local_rank", "world_size", "pid", "seed", "gpu", "device", "node"})
@@ -185,6 +185,8 @@ def tokenise(line: str) -> Template:
             drop(words)  # `Model has 124M parameters`: a sentence names no metric
             return _PROSE
         run = words[-4:] if linked else words[-1:]
+        if len(run) > 1 and (_step_name(run[-1].lower()) or run[-1].lower() in EPOCH_NAMES):
+            run = run[-1:]  # `checkpoint saved at it=100`: the step, not a metric of four words
         drop(words[: len(words) - len(run)])
         run = [w for w in run if w not in _LEVELS]
         if len(run) > 1 and run[-1] in _UNITS:  # `memory(GiB)`
