@@ -79,10 +79,29 @@ def find_sources(paths: Iterable[str | os.PathLike]) -> list[Source]:
                 continue
             imp = _claim(path, is_dir)
             if imp is None:
+                if not is_dir:
+                    _note_crashed_text(path)
                 continue
             seen.add(real)
             found.append(Source(path, imp, imp.group_key(path)))
     return found
+
+
+CRASH_SUFFIXES = (".log", ".out", ".err")
+
+
+def _note_crashed_text(path: Path) -> None:
+    """A console log no reader claims that holds NUL bytes is what a job killed before its
+    first logged step leaves (the zero-filled tail of a crash): named, so that `check`
+    does not pass over it."""
+    if path.suffix.lower() not in CRASH_SUFFIXES:
+        return
+    from .importers.decoding import looks_binary
+
+    head = read_head(path)
+    if b"\x00" in head and not looks_binary(head):
+        diagnostics.warn(f"{path}: a text log with NUL bytes (what a crash while writing leaves) and no line "
+                         f"any reader knows — {NOTHING_READ}")
 
 
 def _walk(root: Path) -> Iterator[tuple[Path, bool]]:

@@ -91,3 +91,16 @@ def test_an_empty_launch_beside_data_is_no_failure(capsys, tmp_path):
     code, out, err = run(capsys, "check", tmp_path / case.name, "--format", "json")
     assert code in (0, 1), err
     assert "not read" not in err
+
+
+def test_a_log_that_crashed_before_its_first_step_is_named(capsys, sweep):
+    """Its readable lines match no reader: without the NUL tail it is any text file, with it
+    it is a crashed job's log, and check must not pass over it."""
+    for name in ("cut", "header"):
+        shutil.rmtree(sweep / name)
+    (sweep / "crashed" / "main.log").write_bytes(b"using device cuda\nloading shards\n" + b"\x00" * 3000)
+    code, _, err = run(capsys, "check", sweep)
+    assert code == 2
+    assert "crashed/main.log: a text log with NUL bytes" in err and len(err.strip().splitlines()) == 1
+    (sweep / "crashed" / "main.log").write_bytes(b"using device cuda\nloading shards\n")  # notes, no crash
+    assert run(capsys, "check", sweep, "-q")[0] == 0
