@@ -353,10 +353,12 @@ def assemble(outs: Iterable[ChunkOut], book: ShapeBook) -> tuple[pl.DataFrame, d
     for out in outs:
         signals.add(out.signals)
         line_parts.append(out.lines)
-        row_parts.append(out.rows)
+        row_parts.append(out.rows.drop("pos"))  # read order is the row's order: the slot is not needed
         plan = out.plan if out.plan is not None else plan
     lines = pl.concat(line_parts, how="vertical_relaxed") if line_parts else None
-    rows = pl.concat(row_parts) if row_parts else None
+    rows = pl.concat(row_parts, rechunk=False) if row_parts else None
+    line_parts.clear()
+    row_parts.clear()
     if lines is None or rows is None or rows.height == 0:
         empty = pl.DataFrame(schema={"row": pl.Int32, "step": pl.Int64, "wall_time": pl.Float64,
                                      "metric": pl.Categorical(), "value": pl.Float64})

@@ -37,7 +37,7 @@ import pyarrow as pa
 from .. import diagnostics
 from ..config import load_config
 from ..errors import FormatError, InputError
-from . import decoding, linerecords, lineshapes, textsignals
+from . import decoding, linerecords, lineshapes, ranksplit, textsignals
 from .base import Importer, Table, long_table, to_float
 from .patterns import CATALOGUE, RESERVED_GROUPS, LinePattern, Rule, user_patterns
 
@@ -757,8 +757,9 @@ def read_general(chunks: Iterable[pl.DataFrame]) -> tuple[pl.DataFrame, dict]:
     book = linerecords.ShapeBook()
     known: dict = {}
     with ThreadPoolExecutor(max_workers=PARSE_THREADS) as pool:
-        outs = list(_in_order(pool, lambda chunk: linerecords.parse_chunk(chunk, book, known), chunks))
-    return linerecords.assemble(outs, book)
+        # consumed as parsed: a chunk's output is held once, in the parts `assemble` gathers
+        return linerecords.assemble(_in_order(pool, lambda chunk: linerecords.parse_chunk(chunk, book, known),
+                                              chunks), book)
 
 
 class TextLogImporter(Importer):
@@ -805,7 +806,8 @@ class TextLogImporter(Importer):
             pattern = self.pattern_for(path)
             general = self.general_for(path) if pattern is None else None
             if general is not None and general.readable:
-                return [self._read_general(path)]
+                got = self._read_general(path)
+                return got if isinstance(got, list) else [got]
             blocks = LineBlocks(path, shapes=pattern is not None, keep=False)
             if pattern is None:  # read through all the same: an empty log is named as such
                 for _ in blocks:
@@ -827,13 +829,17 @@ class TextLogImporter(Importer):
         meta = {"pattern": pattern.name, "lines": n_lines,
                 "matched_lines": info["matched_lines"], "duplicates_dropped": info["duplicates_dropped"],
                 **info["signals"]}
+        ranked = _per_rank(path, rows, meta, shapes=True,
+                           parse=lambda chunks: (lambda r, i: (r, i["signals"]))(*parse_chunks(chunks, pattern)))
+        if ranked:
+            return ranked
         frame = long_table(rows.get_column("step"), rows.get_column("wall_time"),
                            rows.get_column("metric"), rows.get_column("value"))
         return [Table(frame=frame, source=path, format="text", run_key=str(path), segment_key=str(path),
                       meta=meta)]
 
     @staticmethod
-    def _read_general(path: Path) -> Table:
+    def _read_general(path: Path) -> Table | list[Table]:
         """A console log no named pattern claims, read through its line structure
         (`linerecords`)."""
         try:
@@ -845,6 +851,9 @@ class TextLogImporter(Importer):
         if rows.height == 0:
             raise FormatError(path, "read as a console log, but no line held a keyed number")
         meta = {"pattern": linerecords.CONSOLE.name, "lines": n_lines, **info}
+        ranked = _per_rank(path, rows, meta, shapes=True, parse=lambda chunks: read_general(chunks))
+        if ranked:
+            return ranked
         frame = long_table(rows.get_column("step"), rows.get_column("wall_time"),
                            rows.get_column("metric"), rows.get_column("value"))
         return Table(frame=frame, source=path, format="text", run_key=str(path), segment_key=str(path), meta=meta)
@@ -859,3 +868,17 @@ class TextLogImporter(Importer):
                              f"read (cut off or spliced), first at line {first['line_no'] + 1}: {snippet!r}")
         if rows.height == 0:
             diagnostics.warn(f"{path}: matched the {pattern.name} pattern but held no readable values")
+
+
+def _per_rank(path: Path, rows: pl.DataFrame, meta: dict, *, shapes: bool,
+              parse: Callable[[Iterable[pl.DataFrame]], tuple[pl.DataFrame, dict]]) -> list[Table]:
+    """One table a rank when ranks print values of their own (see `ranksplit`), else []."""
+    if not ranksplit.several_ranks(rows):
+        return []
+    ranked = ranksplit.per_rank(path, lambda: _rechunked(LineBlocks(path, shapes=shapes, keep=False), CHUNK_LINES),
+                                parse)
+    return [Table(frame=long_table(r_rows.get_column("step"), r_rows.get_column("wall_time"),
+                                   r_rows.get_column("metric"), r_rows.get_column("value")),
+                  source=path, format="text", run_key=f"{path}[rank{r}]", segment_key=f"{path}[rank{r}]",
+                  run_name=f"{path.name}[rank{r}]", meta={**meta, **r_meta, "rank": r})
+            for r, r_rows, r_meta in ranked]
