@@ -135,3 +135,11 @@ def test_a_crash_line_quoted_in_a_finding_is_printable(tmp_path):
         assert "\\u0007" not in text and "\\u0008" not in text and "\\u001b" not in text
         if args[0] == "analyze":
             assert "CUDA error: out of memory" in text
+
+
+def test_no_escape_reaches_the_html_report(hostile, tmp_path_factory):
+    out = tmp_path_factory.mktemp("html") / "report.html"  # outside the logs read
+    proc = _cli("analyze", hostile, "--html", out, "-q")
+    assert proc.returncode in (0, 1), proc.stderr.decode()[-2000:]
+    html = out.read_bytes()
+    assert b"\x1b" not in html and b"\x07" not in html and b"\\u001b" not in html and b"pwned" not in html
