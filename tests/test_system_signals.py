@@ -187,3 +187,36 @@ def test_rank_of_names(name, rank):
     from spikelens.detect.ranks import rank_of
 
     assert rank_of(name) == rank
+
+
+def _ranked_text(path: Path, *, bad: int | None, echo: bool = False) -> Path:
+    """torchrun --tee: every rank's torchtitan lines behind its `[rankN]:` tag, interleaved."""
+    rng = np.random.default_rng(5)
+    lines = []
+    for s in range(1, 601):
+        shared = 3 + 5 * math.exp(-s / 50) + rng.normal(0, 0.05)
+        for r in range(8):
+            v = shared if echo else 3 + 5 * math.exp(-s / 50) + rng.normal(0, 0.05)
+            if r == bad and s == 400:
+                v *= 8
+            lines.append(f"[rank{r}]:[titan] 2025-01-01 10:{s // 60 % 60:02d}:{s % 60:02d},000 - root - INFO - "
+                         f"step: {s:2d}  loss: {v:7.4f}  memory: 29.00GiB(92.50%)  tps: 7,000")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_rank_tagged_text_log_names_the_rank_that_spiked_alone(tmp_path):
+    log = _ranked_text(tmp_path / "tee" / "train.log", bad=5)
+    rep = analyze(str(log), jobs=1)
+    assert sorted(r.run for r in rep.runs) == [f"train.log[rank{r}]" for r in range(8)]
+    spikes = [(r.run, f) for r in rep.runs for f in r.findings if f.kind == "spike"]
+    assert [(run, f.peak_step) for run, f in spikes] == [("train.log[rank5]", 400)]
+    assert spikes[0][1].message.startswith("rank 5 alone spiked")
+    assert spikes[0][1].evidence["ranks"]["calm"] == [0, 1, 2, 3, 4, 6, 7]
+
+
+def test_ranks_echoing_the_same_values_stay_one_run(tmp_path):
+    log = _ranked_text(tmp_path / "echo" / "train.log", bad=None, echo=True)
+    rep = analyze(str(log), jobs=1)
+    assert [r.run for r in rep.runs] == ["train.log"]
