@@ -220,3 +220,18 @@ def test_ranks_echoing_the_same_values_stay_one_run(tmp_path):
     log = _ranked_text(tmp_path / "echo" / "train.log", bad=None, echo=True)
     rep = analyze(str(log), jobs=1)
     assert [r.run for r in rep.runs] == ["train.log"]
+
+
+def test_html_chart_draws_throughput_and_memory_panels_with_the_finding(tmp_path):
+    from spikelens.report.chart_data import run_chart
+
+    log = _titan(tmp_path / "html" / "train.log", tps_at=lambda s: 0.6 if s >= 250 else 1.0)
+    run = analyze(str(log), jobs=1).runs[0]
+    ids = {id(f): f"f{i}" for i, f in enumerate(run.findings)}
+    chart = run_chart(run, ids)
+    titles = [p["title"] for p in chart["panels"]]
+    assert titles == ["loss", "throughput", "memory"]
+    drawn = {s["name"] for p in chart["panels"] if p["title"] == "throughput" for s in p["series"]}
+    assert "tps" in drawn
+    assert any(v["kind"] == "throughput_drop" and v["metric"] == "tps" and abs(v["x0"] - 250) <= 2
+               for v in chart["findings"])

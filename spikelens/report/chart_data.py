@@ -23,11 +23,13 @@ from .decimate import keep_extremes, keep_in_windows
 from .zoom import extent, window
 
 PANELS = (("loss", ("loss", "eval_loss")), ("grad norm", ("grad_norm",)), ("learning rate", ("lr",)),
-          ("loss scale", ("loss_scale",)))
+          ("loss scale", ("loss_scale",)), ("throughput", ("throughput",)), ("step time", ("step_time",)),
+          ("memory", ("memory",)))
 """Panels top to bottom: title and the metric roles drawn in it."""
 MAX_METRICS = 6
 """Metrics drawn per panel at most (a run logging 40 per-layer grad norms shows six)."""
-BUCKETS = {"loss": 700, "grad norm": 250, "learning rate": 120, "loss scale": 120}
+BUCKETS = {"loss": 700, "grad norm": 250, "learning rate": 120, "loss scale": 120, "throughput": 250,
+           "step time": 250, "memory": 120}
 """Min/max pairs over the whole run, per panel: about the chart's width in pixels for
 the loss, less for the companions and far less for the smooth schedules."""
 DETAILED = ("loss", "grad norm")
