@@ -25,7 +25,13 @@ def restart_offsets(frame: pl.DataFrame) -> np.ndarray:
     catch up later) in the segment the first one opened.
     """
     n = frame.height
-    if n < 2 or frame.get_column("step").is_sorted():
+    if n < 2:
+        return np.empty(0, dtype=np.int64)
+    first = first_step_relogged(frame)
+    if first is not None:  # a first attempt killed after one step: the rest is judged after it
+        rest = restart_offsets(frame.slice(first))
+        return np.concatenate([[first], rest + first]).astype(np.int64)
+    if frame.get_column("step").is_sorted():
         return np.empty(0, dtype=np.int64)  # no step ever goes back: one launch (no per-metric scan)
     back = (
         frame.with_row_index("_i")
@@ -67,6 +73,31 @@ def restart_offsets(frame: pl.DataFrame) -> np.ndarray:
             start = int(i)
             seen_to, seen_max = start, None
     return np.asarray(boundaries, dtype=np.int64)
+
+
+def first_step_relogged(frame: pl.DataFrame) -> int | None:
+    """Row where a relaunch re-logs the only step a killed first attempt logged: every row
+    before it is at that one step, and a metric logged there once already comes again with
+    another value, while at the next step it is logged once (ranks or hooks that log every
+    step twice are not a relaunch; a Lightning `epoch` column repeated with the same value
+    in the train and the val row is not either)."""
+    steps = frame.get_column("step")
+    s0 = steps[0]
+    differ = (steps != s0).arg_true()
+    end = int(differ[0]) if differ.len() else frame.height
+    head = frame.slice(0, end).with_row_index("_i")
+    twice = head.group_by("metric").agg(pl.len().alias("n"), pl.col("value").n_unique().alias("values"),
+                                        pl.col("_i").sort().get(1, null_on_oob=True).alias("again"))
+    twice = twice.filter((pl.col("n") == 2) & (pl.col("values") == 2))
+    if twice.height == 0:
+        return None
+    if end < frame.height:
+        s1 = steps[end]
+        nxt = frame.slice(end).filter(pl.col("step") == s1).group_by("metric").len()
+        relogged = set(twice.get_column("metric").to_list())
+        if nxt.filter(pl.col("metric").is_in(list(relogged)) & (pl.col("len") > 1)).height:
+            return None  # logged twice at every step: two writers, not a relaunch
+    return int(twice.get_column("again").min())
 
 
 def split_ids(frame: pl.DataFrame) -> np.ndarray | None:

@@ -68,6 +68,11 @@ def analyze_cmd(
     run_id: List[str] = typer.Option([], "--run-id", metavar="ID",
                                      help="With an MLflow database or server among PATHS: only this run. "
                                           "Repeatable."),
+    remedy: Optional[Path] = typer.Option(None, "--remedy", metavar="FILE",
+                                          help="Also write, as JSON, the steps to skip (batches, samples where the "
+                                               "batch size is logged) and the checkpoint to roll back to for each "
+                                               "spike and divergence, with Megatron --train-range-to-skip arguments "
+                                               "and a skip_batches list for spikelens.replay.callbacks.SkipBatches."),
     charts: bool = CHARTS,
     allow_empty: bool = ALLOW_EMPTY,
     quiet: bool = QUIET_RUNS,
@@ -89,7 +94,7 @@ def analyze_cmd(
     from ..importers.mlflow_runs import select_in
 
     paths = select_in(paths, experiment, run_id)
-    for what, out in (("--html", html), ("--plot", plot)):
+    for what, out in (("--html", html), ("--plot", plot), ("--remedy", remedy)):
         if out is not None:  # before the analysis: the logs read are never written over, nor added to
             refuse_overlap(out, paths, what)
     cfg = build_config(config, role)
@@ -108,6 +113,8 @@ def analyze_cmd(
         _write_plots(report, plot, quiet)
     if html is not None:
         _write_html(report, html, quiet, static=html_static)
+    if remedy is not None:
+        _write_remedy(report, remedy, quiet)
     if format == ReportFormat.json:
         from ..report.json_report import render_json
 
@@ -289,6 +296,17 @@ def _write_plots(report, folder: Path, quiet: bool) -> None:
         raise UsageError(f"{folder}: cannot write plots ({exc.strerror or exc})") from None
     if not quiet:
         typer.echo(f"wrote {sum(len(p) for p in paths.values())} plot(s) to {folder}", err=True)
+
+
+def _write_remedy(report, path: Path, quiet: bool) -> None:
+    from ..remedy import write_remedy
+
+    try:
+        write_remedy(report, path)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write the remedy file ({exc.strerror or exc})") from None
+    if not quiet:
+        typer.echo(f"wrote {path}", err=True)
 
 
 def _write_html(report, path: Path, quiet: bool, *, static: bool = False) -> None:

@@ -41,6 +41,8 @@ class DivergenceDetector(Detector):
     """Spearman correlation of the smoothed loss with the step after the turn."""
     max_jump_share: float = 0.4
     """Largest one-point jump of the smoothed loss, as a share of the rise."""
+    creep_ratio: float = 1.5
+    """A rise under this ratio that an LR cut ended is a warning, not an error."""
     min_duration_fraction: float = 0.05
     skip_fraction: float = 0.05
     """The first points of a run (warm-up humps) never hold the turning point."""
@@ -85,7 +87,10 @@ class DivergenceDetector(Detector):
         msg = (f"{series.label} diverged: the trend turned at step {start_step} ({v0:.4g}) and rose "
                + (f"{ratio:.2f}x" if ratio else f"by {v1 - v0:.4g}") + f" to {v1:.4g} by step {int(step[last])}"
                + (f", until the learning rate was cut at step {int(step[cut])}" if cut is not None else ""))
-        return [Finding(kind="divergence", code=self.code, run=ctx.run, metric=series.metric, severity="error",
+        # a small creep that an LR cut ended cost some steps, not the run: a warning
+        fixed = cut is not None and (ratio is None or ratio < self.creep_ratio)
+        return [Finding(kind="divergence", code=self.code, run=ctx.run, metric=series.metric,
+                        severity="warning" if fixed else "error",
                         message=msg, start_step=start_step, peak_step=None,
                         end_step=None if cut is None else int(step[last]),
                         magnitude=ratio, evidence={"turn_value": v0, "end_value": v1, "rise_ratio": ratio,

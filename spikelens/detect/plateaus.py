@@ -65,7 +65,9 @@ class PlateauDetector(Detector):
 
     code = "SL205"
     kind = "plateau"
-    roles = ("loss",)
+    roles = ("loss", "reward")
+    """A run that logs a reward (reinforcement learning) is judged by its reward: its policy
+    loss is not expected to fall."""
 
     min_points: int = 5
     """Fewest logged points in a plateau stretch."""
@@ -92,7 +94,9 @@ class PlateauDetector(Detector):
     min_run_points: int = 8
 
     def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
-        if series is not judged_loss(ctx):
+        if series.role == "reward":
+            return self._reward_flat(series, ctx) if series is ctx.main("reward") else []
+        if series is not judged_loss(ctx) or ctx.main("reward") is not None:
             return []
         step, value = _usable(series)
         if step.size < self.min_run_points:
@@ -105,6 +109,26 @@ class PlateauDetector(Detector):
             return []
         found["a"] = _settled_from(y, found["a"], found["b"])
         return [self._finding(series, ctx, s, y, is_log, found)]
+
+    def _reward_flat(self, series: Series, ctx: RunContext) -> list[Finding]:
+        """A reward that never rose: from its first points to its last, no rise beyond its
+        noise and one level throughout (a run of a reinforcement learner that learned nothing)."""
+        step, value = series.finite()
+        if step.size < 20 or step[0] > 0.05 * max(step[-1], 1) and step[0] >= 100:
+            return []
+        s, y = _blocks(step, value.astype(np.float64))  # on its own scale: a reward may be negative
+        z, fall = _movement(y)
+        d = np.diff(y)
+        point_sigma = MAD_TO_SIGMA * float(np.median(np.abs(d - np.median(d)))) / np.sqrt(2.0)
+        if -z > self.max_z or not _steady(y, point_sigma):
+            return []  # it rose, or it wandered between levels
+        level = float(np.median(y))
+        msg = (f"{series.label} never rose: {level:.4g} from step {int(s[0])} to the end (moved "
+               f"{-fall:+.3g}, within its noise): the policy is not learning")
+        return [Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric, severity="warning",
+                        message=msg, start_step=int(s[0]), end_step=int(s[-1]),
+                        evidence={"reading": "never", "level": level, "moved": float(-fall), "robust_z": float(-z),
+                                  "points": int(s.size), "higher_is_better": True})]
 
     # -- the three readings
     def _at_chance(self, s, y, is_log, m):
@@ -216,13 +240,18 @@ def _compressed(step: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.nda
     """log(loss) when positive; block medians (first step of each block) past MAX_POINTS."""
     is_log = bool(value.size and value.min() > 0)
     y = np.log(value) if is_log else value.astype(np.float64)
+    return (*_blocks(step, y), is_log)
+
+
+def _blocks(step: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Block medians (first step of each block) past MAX_POINTS."""
     n = y.size
     if n <= MAX_POINTS:
-        return step, y, is_log
+        return step, y
     size = -(-n // MAX_POINTS)
     nb = n // size
     blocks = y[:nb * size].reshape(nb, size)
-    return step[:nb * size:size], np.median(blocks, axis=1), is_log
+    return step[:nb * size:size], np.median(blocks, axis=1)
 
 
 def _movement(y: np.ndarray) -> tuple[float, float]:

@@ -72,11 +72,53 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
             if f.start_step - margin <= ls.start_step <= hi + margin:
                 drop.add(id(ls))
                 break
+    for plateau in by_kind.get("plateau", []):
+        _fold_into_never_learned(plateau, findings, ctx, drop)
     # a slow excursion that another event of the same loss covers is that event, smoothed
     for ex in by_kind.get("excursion", []):
         if any(f.kind in EVENT_KINDS and f.metric == ex.metric and _overlaps(f, ex) for f in findings):
             drop.add(id(ex))
     return group_events([f for f in findings if id(f) not in drop], ctx)
+
+
+FOLDED_BY_NEVER_LEARNED = ("spike", "oscillation", "outliers", "excursion", "level_shift", "divergence")
+
+
+def _fold_into_never_learned(plateau: Finding, findings: list[Finding], ctx: RunContext, drop: set[int]) -> None:
+    """A run stuck at its first level from its first logged point to its last never
+    learned: that is the finding; the spikes, swings and outliers inside the plateau are
+    its noise, and a grad norm that was never finite is its likely cause, not alarms of
+    their own; the verdict leads with it."""
+    s = ctx.series.get(plateau.metric) if plateau.metric else None
+    if s is None or not len(s) or plateau.evidence.get("reading") not in ("chance", "never"):
+        return
+    first, last = int(s.step[0]), int(s.step[-1])
+    span = max(last - first, 1)
+    if first > 0.05 * max(last, 1) and first >= 100:
+        return  # a log that starts late (a continuation): stuck now, not 'never learned'
+    if plateau.start_step is None or plateau.start_step - first > 0.05 * span \
+            or (plateau.end_step is not None and last - plateau.end_step > 0.05 * span):
+        return
+    plateau.evidence["never_learned"] = True
+    folded = []
+    for f in findings:
+        if f is plateau or id(f) in drop:
+            continue
+        if f.kind in FOLDED_BY_NEVER_LEARNED and f.metric == plateau.metric:
+            drop.add(id(f))
+            folded.append(f"{f.kind} at step {f.anchor_step}")
+        elif f.kind == "nan" and ctx.roles.get(f.metric or "") == "grad_norm" \
+                and f.evidence.get("first_nonfinite_step") is not None \
+                and f.evidence["first_nonfinite_step"] - first <= 0.05 * span:
+            drop.add(id(f))
+            bad, n = f.evidence.get("nonfinite_points"), f.evidence.get("points")
+            plateau.evidence["grad_norm_nonfinite"] = {"metric": f.metric, "points": bad, "of": n}
+            plateau.message += (f"; {f.metric} was non-finite on {bad} of its {n} logged steps from the first: "
+                                f"no update reached the weights (overflowing fp16 gradients, a loss detached "
+                                f"from the model, or every step skipped)")
+    if folded:
+        plateau.evidence["folded"] = folded
+        plateau.message += f"; {len(folded)} smaller event{'s' if len(folded) > 1 else ''} inside it folded in"
 
 
 def _overlaps(f: Finding, ex: Finding) -> bool:

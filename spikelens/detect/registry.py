@@ -13,6 +13,7 @@ from .overfitting import OverfittingDetector
 from .plateaus import PlateauDetector
 from .ranks import RankDetector
 from .resume import RepeatedDataDetector
+from .settings import SettingsDetector
 from .spikes import SpikeDetector
 from .throughput import StallDetector, StepTimeRiseDetector, ThroughputDropDetector
 
@@ -29,6 +30,7 @@ DETECTORS: tuple[type[Detector], ...] = (
     LossScaleCollapseDetector,
     LrDiscontinuityDetector,
     RepeatedDataDetector,
+    SettingsDetector,
     ThroughputDropDetector,
     StepTimeRiseDetector,
     StallDetector,

@@ -143,6 +143,27 @@ def overlap_finding(run: str, b: Boundary) -> Finding:
                           "identical_values": same})
 
 
+def killed_at_start(b: Boundary) -> bool:
+    """A first attempt that logged only the run's first step, which the next launch logged
+    again: killed (or crashed) right after it started, and relaunched from scratch."""
+    return (b.superseded > 0 and b.previous is not None and b.run_first_step is not None
+            and b.prev_last_step == b.run_first_step == b.first_step)
+
+
+def killed_finding(run: str, b: Boundary) -> Finding:
+    """SL301 (info): the relaunch re-logged the one step a killed first attempt had logged."""
+    ev = boundary_evidence(b)
+    ev.update({"overlap_steps": 1, "rolled_back_steps": 0, "from_scratch": True, "killed_at_start": True,
+               "identical_fraction": b.identical, "main_metric": b.main_metric})
+    return Finding(kind="resume_overlap", code=OVERLAP_CODE, run=run, metric=None, severity="info",
+                   message=(f"the first attempt stopped after logging step {b.first_step} only; {_launch_name(b)} "
+                            f"started again from step {b.first_step} and logged it again"
+                            f"{'' if b.identical and b.identical >= 0.99 else ' with other values'}"),
+                   start_step=b.logged_first_step, end_step=b.prev_last_step, evidence=ev,
+                   extra={"resume_step": b.first_step, "rolled_back_from": b.prev_last_step,
+                          "identical_values": bool(b.identical and b.identical >= 0.99)})
+
+
 def reset_finding(run: str, b: Boundary) -> Finding:
     """SL302: the step counter restarted; steps re-based on where the launch really resumed."""
     msg = (f"{_launch_name(b)} restarted its step counter: it logs step {b.logged_first_step} again, which is "
@@ -300,6 +321,8 @@ def boundary_findings(run: str, boundaries: list[Boundary], segments: list[dict]
             out.append(reset_finding(run, b))
         elif b.launch == "rollback" and b.rolled_back and b.superseded:
             out.append(overlap_finding(run, b))
+        elif killed_at_start(b):
+            out.append(killed_finding(run, b))
         elif b.step_gap > 2 * max(b.interval, 1):
             out.append(step_gap_finding(run, b))
         elif wall_gap_is_long(b):

@@ -28,7 +28,9 @@ class SpikeDetector(Detector):
 
     code = "SL101"
     kind = "spike"
-    roles = ("loss",)
+    roles = ("loss", "eval_loss", "kl")
+    """Training losses get the full test; eval losses and KL terms only the one-step jumps
+    (`bad_batch_ratio`): their curves are too coarse or too wild for a noise model."""
 
     window: int = 50
     """Points in the trailing baseline and noise windows."""
@@ -80,13 +82,143 @@ class SpikeDetector(Detector):
     dominant_min_ratio: float = 4.0
     """at least this ratio above its trend, stands outside that distribution: its own spike
     (one bad batch), not one more outlier."""
+    bad_batch_ratio: float = 5.0
+    """A single point this many times the level around it (the median of the points on
+    both sides), with both neighbours back near that level, is a spike whatever the run's
+    noise tail: per-batch noise does not multiply a loss fivefold for one step."""
+    eval_jump_ratio: float = 3.0
+    """The same for an eval loss, logged once an epoch or every few hundred steps: a
+    held-out set does not triple its loss for one evaluation by noise (a val_loss of 7.4
+    against 1.4 at one epoch)."""
+    bad_batch_context: int = 5
+    """Points on each side that set the level around a one-step jump."""
+    bad_batch_noise_factor: float = 2.0
+    """...and the jump (in log) is at least this many times the run's own 99th-percentile
+    one-point excursion: a run whose every tenth step doubles has no smooth steps to stand out from."""
+    bad_batch_max_share: float = 0.02
+    """More one-step jumps than this share of the points (and more than 5) is the run's
+    own noise, not bad batches."""
     resume_context: int = 5
     """At a launch boundary the trailing window mixes the earlier launch's whole descent in
     (a short per-epoch run falls fast): the level before a resume is the median of this many
     points right before it."""
 
     def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
-        return spikes_of(self, series, ctx)
+        if series.role == "loss":
+            return with_bad_batches(self, series, ctx, spikes_of(self, series, ctx))
+        return with_bad_batches(self, series, ctx, [])
+
+
+def with_bad_batches(det: SpikeDetector, series: Series, ctx: RunContext, found: list[Finding]) -> list[Finding]:
+    """Single-step jumps of `bad_batch_ratio` or more become one spike finding listing their
+    steps (cause `bad_batch`), taken out of the findings and the outliers summary that held
+    them one by one."""
+    step, value = series.finite()
+    idx = bad_batch_jumps(det, value, det.eval_jump_ratio if series.role == "eval_loss" else det.bad_batch_ratio)
+    if idx.size == 0:
+        return found
+    steps = {int(s) for s in step[idx]}
+    kept, replaced = [], {}
+    for f in found:
+        if f.kind == "spike" and f.peak_step in steps and (f.evidence.get("one_point") or f.recovery != "none"):
+            replaced.update(f.evidence)  # the same jump, reported below with its neighbours
+            continue
+        if f.kind == "outliers":
+            left = [s for s in f.evidence.get("steps", []) if s not in steps]
+            if not left:
+                continue
+            f.evidence["count"] = len(left)
+            f.evidence["steps"] = left
+            f.evidence["largest"] = [x for x in f.evidence.get("largest", []) if x["step"] not in steps]
+        kept.append(f)
+    jump = _bad_batch_finding(det, series, ctx, step, value, idx)
+    jump.evidence = {**{k: v for k, v in replaced.items() if k not in ("one_point", "points")}, **jump.evidence}
+    kept.append(jump)
+    return kept
+
+
+def bad_batch_jumps(det: SpikeDetector, value: np.ndarray, ratio: float) -> np.ndarray:
+    """Indices of single-point jumps to `bad_batch_ratio` x the level on both sides of
+    them (log scale; positive losses only), in a run whose other steps are smooth."""
+    n = value.size
+    if n < 4 or not (value.min() > 0):
+        return np.empty(0, dtype=np.int64)
+    y = np.log(value)
+    k = det.bad_batch_context
+    before = rolling_median(y, k, trailing_exclusive=True, min_samples=1)
+    after = np.concatenate([forward_median(y, k)[1:], [np.nan]])
+    ref = np.fmax(before, after)  # the higher side: a step up that stays is not a one-step jump
+    ref = np.where(np.isfinite(ref), ref, np.nanmedian(y))
+    jump = y - ref
+    thr = np.log(ratio)
+    hit = jump >= thr
+    hit[0] = hit[-1] = False  # a first point has no level before it, a last one no step back
+    if not hit.any():
+        return np.empty(0, dtype=np.int64)
+    prev_ok = np.concatenate([[True], y[:-1] - ref[1:] < thr / 2])
+    next_ok = np.concatenate([y[1:] - ref[:-1] < thr / 2, [True]])
+    idx = np.flatnonzero(hit & prev_ok & next_ok)
+    if idx.size == 0 or (idx.size > 5 and idx.size > det.bad_batch_max_share * n):
+        return np.empty(0, dtype=np.int64)
+    rest = np.delete(np.abs(jump), idx)
+    tail = float(np.quantile(rest, 0.99)) if rest.size >= 10 else 0.0
+    return idx[jump[idx] >= det.bad_batch_noise_factor * tail]
+
+
+def _bad_batch_finding(det: SpikeDetector, series: Series, ctx: RunContext, step: np.ndarray, value: np.ndarray,
+                       idx: np.ndarray) -> Finding:
+    y = np.log(value)
+    k = det.bad_batch_context
+    levels = np.array([np.median(np.concatenate([y[max(0, i - k):i], y[i + 1:i + 1 + k]])) for i in idx])
+    ratios = np.exp(y[idx] - levels)
+    top = int(np.argmax(ratios))
+    peak = int(idx[top])
+    named = [int(step[i]) for i in idx]
+    first, last = int(idx[0]), int(idx[-1])
+    end = min(last + 1, step.size - 1)
+    what = {"eval_loss": ("one evaluation", "the evaluation set or the model saved then"),
+            "kl": ("one policy update", "a policy update that moved far from the reference")}
+    unit, reading = what.get(series.role, ("one step", "a bad batch"))
+    if idx.size == 1:
+        message = (f"{series.label} jumped {ratios[0]:.1f}x for {unit} at step {named[0]} "
+                   f"({value[peak]:.4g} vs {np.exp(levels[0]):.4g} around it) and was back at the next: {reading}")
+    else:
+        listed = ", ".join(f"{s} ({r:.1f}x)" for s, r in list(zip(named, ratios))[:8])
+        more = f" and {len(named) - 8} more" if len(named) > 8 else ""
+        message = (f"{series.label} jumped {ratios.min():.1f}-{ratios.max():.1f}x for {unit} at {len(named)} "
+                   f"steps: {listed}{more}; each was back at the next: "
+                   + ("bad batches" if series.role == "loss" else reading))
+    context = _policy_context(ctx, named) if series.role == "kl" else {}
+    if context:
+        message += "; " + context.pop("text")
+    return Finding(
+        kind="spike", code=det.code, run=ctx.run, metric=series.metric, severity="warning", message=message,
+        start_step=int(step[first]), peak_step=int(step[peak]), end_step=int(step[end]), recovery="fast",
+        magnitude=float(ratios[top]),
+        evidence={"one_point": True, "bad_batch": True, "steps": named, "ratios": [float(r) for r in ratios],
+                  "peak_value": float(value[peak]), "baseline": float(np.exp(levels[top])),
+                  "ratio": float(ratios[top]), "recovery_steps": int(step[min(peak + 1, step.size - 1)] - step[peak]),
+                  "points": int(idx.size), **context})
+
+
+def _policy_context(ctx: RunContext, steps: list[int]) -> dict:
+    """What the policy update at a KL jump did to the reward and the policy loss: the
+    values at the step against the median of the ten logged before it."""
+    parts, numbers = [], {}
+    for role in ("reward", "loss", "entropy"):
+        s = ctx.main(role)
+        if s is None:
+            continue
+        st, v = s.finite()
+        i = int(np.searchsorted(st, steps[0]))
+        if i >= st.size or st[i] != steps[0] or i < 3:
+            continue
+        before = float(np.median(v[max(0, i - 10):i]))
+        parts.append(f"{s.label} {v[i]:.4g} at that step vs {before:.4g} before")
+        numbers[role] = {"metric": s.metric, "at": float(v[i]), "before": before}
+    if not parts:
+        return {}
+    return {"text": "; ".join(parts), "policy_update": numbers}
 
 
 def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Finding]:

@@ -308,6 +308,21 @@ KINDS: tuple[Entry, ...] = (
         ("resume_overlap", "wallclock_gap", "nan"),
     ),
     _kind(
+        "settings", "A logged setting that is wrong",
+        "A value the log shows that no schedule makes right: a learning rate above 1.5 (an Adam-style "
+        "optimizer's is 1e-6 to 1e-2), a loss scale of exactly 1 on every row (no dynamic loss "
+        "scaling), an LR at its peak from the first step of a run whose LR decays later (no warm-up). "
+        "The finding gives the value and the rows that show it.",
+        "An LR of 5 destroys an Adam model in a few steps and every later step is wasted, whatever "
+        "else the report says; fp16 without loss scaling loses small gradients; no warm-up is the "
+        "usual cause of an early spike in a transformer.",
+        ("Check the config value against what was meant (5 for 5e-5 is a common typo; a schedule "
+         "multiplier is sometimes logged under the LR's name).",
+         "In fp16, turn dynamic loss scaling on (or train in bf16).",
+         "Add a warm-up of a few hundred to a few thousand steps."),
+        ("divergence", "spike", "warmup_end"),
+    ),
+    _kind(
         "throughput_drop", "Throughput drop",
         "The run's throughput (tokens/s, samples/s, MFU) fell by a quarter or more and stayed down, judged "
         "on medians of a tenth of the run either side; a single slow step (a checkpoint save, an eval) is "
@@ -557,6 +572,11 @@ def next_steps(finding, limit: int = 3) -> list[str]:
     A cause with at most 0.3 confidence is a guess; its tips come after the kind's.
     """
     tips: list[str] = []
+    remedy = (finding.evidence or {}).get("remedy")
+    if remedy:
+        from ..remedy import advice_line
+
+        tips.append(advice_line(remedy))
     if finding.kind == "nan" and _from_start(finding):
         return list(NAN_FROM_START[:limit])
     causes = sorted(finding.causes, key=lambda c: -float(c.confidence))

@@ -130,8 +130,8 @@ def fp16_overflow(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | N
 
 def bad_batch(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | None:
     """A one-step spike with no precursor in grad norm or LR, gone at the next step."""
-    if f.kind != "spike" or not f.evidence.get("one_point"):
-        return None
+    if f.kind != "spike" or not f.evidence.get("one_point") or ctx.roles.get(f.metric or "") not in ("loss", None):
+        return None  # a jump of an eval loss or a KL term is not a training batch's
     g = ctx.main("grad_norm")
     note = ""
     if g is not None and f.peak_step is not None:
@@ -140,7 +140,14 @@ def bad_batch(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | None:
         base = finite_median(pre)
         if at.size and np.isfinite(base) and base > 0 and np.isfinite(at[0]):
             note = f"; {g.label} moved only at that step ({at[0] / base:.1f}x)"
-    return Cause("bad_batch", 0.6,
+    steps = f.evidence.get("steps") or [f.peak_step]
+    if len(steps) > 1:
+        shown = ", ".join(str(s) for s in steps[:8]) + (f" and {len(steps) - 8} more" if len(steps) > 8 else "")
+        return Cause("bad_batch", 0.7,
+                     f"{len(steps)} single logged points (steps {shown}), each back at the next with no "
+                     f"precursor in grad norm or LR: look at the batches fed at those steps",
+                     {"steps": list(steps), "ratio": f.magnitude})
+    return Cause("bad_batch", 0.7 if f.evidence.get("bad_batch") else 0.6,
                  f"one logged point at step {f.peak_step} ({f.magnitude:.2f}x), back at the next with no "
                  f"precursor in grad norm or LR{note}: look at the batch fed at that step",
                  {"step": f.peak_step, "ratio": f.magnitude})
@@ -156,12 +163,13 @@ def data_source(f: Finding, ctx: RunContext, every: list[Finding]) -> Cause | No
         return None
     tol = 5 * interval(ctx.series[f.metric]) if f.metric in ctx.series else 5
     spiked, calm = [], []
+    moved = {m.get("metric") for m in f.evidence.get("components_moved", ())}  # what the message says moved
     for s in siblings:
         near = np.abs(s.step - f.peak_step) <= tol
         if not near.any():
             continue  # logged on another axis (per epoch): no opinion
         # same event: peaks or starts together (in noise a multi-point spike's peak wanders)
-        hit = any(o.kind == "spike" and s.metric in _metrics_of(o) and o.peak_step is not None
+        hit = s.metric in moved or any(o.kind == "spike" and s.metric in _metrics_of(o) and o.peak_step is not None
                   and (abs(o.peak_step - f.peak_step) <= tol
                        or (o.start_step is not None and f.start_step is not None
                            and abs(o.start_step - f.start_step) <= tol)) for o in every)

@@ -33,18 +33,33 @@ def link_runs(report: Report, tolerance_steps: int = 2) -> None:
         return
     runs_at: dict[int, set[str]] = defaultdict(set)  # a step's runs: a lookup per spike, not a scan of all
     for run, f in spikes:
-        runs_at[int(f.peak_step)].add(run)
+        for step in _spike_steps(f):
+            runs_at[step].add(run)
     around: dict[int, list[str]] = {}  # the runs within tolerance of a step, sorted once per step
     for run, f in spikes:
-        step = int(f.peak_step)
-        if step not in around:
-            near = range(step - tolerance_steps, step + tolerance_steps + 1)
-            around[step] = sorted(set().union(*(runs_at.get(s, ()) for s in near)))
-        if len(around[step]) < 2:  # the run itself is among them
+        shared, linked = [], set()
+        for step in _spike_steps(f):
+            if step not in around:
+                near = range(step - tolerance_steps, step + tolerance_steps + 1)
+                around[step] = sorted(set().union(*(runs_at.get(s, ()) for s in near)))
+            if len(around[step]) >= 2:  # the run itself is among them
+                shared.append(step)
+                linked.update(around[step])
+        if not shared:
             continue
-        _put_data_cause(f, around[step], run, f.peak_step, 0.92, lambda n, shown: (
-            f"{n} other run(s) analysed with it spiked at the same step {f.peak_step} "
+        at = ", ".join(str(s) for s in shared[:6]) + (f" and {len(shared) - 6} more" if len(shared) > 6 else "")
+        word = "step" if len(shared) == 1 else "steps"
+        _put_data_cause(f, sorted(linked), run, shared[0], 0.92, lambda n, shown: (
+            f"{n} other run(s) analysed with it spiked at the same {word} {at} "
             f"({shown}): runs sharing a data order saw the same batch"))
+        f.causes[0].numbers["steps"] = shared
+
+
+def _spike_steps(f: Finding) -> list[int]:
+    """The steps a spike finding stands for: its peak, and each step of a finding that lists
+    several one-step jumps (bad batches)."""
+    steps = [int(s) for s in f.evidence.get("steps") or ()] if f.evidence.get("bad_batch") else []
+    return steps or [int(f.peak_step)]
 
 
 RUNS_NAMED = 20

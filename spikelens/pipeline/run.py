@@ -20,6 +20,7 @@ from ..discover import Run, Source, read_group
 from ..explain.engine import explain
 from ..frame import is_perplexity, roles_of, validate
 from ..model.report import RunReport
+from ..remedy import attach as attach_remedies
 from ..stitching import stitch_run
 
 
@@ -35,6 +36,7 @@ def analyze_run(run: Run, cfg: Config, *, detector_params: dict | None = None,
     detectors = build_detectors(params)
     findings = run_detectors(ctx, detectors)
     findings = explain(reconcile(stitched.findings + findings, ctx), ctx)
+    attach_remedies(findings, ctx, run.sources)
     findings.sort(key=lambda f: (f.anchor_step if f.anchor_step is not None else -1, f.kind))
     return RunReport(run=run.name, sources=run.sources, segments=stitched.segments, metrics=roles,
                      findings=findings, formats=run.formats, points=run.frame.height,

@@ -104,9 +104,7 @@ def finding_section(f: Finding, run: RunReport, cache: dict | None = None, *, ch
     if f.causes:
         out += ["**Likely causes**", ""]
         out += [f"- **{escape(c.cause)}** ({round(100 * c.confidence)}%): {escape(c.evidence)}" for c in f.causes]
-    else:
-        out += ["**Likely causes**: none found in the other metrics."]
-    out.append("")
+        out.append("")
     tips = tuple(next_steps(f))
     if tips and shown_tips is not None and tips in shown_tips:
         out += ["**What to try**: as above.", ""]

@@ -198,8 +198,6 @@ def finding_block(f: Finding, run: RunReport, cache: dict | None = None, *, char
     for i, c in enumerate(f.causes):
         grid.add_row("cause" if i == 0 else "", "•",
                      Text.assemble((c.cause, "bold"), f" {round(100 * c.confidence)}%  ", c.evidence))
-    if not f.causes:
-        grid.add_row("cause", "", Text("none found in the other metrics", style="dim"))
     tips = tuple(next_steps(f))
     if shown_tips is not None and tips and tips in shown_tips:
         grid.add_row("try", "•", Text("as above", style="dim"))

@@ -72,47 +72,79 @@ def _first(fs: list[Finding], run: RunReport) -> Finding:
 
 
 def verdict(run: RunReport) -> str:
-    """'diverged at step 5540', 'NaN at step 3610', '2 spikes, both recovered fast', 'clean'."""
+    """'never learned: ...', 'diverged at step 5540', 'NaN at step 3610', '2 spikes, both
+    recovered fast', 'clean'. What cost the run most comes first: a run that never learned,
+    then what ended or ruined it (NaN, a crash, a divergence, a spike it never came back
+    from, in the order they happened), then a setting that is wrong, then the events it
+    recovered from; never 'clean' beside a finding that needs attention."""
     fs = run.findings
     by: dict[str, list[Finding]] = {}
     for f in fs:
         by.setdefault(f.kind, []).append(f)
+    said: set[int] = set()
+
+    def say(hits: list[Finding]) -> None:
+        said.update(id(f) for f in hits)
+
+    parts = _never_learned(by.get("plateau", []), run)
+    say([f for f in by.get("plateau", []) if f.evidence.get("never_learned") or f.evidence.get("higher_is_better")])
     fatal: list[tuple[int, str]] = []
     nans = [f for f in by.get("nan", []) if f.severity != "info"]  # info: a skipped fp16 step
     if nans:
         f = _first(nans, run)
         fatal.append((_order(f), f"NaN{_where(f, run)} at step {_step(f)}"))
+        say(nans)
+    crashed = [f for f in by.get("ended_early", []) if f.severity == "error"]
+    if crashed:  # a crash is the first thing the owner needs to know, after what led to it
+        f = crashed[0]
+        fatal.append((_order(f) if nans else -2, f"crashed after step {f.start_step}"))
+        say(crashed)
     if "divergence" in by:
         f = _first(by["divergence"], run)
-        fatal.append((_order(f), f"diverged{_where(f, run)} at step {_step(f)}"))
+        cut = f.evidence.get("lr_cut_step")
+        if f.severity != "error" and cut is not None and f.magnitude:
+            fatal.append((_order(f), f"crept up {f.magnitude:.2f}x{_where(f, run)} from step {_step(f)} until "
+                                     f"the LR cut at step {cut}"))
+        else:
+            fatal.append((_order(f), f"diverged{_where(f, run)} at step {_step(f)}"))
+        say(by["divergence"])
     spikes = by.get("spike", [])
     stuck = [f for f in spikes if f.recovery == "none"]
     if stuck:
         f = stuck[0]
         fatal.append((_order(f), f"spike at step {_step(f)} never recovered" if len(stuck) == 1 else
                       f"{len(stuck)} spikes never recovered (first at step {_step(f)})"))
-    parts = [text for _, text in sorted(fatal, key=lambda t: t[0])]
-    crashed = [f for f in by.get("ended_early", []) if f.severity == "error"]
-    if crashed:  # a crash is the first thing the owner needs to know
-        parts.insert(0, f"crashed after step {crashed[0].start_step}")
+        say(stuck)
+    parts += [text for _, text in sorted(fatal, key=lambda t: t[0])]
+    settings = [f for f in by.get("settings", []) if f.severity != "info"]
+    for f in settings:
+        parts.append(f"{f.evidence.get('setting', 'setting')} {number(f.evidence.get('value'))}"
+                     f"{' on every row' if f.evidence.get('rows') == f.evidence.get('of') else ''}")
+    say(settings)
     if "oscillation" in by:
         f = by["oscillation"][0]
         end = f"–{f.end_step}" if f.end_step is not None else " onwards"
         parts.append(f"oscillating over steps {f.start_step}{end}")
+        say(by["oscillation"])
     if "level_shift" in by:
         f = by["level_shift"][0]
         parts.append(f"level shift{_where(f, run)} at step {_step(f)}")
+        say(by["level_shift"])
     back = [f for f in spikes if f.recovery != "none"]
-    blips = [f for f in back if f.evidence.get("one_point")]
+    jumps = [f for f in back if f.evidence.get("bad_batch")]
+    blips = [f for f in back if f.evidence.get("one_point") and not f.evidence.get("bad_batch")]
     back = [f for f in back if not f.evidence.get("one_point")]
+    parts += [_jumps(f, run) for f in sorted(jumps, key=_order)]
     if back:
         parts.append(_recovered(back))
     if blips:
         parts.append(f"1 one-point spike at step {_step(blips[0])}, back at the next point" if len(blips) == 1
                      else f"{len(blips)} one-point spikes, each back at the next point")
+    say(spikes)
     before_resumes = len(parts)
     for kind in RESUME_KINDS:
         hits = by.get(kind, [])
+        say(hits)
         if kind == "resume_overlap":
             scratch = [f for f in hits if f.evidence.get("from_scratch")]
             hits = [f for f in hits if not f.evidence.get("from_scratch")]
@@ -127,15 +159,15 @@ def verdict(run: RunReport) -> str:
         parts.append(f"{len(counted.evidence['empty_launches'])} of {counted.evidence.get('launch_count')} "
                      f"launches logged nothing")
     for kind, words in _OTHER_WORDS.items():
-        hits = [f for f in by.get(kind, []) if f.severity != "info"]
+        hits = [f for f in by.get(kind, []) if f.severity != "info" and id(f) not in said]
         if hits:
             f = _first(hits, run)
             more = f" (+{len(hits) - 1} more)" if len(hits) > 1 else ""
             parts.append(f"{words}{_where(f, run) if kind in ('plateau', 'sudden_drop', 'excursion') else ''} "
                          f"at step {_step(f)}{more}")
-    named = {"nan", "divergence", "spike", "oscillation", "level_shift", "ended_early", *RESUME_KINDS, *_OTHER_WORDS}
-    others = [f for f in fs if f.kind not in named and f.severity != "info"]
-    if others:
+            say(hits)
+    others = [f for f in fs if id(f) not in said and f.severity != "info"]
+    if others:  # never 'clean' beside a warning: whatever needs attention is named
         kinds = sorted({f.kind for f in others})
         parts.append(f"{len(others)} other finding{'s' if len(others) > 1 else ''} ({', '.join(kinds)})")
     if parts:
@@ -144,6 +176,38 @@ def verdict(run: RunReport) -> str:
         return "no loss-like metric read: not checked"
     notes = sum(1 for f in fs if f.severity == "info")
     return "clean" + (f" ({notes} note{'s' if notes > 1 else ''})" if notes else "")
+
+
+def _never_learned(plateaus: list[Finding], run: RunReport) -> list[str]:
+    """'never learned: loss at 0.6934 (ln 2, chance for 2 classes) over steps 10–2900' for a
+    run stuck from its first logged point; 'never learned: env/reward never rose (...)'."""
+    out = []
+    for f in plateaus:
+        ev = f.evidence
+        if ev.get("higher_is_better"):
+            out.append(f"never learned: {f.metric} never rose ({number(ev.get('level'))} "
+                       f"over steps {f.start_step}–{f.end_step})")
+        elif ev.get("never_learned"):
+            k = ev.get("chance_classes")
+            at = f" (ln {k}, chance level)" if k else ""
+            out.append(f"never learned: {f.metric} stayed at {number(ev.get('level'))}{at} "
+                       f"over steps {f.start_step}–{f.end_step}")
+    return out
+
+
+def _jumps(f: Finding, run: RunReport) -> str:
+    """'bad batches at steps 1200, 1900, 2500 (one-step jumps of 8.9-30x)' or 'val_loss
+    jumped 5.2x at one evaluation (step 9)'."""
+    steps = f.evidence.get("steps") or [f.peak_step]
+    ratios = f.evidence.get("ratios") or [f.magnitude or 0]
+    size = f"{min(ratios):.1f}x" if len(ratios) == 1 else f"{min(ratios):.1f}-{max(ratios):.0f}x"
+    shown = ", ".join(str(s) for s in steps[:5]) + (f" and {len(steps) - 5} more" if len(steps) > 5 else "")
+    role = run.metrics.get(f.metric or "")
+    if role == "loss":
+        what = "bad batch" if len(steps) == 1 else f"{len(steps)} bad batches"
+        return f"{what}{_where(f, run)} at step{'s' if len(steps) > 1 else ''} {shown} (one-step jump{'s' if len(steps) > 1 else ''} of {size})"
+    unit = "one evaluation" if role == "eval_loss" else "one update"
+    return f"{f.metric} jumped {size} for {unit} at step{'s' if len(steps) > 1 else ''} {shown}"
 
 
 def _recovered(spikes: list[Finding]) -> str:

@@ -1,0 +1,160 @@
+"""Fit detector thresholds on the real corpus's dev side, against a stated target: at most one
+loud finding per 10 clean runs, and recall on labelled events as high as that allows.
+
+    python benchmarks/calibrate.py [--cmd spikelens] [--jobs 2] [--only RUN ...]
+                                   [--sweep spike.bad_batch_ratio=3,5,8] [--sweep ...] [--show]
+
+Runs `spikelens analyze` on every run of `benchmarks/realworld/` whose side is `dev` (the held-aside
+side is never opened, run on or printed here: it is scored once, at the end, by the lead with
+`realworld/score.py --split holdout`), scores each as `realworld/score.py` does, and prints per
+finding kind: recall on labelled events (high-confidence apart), loud findings per 10 clean runs,
+and loud findings that match no labelled event. With `--sweep DETECTOR.PARAM=v1,v2,...` it re-runs
+with each value passed as `--param` (the same override a user gives) and prints one block per value,
+so the trade-off of a threshold is read off the dev side.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "realworld"))
+from corpus import labelled_runs  # noqa: E402
+from score import ALIAS, LOUD, judge, run_spikelens  # noqa: E402
+
+TARGET_LOUD_PER_10_CLEAN = 1.0
+
+
+def dev_runs(only: list[str] | None) -> list[dict]:
+    """The dev side only: `labelled_runs` recomputes each run's side from its repository."""
+    runs = [r for r in labelled_runs("dev") if r.get("split") == "dev"]
+    return [r for r in runs if not only or r["id"] in only]
+
+
+def score(runs: list[dict], cmd: list[str], jobs: int) -> list[tuple[dict, dict, dict | None]]:
+    def one(run: dict):
+        report, why = run_spikelens(cmd, run)
+        return run, judge(run, report, why), report
+
+    with ThreadPoolExecutor(jobs) as pool:
+        return list(pool.map(one, runs))
+
+
+def per_kind(results: list[tuple[dict, dict, dict | None]]) -> dict[str, dict[str, int]]:
+    """Per kind: labelled events and found, high-confidence apart; loud findings on clean runs;
+    loud findings matching no event (from the scorer's lines)."""
+    table: dict[str, Counter] = {}
+
+    def row(kind: str) -> Counter:
+        return table.setdefault(kind, Counter())
+
+    for run, res, report in results:
+        for kind, conf, found in res["events"]:
+            r = row(kind)
+            r["events"] += 1
+            r["found"] += found
+            if conf == "high":
+                r["high"] += 1
+                r["high_found"] += found
+        if res["clean"]:
+            for f in (f for r in (report or {}).get("runs", []) for f in r.get("findings", [])):
+                if f.get("severity") in LOUD:
+                    row(f["kind"])["loud_on_clean"] += 1
+        for line in res["lines"]:
+            if ": LOUD-FALSE " in line:
+                row(line.split(": LOUD-FALSE ", 1)[1].split(" ", 1)[0])["loud_false"] += 1
+    return {k: dict(v) for k, v in table.items()}
+
+
+def report(name: str, results: list[tuple[dict, dict, dict | None]], show: bool) -> dict:
+    kinds = per_kind(results)
+    clean = sum(1 for _, res, _ in results if res["clean"])
+    runs = len(results)
+    if show:
+        for _, res, _ in results:
+            for line in res["lines"]:
+                print("   ", line)
+    print(f"{name}: {runs} dev runs, {clean} clean")
+    print(f"  {'kind':16s} {'recall':>9s} {'high':>9s} {'loud/10 clean':>14s} {'loud, no event':>15s}")
+    total = Counter()
+    for k in sorted(kinds, key=lambda k: (k not in ALIAS, k)):
+        v = kinds[k]
+        total.update(v)
+        recall = f"{v.get('found', 0)}/{v['events']}" if v.get("events") else "-"
+        high = f"{v.get('high_found', 0)}/{v['high']}" if v.get("high") else "-"
+        per10 = 10 * v.get("loud_on_clean", 0) / max(clean, 1)
+        print(f"  {k:16s} {recall:>9s} {high:>9s} {per10:>14.2f} {v.get('loud_false', 0):>15d}")
+    per10 = 10 * total["loud_on_clean"] / max(clean, 1)
+    print(f"  {'all':16s} {total['found']}/{total['events']:<7d} {total['high_found']}/{total['high']:<7d} "
+          f"{per10:>14.2f} {total['loud_false']:>15d}   target: <= {TARGET_LOUD_PER_10_CLEAN:g} loud per 10 clean"
+          f"{'  MET' if per10 <= TARGET_LOUD_PER_10_CLEAN else '  NOT MET'}")
+    return {"runs": runs, "clean": clean, "kinds": kinds, "loud_per_10_clean": per10,
+            "found": total["found"], "events": total["events"], "high_found": total["high_found"],
+            "high": total["high"], "loud_false": total["loud_false"]}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cmd", default="spikelens")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--only", nargs="*")
+    ap.add_argument("--sweep", action="append", default=[], metavar="DETECTOR.PARAM=v1,v2,...")
+    ap.add_argument("--show", action="store_true", help="print each missed event and false alarm (dev only)")
+    ap.add_argument("--out", help="write the figures as JSON")
+    a = ap.parse_args()
+    runs = dev_runs(a.only)
+    if not runs:
+        print("no dev runs labelled yet (benchmarks/realworld/labels.*.json)", file=sys.stderr)
+        return 2
+    cmd = shlex.split(a.cmd)
+    out = {"baseline": report("defaults", score(runs, cmd, a.jobs), a.show)}
+    for spec in a.sweep:
+        param, _, values = spec.partition("=")
+        if not values or "." not in param:
+            print(f"--sweep {spec!r}: expected DETECTOR.PARAM=v1,v2,...", file=sys.stderr)
+            return 2
+        for v in values.split(","):
+            name = f"{param}={v}"
+            out[name] = report(name, _swept(runs, cmd, name, a.jobs), a.show)
+    if a.out:
+        Path(a.out).write_text(json.dumps(out, indent=1))
+    return 0
+
+
+def _swept(runs: list[dict], cmd: list[str], param: str, jobs: int):
+    """Score with one `--param` override: `analyze PATHS --format json --param X=v`."""
+    def one(run: dict):
+        rep, why = _run_with(cmd, run, param)
+        return run, judge(run, rep, why), rep
+
+    with ThreadPoolExecutor(jobs) as pool:
+        return list(pool.map(one, runs))
+
+
+def _run_with(cmd: list[str], run: dict, param: str):
+    import os
+    import subprocess
+
+    from corpus import CACHE
+
+    files = [str(CACHE / f) for f in run["files"]]
+    paths = files if len(files) == 1 else [os.path.commonpath(files)]
+    try:
+        p = subprocess.run([*cmd, "analyze", *paths, "--format", "json", "--param", param], capture_output=True,
+                           text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        return None, "timed out after 600 s"
+    err = [ln for ln in p.stderr.strip().splitlines() if ln.strip()]
+    try:
+        return json.loads(p.stdout), (err[-1] if err else "")
+    except json.JSONDecodeError:
+        return None, f"rc={p.returncode} {err[-1][:200] if err else ''}"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
