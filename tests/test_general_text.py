@@ -7,6 +7,8 @@ family reads back the values written, and a cut anywhere keeps the lines before 
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -334,3 +336,22 @@ def test_console_logs_read_back_and_a_cut_keeps_the_lines_before(tmp_path_factor
     prefix = curve(table.frame, "loss")
     for s in range(1, complete + 1):
         assert prefix[s] == pytest.approx(got[s], nan_ok=True)
+
+
+def test_many_shapes_with_digits_in_their_keys_read_in_bounded_memory(tmp_path):
+    """Keys with digits (`top1`, `loss_0`, layer names) make a shape's key include their text; with
+    a few dozen such shapes in one chunk the key expression once doubled per shape (gigabytes for a
+    300 KB YOLO console log). Read in a subprocess capped at 1.5 GB of address space."""
+    lines = []
+    for step in range(1, 401):  # 25 shapes, each with a key holding a digit (`hhh_loss1`, `top5`)
+        k = step % 25
+        lines.append(f"[trainer] iter: {step:04d}  loss: {2 - step / 1000:.4f}  {'h' * (k + 1)}_loss1: "
+                     f"{0.1 * k:.3f}  top5: {k:02d}")
+    log = tmp_path / "train.log"
+    log.write_text("\n".join(lines) + "\n")
+    script = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (1_500_000_000, 1_500_000_000)); "
+              "from spikelens import api; f = api.load(sys.argv[1]); "
+              "print(f.filter(f['metric'] == 'loss').height, f['metric'].n_unique())")
+    res = subprocess.run([sys.executable, "-c", script, str(log)], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.split()[-2:] == ["400", "27"]  # loss, top5 and the 25 named heads

@@ -202,11 +202,12 @@ def _refined(chunk: pl.DataFrame, named: dict[int, list[tuple[int, int]]]) -> pl
     text, local = pl.col("text"), pl.col("_shape")
     if len(named) > 64:  # too many to tell apart by shape: each line is its own key
         return pl.concat_str([pl.lit("\x03"), text])
-    key = pl.col("_text_shape")
-    for i, spans in named.items():
-        parts = [text.str.slice(a, n) for a, n in spans]
-        key = pl.when(local == i).then(pl.concat_str([key, *parts], separator="\x02")).otherwise(key)
-    return pl.concat_str([pl.lit("\x03"), key, pl.lit("\x03")])  # never a shape's text
+    # one flat coalesce: a when/then/otherwise chain that nests the key in both branches grows
+    # the expression (and its memory) by 2x a shape: 20 such shapes took gigabytes for 2,000 lines
+    keyed = [pl.when(local == i).then(pl.concat_str([text.str.slice(a, n) for a, n in spans], separator="\x02"))
+             for i, spans in named.items()]
+    suffix = pl.coalesce([*keyed, pl.lit("")])
+    return pl.concat_str([pl.lit("\x03"), pl.col("_text_shape"), pl.lit("\x02"), suffix, pl.lit("\x03")])
 
 
 def numbers(raw: pl.Series) -> pl.Series:
