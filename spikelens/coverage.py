@@ -9,7 +9,9 @@ from typing import Sequence
 from .errors import NothingFound
 from .model.report import Report, RunReport
 
-LOSS_ROLES = ("loss", "eval_loss")
+LOSS_ROLES = ("loss", "eval_loss", "reward")
+"""What a run is judged by: a loss, an eval loss, or the reward of a reinforcement-learning run
+(an SB3 monitor.csv logs only episode rewards; its reward is its objective)."""
 MAX_REASONS = 3
 """Reasons named in the one-line error before the rest are counted."""
 

@@ -64,3 +64,30 @@ def test_a_rising_accuracy_and_reward_are_no_findings(tmp_path):
     run = report.runs[0]
     assert run.metrics["val/accuracy"] == "accuracy" and run.metrics["rollout/ep_rew_mean"] == "reward"
     assert not [x for x in run.findings if x.metric in ("val/accuracy", "rollout/ep_rew_mean")]
+
+
+def test_a_run_that_logs_only_rewards_is_judged_by_its_reward(tmp_path):
+    """An SB3-style episode log (reward and length only) is read and judged: a reward flat from the
+    first episode to the last is its plateau, and the run is not 'not checked (no loss)'."""
+    import csv
+    import json as _json
+
+    from conftest import run_cli
+
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    path = tmp_path / "agent" / "progress.csv"
+    path.parent.mkdir()
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["time/total_timesteps", "rollout/ep_rew_mean", "rollout/ep_len_mean"])
+        for i in range(1, 301):
+            w.writerow([i * 2048, f"{-200 + rng.normal(0, 3):.3f}", 200])
+    res = run_cli("analyze", path.parent, "--format", "json")
+    assert res.returncode == 0, res.stderr
+    report = _json.loads(res.stdout)
+    (run,) = report["runs"]
+    assert run["stats"]["main_metric"] == "rollout/ep_rew_mean"
+    assert not any("no loss-like metric" in w for w in report["warnings"])
+    assert [f["kind"] for f in run["findings"] if f["severity"] in ("warning", "error")] == ["plateau"]

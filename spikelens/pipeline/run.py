@@ -44,7 +44,7 @@ def analyze_run(run: Run, cfg: Config, *, detector_params: dict | None = None,
 
 
 def run_stats(ctx: RunContext) -> dict[str, Any]:
-    main = ctx.main("loss")
+    main = ctx.main("loss") or ctx.main("reward")  # an RL run that logs only rewards is judged by them
     rates = rate_stats(ctx)
     if main is None:
         return {"rates": rates} if rates else {}
