@@ -235,3 +235,25 @@ def test_html_chart_draws_throughput_and_memory_panels_with_the_finding(tmp_path
     assert "tps" in drawn
     assert any(v["kind"] == "throughput_drop" and v["metric"] == "tps" and abs(v["x0"] - 250) <= 2
                for v in chart["findings"])
+
+
+def test_a_cumulative_clock_is_no_step_time(tmp_path):
+    """`train/time_ms` counting since the start (modded-nanogpt) grows for ever: no step-time rise."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    w = SummaryWriter(str(tmp_path / "clock"))
+    total = 0.0
+    for s in range(0, 2000, 10):
+        total += 330.0 * 10 * (3.0 if s > 1000 else 1.0)  # the clock, with the steps getting slower
+        w.add_scalar("train/loss", 3 + math.exp(-s / 300), s, walltime=1.7e9 + total / 1000)
+        w.add_scalar("train/time_ms", total, s, walltime=1.7e9 + total / 1000)
+    w.close()
+    assert _findings(tmp_path / "clock", "step_time_rise") == []
+
+
+def test_a_running_average_climbing_back_is_not_a_lasting_drop(tmp_path):
+    """A progress bar's it/s restarting with a new epoch: it falls, then climbs steadily back."""
+    rate = lambda s: 1.0 if s < 200 else 0.5 + 0.4 * (s - 200) / 200  # noqa: E731
+    log = _titan(tmp_path / "bar" / "train.log", tps_at=rate)
+    loud = [f for f in _findings(log, "throughput_drop") if f.severity in LOUD]
+    assert loud == []

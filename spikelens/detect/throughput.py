@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Detector, RunContext, Series
+from .stats import rank_correlation
 from ..model.finding import Finding
 
 
@@ -94,8 +95,9 @@ class ThroughputDropDetector(Detector):
 
     min_drop: float = 0.25
     """Smallest sustained fall, as a share of the level before."""
-    min_points: int = 30
-    """Fewest logged points of a throughput metric to judge it."""
+    min_points: int = 50
+    """Fewest logged points of a throughput metric to judge it (fewer cannot tell a lasting
+    change from a restarted progress bar's running average)."""
 
     def detect_run(self, ctx: RunContext) -> list[Finding]:
         return _rate_finding(self, ctx, "throughput", down=True, min_change=self.min_drop,
@@ -123,7 +125,7 @@ class StepTimeRiseDetector(Detector):
 
     min_rise: float = 0.33
     """Smallest sustained rise, as a share of the level before (1/0.75: a 25% slower run)."""
-    min_points: int = 30
+    min_points: int = 50
 
     def detect_run(self, ctx: RunContext) -> list[Finding]:
         out = _rate_finding(self, ctx, "step_time", down=False, min_change=self.min_rise,
@@ -131,6 +133,12 @@ class StepTimeRiseDetector(Detector):
         if out and _throughput_held(ctx, out[0].start_step, self.min_points):
             return []
         return out
+
+
+def cumulative(v: np.ndarray) -> bool:
+    """Values that never go down and grow tenfold: a clock or a count since the start."""
+    d = np.diff(v)
+    return bool(d.size and np.mean(d >= 0) >= 0.98 and v[-1] > 10 * max(abs(v[0]), 1e-12))
 
 
 def _throughput_held(ctx: RunContext, step: int | None, min_points: int) -> bool:
@@ -149,8 +157,8 @@ def _rate_finding(det: Detector, ctx: RunContext, role: str, *, down: bool, min_
     found: list[tuple[Series, Shift]] = []
     for s in ctx.by_role(role):
         step, v = s.finite()
-        if v.size < min_points or np.all(v == v[0]):
-            continue
+        if v.size < min_points or np.all(v == v[0]) or cumulative(v):
+            continue  # a clock or a count since the start (`train/time_ms`) is no rate
         sh = sustained_shift(v, down=down, min_change=min_change, min_points=min_points)
         if sh is not None:
             found.append((s, sh))
@@ -159,10 +167,13 @@ def _rate_finding(det: Detector, ctx: RunContext, role: str, *, down: bool, min_
     size = (lambda x: 1 - x[1].ratio) if down else (lambda x: x[1].ratio - 1)
     found.sort(key=size, reverse=True)
     s, sh = found[0]
-    step, _ = s.finite()
+    step, vals = s.finite()
     at = int(step[sh.index])
     pct = 100 * abs(sh.ratio - 1)
     lasted = (sh.rest <= sh.before * (1 - 0.5 * min_change)) if down else (sh.rest >= sh.before * (1 + 0.5 * min_change))
+    tail = vals[sh.index:]
+    recovering = tail.size > 5 and (rank_correlation(tail) if down else -rank_correlation(tail)) >= 0.8
+    lasted = lasted and not recovering  # climbing steadily back (a progress bar's running average restarting)
     what = "fell" if down else "rose"
     msg = (f"{s.label} {what} {pct:.0f}% at step {at} (median {sh.before:.4g} before, {sh.after:.4g} after)"
            + (" and stayed there to the end" if lasted else f"; the median to the end is {sh.rest:.4g}"))
@@ -261,12 +272,12 @@ class StallDetector(Detector):
 
 
 def _timed_series(ctx: RunContext) -> Series | None:
-    """The series that says when steps happened: the main loss, else the most logged."""
+    """The series that says when training steps happened: the main loss, with its wall time
+    (a run without a loss has no training steps to wait for: a launcher's log read line by line)."""
     s = ctx.main("loss")
     if s is None or s.wall_time is None or not np.isfinite(s.wall_time).any():
-        cands = [x for x in ctx.series.values() if x.wall_time is not None and np.isfinite(x.wall_time).any()]
-        s = max(cands, key=len) if cands else None
-    if s is None or np.nanmax(s.wall_time) - np.nanmin(s.wall_time) <= 0:
+        return None
+    if np.nanmax(s.wall_time) - np.nanmin(s.wall_time) <= 0:
         return None
     return s
 
