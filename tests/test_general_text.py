@@ -355,3 +355,23 @@ def test_many_shapes_with_digits_in_their_keys_read_in_bounded_memory(tmp_path):
     res = subprocess.run([sys.executable, "-c", script, str(log)], capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-2000:]
     assert res.stdout.split()[-2:] == ["400", "27"]  # loss, top5 and the 25 named heads
+
+
+def test_a_bar_described_by_its_epoch_counts_steps_across_epochs(tmp_path):
+    """tqdm bars described `Training Epoch 3` (desc=f"Training Epoch {e}") restart their counter each
+    epoch: the step is composed with the epoch, one run, not a launch per epoch."""
+    pieces = []
+    for epoch in range(1, 4):
+        for i in range(0, 11):
+            loss = 1.0 / (epoch * 10 + i)
+            pieces.append(f"Training Epoch {epoch}: {i * 9:3d}%|#    | {i}/10 [00:0{i}<00:10,  1.01s/it, "
+                          f"Batch_Loss={loss:.4f}, Batch_PSNR={20 + epoch:.1f}]")
+    path = tmp_path / "train.out"
+    path.write_text("nohup: ignoring input\n" + "\r".join(pieces) + "\n", encoding="utf-8")
+    frame, meta, _ = read(path)
+    loss = curve(frame, "Batch_Loss")
+    assert frame.get_column("segment").n_unique() == 1 if "segment" in frame.columns else True
+    assert max(loss) == 30 and loss[30] == pytest.approx(1.0 / 40, abs=1e-4)  # epoch 3, 10/10
+    assert loss[10 + 5] == pytest.approx(1.0 / 25, abs=1e-4)  # epoch 2, 5/10
+    assert tokenise("Training Epoch 3:  50%|#  | 5/10 [00:05<00:05, loss=0.3]").epoch is not None
+    assert tokenise("Model has 124 parameters").values == []  # a sentence still names nothing

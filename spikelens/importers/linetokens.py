@@ -182,6 +182,10 @@ def tokenise(line: str) -> Template:
         if not words:
             return None
         if not linked and len([w for w in words if w not in _LEVELS and w.lower() not in EVAL_WORDS]) > 1:
+            last = words[-1].lower()
+            if _step_name(last) or last in EPOCH_NAMES:  # `Training Epoch 3`, `Global Step 10`: the counter
+                drop(words[:-1])
+                return str(words[-1])
             drop(words)  # `Model has 124M parameters`: a sentence names no metric
             return _PROSE
         run = words[-4:] if linked else words[-1:]
@@ -288,7 +292,8 @@ def tokenise(line: str) -> Template:
             continue
         low = key.lower()
         last_key = key
-        if suffix is None and _is_int(text) and low in EPOCH_NAMES:
+        if suffix is None and _is_int(text) and (low in EPOCH_NAMES or low.split()[-1] in EPOCH_NAMES):
+            # `Epoch 3`, and a bar's description before its counter: `Training Epoch 3:  4%| 1/28`
             if out.epoch is None:
                 out.epoch = (start, end - start)
             continue
