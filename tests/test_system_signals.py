@@ -257,3 +257,23 @@ def test_a_running_average_climbing_back_is_not_a_lasting_drop(tmp_path):
     log = _titan(tmp_path / "bar" / "train.log", tps_at=rate)
     loud = [f for f in _findings(log, "throughput_drop") if f.severity in LOUD]
     assert loud == []
+
+
+def test_one_file_per_rank_a_rank_going_nan_alone_is_hardware(tmp_path):
+    """rank0.log ... rank3.log side by side; rank 2's loss goes NaN at step 300 and stays."""
+    rng = np.random.default_rng(4)
+    for r in range(4):
+        lines = []
+        for s in range(1, 501):
+            v = 2.5 + 4 * math.exp(-s / 100) + rng.normal(0, 0.03)
+            if r == 2 and s >= 300:
+                v = float("nan")
+            lines.append(f"step {s:05d}/00500 ({s / 5:.2f}%) | loss: {v:.6f} | lrm: 1.00 | dt: 1140.00ms | "
+                         f"tok/sec: 459,000 | mfu: 41.20 | total time: {s * 1.14 / 60:.2f}m")
+        (tmp_path / "logs").mkdir(exist_ok=True)
+        (tmp_path / "logs" / f"rank{r}.log").write_text("\n".join(lines) + "\n")
+    rep = analyze(str(tmp_path / "logs"), jobs=1)
+    nans = [(r.run, f) for r in rep.runs for f in r.findings if f.kind == "nan"]
+    assert [run for run, _ in nans] == ["rank2.log"], nans
+    f = nans[0][1]
+    assert f.message.startswith("rank 2 alone went NaN") and f.causes[0].cause == "hardware"
