@@ -13,7 +13,7 @@ import numpy as np
 
 from .base import Detector, RunContext, Series
 from .stats import rank_correlation
-from ..model.finding import Finding
+from ..model.finding import Cause, Finding
 
 
 @dataclass
@@ -170,7 +170,8 @@ def _rate_finding(det: Detector, ctx: RunContext, role: str, *, down: bool, min_
     step, vals = s.finite()
     at = int(step[sh.index])
     pct = 100 * abs(sh.ratio - 1)
-    lasted = (sh.rest <= sh.before * (1 - 0.5 * min_change)) if down else (sh.rest >= sh.before * (1 + 0.5 * min_change))
+    half = 0.5 * min_change
+    lasted = (sh.rest <= sh.before * (1 - half)) if down else (sh.rest >= sh.before * (1 + half))
     tail = vals[sh.index:]
     recovering = tail.size > 5 and (rank_correlation(tail) if down else -rank_correlation(tail)) >= 0.8
     lasted = lasted and not recovering  # climbing steadily back (a progress bar's running average restarting)
@@ -311,11 +312,9 @@ def _duration(sec: float) -> str:
 SLOWDOWN_KINDS = ("throughput_drop", "step_time_rise", "stall")
 
 
-def slowdown(f: Finding, ctx: RunContext, every: list[Finding]) -> "Cause | None":
+def slowdown(f: Finding, ctx: RunContext, every: list[Finding]) -> Cause | None:
     """A loss event right after (or in) a slowdown of the run: a data loader that fell
     behind, or a slow or failing node."""
-    from ..model.finding import Cause
-
     if f.kind not in ("spike", "nan", "divergence") or f.metric is None:
         return None
     at = f.start_step if f.start_step is not None else f.peak_step

@@ -30,8 +30,11 @@ def several_ranks(rows: pl.DataFrame) -> bool:
     return per.height > 0 and float((per.get_column("n") > 1).mean()) >= SHARE
 
 
+Parse = Callable[[Iterable[pl.DataFrame]], tuple[pl.DataFrame, dict]]
+
+
 def per_rank(path: Path, blocks: Callable[[], Iterable[pl.DataFrame]],
-             parse: Callable[[Iterable[pl.DataFrame]], tuple[pl.DataFrame, dict]]) -> list[tuple[int, pl.DataFrame, dict]]:
+             parse: Parse) -> list[tuple[int, pl.DataFrame, dict]]:
     """Each rank's rows (and parse info), its lines parsed alone, when the log's lines carry
     two or more rank tags; [] otherwise. The lines are read once more and held while the
     ranks are parsed."""
