@@ -210,3 +210,26 @@ def test_one_launch_and_a_lightning_csv_with_epoch_in_train_and_val_rows_are_not
     assert _resumes(_run(j.appended_runs(tmp_path / "one", 1))) == []
     run = _run(j.lightning_csv(tmp_path / "pl"))
     assert _resumes(run) == [] and len(run.segments) == 1
+
+
+def test_a_loss_term_switched_on_after_sitting_at_zero_is_no_spike(tmp_path):
+    """YOLOX adds its L1 loss for the last epochs: the term logs exactly 0 until then. Its first
+    values are the term switching on, not a spike of 'x times' a level of 0."""
+    import csv
+    import json
+
+    from conftest import run_cli
+
+    path = tmp_path / "run" / "metrics.csv"
+    path.parent.mkdir()
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["step", "train/loss", "train/l1_loss"])
+        for s in range(400):
+            total = 3.0 * (0.995 ** s) + 1.0 + 0.01 * ((s * 37) % 7 - 3)
+            l1 = 0.0 if s < 300 else 0.3 + 0.005 * ((s * 13) % 5)
+            w.writerow([s, f"{total:.5f}", f"{l1:.4f}"])
+    res = run_cli("analyze", path.parent, "--format", "json")
+    assert res.returncode == 0, res.stderr
+    findings = json.loads(res.stdout)["runs"][0]["findings"]
+    assert not [f for f in findings if f["metric"] == "train/l1_loss" and f["kind"] == "spike"], findings

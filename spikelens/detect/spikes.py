@@ -237,7 +237,9 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
     base, resumed = _resume_baseline(det, base, y, step, ctx.segment_starts)
     resid = y - base
     z = resid / sigma
-    ratio_ok = (resid > np.log(det.min_ratio)) if is_log else (resid > (det.min_ratio - 1.0) * np.abs(base))
+    # a term that sat at exactly 0 was not being computed (YOLOX's L1 loss until its last epochs):
+    # its first values are the term switching on, not a jump against a level of 0
+    ratio_ok = (resid > np.log(det.min_ratio)) if is_log else (resid > (det.min_ratio - 1.0) * np.abs(base)) & (base != 0)
     cand = np.flatnonzero(np.isfinite(z) & (z > det.z_min) & ratio_ok)
     if cand.size == 0:
         return [_finding(det, series, ctx, step, y, is_log, *held)] if held else []
