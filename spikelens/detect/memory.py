@@ -54,38 +54,29 @@ class MemoryGrowthDetector(Detector):
     min_points: int = 20
 
     def detect_run(self, ctx: RunContext) -> list[Finding]:
-        best: Finding | None = None
-        for s in ctx.by_role("memory"):
-            f = self._one(ctx, s)
-            if f is not None and (best is None or _rank(f) > _rank(best)):
-                best = f
-        return [best] if best else []
-
-    def _one(self, ctx: RunContext, s: Series) -> Finding | None:
-        step, v = s.finite()
-        if v.size < self.min_points:
-            return None
-        tr = memory_trend(s)
-        growing = (tr["growth"] >= self.min_growth and tr["trend"] >= self.min_trend
-                   and tr["largest_jump_share"] < 0.5)
-        full = is_percent(s) and tr["last"] >= self.capacity_percent
-        if not growing and not full:
-            return None
+        mem = [s for s in ctx.by_role("memory") if s.finite()[1].size >= self.min_points]
+        grown = [(s, memory_trend(s)) for s in mem]
+        grown = [(s, tr) for s, tr in grown if tr["growth"] >= self.min_growth and tr["trend"] >= self.min_trend
+                 and tr["largest_jump_share"] < 0.5]
+        full = [(s, memory_trend(s)) for s in mem if is_percent(s)]
+        full = [(s, tr) for s, tr in full if tr["last"] >= self.capacity_percent]
+        if not grown and not full:
+            return []
         parts = []
-        if growing:
+        s, tr = max(grown, key=lambda x: x[1]["growth"]) if grown else full[0]
+        if grown:
             parts.append(f"{s.label} grew {100 * tr['growth']:.0f}% step after step, from {tr['first']:.4g} at step "
                          f"{tr['first_step']} to {tr['last']:.4g} at step {tr['last_step']}: a leak ends in an "
                          f"out-of-memory crash")
+        ev = {**tr, "leak": bool(grown), "at_capacity": bool(full)}
         if full:
-            parts.append(f"{s.label} stands at {tr['last']:.1f}% of the device at the end: at its capacity")
-        sev = "warning" if growing else "info"
-        return Finding(kind=self.kind, code=self.code, run=ctx.run, metric=s.metric, severity=sev,
-                       message="; ".join(parts), start_step=int(tr["first_step"]), end_step=int(tr["last_step"]),
-                       magnitude=1 + tr["growth"], evidence={**tr, "leak": bool(growing), "at_capacity": bool(full)})
-
-
-def _rank(f: Finding) -> tuple:
-    return (f.severity == "warning", f.evidence.get("growth", 0.0))
+            fs, ftr = full[0]
+            parts.append(f"{fs.label} stands at {ftr['last']:.1f}% of the device at the end: at its capacity")
+            ev["capacity_metric"], ev["capacity_percent"] = fs.metric, ftr["last"]
+        return [Finding(kind=self.kind, code=self.code, run=ctx.run, metric=s.metric,
+                        severity="warning" if grown else "info", message="; ".join(parts),
+                        start_step=int(tr["first_step"]), end_step=int(tr["last_step"]),
+                        magnitude=1 + tr["growth"], evidence=ev)]
 
 
 def memory_trend(s: Series) -> dict[str, Any]:
