@@ -277,3 +277,10 @@ def test_one_file_per_rank_a_rank_going_nan_alone_is_hardware(tmp_path):
     assert [run for run, _ in nans] == ["rank2.log"], nans
     f = nans[0][1]
     assert f.message.startswith("rank 2 alone went NaN") and f.causes[0].cause == "hardware"
+
+
+def test_a_bare_killed_line_is_a_likely_oom_kill(tmp_path):
+    log = _titan(tmp_path / "killed" / "train.log", n=120, tail="Killed\n")
+    ended = _findings(log, "ended_early")
+    assert ended and ended[0].causes and ended[0].causes[0].cause == "out_of_memory"
+    assert ended[0].causes[0].confidence < 0.95 and "OOM killer" in ended[0].causes[0].evidence

@@ -103,7 +103,9 @@ def out_of_memory(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | N
     if not OOM.search(line):
         return None
     numbers: dict[str, Any] = {"error_line": line}
-    text = "the run's last error says it ran out of memory"
+    bare_kill = bool(re.match(r"^\s*Killed\s*$", line))  # the kernel's OOM killer, or another SIGKILL
+    text = ("the process was killed (`Killed`: most often the kernel's OOM killer)" if bare_kill
+            else "the run's last error says it ran out of memory")
     mem = sorted(ctx.by_role("memory"), key=lambda s: (is_percent(s), len(s)), reverse=True)
     mem = [s for s in mem if len(s) >= 3]
     if mem:
@@ -113,4 +115,4 @@ def out_of_memory(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | N
         numbers.update({"metric": s.metric, "first": tr["first"], "last": tr["last"]})
         unit = "%" if is_percent(s) else ""
         text += f"; {s.label} went from {tr['first']:.4g}{unit} to {tr['last']:.4g}{unit} before it"
-    return Cause("out_of_memory", 0.95, text, numbers)
+    return Cause("out_of_memory", 0.7 if bare_kill else 0.95, text, numbers)
