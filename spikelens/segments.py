@@ -87,7 +87,7 @@ def first_step_relogged(frame: pl.DataFrame) -> int | None:
     end = int(differ[0]) if differ.len() else frame.height
     head = frame.slice(0, end).with_row_index("_i")
     twice = head.group_by("metric").agg(pl.len().alias("n"), pl.col("value").n_unique().alias("values"),
-                                        pl.col("_i").sort().get(1, null_on_oob=True).alias("again"))
+                                        pl.col("_i").sort().slice(1, 1).first().alias("again"))
     twice = twice.filter((pl.col("n") == 2) & (pl.col("values") == 2))
     if twice.height == 0:
         return None

@@ -202,3 +202,19 @@ def test_cli_exit_2_one_line_for_a_build_that_raises():
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and "ValueError: no data for step 3" in lines[0]
     assert res.stdout == ""
+
+
+def test_the_users_line_is_found_under_an_environment_named_torch():
+    """Frames of torch itself and of spikelens.replay are skipped by their packages' folders; a
+    library under an environment that happens to live in /opt/torch/ (transformers' loss code,
+    where an all-masked batch divides 0 by 0) is the line shown."""
+    import traceback
+
+    import torch as _torch
+
+    from spikelens.replay.watch import user_frame
+
+    frames = [traceback.FrameSummary("/opt/torch/.venv/lib/python3.12/site-packages/transformers/loss/loss_utils.py",
+                                     36, "fixed_cross_entropy", line="loss = loss / num_items_in_batch"),
+              traceback.FrameSummary(_torch.__file__, 10, "log", line="")]
+    assert user_frame(frames).startswith("/opt/torch/.venv/lib/python3.12/site-packages/transformers/loss/loss_utils.py:36")

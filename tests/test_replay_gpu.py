@@ -93,13 +93,17 @@ def test_placed_optimizer_keeps_step_where_its_kernel_wants_it(flag):
     from spikelens.replay.target import ReplayTarget
 
     def trained(**options):
-        """Trained a step on the CPU with a plain AdamW, its state loaded as a checkpoint's is."""
+        """A step's state as a checkpoint of a fused or capturable AdamW holds it (its saved groups
+        say so), loaded on the CPU as a replay loads a checkpoint."""
         model = torch.nn.Linear(4, 2)
         first = torch.optim.AdamW(model.parameters(), lr=1e-3)
         model(torch.ones(3, 4)).sum().backward()
         first.step()
+        saved = first.state_dict()
+        for group in saved["param_groups"]:
+            group.update(options)
         opt = torch.optim.AdamW(model.parameters(), lr=1e-3, **options)
-        opt.load_state_dict(first.state_dict())
+        opt.load_state_dict(saved)
         return ReplayTarget(model=model, batch={"x": torch.ones(3, 4)}, optimizer=opt,
                             loss_fn=lambda m, b: m(b["x"]).sum())
 

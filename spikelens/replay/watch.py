@@ -47,11 +47,37 @@ def op_name(func: Any) -> str:
     return name
 
 
+def _internal(path: str) -> bool:
+    """A frame of torch itself or of this package: never the user's line. Told by the packages'
+    own folders, not by a '/torch/' anywhere in the path (an environment under /opt/torch/ holds
+    transformers, whose loss code is what a user needs to see)."""
+    import os
+
+    path = os.path.abspath(path) if not path.startswith("<") else path
+    return path.startswith("<frozen") or path.startswith(_internal_roots())
+
+
+def _internal_roots() -> tuple[str, ...]:
+    global _ROOTS
+    if _ROOTS is None:
+        import os
+        import sys
+
+        torch = sys.modules.get("torch")
+        roots = [os.path.dirname(os.path.abspath(__file__)) + os.sep]
+        if torch is not None and getattr(torch, "__file__", None):
+            roots.append(os.path.dirname(os.path.abspath(torch.__file__)) + os.sep)
+        _ROOTS = tuple(roots)
+    return _ROOTS
+
+
+_ROOTS: tuple[str, ...] | None = None
+
+
 def user_frame(frames) -> str | None:
     """`model.py:12 in forward: return torch.log(x)` for the innermost frame outside torch and spikelens."""
     for fr in reversed(frames):
-        path = fr.filename.replace("\\", "/")
-        if "/torch/" in path or "/spikelens/replay/" in path or path.startswith("<frozen"):
+        if _internal(fr.filename):
             continue
         code = (fr.line or "").strip()
         return f"{fr.filename}:{fr.lineno} in {fr.name}" + (f": {code}" if code else "")
@@ -63,8 +89,7 @@ def anomaly_where(text: str) -> str | None:
     _, _, tail = text.partition("Traceback of forward call that caused the error:")
     found = None
     for m in _FILE_LINE.finditer(tail):
-        path = m["file"].replace("\\", "/")
-        if "/torch/" in path or "/spikelens/replay/" in path:
+        if _internal(m["file"]):
             continue
         found = f"{m['file']}:{m['line']} in {m['func']}: {m['code'].strip()}"
     return found
