@@ -13,8 +13,10 @@ from spikelens.explain import catalog
 
 KINDS = ("spike", "divergence", "nan", "oscillation", "level_shift", "noise", "outliers", "grad_norm_outlier", "overfitting",
          "loss_scale_collapse", "lr_discontinuity", "plateau", "sudden_drop", "resume_overlap", "step_reset",
-         "repeated_data", "step_gap", "wallclock_gap")
-CAUSES = ("grad_explosion", "lr_jump", "warmup_end", "fp16_overflow", "bad_batch", "data", "resume")
+         "repeated_data", "step_gap", "wallclock_gap", "ended_early", "empty_launch", "settings",
+         "throughput_drop", "step_time_rise", "stall", "memory_growth", "rank_outlier")
+CAUSES = ("grad_explosion", "lr_jump", "warmup_end", "fp16_overflow", "bad_batch", "data", "resume",
+          "out_of_memory", "slowdown", "hardware")
 
 
 def test_every_named_kind_and_cause_has_a_page():

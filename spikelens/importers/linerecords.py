@@ -45,6 +45,8 @@ _PLAN = re.compile(r"(?i)(?:max[_ ]steps|max[_ ]iters?|total[_ ]steps|train[_-]i
                    r"|total optimization steps|total training steps)\W{0,3}\s*[:=]?\s*(\d[\d,]*)")
 _PLAN_HINT = "(?i)max[_ ]steps|max[_ ]iter|total[_ ]steps|train[_-]iters|num[_ ]training[_ ]steps|total optimization|total training steps"
 _ANCHORS = ("step", "inner", "inner_total", "epoch", "epoch_total")
+CUT_MARK = "\x00"
+"""What `textlogs` appends to a last line the file's end cut off (its `_CUT`)."""
 _MAX_BOOK = 200_000
 """Shapes remembered for a file; a log of free text (nearly one shape a line) starts afresh past it."""
 
@@ -159,9 +161,12 @@ def parse_chunk(chunk: pl.DataFrame, book: ShapeBook, known: dict) -> ChunkOut:
 
     table, width = book.table(sids)
     joined = chunk.select("row", "text", "_sid").join(table, on="_sid", how="left", maintain_order="left")
-    wanted = pl.any_horizontal([pl.col(f"{a}.s").is_not_null() for a in _ANCHORS]
-                               + ([pl.col("s0").is_not_null()] if width else [pl.lit(False)]))
-    joined = joined.filter(wanted)
+    own_anchor = pl.any_horizontal([pl.col(f"{a}.s").is_not_null() for a in _ANCHORS])
+    wanted = own_anchor | (pl.col("s0").is_not_null() if width else pl.lit(False))
+    # a last line cut off by the end of the file (textlogs marks it with a NUL) that kept no step of
+    # its own may have lost it: it would take the step before it, a value that step never had
+    cut_off = pl.col("text").str.ends_with(CUT_MARK) & ~own_anchor
+    joined = joined.filter(wanted & ~cut_off)
     text = pl.col("text")
 
     def cut(name: str) -> pl.Expr:
