@@ -375,3 +375,15 @@ def test_a_bar_described_by_its_epoch_counts_steps_across_epochs(tmp_path):
     assert loss[10 + 5] == pytest.approx(1.0 / 25, abs=1e-4)  # epoch 2, 5/10
     assert tokenise("Training Epoch 3:  50%|#  | 5/10 [00:05<00:05, loss=0.3]").epoch is not None
     assert tokenise("Model has 124 parameters").values == []  # a sentence still names nothing
+
+
+def test_a_line_cut_mid_number_by_the_end_of_the_file_is_no_record(tmp_path):
+    """A log cut inside its last line ('loss=0' of 'loss=0.500', its step key gone): that line
+    gives no value, neither a wrong number nor one at the step before it."""
+    lines = [f"epoch 001:  {s} / 9999 loss={v:.3f}, grad_norm={v / 3:.3f}, num_updates={s}"
+             for s, v in enumerate([1.0, 1.0, 1.0, 0.5], start=1)]
+    path = tmp_path / "train.log"
+    path.write_text("\n".join(lines[:3]) + "\n" + lines[3][:30], encoding="utf-8")
+    frame, _, _ = read(path)
+    assert curve(frame, "loss") == {1: 1.0, 2: 1.0, 3: 1.0}
+    assert frame.filter(pl.col("metric") == "loss").height == 3

@@ -163,9 +163,10 @@ def parse_chunk(chunk: pl.DataFrame, book: ShapeBook, known: dict) -> ChunkOut:
     joined = chunk.select("row", "text", "_sid").join(table, on="_sid", how="left", maintain_order="left")
     own_anchor = pl.any_horizontal([pl.col(f"{a}.s").is_not_null() for a in _ANCHORS])
     wanted = own_anchor | (pl.col("s0").is_not_null() if width else pl.lit(False))
-    # a last line cut off by the end of the file (textlogs marks it with a NUL) that kept no step of
-    # its own may have lost it: it would take the step before it, a value that step never had
-    cut_off = pl.col("text").str.ends_with(CUT_MARK) & ~own_anchor
+    # a last line cut off by the end of the file (textlogs marks it with a NUL) is no record: its last
+    # number may be cut ('loss=0' of 'loss=0.500') and its step key lost (it would take the step
+    # before it); as a watch does with a half-written line, it is left for the next write
+    cut_off = pl.col("text").str.ends_with(CUT_MARK)
     joined = joined.filter(wanted & ~cut_off)
     text = pl.col("text")
 
