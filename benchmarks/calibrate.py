@@ -137,23 +137,7 @@ def _swept(runs: list[dict], cmd: list[str], param: str, jobs: int):
 
 
 def _run_with(cmd: list[str], run: dict, param: str):
-    import os
-    import subprocess
-
-    from corpus import CACHE
-
-    files = [str(CACHE / f) for f in run["files"]]
-    paths = files if len(files) == 1 else [os.path.commonpath(files)]
-    try:
-        p = subprocess.run([*cmd, "analyze", *paths, "--format", "json", "--param", param], capture_output=True,
-                           text=True, timeout=600)
-    except subprocess.TimeoutExpired:
-        return None, "timed out after 600 s"
-    err = [ln for ln in p.stderr.strip().splitlines() if ln.strip()]
-    try:
-        return json.loads(p.stdout), (err[-1] if err else "")
-    except json.JSONDecodeError:
-        return None, f"rc={p.returncode} {err[-1][:200] if err else ''}"
+    return run_spikelens(cmd, run, ("--param", param))
 
 
 if __name__ == "__main__":

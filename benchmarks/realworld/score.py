@@ -51,11 +51,13 @@ def anchors(f: dict) -> list[int]:
     return [f[k] for k in ("peak_step", "start_step", "resume_step", "end_step") if f.get(k) is not None]
 
 
-def run_spikelens(cmd: list[str], run: dict) -> tuple[dict | None, str]:
+def run_spikelens(cmd: list[str], run: dict, extra: tuple[str, ...] = ()) -> tuple[dict | None, str]:
+    """The JSON report of `analyze` on a run's files (their folder when several), and the last
+    line of stderr; `extra` options are passed on (calibrate.py's `--param`)."""
     files = [str(CACHE / f) for f in run["files"]]
     paths = files if len(files) == 1 else [os.path.commonpath(files)]
     try:
-        p = subprocess.run([*cmd, "analyze", *paths, "--format", "json"], capture_output=True, text=True,
+        p = subprocess.run([*cmd, "analyze", *paths, "--format", "json", *extra], capture_output=True, text=True,
                            timeout=600)
     except subprocess.TimeoutExpired:
         return None, "timed out after 600 s"
