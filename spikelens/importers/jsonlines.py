@@ -30,7 +30,8 @@ SCAN_ROWS = 200
 """Rows whose keys are pooled to find the step key (the first line may be a header object)."""
 
 
-def _object_of(line: str) -> dict[str, Any] | None:
+def json_object(line: str) -> dict[str, Any] | None:
+    """One line's JSON object, or None (not JSON, or JSON that is not an object)."""
     try:
         obj = json.loads(line)
     except ValueError:
@@ -61,8 +62,8 @@ class JsonLinesImporter(Importer):
         lines = head_lines(path, head, 3)
         if not lines:
             return suffix != ".json"  # an empty .jsonl: read as such, with a warning
-        objs = [o for o in (_object_of(ln) for ln in lines) if o is not None]
-        if suffix == ".json" and (len(lines) < 2 or _object_of(lines[0]) is None):
+        objs = [o for o in (json_object(ln) for ln in lines) if o is not None]
+        if suffix == ".json" and (len(lines) < 2 or json_object(lines[0]) is None):
             return False  # one pretty-printed document (trainer_state.json), not JSON lines
         # a step key among the first objects (one may be damaged or cut by the head): a
         # dataset shard or a provenance list in the same folder is not a metric log
@@ -74,7 +75,7 @@ class JsonLinesImporter(Importer):
             diagnostics.warn(f"{path}: empty file, no data")
             return []
         # the step key from the first rows, before decoding the whole file
-        head = [o for o in (_object_of(ln) for ln in decode(path, data[:1 << 20]).splitlines()[:SCAN_ROWS])
+        head = [o for o in (json_object(ln) for ln in decode(path, data[:1 << 20]).splitlines()[:SCAN_ROWS])
                 if o is not None]
         if not head:
             raise FormatError(path, "no JSON objects, one a line")

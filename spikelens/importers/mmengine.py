@@ -20,10 +20,10 @@ read again. With `log_with_hierarchy` (keys already
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from .jsonlines import json_object
 from .. import diagnostics
 from ..errors import FormatError
 from . import decoding
@@ -56,7 +56,7 @@ class MmengineScalarsImporter(Importer):
         if not is_scalars_file(path) or not head.strip() or looks_binary(head):
             return False
         lines = head_lines(path, head, 3)
-        objs = [o for o in (_object(ln) for ln in lines) if o is not None]
+        objs = [o for o in (json_object(ln) for ln in lines) if o is not None]
         return bool(objs) and all("step" in o for o in objs)
 
     def group_key(self, path: Path) -> str:
@@ -119,9 +119,3 @@ def _is_train(row: dict[str, Any]) -> bool:
     return any(k in row for k in COUNTER_KEYS)
 
 
-def _object(line: str) -> dict | None:
-    try:
-        obj = json.loads(line)
-    except ValueError:
-        return None
-    return obj if isinstance(obj, dict) else None

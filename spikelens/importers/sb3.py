@@ -19,9 +19,9 @@ launch, as for any CSV.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from .jsonlines import json_object
 from .. import diagnostics
 from ..errors import FormatError
 from . import decoding
@@ -63,7 +63,7 @@ class RlProgressImporter(Importer):
             return False
         if suffix == ".csv":
             return is_monitor_head(lines) or counts_timesteps(lines)
-        objs = [o for o in (_object(ln) for ln in lines) if o is not None]
+        objs = [o for o in (json_object(ln) for ln in lines) if o is not None]
         return any(_timesteps_in(o) is not None for o in objs)
 
     def read(self, path: Path) -> list[Table]:
@@ -116,7 +116,7 @@ def is_monitor_head(lines: list[str]) -> bool:
     """SB3 `Monitor`: a `#{"t_start": ..., "env_id": ...}` line, then `r,l,t`."""
     if len(lines) < 2 or not lines[0].startswith("#{"):
         return False
-    meta = _object(lines[0][1:])
+    meta = json_object(lines[0][1:])
     return meta is not None and "t_start" in meta and split_fields(lines[1], ",")[:3] == ["r", "l", "t"]
 
 
@@ -125,7 +125,7 @@ def monitor_long(path: Path, raw: bytes):
     `l`), the wall time `t_start + t`; `r` and `l` are named as in `MONITOR_NAMES`."""
     text = decode(path, raw)
     first, _, body = text.partition("\n")
-    t_start = (_object(first[1:]) or {}).get("t_start")
+    t_start = (json_object(first[1:]) or {}).get("t_start")
     parsed = read_string_frame(path, body)
     frame = parsed.frame
     if frame.height == 0 or "l" not in frame.columns:
@@ -151,9 +151,3 @@ def _timesteps_in(obj) -> str | None:
     return key if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def _object(line: str) -> dict | None:
-    try:
-        obj = json.loads(line)
-    except ValueError:
-        return None
-    return obj if isinstance(obj, dict) else None
