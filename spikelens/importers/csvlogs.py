@@ -29,14 +29,18 @@ import csv
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from .. import diagnostics
 from ..errors import FormatError, InputError
-from . import decoding
+from . import decoding, rankcolumn
 from .base import TABLE_SCHEMA, Importer, Table, non_numeric, to_float
 from .plans import hparams_plan
+
+if TYPE_CHECKING:
+    import numpy as np
 
 STEP_NAMES = ("step", "global_step", "iteration", "iter", "_step", "trainer/global_step", "train/global_step",
               "train/step", "steps", "iterations", "num_updates", "updates", "update", "epoch")
@@ -564,7 +568,8 @@ class CsvImporter(Importer):
         if frame.height == 0 or frame.select(pl.any_horizontal(pl.all().is_not_null()).sum()).item() == 0:
             diagnostics.warn(f"{path}: header only, no data rows")
             return []
-        long = self._long(path, frame, parsed.sep)
+        ranks, drop = _rank_column(frame)
+        long = self._long(path, frame, parsed.sep, drop=drop)
         version = lightning_version(path)
         if version is not None:
             fmt, run_key, seg_key, order = "lightning_csv", str(path.parent.parent), str(path.parent), (version,)
@@ -575,15 +580,21 @@ class CsvImporter(Importer):
         if long.height == 0:
             diagnostics.warn(f"{path}: no numeric values found")
         meta = hparams_plan(path.parent) if version is not None else {}
-        return [Table(frame=long, source=path, format=fmt, run_key=run_key, segment_key=seg_key, order=order,
-                      meta=meta)]
+        table = Table(frame=long, source=path, format=fmt, run_key=run_key, segment_key=seg_key, order=order,
+                      meta=meta)
+        if ranks is not None:  # a rank column: one run a rank when ranks print their own values
+            with diagnostics.collecting():  # the whole file's read above warned once
+                parts = rankcolumn.split(ranks, lambda rows: self._long(path, frame[rows], parsed.sep, drop=drop))
+            if parts:
+                return rankcolumn.rank_tables(table, parts)
+        return [table]
 
     @staticmethod
     def _is_keras(frame: pl.DataFrame) -> bool:
         return frame.columns[0].strip().lower() == "epoch" and step_column(frame.columns) == frame.columns[0]
 
     @staticmethod
-    def _long(path: Path, frame: pl.DataFrame, sep: str) -> pl.DataFrame:
+    def _long(path: Path, frame: pl.DataFrame, sep: str, drop: tuple[str, ...] = ()) -> pl.DataFrame:
         low = {c.strip().lower(): c for c in frame.columns}
         step_col = step_column(frame.columns)
         wall_col = next((low[n] for n in WALL_NAMES if n in low), None)
@@ -592,7 +603,18 @@ class CsvImporter(Importer):
             return long_layout(path, frame, sep, step_col=step_col, name_col=name_col,
                                value_col=low["value"], wall_col=wall_col)
         index = tuple(c for c in frame.columns[:1] if c.strip().lower() in PANDAS_INDEX_COLUMNS)
-        return to_long(path, frame, sep, step_col=step_col, wall_col=wall_col, drop=index)
+        return to_long(path, frame, sep, step_col=step_col, wall_col=wall_col, drop=index + drop)
+
+
+def _rank_column(frame: pl.DataFrame) -> tuple[np.ndarray | None, tuple[str, ...]]:
+    """Each row's rank and the rank column to leave out of the metrics, when a rank column
+    is a dimension of the file (see `rankcolumn`); (None, ()) otherwise."""
+    col, step_col = rankcolumn.rank_key(frame.columns), step_column(frame.columns)
+    if col is None or step_col is None or col == step_col:
+        return None, ()
+    ranks = rankcolumn.row_ranks(frame.get_column(step_col).str.strip_chars(),
+                                 frame.select(to_float(pl.col(col))).to_series())
+    return (ranks, (col,)) if ranks is not None else (None, ())
 
 
 def long_layout(path: Path, frame: pl.DataFrame, sep: str, *, step_col: str | None, name_col: str,

@@ -20,7 +20,7 @@ import polars as pl
 
 from .. import diagnostics
 from ..errors import FormatError
-from . import decoding
+from . import decoding, rankcolumn
 from .base import Importer, Table
 from .csvlogs import decode, head_lines, read_bytes, step_column
 from .wandb_exports import flatten, parse_jsonl, rows_to_long, typed_jsonl, typed_to_long
@@ -84,18 +84,44 @@ class JsonLinesImporter(Importer):
             keys = sorted({k for r in head for k, _ in flatten(r)})[:12]
             raise FormatError(path, f"JSON lines without a step key (keys: {', '.join(keys)})")
         wall_key = next((k for k in WALL_KEYS if any(k in r for r in head)), None)
+        rank_key = rankcolumn.rank_key(sorted({k for r in head for k in r}))
         frame = typed_jsonl(data, step_key=step_key, wall_key=wall_key)
         if frame is not None and "run_id" not in frame.columns and not _per_epoch(frame, step_key):
-            long = typed_to_long(frame, step_key=step_key, wall_key=wall_key, skip=())
+            ranks = (rankcolumn.row_ranks(frame.get_column(step_key), frame.get_column(rank_key))
+                     if rank_key in frame.columns else None)
+            skip = (rank_key,) if ranks is not None else ()
+
+            def read(part: pl.DataFrame) -> pl.DataFrame:
+                return typed_to_long(part, step_key=step_key, wall_key=wall_key, skip=skip)
+
+            long = read(frame)
             no_step = frame.get_column(step_key).null_count()
             if no_step:
                 diagnostics.warn(f"{path}: {no_step} row(s) without an integer {step_key} skipped")
+            by_rank = (lambda idx: read(frame[idx])) if ranks is not None else None
         else:  # bare NaN, damaged lines, text values, a per-epoch counter: row by row
             rows = global_steps(path, parse_jsonl(path, decode(path, data)), step_key)
-            long = rows_to_long(path, rows, step_key=step_key, wall_key=wall_key, skip=())
+            ranks = (rankcolumn.row_ranks(_numbers([r.get(step_key) for r in rows]),
+                                          _numbers([r.get(rank_key) for r in rows])) if rank_key else None)
+            skip = (rank_key,) if ranks is not None else ()
+            long = rows_to_long(path, rows, step_key=step_key, wall_key=wall_key, skip=skip)
+            by_rank = (lambda idx: rows_to_long(path, [rows[i] for i in idx], step_key=step_key,
+                                                wall_key=wall_key, skip=skip)) if ranks is not None else None
         if long.height == 0:
             diagnostics.warn(f"{path}: no numeric values found")
-        return [Table(frame=long, source=path, format=self.name, run_key=str(path), segment_key=str(path))]
+        table = Table(frame=long, source=path, format=self.name, run_key=str(path), segment_key=str(path))
+        if ranks is not None and by_rank is not None:  # a rank key: one run a rank when ranks print their own values
+            with diagnostics.collecting():  # the whole file's read above warned once
+                parts = rankcolumn.split(ranks, by_rank)
+            if parts:
+                return rankcolumn.rank_tables(table, parts)
+        return [table]
+
+
+def _numbers(values: list[Any]) -> pl.Series:
+    """A key's values as floats (null where it is no number)."""
+    return pl.Series([float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+                      for v in values], dtype=pl.Float64)
 
 
 def _per_epoch(frame: pl.DataFrame, step_key: str) -> bool:
