@@ -158,8 +158,6 @@ def _history_values(history) -> tuple[list[str], list[str]]:
 
 def read_wandb_file(path: Path) -> WandbFile:
     """History points and run facts of one `.wandb` file (damage counted, not raised)."""
-    from google.protobuf.message import DecodeError
-
     try:
         with open(path, "rb") as fh:
             buf = fh.read()
@@ -168,47 +166,75 @@ def read_wandb_file(path: Path) -> WandbFile:
     if not has_header(buf):
         raise FormatError(path, "not a W&B .wandb file (no ':W&B' header)")
     log = read_records(buf)
-    rec = record_class()()
-    parse = rec.ParseFromString
-    which = rec.WhichOneof
     out = WandbFile(frame=pl.DataFrame(schema=TABLE_SCHEMA), damage=log.damage)
-    row_of: list[int] = []
-    keys: list[str] = []
-    texts: list[str] = []
-    row_step: list[int] = []
-    row_wall: list[float | None] = []
-    last_step = -1
-    for payload in log.payloads:
-        try:
-            parse(payload)
-        except DecodeError:
-            out.undecodable += 1
-            continue
-        kind = which("record_type")
-        if kind == "history":
-            k, t = _history_values(rec.history)
-            special = {kk: tt for kk, tt in zip(k, t) if kk in SPECIAL}
-            step = _int(special.get("_step"))
-            if step is None:
-                step = rec.history.step.num if rec.history.HasField("step") else last_step + 1
-            last_step = step
-            row = len(row_step)
-            row_step.append(step)
-            row_wall.append(_float(special.get("_timestamp")))
-            for kk, tt in zip(k, t):
-                if kk not in SPECIAL:
-                    row_of.append(row)
-                    keys.append(kk)
-                    texts.append(tt)
-        elif kind == "run" and out.run_id is None:
-            _run_facts(rec.run, out)
-    out.rows = len(row_step)
-    if keys:
-        out.frame = history_frame(row_of, keys, texts, row_step, row_wall)
+    rows = HistoryRows()
+    rows.decode(log.payloads, out)
+    out.undecodable += rows.undecodable
+    out.rows = len(rows.row_step)
+    if rows.keys:
+        out.frame = rows.frame()
     if out.start_time is None:
-        walls = [w for w in row_wall if w is not None]
-        out.start_time = min(walls) if walls else None
+        out.start_time = rows.first_wall()
     return out
+
+
+@dataclass
+class HistoryRows:
+    """History values of `.wandb` records in the making: one decoding loop for the whole-file
+    reader and the live tail, which feeds it the records a poll added (`last_step` carries
+    the implicit step across polls)."""
+
+    row_of: list[int] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    row_step: list[int] = field(default_factory=list)
+    row_wall: list[float | None] = field(default_factory=list)
+    last_step: int = -1
+    undecodable: int = 0
+
+    def decode(self, payloads: list[bytes], out: WandbFile) -> None:
+        """Add the history rows of `payloads`; the first run record fills `out`'s facts."""
+        from google.protobuf.message import DecodeError
+
+        rec = record_class()()
+        parse = rec.ParseFromString
+        which = rec.WhichOneof
+        for payload in payloads:
+            try:
+                parse(payload)
+            except DecodeError:
+                self.undecodable += 1
+                continue
+            kind = which("record_type")
+            if kind == "history":
+                self._add(rec.history)
+            elif kind == "run" and out.run_id is None:
+                _run_facts(rec.run, out)
+
+    def _add(self, history: Any) -> None:
+        k, t = _history_values(history)
+        special = {kk: tt for kk, tt in zip(k, t) if kk in SPECIAL}
+        step = _int(special.get("_step"))
+        if step is None:
+            step = history.step.num if history.HasField("step") else self.last_step + 1
+        self.last_step = step
+        row = len(self.row_step)
+        self.row_step.append(step)
+        self.row_wall.append(_float(special.get("_timestamp")))
+        for kk, tt in zip(k, t):
+            if kk not in SPECIAL:
+                self.row_of.append(row)
+                self.keys.append(kk)
+                self.texts.append(tt)
+
+    def first_wall(self) -> float | None:
+        walls = [w for w in self.row_wall if w is not None]
+        return min(walls) if walls else None
+
+    def frame(self) -> pl.DataFrame:
+        if not self.keys:
+            return pl.DataFrame(schema=TABLE_SCHEMA)
+        return history_frame(self.row_of, self.keys, self.texts, self.row_step, self.row_wall)
 
 
 def history_frame(row_of: list[int], keys: list[str], texts: list[str], row_step: list[int],

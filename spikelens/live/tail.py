@@ -175,46 +175,15 @@ class WandbFollower(_FileFollower):
         return [self._table(frame)]
 
     def _history(self, payloads: list[bytes]) -> pl.DataFrame:
-        """History rows of some records, as `wandb_offline.read_wandb_file` reads them (its
-        record class, value decoding and frame builder; the loop is the same)."""
-        from google.protobuf.message import DecodeError
+        """History rows of some records, decoded as `wandb_offline.read_wandb_file` does."""
+        from ..importers.wandb_offline import HistoryRows
 
-        from ..importers.wandb_offline import SPECIAL, _float, _history_values, _int, _run_facts, history_frame, \
-            record_class
-
-        rec = record_class()()
-        row_of: list[int] = []
-        keys: list[str] = []
-        texts: list[str] = []
-        row_step: list[int] = []
-        row_wall: list[float | None] = []
-        for payload in payloads:
-            try:
-                rec.ParseFromString(payload)
-            except DecodeError:
-                continue
-            kind = rec.WhichOneof("record_type")
-            if kind == "history":
-                k, t = _history_values(rec.history)
-                special = {kk: tt for kk, tt in zip(k, t) if kk in SPECIAL}
-                step = _int(special.get("_step"))
-                if step is None:
-                    step = rec.history.step.num if rec.history.HasField("step") else self.last_step + 1
-                self.last_step = step
-                row = len(row_step)
-                row_step.append(step)
-                row_wall.append(_float(special.get("_timestamp")))
-                for kk, tt in zip(k, t):
-                    if kk not in SPECIAL:
-                        row_of.append(row)
-                        keys.append(kk)
-                        texts.append(tt)
-            elif kind == "run" and self.file.run_id is None:
-                _run_facts(rec.run, self.file)
+        rows = HistoryRows(last_step=self.last_step)
+        rows.decode(payloads, self.file)
+        self.last_step = rows.last_step
         if self.file.start_time is None:
-            walls = [w for w in row_wall if w is not None]
-            self.file.start_time = min(walls) if walls else None
-        return history_frame(row_of, keys, texts, row_step, row_wall) if keys else pl.DataFrame(schema=TABLE_SCHEMA)
+            self.file.start_time = rows.first_wall()
+        return rows.frame()
 
     def _table(self, frame: pl.DataFrame) -> Table:
         """The table `WandbOfflineRunImporter.read_many` would make of this file."""
