@@ -42,6 +42,22 @@ def cli():
     return run_cli
 
 
+def main_in_process(capsys, *args) -> tuple[int, str, str]:
+    """The real entry point, in this process; (exit code, stdout, stderr)."""
+    from spikelens import cli as entry
+
+    with pytest.raises(SystemExit) as exc:
+        entry.main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+@pytest.fixture
+def in_empty_folder(tmp_path, monkeypatch):
+    """An empty working folder: the project's own pyproject.toml plays no part."""
+    monkeypatch.chdir(tmp_path)
+
+
 def tree_hashes(root: Path) -> dict[str, str]:
     """sha256 of every file under root (tests check that input folders are never written)."""
     return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()

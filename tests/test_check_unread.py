@@ -14,20 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES
-from spikelens import cli
+from conftest import FIXTURES, main_in_process
+
+pytestmark = pytest.mark.usefixtures("in_empty_folder")
 
 
-def run(capsys, *args) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        cli.main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
-
-
-@pytest.fixture(autouse=True)
-def away_from_the_repo(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+run = main_in_process
 
 
 @pytest.fixture

@@ -19,26 +19,17 @@ import polars as pl
 import pytest
 
 import spikelens
-from conftest import FIXTURES
+from conftest import FIXTURES, main_in_process
 from spikelens import cli
 from spikelens.cli.helptext import plain_help
 from spikelens.explain import catalog
 
 CHECK_RUNS = FIXTURES / "check"
 
-
-def run(capsys, *args) -> tuple[int, str, str]:
-    """The real entry point, in this process; (exit code, stdout, stderr)."""
-    with pytest.raises(SystemExit) as exc:
-        cli.main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
+pytestmark = pytest.mark.usefixtures("in_empty_folder")
 
 
-@pytest.fixture(autouse=True)
-def away_from_the_repo(tmp_path, monkeypatch):
-    """An empty working folder: the project's own pyproject.toml plays no part."""
-    monkeypatch.chdir(tmp_path)
+run = main_in_process
 
 
 @pytest.fixture
