@@ -373,7 +373,12 @@ def test_reading_in_blocks_finds_what_reading_the_whole_file_finds(flips, cut, b
 
 
 def _reference_scan(buf: bytes) -> tuple[list[int], tfrecord.Damage]:
-    """The damage policy written the plain way: one record at a time, one CRC call each."""
+    """The damage policy written the plain way: one record at a time, one CRC call each.
+    A record that does not validate (bad length CRC, bad data CRC, or a checksummed
+    length running past the end of the file with more than a header's worth of bytes
+    after it) is skipped by a scan from the byte after its header to the first offset
+    where a whole record validates; the scanned bytes are counted. A record that runs
+    past the end of the file with no valid record after it is a truncated tail."""
     import struct
 
     from spikelens.importers.crc import masked_crc32c
@@ -392,23 +397,30 @@ def _reference_scan(buf: bytes) -> tuple[list[int], tfrecord.Damage]:
             damage.truncated_bytes = n - pos
             break
         if not header_ok(pos):
-            nxt = next((h for h in range(pos + 1, n - 15) if header_ok(h) and whole_ok(h)), None)
-            damage.resyncs += 1
-            damage.skipped_bytes += (nxt if nxt is not None else n) - pos
-            if nxt is None:
+            kind = "resyncs"
+        else:
+            (length,) = struct.unpack_from("<Q", buf, pos)
+            end = pos + 12 + length + 4
+            if end > n and n - pos <= 12 + 12 + 4:  # no room for a record after it: cut
+                damage.truncated_bytes = n - pos
                 break
-            pos = nxt
-            continue
-        (length,) = struct.unpack_from("<Q", buf, pos)
-        end = pos + 12 + length + 4
-        if end > n:
+            if end > n:
+                kind = "overlong"
+            elif whole_ok(pos):
+                starts.append(pos + 12)
+                pos = end
+                continue
+            else:
+                kind = "corrupt_records"
+        nxt = next((h for h in range(pos + 1, n - 15) if header_ok(h) and whole_ok(h)), None)
+        if nxt is None and kind == "overlong":
             damage.truncated_bytes = n - pos
             break
-        if whole_ok(pos):
-            starts.append(pos + 12)
-        else:
-            damage.corrupt_records += 1
-        pos = end
+        setattr(damage, kind, getattr(damage, kind) + 1)
+        damage.skipped_bytes += (nxt if nxt is not None else n) - pos
+        if nxt is None:
+            break
+        pos = nxt
     return starts, damage
 
 

@@ -180,6 +180,60 @@ def test_a_tb_record_with_a_huge_checksummed_length_costs_only_itself(tmp_path, 
     assert any("runs past the end of the file" in w and f.name in w for w in warnings), warnings
 
 
+def _with_length(raw: bytes, at: int, length: int) -> bytes:
+    """`raw` with the record header at `at` rewritten to `length`, its length CRC made valid."""
+    import struct
+
+    from spikelens.importers.crc import masked_crc32c
+
+    header = struct.pack("<Q", length)
+    return raw[:at] + header + struct.pack("<I", masked_crc32c(header)) + raw[at + 12:]
+
+
+@pytest.mark.parametrize("shift", ["onto a later record", "into a later record", "shorter", "zero"])
+def test_a_tb_record_with_a_wrong_checksummed_length_inside_the_file_costs_only_itself(tmp_path, shift):
+    """A length whose checksum holds but which is wrong while still fitting in the file
+    used to be followed: the data CRC failed, the record was skipped, and every record
+    its wrong length jumped over was lost with it (all of them, silently, when it landed
+    on a later record's header). The reader now scans from inside the bad record."""
+    import struct
+
+    f = _summary_writer_file(tmp_path / "run")
+    raw = f.read_bytes()
+    headers = _record_headers(raw)
+    k = len(headers) // 3
+    at, size = headers[k], headers[k + 1] - headers[k]
+    true_length = struct.unpack_from("<Q", raw, at)[0]
+    length = {"onto a later record": true_length + 7 * size, "into a later record": true_length + 7 * size + 5,
+              "shorter": true_length - 3, "zero": 0}[shift]
+    f.write_bytes(_with_length(raw, at, length))
+    got, warnings = read(f)
+    assert got == 199  # only the damaged record (one point) is lost
+    (w,) = [w for w in warnings if f.name in w]
+    assert "1 record(s) with a bad data checksum skipped" in w and "at least 1 record(s) lost" in w, w
+    assert f"{size} bytes passed over" in w, w
+
+
+def test_tb_records_with_wrong_lengths_through_the_block_reader(tmp_path):
+    """Several such records, read in small blocks: the same records as one buffer."""
+    import struct
+
+    from spikelens.importers import tfrecord
+
+    f = _summary_writer_file(tmp_path / "run")
+    raw = f.read_bytes()
+    headers = _record_headers(raw)
+    for k, extra in ((20, 3), (60, 1), (61, 0), (150, 40)):
+        size = headers[k + 1] - headers[k]
+        raw = _with_length(raw, headers[k], struct.unpack_from("<Q", raw, headers[k])[0] + extra * size + 1)
+    whole = tfrecord.scan(raw)
+    # 60 and 61 are next to each other: one scan passes over both (one place, 'at least 1 record')
+    assert len(whole) == len(headers) - 4 and whole.damage.corrupt_records == 3
+    for block_size, block_records in ((97, 7), (1000, 3), (1 << 20, 1 << 15)):
+        part = tfrecord.scan(raw, block_size=block_size, block_records=block_records)
+        assert part.starts.tolist() == whole.starts.tolist() and part.damage == whole.damage
+
+
 def test_a_tb_file_cut_by_a_crash_is_still_a_truncated_tail(tmp_path):
     f = _summary_writer_file(tmp_path / "run")
     raw = f.read_bytes()

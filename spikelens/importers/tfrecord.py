@@ -11,12 +11,19 @@ sits in two groups that share no other record), record by record only where a gr
 fails or the layout does not repeat.
 
 Damage policy (formats README §1.5; TensorBoard's own loader silently stops at the
-first bad record):
+first bad record): a record that does not validate is skipped by scanning forward,
+from the byte after its header, to the next offset where both the length CRC and the
+data CRC hold (resync), and the bytes passed over are counted:
 
-- data CRC mismatch: the length was verified, so only that record is skipped;
-- length CRC mismatch: nothing after it can be trusted; scan forward to the next
-  offset where both the length CRC and the data CRC validate (resync);
-- a short tail (a record cut off by a crash or a live writer): stop there.
+- length CRC mismatch: nothing after it can be trusted;
+- data CRC mismatch: the length's own checksum held, but the length may still be
+  wrong (damage that kept the checksum, a writer bug): following it could jump over
+  good records, so the scan starts inside the record. In the common case (a damaged
+  payload) no record hides in its bytes and the next record is where the length said:
+  the bulk walk keeps everything after it (`_record_hidden_in`);
+- a length that runs past the end of the file while valid records follow its header:
+  likewise (a file whose last record is cut by a crash or a live writer keeps no
+  record after it: a truncated tail, where the read stops).
 
 CRC checks are on by default. `verify=False` skips them;
 `SPIKELENS_NO_VERIFY=1` in the environment or `tfrecord.VERIFY = False` turns them
@@ -143,11 +150,12 @@ class Damage:
     """What could not be read from one file, for a one-line warning."""
 
     corrupt_records: int = 0
-    """Records whose data CRC failed (skipped; the records around them are kept)."""
+    """Records whose data CRC failed: each is skipped by a scan from the byte after its
+    header to the next valid record (the records around it are kept)."""
     resyncs: int = 0
     """Places where a length CRC failed and the reader scanned forward to the next record."""
     skipped_bytes: int = 0
-    """Bytes passed over by those scans."""
+    """Bytes passed over by all those scans (the damaged records' own bytes included)."""
     truncated_bytes: int = 0
     """Bytes of an incomplete last record (ignored)."""
     overlong: int = 0
@@ -158,16 +166,23 @@ class Damage:
     def any(self) -> bool:
         return bool(self.corrupt_records or self.resyncs or self.truncated_bytes or self.overlong)
 
+    @property
+    def lost_records(self) -> int:
+        """Records lost to the scans, at least: one a place (a damaged region with a bad
+        length checksum may have held more than one record; its bytes are counted)."""
+        return self.corrupt_records + self.resyncs + self.overlong
+
     def describe(self) -> str:
         parts = []
         if self.corrupt_records:
             parts.append(f"{self.corrupt_records} record(s) with a bad data checksum skipped")
         if self.resyncs:
-            parts.append(f"{self.resyncs} damaged region(s) with a bad length checksum "
-                         f"({self.skipped_bytes} bytes) skipped")
+            parts.append(f"{self.resyncs} damaged region(s) with a bad length checksum skipped")
         if self.overlong:
-            parts.append(f"{self.overlong} record(s) whose length runs past the end of the file "
-                         f"({self.skipped_bytes} bytes) skipped to the next valid record")
+            parts.append(f"{self.overlong} record(s) whose length runs past the end of the file skipped")
+        if self.lost_records:
+            parts.append(f"{self.skipped_bytes} bytes passed over to the next valid record "
+                         f"(at least {self.lost_records} record(s) lost)")
         if self.truncated_bytes:
             parts.append(f"truncated last record ({self.truncated_bytes} bytes) ignored")
         return ", ".join(parts)
@@ -320,15 +335,17 @@ def walk(buf: bytes, u8: np.ndarray, pos: int, limit: int) -> tuple[np.ndarray, 
 # ------------------------------------------------------------------ damage
 
 
-def _resync(buf: bytes, u8: np.ndarray, start: int, file_left: int) -> tuple[int | None, int]:
+def _resync(buf: bytes, u8: np.ndarray, start: int, file_left: int, stop: int | None = None
+            ) -> tuple[int | None, int]:
     """Search `buf` from `start` for an offset where a whole record validates (length
     and data CRC). Returns (offset, _) when found, else (None, keep): the first offset
     that could not be tested with the bytes at hand (a record running past the end of
     the buffer, or too few bytes for a header), from which more data must be read.
     `file_left` is how many bytes of the file follow the buffer (candidates whose record
-    would run past the end of the file cannot be records)."""
+    would run past the end of the file cannot be records). `stop`: test only offsets
+    before it (keep is then `stop` when every one was tested and none validates)."""
     n = len(buf)
-    last = n - HEADER - FOOTER
+    last = n - HEADER - FOOTER if stop is None else min(n - HEADER - FOOTER, stop - 1)
     pos = start
     while pos <= last:
         stop = min(pos + _RESYNC_WINDOW, last + 1)
@@ -345,6 +362,36 @@ def _resync(buf: bytes, u8: np.ndarray, start: int, file_left: int) -> tuple[int
                 return h, h
         pos = stop
     return None, max(start, last + 1)
+
+
+def _record_hidden_in(buf: bytes, u8: np.ndarray, header: int, end: int, file_left: int) -> bool:
+    """Could a valid record start inside the record at `header` (whose data CRC failed;
+    it ends at `end` if its length is right)? Yes when one validates there, or one
+    there runs past the buffer and cannot be told yet. No is the common case (damaged
+    data, a right length): the next record is then the one at `end`."""
+    hit, keep = _resync(buf, u8, header + 1, file_left, stop=end)
+    return hit is not None or keep < end
+
+
+def _first_bad(buf: bytes, u8: np.ndarray, headers: np.ndarray, lengths: np.ndarray, ok_len: np.ndarray,
+               ok_data: np.ndarray, file_left: int) -> tuple[np.ndarray, int, int]:
+    """Which walked records to keep, and where a scan must start. A record whose data CRC
+    failed costs only itself (no record hides in its bytes, and the record right after
+    it validates: where a scan from inside it would stop); otherwise the records from it
+    on are dropped and the stream scans from it. Returns (keep mask, index of the first
+    record to scan from or len(headers), bytes of the records skipped alone)."""
+    good = ok_len & ok_data
+    keep = good.copy()
+    cut = int(np.argmin(ok_len)) if not ok_len.all() else headers.size
+    skipped = 0
+    for i in np.flatnonzero(~ok_data[:cut]).tolist():
+        end = int(headers[i] + HEADER + lengths[i] + FOOTER)
+        if i + 1 >= headers.size or not good[i + 1] or _record_hidden_in(buf, u8, int(headers[i]), end, file_left):
+            cut = i
+            break
+        skipped += end - int(headers[i])
+    keep[cut:] = False
+    return keep, cut, skipped
 
 
 # ------------------------------------------------------------------ reading a file
@@ -418,7 +465,9 @@ class RecordStream:
         self.looks_like_tfrecord = len(buf) < HEADER or first_record_ok(buf[:HEADER])
         pos = 0
         bad_at: int | None = None  # file offset where damage began while resyncing
-        overlong = False  # that damage: a record running past the end of the file (a cut, or a bad length)
+        # that damage: "length" (its CRC failed), "data" (the data CRC failed), "overlong"
+        # (a record running past the end of the file: a cut, or a bad length)
+        bad_kind = ""
         while True:
             u8 = np.frombuffer(buf, dtype=np.uint8)
             if bad_at is not None:
@@ -427,30 +476,32 @@ class RecordStream:
                     refill(keep, HEADER + FOOTER)
                     pos = 0
                     continue
-                if hit is None and overlong:  # no record after it: the last record was cut
+                if hit is None and bad_kind == "overlong":  # no record after it: the last record was cut
                     self.damage.truncated_bytes = base + len(buf) - bad_at
                     break
-                if overlong:
+                if bad_kind == "overlong":
                     self.damage.overlong += 1
+                elif bad_kind == "data":
+                    self.damage.corrupt_records += 1
                 else:
                     self.damage.resyncs += 1
                 if hit is None:
                     self.damage.skipped_bytes += base + len(buf) - bad_at
                     break
                 self.damage.skipped_bytes += base + hit - bad_at
-                bad_at, pos, overlong = None, hit, False
+                bad_at, pos, bad_kind = None, hit, ""
             headers, lengths, stop, runs = walk(buf, u8, pos, self.block_records)
             starts = headers + HEADER
             bad_from: int | None = None
             if self.verify and starts.size:
                 ok_len, ok_data = check_records(buf, u8, headers, lengths, runs)
-                if not ok_len.all():
-                    first_bad = int(np.argmin(ok_len))
-                    bad_from = int(headers[first_bad])
-                    starts, lengths, ok_data = starts[:first_bad], lengths[:first_bad], ok_data[:first_bad]
-                if not ok_data.all():
-                    self.damage.corrupt_records += int((~ok_data).sum())
-                    starts, lengths = starts[ok_data], lengths[ok_data]
+                if not (ok_len.all() and ok_data.all()):
+                    keep, cut, skipped = _first_bad(buf, u8, headers, lengths, ok_len, ok_data, left())
+                    self.damage.corrupt_records += int((~ok_data[:cut]).sum())
+                    self.damage.skipped_bytes += skipped
+                    if cut < headers.size:
+                        bad_from, bad_kind = int(headers[cut]), "length" if not ok_len[cut] else "data"
+                    starts, lengths = starts[keep], lengths[keep]
             if starts.size:
                 self.records += int(starts.size)
                 yield Block(buf=buf, starts=starts, lengths=lengths, offset=base)
@@ -463,7 +514,7 @@ class RecordStream:
             # the walk stopped at the end of the buffer or at a record that runs past it
             if stop + HEADER <= len(buf):
                 if self.verify and not length_crcs_ok(u8, np.array([stop], dtype=np.int64))[0]:
-                    bad_at, pos = base + stop, stop + 1
+                    bad_at, pos, bad_kind = base + stop, stop + 1, "length"
                     continue
                 need = stop + HEADER + int(struct.unpack_from("<Q", buf, stop)[0]) + FOOTER - len(buf)
             else:
@@ -471,7 +522,7 @@ class RecordStream:
             if need > left() and len(buf) - stop + left() > HEADER + HEADER + FOOTER:
                 # the file ends inside this record: cut by a crash, or a damaged length whose
                 # checksum holds; records after its header mean the latter: read on from them
-                bad_at, pos, overlong = base + stop, stop + 1, True
+                bad_at, pos, bad_kind = base + stop, stop + 1, "overlong"
                 continue
             if need > left():  # the file ends inside this record: it was cut
                 rest = left() if self.size is not None or eof else self._drain()

@@ -137,7 +137,7 @@ class TensorBoardFollower(_FileFollower):
         end = int(records.starts[-1] + records.lengths[-1] + FOOTER)
         self.tail.advance(data, base, end)
         scalars = decode_events(data, records, self.plugins)
-        if records.damage.corrupt_records or records.damage.resyncs:
+        if records.damage.lost_records:
             diagnostics.warn(f"{self.path}: damaged event file: {records.damage.describe()}")
         return [self.importer._table(self.path, scalars)]  # noqa: SLF001 - the importer's own table
 
