@@ -71,5 +71,10 @@ class OutputOverlap(UsageError):
     user's logs are never replaced, deleted or added to)."""
 
 
+class OutputExists(UsageError):
+    """An output that is already there and that the command was not told to replace
+    (`--force`): never overwritten silently."""
+
+
 class ReplayError(SpikelensError):
     """The replay target, checkpoint or torch install is not usable."""

@@ -4,6 +4,12 @@ writer leaves the previous good file (or nothing), never half a file; and an out
 path that is an input, holds one or lies inside one is refused before anything is
 written (the user's logs are never replaced, deleted or added to).
 
+One overwrite policy for every output (`claim`, `write_output`): an output that is
+already there is refused with one line naming it, and `--force` replaces it (in one
+rename, as always). Without `--force` a file is published with a hard link, which fails
+when something took the name meanwhile: what was checked is what is written. Outputs made
+to be updated (a findings dataset, `--summary`'s append, `--update-baseline`) say so.
+
 Temporary names start with `TMP_PREFIX` and end in `TMP_SUFFIX`, so a reader globbing
 `*.parquet` or `*.csv` never picks one up; they carry the writer's process id, so a later
 writer into the same folder removes what a killed one (kill -9) left, and only that.
@@ -18,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from .errors import OutputOverlap
+from .errors import OutputExists, OutputOverlap
 
 TMP_PREFIX = ".spikelens-tmp-"
 TMP_SUFFIX = ".partial"
@@ -69,11 +75,13 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def atomic_write(path: str | os.PathLike, writer: Callable[[Path], object]) -> Path:
+def atomic_write(path: str | os.PathLike, writer: Callable[[Path], object], *, replace: bool = True) -> Path:
     """`writer(tmp)` writes the whole file at `tmp` (beside `path`); it then replaces
     `path` in one rename. On any exception or interrupt the temporary file is removed
     and `path` is as it was. A symbolic link is followed (the file it names is replaced);
-    a path that is not a regular file (/dev/stdout, a FIFO) is written directly."""
+    a path that is not a regular file (/dev/stdout, a FIFO) is written directly. With
+    `replace=False` a file found at `path` when the new one is ready is kept and
+    OutputExists raised."""
     path = Path(path)
     if path.is_symlink() or path.exists():
         path = path.resolve()  # a link is followed: the file it names is replaced, the link kept
@@ -88,7 +96,10 @@ def atomic_write(path: str | os.PathLike, writer: Callable[[Path], object]) -> P
         writer(tmp)
         _fsync_file(tmp)
         os.chmod(tmp, _mode_for(path))
-        os.replace(tmp, path)
+        if replace:
+            os.replace(tmp, path)
+        else:
+            _publish_new(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -96,29 +107,101 @@ def atomic_write(path: str | os.PathLike, writer: Callable[[Path], object]) -> P
     return path
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
-    return atomic_write(path, lambda tmp: tmp.write_bytes(data))
+def _publish_new(tmp: Path, path: Path) -> None:
+    """`tmp` takes the name `path` only if nothing holds it: a hard link is created or
+    fails as one step (a file system without hard links: checked, then renamed)."""
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise OutputExists(_exists_message(path, "output")) from None
+    except OSError:
+        if occupied(path):
+            raise OutputExists(_exists_message(path, "output")) from None
+        os.replace(tmp, path)
+        return
+    tmp.unlink()
 
 
-def atomic_write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8") -> Path:
-    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding=encoding))
+def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, replace: bool = True) -> Path:
+    return atomic_write(path, lambda tmp: tmp.write_bytes(data), replace=replace)
+
+
+def atomic_write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8", *, replace: bool = True) -> Path:
+    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding=encoding), replace=replace)
+
+
+# ---------------------------------------------------------------- the overwrite policy
+
+def occupied(path: str | os.PathLike) -> bool:
+    """What an output would replace: a regular file (a link followed) or a folder holding
+    anything. A stream (/dev/stdout, a FIFO), an empty folder or nothing is not."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    if stat.S_ISREG(mode):
+        return True
+    if stat.S_ISDIR(mode):
+        try:
+            with os.scandir(path) as entries:
+                return any(True for _ in entries)
+        except OSError:
+            return True
+    return False
+
+
+def _exists_message(path: str | os.PathLike, what: str) -> str:
+    return f"{what} {os.fspath(path)}: already exists; --force replaces it"
+
+
+def claim(path: str | os.PathLike, what: str, *, force: bool) -> None:
+    """The overwrite policy of every output, checked before any work: an existing output
+    (`occupied`) is refused with one line naming it (OutputExists, exit 2) unless `force`.
+    Inputs are another matter: `refuse_overlap` refuses them even with `--force`."""
+    if not force and occupied(path):
+        raise OutputExists(_exists_message(path, what))
+
+
+def write_output(path: str | os.PathLike, writer: Callable[[Path], object], what: str, *, force: bool) -> Path:
+    """Write one output file under the policy: refused when it exists (unless `force`),
+    written whole in one rename, and never over a file that appeared meanwhile."""
+    claim(path, what, force=force)
+    try:
+        return atomic_write(path, writer, replace=force)
+    except OutputExists:
+        raise OutputExists(_exists_message(path, what)) from None
 
 
 @contextmanager
-def atomic_folder(path: str | os.PathLike) -> Iterator[Path]:
+def atomic_folder(path: str | os.PathLike, *, replace: bool = False) -> Iterator[Path]:
     """A temporary folder beside `path` to write a whole folder output into; renamed to
-    `path` when the block ends without error (`path` must not exist or be empty),
-    removed otherwise."""
+    `path` when the block ends without error, removed otherwise. `path` must not exist
+    or be empty; with `replace`, a folder there is first renamed aside, then removed once
+    the new one is in its place (put back if that rename fails)."""
     path = Path(path)
     remove_dead_temps(path.parent)
     tmp = Path(tempfile.mkdtemp(prefix=_prefix(), suffix=TMP_SUFFIX, dir=path.parent))
+    aside = None
     try:
         yield tmp
         os.chmod(tmp, 0o777 & ~_umask())
-        os.replace(tmp, path)
+        if replace and occupied(path) and path.is_dir() and not path.is_symlink():
+            aside = Path(tempfile.mkdtemp(prefix=_prefix(), suffix=TMP_SUFFIX, dir=path.parent))
+            os.replace(path, aside)  # onto the empty folder just made: the name is ours
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            if aside is not None:
+                os.replace(aside, path)
+                aside = None
+            raise
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        if aside is not None:
+            shutil.rmtree(aside, ignore_errors=True)
         raise
+    if aside is not None:
+        shutil.rmtree(aside, ignore_errors=True)
     _fsync_dir(path.parent)
 
 

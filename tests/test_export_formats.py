@@ -104,9 +104,16 @@ def test_never_writes_into_the_logs_or_over_an_earlier_export(tmp_path):
     shutil.copytree(ROLLBACK, logs)
     with pytest.raises(UsageError, match="inside the logs"):
         export(str(logs), out=logs / "fixed", fmt="tensorboard")
-    export(str(logs), out=tmp_path / "out", fmt="tensorboard")
-    with pytest.raises(UsageError, match="already holds files"):
+    first, _ = export(str(logs), out=tmp_path / "out", fmt="tensorboard")
+    (old,) = first.glob("events.out.tfevents.*")
+    with pytest.raises(UsageError, match="already exists; --force replaces it"):
         export(str(logs), out=tmp_path / "out", fmt="tensorboard")
+    assert [p.name for p in first.iterdir()] == [old.name]  # the earlier export untouched
+    again, _ = export(str(logs), out=tmp_path / "out", fmt="tensorboard", name="logs", force=True)
+    assert again == first and not old.exists()  # replaced whole: the new event file alone
+    (new,) = again.glob("events.out.tfevents.*")
+    assert accumulate(again).Scalars("train/loss")
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["logs"]  # nothing left aside
 
 
 def test_cli_export_and_its_one_line_errors(tmp_path):

@@ -439,14 +439,14 @@ def test_a_killed_csv_export_leaves_the_previous_file(tmp_path: Path, cli):
         "    os.kill(os.getpid(), signal.SIGKILL)\n"
         "pl.DataFrame.write_csv = killed\n"
         "from spikelens.cli import main\n"
-        f"main(['export', {str(logs)!r}, '-o', {str(out)!r}])\n"
+        f"main(['export', {str(logs)!r}, '-o', {str(out)!r}, '--force'])\n"
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert res.returncode == -9, res.stderr
     assert out.read_text() == "step,value\n1,2.0\n"
     (left,) = [p.name for p in tmp_path.iterdir() if p.is_file() and p.name != "all.csv"]
     assert is_temp_name(left)  # what a kill -9 leaves: spikelens' own temporary name, never the real one
-    ok = cli("export", logs, "-o", out)
+    ok = cli("export", logs, "-o", out, "--force")  # an existing output is replaced only when told to
     assert ok.returncode == 0, ok.stderr
     assert [p.name for p in tmp_path.iterdir() if p.is_file()] == ["all.csv"]  # the dead writer's temp removed
     assert pl.read_csv(out).height == 3 * 4000 * 2  # train_loss and epoch of every step

@@ -54,7 +54,8 @@ def _signalled(sweep: Path, tmp_path: Path, sig: int) -> tuple[int, str, Path, P
     html.write_text("the previous good report\n")
     data = tmp_path / "fleet"
     proc = subprocess.Popen([sys.executable, "-m", "spikelens", "analyze", str(sweep), "--format", "json",
-                             "--html", str(html), "--findings", str(data), "--no-charts"],
+                             "--html", str(html), "--findings", str(data), "--no-charts",
+                             "--force"],  # the previous report is replaced only when told to
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)  # its own process group, as a terminal gives a command
     deadline = time.monotonic() + 60

@@ -16,10 +16,11 @@ from rich.text import Text
 from .. import api
 from ..config import Config, load_config
 from ..errors import UsageError
-from ..outputs import atomic_write_text, refuse_overlap
+from ..outputs import claim, refuse_overlap, write_output
 from ..frame import ROLES
 from . import app
-from .common import ALLOW_EMPTY, CHARTS, CONFIG, QUIET_RUNS, ROLE, VERBOSE, emit_warnings, stderr_console, stdout_console
+from .common import (ALLOW_EMPTY, CHARTS, CONFIG, QUIET_RUNS, ROLE, VERBOSE, emit_warnings, force_option,
+                     stderr_console, stdout_console)
 
 
 class Executor(str, Enum):
@@ -73,6 +74,8 @@ def analyze_cmd(
                                                "batch size is logged) and the checkpoint to roll back to for each "
                                                "spike and divergence, with Megatron --train-range-to-skip arguments "
                                                "and a skip_batches list for spikelens.replay.callbacks.SkipBatches."),
+    force: bool = force_option("the --html and --remedy files and the PNGs of --plot",
+                               " A --findings dataset is updated in place, as it is made to be."),
     charts: bool = CHARTS,
     allow_empty: bool = ALLOW_EMPTY,
     quiet: bool = QUIET_RUNS,
@@ -97,6 +100,9 @@ def analyze_cmd(
     for what, out in (("--html", html), ("--plot", plot), ("--remedy", remedy)):
         if out is not None:  # before the analysis: the logs read are never written over, nor added to
             refuse_overlap(out, paths, what)
+    for what, out in (("--html", html), ("--remedy", remedy)):
+        if out is not None:  # and an existing file is replaced only with --force
+            claim(out, what, force=force)
     cfg = build_config(config, role)
     params = detector_params(cfg, param)
     started = time.perf_counter()
@@ -110,11 +116,11 @@ def analyze_cmd(
     if verbose and not quiet:
         _log_runs(report, time.perf_counter() - started)
     if plot is not None:
-        _write_plots(report, plot, quiet)
+        _write_plots(report, plot, quiet, force)
     if html is not None:
-        _write_html(report, html, quiet, static=html_static)
+        _write_html(report, html, quiet, static=html_static, force=force)
     if remedy is not None:
-        _write_remedy(report, remedy, quiet)
+        _write_remedy(report, remedy, quiet, force)
     if format == ReportFormat.json:
         from ..report.json_report import render_json
 
@@ -287,35 +293,38 @@ def _log_runs(report, seconds: float) -> None:
     err.print(f"analyzed {len(report.runs)} run(s) in {seconds:.2f} s", highlight=False, markup=False)
 
 
-def _write_plots(report, folder: Path, quiet: bool) -> None:
+def _write_plots(report, folder: Path, quiet: bool, force: bool) -> None:
     from ..report.plots import write_plots
 
     try:
-        paths = write_plots(report, folder)
+        paths = write_plots(report, folder, force=force)
     except OSError as exc:
         raise UsageError(f"{folder}: cannot write plots ({exc.strerror or exc})") from None
     if not quiet:
         typer.echo(f"wrote {sum(len(p) for p in paths.values())} plot(s) to {folder}", err=True)
 
 
-def _write_remedy(report, path: Path, quiet: bool) -> None:
-    from ..remedy import write_remedy
+def _write_remedy(report, path: Path, quiet: bool, force: bool) -> None:
+    import json
 
+    from ..remedy import remedy_document
+
+    text = json.dumps(remedy_document(report), indent=1) + "\n"
     try:
-        write_remedy(report, path)
+        write_output(path, lambda tmp: tmp.write_text(text, encoding="utf-8"), "--remedy", force=force)
     except OSError as exc:
         raise UsageError(f"{path}: cannot write the remedy file ({exc.strerror or exc})") from None
     if not quiet:
         typer.echo(f"wrote {path}", err=True)
 
 
-def _write_html(report, path: Path, quiet: bool, *, static: bool = False) -> None:
+def _write_html(report, path: Path, quiet: bool, *, static: bool = False, force: bool = False) -> None:
     from ..report.html import render_html
 
     page = render_html(report, static=static)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, page)
+        write_output(path, lambda tmp: tmp.write_text(page, encoding="utf-8"), "--html", force=force)
     except OSError as exc:
         raise UsageError(f"{path}: cannot write the HTML report ({exc.strerror or exc})") from None
     if not quiet:

@@ -18,12 +18,13 @@ from rich.text import Text
 from .. import api
 from ..check import (CheckResult, baseline_from, build_policy, evaluate, load_baseline, parse_kind_thresholds,
                      write_baseline)
-from ..errors import UsageError
-from ..outputs import atomic_write, refuse_overlap
+from ..errors import OutputExists, SpikelensError, UsageError
+from ..outputs import atomic_write, claim, occupied, refuse_overlap, write_output
 from ..report.json_report import check_report_dict as report_json
 from . import app
 from .analyze import build_config, detector_params, progress, require_loss
-from .common import ALLOW_EMPTY, CHARTS, CONFIG, QUIET_RUNS, ROLE, VERBOSE, Format, emit_warnings, stderr_console, stdout_console
+from .common import (ALLOW_EMPTY, CHARTS, CONFIG, QUIET_RUNS, ROLE, VERBOSE, Format, emit_warnings, force_option,
+                     stderr_console, stdout_console)
 
 
 class Severity(str, Enum):
@@ -65,17 +66,20 @@ def check_cmd(
                                             help="Findings recorded in FILE do not fail (matched by run, metric, "
                                                  "kind and a step window); only new ones do."),
     update_baseline: bool = typer.Option(False, "--update-baseline",
-                                         help="Write every checked finding into the --baseline file and exit 0."),
+                                         help="Write every checked finding into the --baseline file and exit 0 "
+                                              "(it replaces an earlier baseline: that is what it is for; a file "
+                                              "there that is not a spikelens baseline only with --force)."),
     junit: Optional[Path] = typer.Option(None, "--junit", metavar="FILE",
                                          help="Also write JUnit XML: one test case per run, failures carry "
                                               "the messages."),
     summary: Optional[Path] = typer.Option(None, "--summary", metavar="FILE",
                                            help="Also append the markdown report to FILE (e.g. "
-                                                "\"$GITHUB_STEP_SUMMARY\")."),
+                                                "\"$GITHUB_STEP_SUMMARY\"); what FILE held is kept."),
     stitch: bool = typer.Option(False, "--stitch",
                                 help="Treat everything under PATHS as segments of one run (resumed launches "
                                      "logged to separate folders), as the stitch analysis does."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when findings fail (report-only jobs)."),
+    force: bool = force_option("the --junit file", " --summary appends and --update-baseline re-records, as made to."),
     allow_empty: bool = ALLOW_EMPTY,
     config: Optional[Path] = CONFIG,
     role: List[str] = ROLE,
@@ -120,6 +124,10 @@ def check_cmd(
                       ("--baseline", policy.baseline if update_baseline else None)):
         if out is not None:  # before the analysis: the logs read are never written over, nor added to
             refuse_overlap(out, paths, what)
+    if junit is not None:
+        claim(junit, "--junit", force=force)
+    if update_baseline and not force:
+        _only_a_baseline(Path(policy.baseline))
 
     started = time.perf_counter()
     with progress(quiet) as update:
@@ -151,7 +159,7 @@ def check_cmd(
     if junit is not None:
         from ..report.junit import render_junit
 
-        _write(junit, render_junit(result, elapsed=elapsed), "the JUnit report")
+        _write(junit, render_junit(result, elapsed=elapsed), "the JUnit report", flag="--junit", force=force)
     if summary is not None:
         _write(summary, render_markdown_check(result, charts=charts), "the markdown summary", append=True)
     if format == Format.json:
@@ -178,12 +186,32 @@ def _joined(items: list[str]) -> str | None:
     return ",".join(items) if items else None
 
 
-def _write(path: Path, text: str, what: str, append: bool = False) -> None:
-    """Written whole or not at all (outputs.atomic_write); appending keeps what was there."""
+def _only_a_baseline(path: Path) -> None:
+    """--update-baseline replaces a baseline (that is what it is for), never a file that is
+    something else (a typo naming the config, a report) unless --force says so."""
+    if not occupied(path):
+        return
+    try:
+        load_baseline(path)
+    except SpikelensError as exc:
+        problem = getattr(exc, "problem", str(exc))
+        raise OutputExists(f"--baseline {path}: already exists; --force replaces it (it is not a spikelens "
+                           f"baseline: {problem})") from None
+
+
+def _write(path: Path, text: str, what: str, append: bool = False, flag: str = "", force: bool = False) -> None:
+    """Written whole or not at all (outputs.atomic_write); appending keeps what was there,
+    anything else follows the overwrite policy (outputs.write_output)."""
+    def write(tmp: Path) -> None:
+        tmp.write_text(before + text, encoding="utf-8", errors="surrogateescape")
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         before = path.read_text(encoding="utf-8", errors="surrogateescape") if append and path.is_file() else ""
-        atomic_write(path, lambda tmp: tmp.write_text(before + text, encoding="utf-8", errors="surrogateescape"))
+        if append:
+            atomic_write(path, write)
+        else:
+            write_output(path, write, flag or what, force=force)
     except OSError as exc:
         raise UsageError(f"{path}: cannot write {what} ({exc.strerror or exc})") from None
 

@@ -82,3 +82,10 @@ ROLE = typer.Option([], "--role", metavar="TAG=ROLE",
                     help=f"Override a metric's role (TAG may be a glob); ROLE is one of {', '.join(ROLES)}. "
                          "Repeatable.")
 CHARTS = typer.Option(True, "--charts/--no-charts", help="Draw a small chart under each finding.")
+
+
+def force_option(outputs: str, kept: str = "") -> typer.Option:
+    """`--force`: the one overwrite policy (outputs.claim) said in each command's words."""
+    return typer.Option(False, "--force",
+                        help=f"Replace {outputs} when they already exist (without it an existing output is refused, "
+                             f"exit 2: nothing is overwritten silently; never the logs read).{kept}")

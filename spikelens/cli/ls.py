@@ -1,4 +1,4 @@
-"""`spikelens ls`: what was found; and the long frame written out (`export -o FILE.parquet`)."""
+"""`spikelens ls`: what was found; and how a long frame is written out (`export`, `stitch -o`)."""
 from __future__ import annotations
 
 import json
@@ -12,7 +12,7 @@ from rich.table import Table
 
 from .. import api, diagnostics
 from ..errors import UsageError
-from ..outputs import atomic_write, refuse_overlap
+from ..outputs import write_output
 from . import app
 from .common import QUIET, emit_warnings, stdout_console
 
@@ -102,24 +102,6 @@ def runs_markdown(runs: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-FRAME_SUFFIXES = (".parquet", ".csv")
-
-
-def export_frame(paths: List[Path], output: Path, *, mkdir: bool, quiet: bool) -> None:
-    """`spikelens export PATHS -o FILE.parquet|FILE.csv`: the long frame of every run under PATHS."""
-    refuse_overlap(output, paths, "-o")  # the logs read are never written over, nor added to
-    output_folder(output, mkdir)  # before reading: a typo in the folder should not cost the whole read
-    with diagnostics.collecting() as diag:
-        frame = api.load(*paths)
-    emit_warnings(diag.lines, quiet)
-    try:
-        write_frame(frame, output)
-    except OSError as exc:
-        raise UsageError(f"{output}: cannot write ({exc.strerror or exc})") from None
-    if not quiet:
-        typer.echo(f"wrote {frame.height} points to {output}", err=True)
-
-
 def output_folder(output: Path, mkdir: bool) -> None:
     """The folder an output file goes into must exist, or be created on request (--mkdir):
     a mistyped folder is an error, not a new tree somewhere."""
@@ -136,14 +118,15 @@ def output_folder(output: Path, mkdir: bool) -> None:
         raise UsageError(f"{folder}: cannot create the folder ({exc.strerror or exc})") from None
 
 
-def write_frame(frame, output: Path) -> None:
+def write_frame(frame, output: Path, *, force: bool) -> None:
     """Write a frame as Parquet or CSV by the file's suffix (into a folder that exists),
-    atomically: a killed or failed write leaves the previous file as it was. CSV text
-    cells a spreadsheet would run as a formula are escaped (`csv_safe`)."""
+    atomically: a killed or failed write leaves the previous file as it was; an existing
+    file only with `force` (outputs.write_output). CSV text cells a spreadsheet would run
+    as a formula are escaped (`csv_safe`)."""
     if output.suffix.lower() == ".parquet":
-        atomic_write(output, frame.write_parquet)
+        write_output(output, frame.write_parquet, "-o", force=force)
     else:
-        atomic_write(output, csv_safe(frame).write_csv)
+        write_output(output, csv_safe(frame).write_csv, "-o", force=force)
 
 
 FORMULA_START = r"^[=+\-@\t\r]"

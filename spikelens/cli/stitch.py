@@ -15,7 +15,7 @@ from ..errors import UsageError
 from ..model.report import RunReport
 from . import app
 from .analyze import ReportFormat, build_config, detector_params
-from .common import QUIET, VERBOSE, emit_warnings, stderr_console, stdout_console
+from .common import QUIET, VERBOSE, emit_warnings, force_option, stderr_console, stdout_console
 
 OUTPUT_SUFFIXES = (".parquet", ".csv")
 
@@ -28,6 +28,7 @@ def stitch_cmd(
                                           help="Write the stitched frame (with its `superseded` column) "
                                                "to FILE.parquet or FILE.csv."),
     mkdir: bool = typer.Option(False, "--mkdir", help="Create the --output file's folder when it does not exist."),
+    force: bool = force_option("the --output FILE"),
     name: Optional[str] = typer.Option(None, "--name", help="Name of the stitched run (default: the first part's)."),
     format: ReportFormat = typer.Option(ReportFormat.rich, "--format", "-f", case_sensitive=False,
                                         help="rich (terminal), json (the contract, stdout only JSON), markdown, or concise "
@@ -56,10 +57,11 @@ def stitch_cmd(
     if output is not None and output.suffix.lower() not in OUTPUT_SUFFIXES:
         raise UsageError(f"{output}: --output must end in .parquet or .csv")
     if output is not None:
-        from ..outputs import refuse_overlap
+        from ..outputs import claim, refuse_overlap
         from .ls import output_folder
 
         refuse_overlap(output, paths, "-o")  # the logs read are never written over, nor added to
+        claim(output, "-o", force=force)  # before reading: one overwrite policy for every output
         output_folder(output, mkdir)
     cfg = build_config(config, role)
     params = detector_params(cfg, param)
@@ -71,7 +73,7 @@ def stitch_cmd(
         stderr_console().print(f"stitched {len(run.segments)} launch(es) of {run.run}: {run.points:,} points in "
                                f"{time.perf_counter() - started:.2f} s", highlight=False, markup=False)
     if output is not None:
-        _write(frame, output, quiet)
+        _write(frame, output, quiet, force)
     if format == ReportFormat.json:
         from ..report.json_report import render_json
 
@@ -120,11 +122,11 @@ def timeline_table(run: RunReport) -> Table:
 
 
 
-def _write(frame, output: Path, quiet: bool) -> None:
+def _write(frame, output: Path, quiet: bool, force: bool) -> None:
     from .ls import write_frame
 
     try:
-        write_frame(frame, output)
+        write_frame(frame, output, force=force)
     except OSError as exc:
         raise UsageError(f"{output}: cannot write ({exc.strerror or exc})") from None
     if not quiet:

@@ -7,15 +7,15 @@ from pathlib import Path
 from .. import diagnostics
 from ..errors import UsageError
 from ..outputs import atomic_folder
+from .target import FOLDER_FORMATS as FORMATS
 from .timeline import live_points, outside_inputs, run_folder
-
-FORMATS = ("tensorboard", "wandb")
 
 
 def export(*paths: str | os.PathLike, out: str | os.PathLike, fmt: str = "tensorboard", name: str | None = None,
-           config=None) -> tuple[Path, int]:
+           config=None, force: bool = False) -> tuple[Path, int]:
     """Stitch the parts of one run (as `spikelens stitch` does) and write its live timeline
-    under `out/<run>/`; returns the folder written and the number of points."""
+    under `out/<run>/`; returns the folder written and the number of points. An earlier
+    export there is refused, or with `force` replaced whole."""
     from .. import api
 
     if fmt not in FORMATS:
@@ -29,9 +29,9 @@ def export(*paths: str | os.PathLike, out: str | os.PathLike, fmt: str = "tensor
     points = live_points(frame)
     if points.height == 0:
         raise UsageError(f"{run}: no values to export")
-    folder = run_folder(out, run)
+    folder = run_folder(out, run, force=force)
     try:
-        with atomic_folder(folder) as tmp:  # a killed export leaves no half run behind
+        with atomic_folder(folder, replace=force) as tmp:  # a killed export leaves no half run behind
             if fmt == "tensorboard":
                 from .tensorboard import write_events
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import polars as pl
 
 from ..errors import UsageError
-from ..outputs import refuse_overlap
+from ..outputs import claim, refuse_overlap
 
 
 def live_points(frame: pl.DataFrame) -> pl.DataFrame:
@@ -28,12 +28,19 @@ def outside_inputs(out: Path, inputs: list[str]) -> None:
     refuse_overlap(out, inputs, "-o", near_files=True)
 
 
-def run_folder(out: Path, run: str) -> Path:
+def run_folder(out: Path, run: str, *, force: bool = False) -> Path:
     """`out/<run>` (the run name made a safe folder name), not created: the export is
-    written beside it and renamed into place whole; refuses one that already holds data."""
+    written beside it and renamed into place whole. One that already holds data (an earlier
+    export) is refused unless `force`; a file there is never replaced by a folder."""
     safe = "".join(c if c.isalnum() or c in "-_.=" else "_" for c in run).strip("._") or "run"
     folder = out / safe
-    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
-        raise UsageError(f"{folder}: already holds files (an earlier export?); remove it or choose another -o")
-    out.mkdir(parents=True, exist_ok=True)
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"-o {folder}: a file, not the folder of an earlier export; choose another -o")
+    claim(folder, "-o", force=force)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"-o {out}: a file, not a folder to write the run into")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"-o {out}: cannot create the folder ({exc.strerror or exc})") from None
     return folder

@@ -339,30 +339,34 @@ def plot_finding(run: RunReport, f, *, dpi: int = 100) -> bytes | None:
     return buf.getvalue()
 
 
-def write_plots(report: Report, folder: str | Path) -> dict[str, list[Path]]:
+def write_plots(report: Report, folder: str | Path, *, force: bool = True) -> dict[str, list[Path]]:
     """Write one PNG per run into `folder` (created), and beside it one zoomed PNG per
     finding that needs attention (`RUN--KIND-STEP.png`, at most MAX_FINDING_PNGS a run,
-    worst first); returns run name → its paths, the run's picture first."""
+    worst first); returns run name → its paths, the run's picture first. Without `force`,
+    a PNG already there is refused (outputs.claim) before any is drawn."""
     from ..model.finding import SEVERITY_RANK
-    from ..outputs import atomic_write_bytes
+    from ..outputs import atomic_write_bytes, claim
     from .verdict import split_findings
 
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
     used: set[str] = set()
-    out: dict[str, list[Path]] = {}
+    planned: list[tuple[str, Path, object]] = []  # (run, path, what draws it)
     for run in sorted(report.runs, key=lambda r: r.run):
-        path = folder / file_name(run.run, used)
-        atomic_write_bytes(path, plot_run(run))  # written whole or not at all
-        out[run.run] = [path]
+        planned.append((run.run, folder / file_name(run.run, used), lambda run=run: plot_run(run)))
         major = split_findings(run)[0]
         worst = sorted(major, key=lambda f: -SEVERITY_RANK[f.severity])[:MAX_FINDING_PNGS]
         for f in [f for f in major if any(f is w for w in worst)]:
-            png = plot_finding(run, f)
-            if png is None:
-                continue
             at = f.anchor_step if f.anchor_step is not None else "x"
-            path = folder / file_name(f"{run.run}--{f.kind}-{at}", used)
-            atomic_write_bytes(path, png)
-            out[run.run].append(path)
+            planned.append((run.run, folder / file_name(f"{run.run}--{f.kind}-{at}", used),
+                            lambda run=run, f=f: plot_finding(run, f)))
+    for _, path, _ in planned:
+        claim(path, "--plot", force=force)
+    folder.mkdir(parents=True, exist_ok=True)
+    out: dict[str, list[Path]] = {r.run: [] for r in report.runs}
+    for name, path, draw in planned:
+        png = draw()
+        if png is None:
+            continue
+        atomic_write_bytes(path, png, replace=force)  # written whole or not at all
+        out[name].append(path)
     return out
