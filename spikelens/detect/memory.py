@@ -16,13 +16,104 @@ OOM = re.compile(r"out of memory|OutOfMemoryError|RESOURCE_EXHAUSTED|\bOOM\b|oom
                  r"|Cannot allocate memory|MemoryError", re.I)
 """An error line that says the run ran out of memory (CUDA, PyTorch, XLA/JAX, the kernel's OOM killer)."""
 
-_PERCENT = re.compile(r"pct|percent|%|util|_frac|fraction", re.I)
+_PERCENT = re.compile(r"pct|percent|%|util|_frac|fraction|(?:^|[/._])memoryAllocated$", re.I)
+"""A share of the device (`memory_pct`, `mem_util`; W&B's system `gpu.0.memoryAllocated` is one)."""
+_NOT_SHARE = re.compile(r"utilization\.memory|memory[_ ]?utilization|mem(?:ory)?_?bandwidth", re.I)
+"""nvidia-smi's `utilization.memory`: the share of time memory was read or written, not of its size."""
+_TOTAL = re.compile(r"total|capacity|limit|(?:^|[/._])max_?(?:gpu_?)?mem(?:ory)?_?(?:avail|size)", re.I)
+"""A memory metric that is the device's size (`mem_total`, `total_memory`, `gpu_capacity_gb`)."""
+_FREE = re.compile(r"free|avail", re.I)
 
 
 def is_percent(s: Series) -> bool:
     """A memory metric that is a share of the device (torchtitan's `memory: 29GiB(92.49%)`)."""
     _, v = s.finite()
-    return bool(_PERCENT.search(s.metric)) and v.size > 0 and float(v.max()) <= 100.0 and float(v.min()) >= 0.0
+    return (bool(_PERCENT.search(s.metric)) and not _NOT_SHARE.search(s.metric) and v.size > 0
+            and float(v.max()) <= 100.0 and float(v.min()) >= 0.0)
+
+
+@dataclass
+class Share:
+    """A memory metric as a share (%) of the device's capacity, as the log says it."""
+
+    label: str
+    metric: str
+    step: np.ndarray
+    percent: np.ndarray
+    of: str
+    """How the capacity is known: "logged share", "of <total metric>", "of <used> + <free>"."""
+
+
+def capacity_shares(ctx: RunContext) -> list[Share]:
+    """Every memory metric whose share of the capacity the log gives: a share logged as such
+    (`memory_pct`), a used metric beside a logged total (`mem_used`/`mem_total`,
+    `max_memory_allocated` beside `total_memory`) or beside the free memory (used + free).
+    Never a guessed capacity: a run that logs no total has no share."""
+    mem = [s for s in ctx.by_role("memory") if s.finite()[1].size]
+    out = [Share(s.label, s.metric, *s.finite(), "logged share") for s in mem if is_percent(s)]
+    totals = [s for s in mem if _TOTAL.search(s.metric) and not is_percent(s) and _steady(s)]
+    frees = [s for s in mem if _FREE.search(s.metric) and not is_percent(s) and s not in totals]
+    used = [s for s in mem if s not in totals and s not in frees and not is_percent(s)
+            and not _NOT_SHARE.search(s.metric) and float(np.min(s.finite()[1])) >= 0]
+    for u in used:
+        step, v = u.finite()
+        t = max(totals, key=lambda x: _common_prefix(x.metric, u.metric), default=None)
+        if t is not None:
+            cap = float(np.median(t.finite()[1]))
+            if cap > 0 and float(np.max(v)) <= 1.05 * cap:  # same unit: never above the total
+                out.append(Share(u.label, u.metric, step, 100 * v / cap, f"of {t.metric} ({cap:.4g})"))
+                continue
+        f = max(frees, key=lambda x: _common_prefix(x.metric, u.metric), default=None)
+        if f is not None:
+            fs, fv = f.finite()
+            both, iu, jf = np.intersect1d(step, fs, return_indices=True)
+            cap = v[iu] + fv[jf]
+            if both.size and np.all(cap > 0):
+                out.append(Share(u.label, u.metric, both, 100 * v[iu] / cap, f"of {u.metric} + {f.metric}"))
+    return out
+
+
+def _steady(s: Series) -> bool:
+    """A size: the same value (within 2%) at every point."""
+    v = s.finite()[1]
+    return bool(v.size and float(v.min()) > 0 and float(v.max()) <= 1.02 * float(v.min()))
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a.lower(), b.lower()):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def near_capacity(sh: Share, capacity: float, *, warmup: float = 0.1, share: float = 0.1,
+                  min_points: int = 5) -> dict[str, Any] | None:
+    """The longest stretch (after the first `warmup` of the points) where the share stands at
+    `capacity` % or more (a median of 5 points, so one dip does not cut it), when it holds
+    `share` of the points or more (half that when it lasts to the end) and `min_points` or more;
+    None otherwise."""
+    n = sh.percent.size
+    skip = max(1, int(warmup * n))
+    step, pct = sh.step[skip:], sh.percent[skip:]
+    if pct.size < min_points:
+        return None
+    k = min(5, pct.size)
+    smooth = np.median(np.lib.stride_tricks.sliding_window_view(np.pad(pct, (k // 2, k - 1 - k // 2), mode="edge"), k),
+                       axis=1)
+    hot = np.concatenate([[0], (smooth >= capacity).astype(np.int8), [0]])
+    edges = np.flatnonzero(np.diff(hot))
+    if edges.size == 0:
+        return None
+    starts, ends = edges[::2], edges[1::2]
+    i = int(np.argmax(ends - starts))
+    a, b = int(starts[i]), int(ends[i])
+    at_end = b == pct.size
+    if b - a < max(min_points, (share / 2 if at_end else share) * pct.size):
+        return None  # the run's last stretch (before a crash, most often) needs half as many points
+    return {"from_step": int(step[a]), "to_step": int(step[b - 1]), "points": b - a,
+            "median_percent": float(np.median(pct[a:b])), "at_end": at_end}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -31,15 +122,17 @@ class MemoryGrowthDetector(Detector):
 
     Detects: a memory metric rising steadily over most of the run (after its first tenth, a
     rank correlation of `min_trend` or more with the step, no single jump making most of the
-    rise) by `min_growth` of its level or more (a leak); a memory share (`memory: 29GiB(99.1%)`)
-    at `capacity_percent` or more over the last tenth of the run.
+    rise) by `min_growth` of its level or more (a leak); memory standing at `capacity_percent`
+    or more of the device for a sustained stretch (a tenth of the run or more), where the log
+    gives the capacity: a share (`memory: 29GiB(99.1%)`), a total beside the used memory
+    (`mem_used`/`mem_total`, `max_memory_allocated` beside `total_memory`) or the free memory.
     Why it matters: a leak ends in an out-of-memory crash, hours into the run; a run at its
     capacity crashes at the first longer batch or fragmented allocation.
     Likely causes: tensors kept alive across steps (a loss summed without `.item()` or
     `.detach()`, a list of outputs kept for logging), a cache that grows (torch.compile
     recompiling for new shapes), fragmentation, a batch size or sequence length too large for the device.
     Evidence: the first and last level, the growth in percent, the trend's rank correlation,
-    the last share of capacity.
+    the share of capacity, the steps it stood there and how the capacity is known.
     """
 
     code = "SL505"
@@ -51,6 +144,7 @@ class MemoryGrowthDetector(Detector):
     min_trend: float = 0.9
     """Rank correlation with the step that makes a rise steady."""
     capacity_percent: float = 97.0
+    """A share of the device's memory at or above which the run stands at its capacity."""
     min_points: int = 20
 
     def detect_run(self, ctx: RunContext) -> list[Finding]:
@@ -58,25 +152,36 @@ class MemoryGrowthDetector(Detector):
         grown = [(s, memory_trend(s)) for s in mem]
         grown = [(s, tr) for s, tr in grown if tr["growth"] >= self.min_growth and tr["trend"] >= self.min_trend
                  and tr["largest_jump_share"] < 0.5]
-        full = [(s, memory_trend(s)) for s in mem if is_percent(s)]
-        full = [(s, tr) for s, tr in full if tr["last"] >= self.capacity_percent]
+        full = [(sh, near_capacity(sh, self.capacity_percent)) for sh in capacity_shares(ctx)
+                if sh.percent.size >= self.min_points]
+        full = sorted([(sh, st) for sh, st in full if st is not None], key=lambda x: -x[1]["median_percent"])
         if not grown and not full:
             return []
         parts = []
-        s, tr = max(grown, key=lambda x: x[1]["growth"]) if grown else full[0]
         if grown:
+            s, tr = max(grown, key=lambda x: x[1]["growth"])
             parts.append(f"{s.label} grew {100 * tr['growth']:.0f}% step after step, from {tr['first']:.4g} at step "
                          f"{tr['first_step']} to {tr['last']:.4g} at step {tr['last_step']}: a leak ends in an "
                          f"out-of-memory crash")
-        ev = {**tr, "leak": bool(grown), "at_capacity": bool(full)}
+            metric, first_step, last_step = s.metric, int(tr["first_step"]), int(tr["last_step"])
+            ev: dict[str, Any] = {**tr}
+        else:
+            sh, st = full[0]
+            metric, first_step, last_step = sh.metric, st["from_step"], st["to_step"]
+            ev = {"growth": 0.0}
+        ev.update({"leak": bool(grown), "at_capacity": bool(full)})
         if full:
-            fs, ftr = full[0]
-            parts.append(f"{fs.label} stands at {ftr['last']:.1f}% of the device at the end: at its capacity")
-            ev["capacity_metric"], ev["capacity_percent"] = fs.metric, ftr["last"]
-        return [Finding(kind=self.kind, code=self.code, run=ctx.run, metric=s.metric,
-                        severity="warning" if grown else "info", message="; ".join(parts),
-                        start_step=int(tr["first_step"]), end_step=int(tr["last_step"]),
-                        magnitude=1 + tr["growth"], evidence=ev)]
+            sh, st = full[0]
+            how = "" if sh.of == "logged share" else f" ({sh.of})"
+            until = "to the end" if st["at_end"] else f"to step {st['to_step']}"
+            parts.append(f"{sh.label} stands at {st['median_percent']:.1f}% of the device's memory{how} from step "
+                         f"{st['from_step']} {until}: at its capacity, the first longer batch or fragmented "
+                         f"allocation runs out of memory")
+            ev.update({"capacity_metric": sh.metric, "capacity_percent": round(st["median_percent"], 2),
+                       "capacity_from": sh.of, "capacity_steps": [st["from_step"], st["to_step"]]})
+        return [Finding(kind=self.kind, code=self.code, run=ctx.run, metric=metric, severity="warning",
+                        message="; ".join(parts), start_step=first_step, end_step=last_step,
+                        magnitude=1 + float(ev.get("growth", 0.0)), evidence=ev)]
 
 
 def memory_trend(s: Series) -> dict[str, Any]:

@@ -359,8 +359,8 @@ KINDS: tuple[Entry, ...] = (
     ),
     _kind(
         "memory_growth", "Memory growth",
-        "Memory rose steadily over most of the run (a leak), or a memory share stood at 97% of the device "
-        "or more at the end.",
+        "Memory rose steadily over most of the run (a leak), or stood at 97% of the device or more for a "
+        "stretch of the run, where the log gives the capacity (a share, a total or the free memory).",
         "A leak ends in an out-of-memory crash hours into the run; a run at capacity crashes at the first "
         "longer batch.",
         ("Log with loss.item() / .detach(): a kept tensor keeps its whole graph alive.",
