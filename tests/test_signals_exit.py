@@ -85,3 +85,62 @@ def test_a_signal_stops_the_sweep_cleanly(sweep: Path, tmp_path: Path, sig: int,
     assert not (data / "_spikelens_dataset.json").exists()  # nothing committed
     assert not list(data.glob("run=*/*.parquet"))
     assert not list(tmp_path.glob(".spikelens-tmp-*"))  # no temporary file left beside the outputs
+
+
+# ------------------------------------------------------------------ a signal while the CLI is still loading
+
+
+def _catches(pid: int, sig: int) -> bool:
+    """Has the process installed a handler for `sig` (/proc/PID/status SigCgt)?"""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            line = next(ln for ln in fh if ln.startswith("SigCgt:"))
+    except (OSError, StopIteration):
+        return False
+    return bool(int(line.split()[1], 16) >> (sig - 1) & 1)
+
+
+def _loading(pid: int) -> bool:
+    """Has the process started loading Polars (its library mapped: the heavy imports are under way)?"""
+    try:
+        with open(f"/proc/{pid}/maps") as fh:
+            return "polars" in fh.read()
+    except OSError:
+        return False
+
+
+def _entry(kind: str) -> list[str]:
+    if kind == "script":
+        script = Path(sys.executable).parent / "spikelens"
+        if not script.exists():
+            pytest.skip("no spikelens console script beside this Python (not installed as a package)")
+        return [str(script)]
+    return [sys.executable, "-m", "spikelens"]
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc to see the handlers go in")
+@pytest.mark.parametrize("kind", ["module", "script"])
+def test_a_signal_while_the_cli_loads_exits_without_a_traceback(sweep: Path, kind: str):
+    """Ctrl-C in the first fraction of a second (Polars, Typer and Rich being imported)
+    used to print a KeyboardInterrupt traceback from inside an import and exit 1. The
+    signal is sent once the program's first lines have run (it then catches SIGTERM,
+    which Python alone does not: before that, no spikelens code has run, only Python's
+    own start-up) or Polars has begun to load, whichever is first, then after a few
+    delays that fall inside the heavy imports or just after them."""
+    cases = [(signal.SIGINT, d) for d in (0.0, 0.01, 0.03, 0.08, 0.15, 0.3)] + [(signal.SIGTERM, 0.02)]
+    for sig, delay in cases:
+        proc = subprocess.Popen(_entry(kind) + ["analyze", str(sweep / "run000"), "--format", "json"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while (proc.poll() is None and not _catches(proc.pid, signal.SIGTERM) and not _loading(proc.pid)
+               and time.monotonic() < deadline):
+            time.sleep(0.002)
+        time.sleep(delay)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+        if proc.returncode == 0:
+            continue  # finished before the signal: a fast machine; nothing to judge
+        want = 130 if sig == signal.SIGINT else 143
+        assert proc.returncode == want, (sig, delay, proc.returncode, err)
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err, (sig, delay, err)
+        assert err.strip().splitlines()[-1] in ("spikelens: interrupted", "spikelens: terminated"), err

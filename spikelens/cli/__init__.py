@@ -8,9 +8,14 @@ from __future__ import annotations
 
 import sys
 
-import typer
+from .. import interrupts
 
-from ..errors import SpikelensError
+if interrupts.is_program():  # the `spikelens` script: take Ctrl-C before the heavy imports
+    interrupts.install()
+
+import typer  # noqa: E402
+
+from ..errors import SpikelensError  # noqa: E402
 from .helptext import Command, Group
 
 
@@ -91,7 +96,10 @@ def main(argv: list[str] | None = None) -> None:
     _register()
     try:
         before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-        signal.signal(signal.SIGTERM, _on_sigterm)
+        if interrupts.installed(signal.SIGINT):  # the program's early stop: Ctrl-C is a KeyboardInterrupt again
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
+            signal.signal(signal.SIGTERM, _on_sigterm)
     except ValueError:  # not the main thread (embedded): leave the host's handling alone
         before = {}
     try:
