@@ -102,3 +102,14 @@ def test_a_constant_rank_column_is_left_as_it_was(tmp_path):
     frame = load(str(_csv(tmp_path / "one" / "metrics.csv", rows)))
     assert frame.get_column("run").cast(str).unique().to_list() == ["one"]
     assert set(frame.get_column("metric").cast(str).unique()) == {"loss", "rank"}
+
+
+def test_a_rank_consistently_slower_in_a_local_rank_column_is_named(tmp_path):
+    rng = np.random.default_rng(6)
+    rows = [{"step": s, "local_rank": r, "loss": 3 + math.exp(-s / 300) + rng.normal(0, 0.02),
+             "tps": 7000 * (0.7 if r == 2 else 1.0) * (1 + rng.normal(0, 0.01))}
+            for s in range(0, 2000, 10) for r in range(4)]
+    rep = analyze(str(_csv(tmp_path / "slow" / "metrics.csv", rows)), jobs=1)
+    slow = [(r.run, f) for r in rep.runs for f in r.findings if f.kind == "rank_outlier"]
+    assert [run for run, _ in slow] == ["slow[rank2]"]
+    assert slow[0][1].evidence["rank"] == 2 and 25 <= slow[0][1].evidence["slower_percent"] <= 35
