@@ -16,7 +16,9 @@ class DivergenceDetector(Detector):
 
     Detects: the minimum of the smoothed log-loss (a centred rolling median), followed
     by a sustained, mostly monotone rise to the end of the run that is large against
-    the noise and not made of one abrupt jump (that is a spike that never recovered).
+    the noise and not made of one abrupt jump (that is a spike that never recovered);
+    or a loss that ran away below zero, orders of magnitude past its first values and
+    still growing (an objective unbounded below).
     Why it matters: every step after the turn makes the model worse; the checkpoint
     near the turn is the one to keep, and the run should have been stopped.
     Likely causes: an LR too high for this stage (or a schedule that never decays),
@@ -46,6 +48,10 @@ class DivergenceDetector(Detector):
     min_duration_fraction: float = 0.05
     skip_fraction: float = 0.05
     """The first points of a run (warm-up humps) never hold the turning point."""
+    runaway_orders: float = 2.0
+    """A loss below zero this many orders of magnitude beyond its first values' size ..."""
+    runaway_growth: float = 1.1
+    """... and still growing away (last tenth / middle third) has run away below zero."""
     short_rise: float = 1.3
     """Runs under 40 points (epochs, evaluations): the loss stands this far above its
     minimum for consecutive points, a quarter of those after the minimum at least."""
@@ -60,6 +66,9 @@ class DivergenceDetector(Detector):
         n = step.size
         if n < 40:
             return self._short(series, ctx) if series is ctx.main("loss") else []
+        runaway = self._below_zero(series, ctx, step, value)
+        if runaway is not None:
+            return [runaway]
         y, is_log = log_scale(value)
         w = max(self.min_smooth, int(n * self.smooth_fraction)) | 1
         sm = rolling_median(y, w, center=True, min_samples=1)
@@ -97,6 +106,34 @@ class DivergenceDetector(Detector):
                                                    "spearman": float(rho), "largest_jump_share": share,
                                                    "last_step": int(step[last]),
                                                    "lr_cut_step": None if cut is None else int(step[cut])})]
+
+    def _below_zero(self, series: Series, ctx: RunContext, step: np.ndarray, value: np.ndarray) -> Finding | None:
+        """A loss that falls through zero and keeps going: its last tenth `runaway_orders`
+        orders of magnitude below zero against its first points' size, and still growing
+        away (its last tenth at least `runaway_growth` x its middle third). A likelihood
+        term whose predicted variance collapsed, or a sign error, runs to -1e9; a loss that
+        may be negative (a flow's NLL) settles at its level."""
+        n = value.size
+        if value.min() >= 0:
+            return None
+        k, t = max(5, n // 50), max(5, n // 10)
+        scale = float(np.median(np.abs(value[:k])))
+        tail, prev = float(np.median(value[-t:])), float(np.median(value[n // 3:2 * n // 3]))
+        floor = -max(scale, 1e-6) * 10 ** self.runaway_orders
+        if not (tail < floor and prev < 0 and tail < self.runaway_growth * prev):
+            return None
+        sm = rolling_median(value, 5, center=True, min_samples=1)
+        left = np.flatnonzero(sm < float(np.min(value[:k])) - 10 * max(scale, 1e-6))
+        i0 = max(int(left[0]) - 1, 0) if left.size else 0
+        orders = float(np.log10(abs(tail) / max(scale, 1e-6)))
+        msg = (f"{series.label} ran away below zero: from {value[i0]:.4g} at step {int(step[i0])} to {tail:.4g} "
+               f"by step {int(step[-1])} ({orders:.0f} orders of magnitude beyond its first values) and still "
+               f"growing: an objective unbounded below (a likelihood term whose predicted variance collapsed, a "
+               f"sign error); nothing after step {int(step[i0])} is training")
+        return Finding(kind="divergence", code=self.code, run=ctx.run, metric=series.metric, severity="error",
+                       message=msg, start_step=int(step[i0]), end_step=None, magnitude=abs(tail) / max(scale, 1e-6),
+                       evidence={"turn_value": float(value[i0]), "end_value": tail, "unbounded_below": True,
+                                 "orders_of_magnitude": orders, "last_step": int(step[-1])})
 
     def _rise(self, y, sm, i_min: int, end: int, is_log: bool, sig: float):
         """(tail level, rank correlation, largest jump's share) when y rises from the

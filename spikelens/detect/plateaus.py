@@ -96,6 +96,11 @@ class PlateauDetector(Detector):
     """...and at least this share of the run's whole (log) fall: a breakthrough is a large
     part of what the run learned, not an epoch boundary's or an LR step's drop."""
     min_run_points: int = 8
+    max_blind_fall: float = 0.25
+    """'Never learned' needs a test that could have seen learning: the smallest fall (log,
+    about 22%) its noise lets it tell from flat must be under this. Two hundred batches of
+    a loss that swings 70% batch to batch (blind to a 34% fall), or 50 single-batch losses
+    that swing 20% (blind to 24%), cannot tell a slow start from no learning."""
 
     def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
         if series.role == "reward":
@@ -191,6 +196,8 @@ class PlateauDetector(Detector):
         z, moved = _movement(y)
         if abs(z) > self.max_z:
             return None
+        if moved and self.max_z * abs(moved / z) > self.max_blind_fall:
+            return None  # so noisy or short that a learning run's fall would hide in it: no verdict
         if not _steady(y, self.max_stuck_move):
             return None  # it wanders between levels: an oscillation or a drift, not one flat level
         first = y[:max(3, m // 20)]

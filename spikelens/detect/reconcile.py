@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .base import RunContext
 from .grouping import group_events
+from .significance import weigh
 from ..model.finding import EVENT_KINDS, Finding
 from .stats import median_interval
 
@@ -72,15 +73,36 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
             if f.start_step - margin <= ls.start_step <= hi + margin:
                 drop.add(id(ls))
                 break
+    # after a loss ran away below zero nothing on it is training: its later swings are the runaway's
+    # (and, when it is the run's total, those of every other term: the optimizer chases the runaway)
+    main = ctx.main("loss")
+    for div in by_kind.get("divergence", []):
+        if not div.evidence.get("unbounded_below"):
+            continue
+        whole = main is not None and div.metric == main.metric
+        for f in findings:
+            on = f.metric == div.metric or (whole and ctx.roles.get(f.metric or "") == "loss")
+            if whole and f is not div and f.kind == "divergence" and f.evidence.get("unbounded_below") \
+                    and id(f) not in drop:
+                drop.add(id(f))  # the term that ran away with the total: one event, on the total
+                div.evidence.setdefault("also_on", []).append(
+                    {"metric": f.metric, "kind": f.kind, "step": f.start_step, "severity": f.severity})
+                div.message += f"; {f.metric} ran away with it from step {f.start_step}"
+                continue
+            if on and f.kind in RUNAWAY_FOLDS and (f.anchor_step or 0) >= div.start_step:
+                drop.add(id(f))
+                div.evidence.setdefault("folded", []).append(f"{f.kind} at step {f.anchor_step}")
     for plateau in by_kind.get("plateau", []):
         _fold_into_never_learned(plateau, findings, ctx, drop)
     # a slow excursion that another event of the same loss covers is that event, smoothed
     for ex in by_kind.get("excursion", []):
         if any(f.kind in EVENT_KINDS and f.metric == ex.metric and _overlaps(f, ex) for f in findings):
             drop.add(id(ex))
-    return group_events([f for f in findings if id(f) not in drop], ctx)
+    # what the curve is decides whether its event is an alarm (after grouping: the lead judged)
+    return weigh(group_events([f for f in findings if id(f) not in drop], ctx), ctx)
 
 
+RUNAWAY_FOLDS = ("spike", "oscillation", "excursion", "level_shift", "plateau", "outliers", "repeated_data")
 FOLDED_BY_NEVER_LEARNED = ("spike", "oscillation", "outliers", "excursion", "level_shift", "divergence")
 
 

@@ -1,0 +1,99 @@
+"""What a curve is decides whether its event is an alarm (`detect/significance.py`, issue 25):
+each kind of curve that moves by design gets a note, and its look-alike still fires.
+Fixtures: `fixtures/writers/curve_kinds.py`, written into the test's own folder."""
+from __future__ import annotations
+
+import sys
+
+import spikelens
+
+from conftest import FIXTURES
+
+sys.path.insert(0, str(FIXTURES))
+from writers import curve_kinds as ck  # noqa: E402
+
+CURVE = ("spike", "oscillation", "excursion", "divergence", "plateau", "level_shift")
+
+
+def _run(root):
+    (run,) = spikelens.analyze(root, jobs=1).runs
+    return run
+
+
+def _loud(run, metric=None):
+    return [f for f in run.findings if f.severity != "info" and f.kind in CURVE
+            and (metric is None or f.metric == metric)]
+
+
+def _noted(run, because):
+    return [f for f in run.findings if f.evidence.get("note_because") == because]
+
+
+def test_a_discriminator_loss_jumping_hundreds_of_times_over_1e4_is_a_note(tmp_path):
+    run = _run(ck.gan(tmp_path))
+    assert _loud(run) == []
+    (note, *_) = _noted(run, "adversarial")
+    assert note.metric == "D_loss" and "adversarial term" in note.message
+
+
+def test_the_same_jumps_on_the_task_loss_are_spikes(tmp_path):
+    run = _run(ck.gan(tmp_path, adversarial=False))
+    loud = _loud(run, "loss")
+    assert loud and {f.kind for f in loud} == {"spike"}
+
+
+def test_a_dqn_loss_climbing_20x_while_the_reward_rises_is_a_note(tmp_path):
+    run = _run(ck.dqn(tmp_path))
+    assert _loud(run) == []
+    (note,) = _noted(run, "reinforcement")
+    assert note.metric == "train/loss" and "rollout/ep_rew_mean did not fall" in note.message
+
+
+def test_the_same_climb_while_the_reward_collapses_stays_loud(tmp_path):
+    run = _run(ck.dqn(tmp_path, reward_falls=True))
+    assert [f for f in _loud(run, "train/loss") if 85_000 <= f.start_step <= 96_000]
+
+
+def test_a_running_average_restarting_each_epoch_is_judged_by_its_per_batch_series(tmp_path):
+    run = _run(ck.meter_log(tmp_path))
+    assert "Loss_avg" in run.metrics and "Loss" in run.metrics
+    assert _loud(run) == []
+
+
+def test_a_term_at_0_2_percent_of_a_flat_total_climbing_5x_is_a_note_and_at_40_percent_is_loud(tmp_path):
+    run = _run(ck.minor_term(tmp_path / "minor"))
+    assert _loud(run) == []
+    assert [f for f in _noted(run, "minor_term") if f.metric == "loss_ce_8"]
+    big = _run(ck.minor_term(tmp_path / "big", share=0.4))
+    assert _loud(big), big.findings
+
+
+def test_a_40x_jump_of_a_loss_memorised_down_to_1e4_is_negligible(tmp_path):
+    run = _run(ck.near_zero(tmp_path))
+    assert _loud(run) == []
+    (note,) = _noted(run, "negligible")
+    assert note.kind == "spike" and note.peak_step == 700
+
+
+def test_a_jump_to_half_the_starting_level_is_a_spike(tmp_path):
+    run = _run(ck.near_zero(tmp_path, peak=1.0))
+    (spike,) = _loud(run)
+    assert spike.kind == "spike" and spike.peak_step == 700
+
+
+def test_a_loss_running_away_below_zero_is_one_divergence_and_one_that_settles_is_none(tmp_path):
+    run = _run(ck.runaway(tmp_path / "away"))
+    (div,) = [f for f in run.findings if f.kind == "divergence"]
+    assert div.severity == "error" and div.evidence["unbounded_below"] and "ran away below zero" in div.message
+    assert div.start_step < 150
+    assert [f for f in _loud(run) if f is not div] == []  # its later swings are the runaway's
+    settled = _run(ck.runaway(tmp_path / "nll", settles=True))
+    assert not [f for f in settled.findings if f.kind == "divergence"]
+
+
+def test_never_learned_needs_a_test_that_could_have_seen_learning(tmp_path):
+    noisy = _run(ck.noisy_flat(tmp_path / "noisy"))
+    assert not [f for f in noisy.findings if f.kind == "plateau"]
+    held = _run(ck.noisy_flat(tmp_path / "held", noise=0.01))
+    (flat,) = [f for f in held.findings if f.kind == "plateau"]
+    assert flat.severity == "warning" and flat.evidence["reading"] == "never"
