@@ -168,3 +168,33 @@ def resumed_run() -> RunReport:
 def sample_report() -> Report:
     return Report(command="analyze", runs=[spiky_run(), nan_run(), clean_run(), resumed_run()],
                   warnings=["runs/broken/events.out.tfevents.1: truncated record at byte 4120 skipped"])
+
+
+def metrics_run(layers: int = 24) -> RunReport:
+    """A run that logs more than the panels draw (HF Trainer and Megatron style): accuracy,
+    MFU, tokens/s, a reward and one grad norm per layer, and a loss that never fell, whose
+    info plateau heads the verdict ('never learned')."""
+    c = curves(5000, seed=5)
+    step = c["step"]
+    rng = np.random.default_rng(5)
+    flat = 0.6931 + 0.01 * rng.standard_normal(step.size)
+    metrics = {"train/loss": (step, flat), "train/grad_norm": (step, c["grad_norm"]), "train/lr": (step, c["lr"]),
+               "eval/accuracy": (step[::50], 0.5 + 0.01 * rng.standard_normal(step[::50].size)),
+               "perf/mfu": (step, 0.41 + 0.01 * rng.standard_normal(step.size)),
+               "perf/tokens_per_sec": (step, 1.2e5 + 900 * rng.standard_normal(step.size)),
+               "rl/reward": (step, np.cumsum(rng.standard_normal(step.size)) * 0.01)}
+    for i in range(layers):
+        metrics[f"layers/{i}/grad_norm"] = (step, c["grad_norm"] * (1 + i / layers))
+    roles = {"train/loss": "loss", "train/grad_norm": "grad_norm", "train/lr": "lr", "eval/accuracy": "accuracy",
+             "perf/mfu": "other", "perf/tokens_per_sec": "throughput", "rl/reward": "reward"}
+    roles.update({f"layers/{i}/grad_norm": "other" for i in range(layers)})
+    f = frame("never-learned", "runs/never-learned/trainer_state.json", metrics)
+    plateau = Finding(kind="plateau", code="SL401", run="never-learned", metric="train/loss", severity="info",
+                      message="train/loss stayed at 0.6931 (ln 2, chance for 2 classes) from its first step",
+                      start_step=10, end_step=4990, evidence={"never_learned": True, "level": 0.6931,
+                                                              "chance_classes": 2})
+    return RunReport(
+        run="never-learned", sources=["runs/never-learned/trainer_state.json"], formats=["hf_trainer_state"],
+        points=f.height, segments=[{"segment": 0, "source": "runs/never-learned/trainer_state.json",
+                                    "first_step": 0, "last_step": 4999}],
+        metrics=roles, findings=[plateau], stats=stats("train/loss", step, flat), frame=f)

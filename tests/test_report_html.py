@@ -219,10 +219,20 @@ def test_evidence_reads_as_text_with_no_raw_none_or_placeholders():
     assert tables and ">None<" not in page and not any("…" in t or "None" in t for t in tables)
 
 
-def test_final_value_column_names_its_metric_and_smoothing_follows_the_noise():
+def _final_title(page: str) -> str:
+    return re.search(r'<th class="num" title="[^"]*">(final [^<]+)</th>', page).group(1)
+
+
+def test_column_titles_say_what_they_show_and_smoothing_follows_the_noise():
     run = spiky_run()
     page = render_html(Report(command="analyze", runs=[run]))
-    assert "final value</th>" in page and '<span class="label">train/loss</span>' in page
+    assert _final_title(page) == "final loss" and '<span class="label">train/loss</span>' in page
+    ppl = spiky_run()
+    ppl.metrics["train/loss"] = "perplexity"  # a run whose main metric is a perplexity says so
+    assert _final_title(render_html(Report("analyze", [ppl]))) == "final perplexity"
+    assert _final_title(render_html(Report("analyze", [ppl, clean_run()]))) == "final value"  # mixed: each cell names it
+    heads = re.findall(r"<th[^>]*>([^<]+)</th>", page.split("</thead>")[0])
+    assert heads == ["run", "status", "verdict", "findings", "steps", "points read", "final loss", "log format"]
     from spikelens.report.chart_data import default_smoothing
     loss = run.frame.filter(pl.col("metric") == "train/loss").sort("step").get_column("value").to_numpy()
     assert run_chart(run, {})["smooth"] == default_smoothing(loss)  # the page starts from the run's own
@@ -236,3 +246,47 @@ def test_final_value_column_names_its_metric_and_smoothing_follows_the_noise():
 def test_static_page_says_so_for_the_script():
     assert '<html lang="en" data-static="1">' in render_html(sample_report(), static=True)
     assert "data-static" not in render_html(sample_report())
+
+
+def test_every_metric_is_listed_and_the_undrawn_ones_embedded_decimated(monkeypatch):
+    from report_cases import metrics_run
+
+    from spikelens.report.chart_data import EXTRA_POINTS_PER_RUN, extra_chart, metric_parts
+
+    run = metrics_run()
+    page = render_html(Report("analyze", [run]))
+    picker = re.search(r'<select class="add-metric".*?</select>', page).group(0)
+    options = re.findall(r'<option value="([^"]+)"( disabled)?>([^<]*)</option>', picker)
+    assert {v for v, _, _ in options} == set(run.metrics)  # every metric of the run
+    drawn = {v for v, off, label in options if off and "drawn above" in label}
+    assert drawn == {"train/loss", "train/grad_norm", "train/lr", "perf/tokens_per_sec"}
+    addable = [v for v, off, _ in options if not off]
+    assert addable[:2] == ["eval/accuracy", "rl/reward"]  # known roles first, then the rest in natural order
+    assert addable[2:5] == ["layers/0/grad_norm", "layers/1/grad_norm", "layers/2/grad_norm"]
+    more = json.loads(re.search(r'<script type="application/json" id="more-0">(.*?)</script>', page).group(1))
+    assert [s["name"] for s in more["series"]] == addable
+    assert sum(2 * len(s["live"]["x"]["b"]) // 3 // 4 for s in more["series"]) <= EXTRA_POINTS_PER_RUN * 1.05
+    reward = next(s for s in more["series"] if s["name"] == "rl/reward")
+    xs, ys = _decode(reward["live"]["x"]), _decode(reward["live"]["y"])
+    raw = run.frame.filter(pl.col("metric") == "rl/reward").sort("step")
+    assert ys.max() == pytest.approx(raw["value"].max(), rel=1e-6) and xs[0] == 0 and xs[-1] == 4999  # extremes kept
+    _, left = extra_chart(run, metric_parts(run), budget=64)
+    assert left == addable[2:]  # past the budget: listed, not embedded
+    monkeypatch.setattr(html_mod, "EXTRA_POINTS_PER_RUN", 0)  # the page without the picker's data
+    without = len(render_html(Report("analyze", [run])).encode())
+    assert 0 < len(page.encode()) - without < 40_000  # 27 more metrics cost a bounded ~30 KB, not the raw points
+
+
+def test_a_note_heading_the_verdict_gets_a_band_and_other_notes_do_not():
+    from report_cases import metrics_run
+
+    from spikelens.report.chart_data import heading_notes
+
+    run = metrics_run()
+    (plateau,) = run.findings
+    assert heading_notes(run) == {id(plateau)}  # 'never learned: ...' is this note
+    views = run_chart(run, {id(plateau): "f0-0"})["findings"]
+    assert views[0]["heads"] is True
+    assert heading_notes(clean_run()) == set()  # 'clean (1 note)': the note is counted, it heads nothing
+    resumed = resumed_run()  # '... resumed at step 2000': its info resume_overlap is named
+    assert heading_notes(resumed) == {id(f) for f in resumed.findings if f.kind == "resume_overlap"}

@@ -8,7 +8,8 @@ import time
 import pytest
 
 from browser import chromium, console_errors, missing
-from report_cases import sample_report
+from report_cases import metrics_run, sample_report
+from spikelens.model.report import Report
 from spikelens.report.html import render_html
 
 pytestmark = pytest.mark.skipif(missing() is not None, reason=f"no browser to drive: {missing()}")
@@ -194,7 +195,16 @@ return canvases.map(c => {
 """
 
 
-def test_a_printed_page_has_every_chart_drawn(page):
+def _line_pixels(png) -> int:
+    """Pixels of a screenshot in the first series' blue (#1f77b4, give or take antialiasing)."""
+    import numpy as np
+    from PIL import Image
+
+    rgb = np.asarray(Image.open(png).convert("RGB"), dtype=np.int32)
+    return int((np.abs(rgb - np.array([0x1f, 0x77, 0xb4])) < 40).all(axis=2).sum())
+
+
+def test_a_printed_page_has_every_chart_drawn(page, tmp_path):
     """Print media (what Chrome's print and PDF export switch to) draws every chart and zoom at
     once, none left as 'drawn when scrolled into view'; the PDF of the page renders."""
     page.refresh()
@@ -209,8 +219,11 @@ def test_a_printed_page_has_every_chart_drawn(page):
         assert not page.find_elements("css selector", ".charts .loading")
         pdf = page.execute_cdp_cmd("Page.printToPDF", {"printBackground": True})
         assert len(pdf["data"]) > 10_000
-        shot = page.get_screenshot_as_png()
-        assert shot[:8] == b"\x89PNG\r\n\x1a\n"
+        chart = page.find_element("css selector", "#run-2 .charts .uplot")  # gpt-small-3's loss, below the fold
+        page.execute_script("arguments[0].scrollIntoView()", chart)
+        shot = tmp_path / "printed-chart.png"
+        chart.screenshot(str(shot))
+        assert _line_pixels(shot) > 300  # the curve is in the picture, not an empty block
     finally:
         page.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
     assert console_errors(page) == []
@@ -224,4 +237,69 @@ def test_a_static_page_draws_every_chart_as_it_opens(tmp_path):
         _wait(driver, "document.readyState === 'complete' && window.spikelens")
         assert _wait(driver, "document.querySelectorAll('.charts .uplot').length === 11")
         assert _wait(driver, "document.querySelectorAll('.finding .zoom .uplot').length === 6")
+        shot = tmp_path / "static-chart.png"
+        driver.find_elements("css selector", ".charts .uplot")[-1].screenshot(str(shot))  # the last run's loss
+        assert _line_pixels(shot) > 300
         assert console_errors(driver) == []
+
+
+@pytest.fixture(scope="module")
+def metrics_page(tmp_path_factory):
+    """A run logging accuracy, MFU, tokens/s, a reward and 24 per-layer grad norms beside its
+    loss, grad norm and LR, whose loss never fell (an info plateau heads its verdict)."""
+    path = tmp_path_factory.mktemp("html") / "metrics.html"
+    path.write_text(render_html(Report("analyze", [metrics_run()])), encoding="utf-8")
+    with chromium() as driver:
+        driver.get(path.as_uri())
+        _wait(driver, "document.readyState === 'complete' && window.spikelens")
+        yield driver
+
+
+def test_the_picker_adds_any_logged_metric_as_a_chart(metrics_page, tmp_path):
+    d = metrics_page
+    from selenium.webdriver.support.ui import Select
+
+    picker = d.find_element("css selector", "#run-0 select.add-metric")
+    listed = [o.get_attribute("value") for o in picker.find_elements("css selector", "option")][1:]
+    assert set(listed) == set(metrics_run().metrics)  # every metric of the run is listed
+    assert _wait(d, "document.querySelectorAll('#run-0 .charts .uplot').length === 4")  # loss, grad norm, LR, tokens/s
+    d.execute_script("arguments[0].scrollIntoView({block: 'center'})", picker)
+    for name in ("eval/accuracy", "perf/mfu"):
+        Select(picker).select_by_value(name)
+    assert _wait(d, "document.querySelectorAll('#run-0 .charts .uplot').length === 6")
+    titles = [t.text for t in d.find_elements("css selector", "#run-0 .panel-title")]
+    assert titles[-2:] == ["eval/accuracy (accuracy)", "perf/mfu (other)"]
+    n = d.execute_script("return spikelens.runs[0].panels.map(p => p.chart.data[0].length)")
+    assert 40 < n[4] <= 100 and 40 < n[5] <= 2 * 120  # decimated: 27 metrics share the run's budget
+    d.execute_script("spikelens.setX(0, 1000, 2000)")  # the added charts follow the run's step axis
+    assert d.execute_script("return spikelens.runs[0].panels.map(p => p.chart.scales.x.min)") == [1000] * 6
+    added = d.find_elements("css selector", "#run-0 .charts .uplot")[-1]
+    shot = tmp_path / "added.png"
+    added.screenshot(str(shot))
+    assert _line_pixels(shot) > 100  # drawn, not an empty box
+    assert not Select(picker).options[listed.index("eval/accuracy") + 1].is_enabled()
+    assert console_errors(d) == []
+
+
+_BAND_INK = """
+const u = spikelens.runs[0].panels[0].chart, b = u.bbox;
+const x = Math.round(u.valToPos(2500, 'x', true));
+const d = u.ctx.getImageData(x - 20, b.top, 40, Math.round(b.height)).data;
+let ink = 0;
+for (let i = 3; i < d.length; i += 4) ink += d[i];
+return ink;
+"""
+
+
+def test_an_info_finding_heading_the_verdict_gets_its_band(metrics_page):
+    d = metrics_page
+    _wait(d, "spikelens.runs[0] && spikelens.runs[0].built")
+    d.execute_script("spikelens.setX(0, 0, 4999)")  # the whole run
+    (plateau,) = d.execute_script("return spikelens.runs[0].data.findings")
+    assert plateau["sev"] == "info" and plateau["heads"]
+    banded = d.execute_script(_BAND_INK)
+    d.execute_script("const u = spikelens.runs[0].panels[0].chart; spikelens.runs[0].data.findings[0].heads = false;"
+                     "u.redraw(false);")
+    plain = d.execute_script(_BAND_INK)
+    d.execute_script("spikelens.runs[0].data.findings[0].heads = true; spikelens.runs[0].panels[0].chart.redraw(false);")
+    assert banded > plain * 1.25  # the grey band over the plateau's steps, drawn because it heads the verdict

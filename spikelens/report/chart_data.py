@@ -1,6 +1,8 @@
 """What the HTML report's charts draw, per run: the panels (loss, grad norm, LR, loss
-scale) with their decimated series, superseded points and NaN/inf steps apart, the
-segment boundaries, and each finding's band and zoom window.
+scale, throughput, step time, memory) with their decimated series, superseded points and
+NaN/inf steps apart, the segment boundaries, each finding's band and zoom window (`heads`
+on a note the verdict speaks of, which is banded too), and apart (`extra_chart`) every
+other metric, coarser, for the page's metric picker.
 
 Series travel as base64 little-endian arrays (int32 steps when they fit, float32
 values): a tenth of the size of JSON numbers and decoded in a few milliseconds.
@@ -12,6 +14,8 @@ has one density, and the file stays small.
 from __future__ import annotations
 
 import base64
+import re
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -20,6 +24,7 @@ import polars as pl
 from ..model.finding import Finding
 from ..model.report import RunReport
 from .decimate import keep_extremes, keep_in_windows
+from .verdict import verdict
 from .zoom import extent, window
 
 PANELS = (("loss", ("loss", "eval_loss")), ("grad norm", ("grad_norm",)), ("learning rate", ("lr",)),
@@ -40,6 +45,16 @@ WINDOW_POINTS_PER_RUN = 6000
 """Budget of window points per series: many findings share it (fewer pairs each)."""
 MAX_BAD_STEPS = 400
 """NaN/inf steps marked per series at most (evenly picked, first and last kept)."""
+EXTRA_POINTS_PER_RUN = 2400
+"""Points (min/max pairs x2) shared by the metrics no panel draws, which the page's picker adds
+as charts: about 25 KB a run at most, in their own script element, parsed only when one is added."""
+EXTRA_POINTS_PER_PAGE = 300_000
+"""The same over the whole page (a sweep of hundreds of runs gets fewer points a run)."""
+EXTRA_BUCKETS = (16, 120)
+"""Min/max pairs per added metric: as many as the run's share allows, within these bounds
+(past `EXTRA_POINTS_PER_RUN // (2 * 16)` metrics, the rest are listed but not embedded)."""
+MAX_HEAD_CHECKS = 60
+"""Info findings tried per run when asking which ones the verdict speaks of."""
 
 
 def encode(values: np.ndarray, kind: str) -> dict[str, str]:
@@ -73,25 +88,56 @@ def finding_view(f: Finding, fid: str, first: float, last: float) -> dict[str, A
             "line": ext.line, "lo": lo, "hi": hi}
 
 
-def run_chart(run: RunReport, finding_ids: dict[int, str]) -> dict[str, Any]:
+def heading_notes(run: RunReport) -> set[int]:
+    """ids of the info findings the run's verdict speaks of (a plateau that says 'never
+    learned', an info resume or spike it names): the verdict reads otherwise without them.
+    A verdict of 'clean (N notes)' only counts its notes: none heads it."""
+    infos = [f for f in run.findings if f.severity == "info"][:MAX_HEAD_CHECKS]
+    if not infos:
+        return set()
+    text = verdict(run)
+    if text.startswith(("clean", "no loss-like")):
+        return set()
+    out = set()
+    for f in infos:
+        rest = replace(run, findings=[g for g in run.findings if g is not f])
+        if verdict(rest) != text:
+            out.add(id(f))
+    return out
+
+
+def metric_parts(run: RunReport) -> dict[str, pl.DataFrame]:
+    """The run's points per metric (`step, seq, value[, superseded]`), nulls dropped."""
+    frame = run.frame
+    if frame is None or frame.height == 0:
+        return {}
+    cols = ["metric", "step", "seq", "value"] + (["superseded"] if "superseded" in frame.columns else [])
+    return {key[0] if isinstance(key, tuple) else key: part for key, part in
+            frame.select(cols).filter(pl.col("value").is_not_null())
+            .partition_by("metric", as_dict=True, include_key=False).items()}
+
+
+def run_chart(run: RunReport, finding_ids: dict[int, str],
+              by_metric: dict[str, pl.DataFrame] | None = None) -> dict[str, Any]:
     """The chart payload of one run. `finding_ids` maps id(finding) → the id its card
-    carries in the page, for the findings that get a band and a zoom."""
+    carries in the page, for the findings that get a band and a zoom; every finding that
+    needs attention gets a band, and so does a note the verdict speaks of (`heads`)."""
     frame = run.frame
     if frame is None or frame.height == 0:
         return {"panels": [], "findings": [], "segments": []}
-    cols = ["metric", "step", "seq", "value"] + (["superseded"] if "superseded" in frame.columns else [])
-    by_metric = {key[0] if isinstance(key, tuple) else key: part for key, part in
-                 frame.select(cols).filter(pl.col("value").is_not_null())
-                 .partition_by("metric", as_dict=True, include_key=False).items()}
+    by_metric = metric_parts(run) if by_metric is None else by_metric
     steps = frame.get_column("step")
     first, last = float(steps.min()), float(steps.max())
+    heads = heading_notes(run)
     views = []
     for f in run.findings:
         if id(f) in finding_ids:
             v = finding_view(f, finding_ids[id(f)], first, last)
             if v is not None:
+                if id(f) in heads:
+                    v["heads"] = True
                 views.append(v)
-    major = [v for v in views if v["sev"] != "info"]
+    major = [v for v in views if v["sev"] != "info"]  # notes heading the verdict get a band, not extra detail
     windows = [(v["lo"], v["hi"]) for v in major]
     per_window = max(40, min(WINDOW_BUCKETS, WINDOW_POINTS_PER_RUN // (2 * max(1, len(windows)))))
     panels = []
@@ -116,6 +162,33 @@ def run_chart(run: RunReport, finding_ids: dict[int, str]) -> dict[str, Any]:
         if main in by_metric else 0.0
     return {"panels": panels, "zoom_only": zoom_only, "findings": views, "segments": segments,
             "first": first, "last": last, "main": main, "smooth": smooth}
+
+
+def natural_key(name: str) -> list:
+    """'layers/2' before 'layers/10'."""
+    return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", name)]
+
+
+def drawn_metrics(run: RunReport, by_metric: dict[str, pl.DataFrame]) -> set[str]:
+    """The metrics the run's panels draw (`run_chart`)."""
+    return {m for _, metrics in panel_metrics(run, set(by_metric)) for m in metrics}
+
+
+def extra_chart(run: RunReport, by_metric: dict[str, pl.DataFrame],
+                budget: int = EXTRA_POINTS_PER_RUN) -> tuple[dict[str, Any], list[str]]:
+    """Every metric with values that no panel draws (accuracy, MFU, a reward, per-layer norms),
+    decimated for the page's metric picker within `budget` points: (payload, the metrics left
+    out past that budget, listed in the picker as not embedded)."""
+    drawn = drawn_metrics(run, by_metric)
+    rest = sorted((m for m in by_metric if m not in drawn),
+                  key=lambda m: (run.metrics.get(m, "other") == "other", natural_key(m)))
+    lo, hi = EXTRA_BUCKETS
+    fits = rest[:budget // (2 * lo)]
+    buckets = max(lo, min(hi, budget // (2 * max(1, len(fits)))))
+    series = [_series(m, run.metrics.get(m, "other"), by_metric[m], buckets, [], 0) for m in fits]
+    for s in series:
+        s["bad"] = s["bad"][:50]
+    return {"series": series}, rest[len(fits):]
 
 
 NOISE_SMOOTHING = ((0.01, 0.0), (0.03, 0.6), (0.1, 0.85))

@@ -3,13 +3,16 @@
 It opens on a summary (runs by severity, counts by kind, a filter, each run's verdict
 and its findings one click away); below, each run gets interactive charts drawn with
 uPlot (vendored in `vendor/`, inlined once per page: the page needs no network): the
-main loss with every finding as a band or a marker, segment boundaries and superseded
-points apart, and grad norm, LR and loss scale on the same step axis; each finding
-gets a zoom of its own stretch beside its message, evidence and advice.
+main loss with every finding that needs attention, and every note its verdict speaks of,
+as a band or a marker, segment boundaries and superseded points apart, and grad norm, LR,
+loss scale, throughput, step time and memory on the same step axis; a picker lists every
+metric the run logged and adds any other one (accuracy, MFU, a reward) as a chart of its
+own; each finding gets a zoom of its own stretch beside its message, evidence and advice.
 
-The series are decimated keeping every extreme (see `chart_data`), and the charts are
-built only when their run scrolls into view, so a sweep of hundreds of runs opens at
-once. Past `MAX_CHARTED_RUNS` runs, only the runs with findings get a section.
+The series are decimated keeping every extreme (see `chart_data`); the picker's metrics
+travel apart, coarser, in a script element parsed only when one is added. The charts are
+built when their run scrolls into view (all at once before printing, or with `static`),
+so a sweep of hundreds of runs opens at once. Past `MAX_CHARTED_RUNS` runs, only the runs with findings get a section.
 """
 from __future__ import annotations
 
@@ -22,7 +25,8 @@ from typing import Any
 from ..explain.catalog import next_steps
 from ..model.finding import SEVERITY_RANK, Finding
 from ..model.report import Report, RunReport
-from .chart_data import run_chart
+from .chart_data import (EXTRA_POINTS_PER_PAGE, EXTRA_POINTS_PER_RUN, drawn_metrics, extra_chart, metric_parts,
+                         natural_key, run_chart)
 from .verdict import (counts_text, final_loss_text, kind_counts, loss_story, number, segments_text, span_text,
                       split_findings, status, steps_text, verdict)
 
@@ -107,11 +111,14 @@ def render_html(report: Report, *, static: bool = False) -> str:
         out.append(kinds_table(runs))
         if len(charted) < len(runs):
             out.append(f'<p class="note">{_e(left_out_note(runs, charted))}</p>')
-    charts = {}
+    charts, extras = {}, {}
+    budget = min(EXTRA_POINTS_PER_RUN, EXTRA_POINTS_PER_PAGE // max(1, len(charted)))
     for run in charted:
         i = ids[id(run)]
-        out.append(run_section(run, i, fids[id(run)]))
-        charts[i] = run_chart(run, fids[id(run)])
+        parts = metric_parts(run)
+        extras[i], left_out = extra_chart(run, parts, budget)
+        out.append(run_section(run, i, fids[id(run)], metric_picker(run, parts, left_out)))
+        charts[i] = run_chart(run, fids[id(run)], parts)
     if report.warnings:
         out.append('<section class="warnings"><h2>Warnings while reading</h2><ul>')
         out += [f"<li>{_e(w)}</li>" for w in report.warnings]
@@ -120,6 +127,8 @@ def render_html(report: Report, *, static: bool = False) -> str:
                f"Charts drawn with uPlot {UPLOT_VERSION} (MIT), embedded in this page.</footer>")
     for i, payload in charts.items():
         out.append(f'<script type="application/json" id="chart-{i}">{_json_script(payload)}</script>')
+        if extras[i]["series"]:  # parsed only when the picker adds one of them
+            out.append(f'<script type="application/json" id="more-{i}">{_json_script(extras[i])}</script>')
     out.append(f"<script>{_asset('vendor/uPlot.iife.min.js')}</script>")
     out.append(f"<script>{_asset('html_app.js')}</script>")
     out.append("</body></html>")
@@ -145,10 +154,13 @@ def filter_bar(runs: list[RunReport]) -> str:
 
 
 def summary_table(runs: list[RunReport], charted: set[int], fids: dict[int, dict[int, str]]) -> str:
-    rows = ['<table class="summary" id="summary"><thead><tr><th>run</th><th>worst</th><th>verdict</th>'
-            "<th>findings</th><th>steps</th><th class=\"num\">points</th>"
-            "<th class=\"num\" title=\"the last value of each run's main metric, named below it\">final value</th>"
-            "<th>format</th></tr></thead><tbody>"]
+    final, final_tip = final_column(runs)
+    rows = ['<table class="summary" id="summary"><thead><tr><th>run</th>'
+            '<th title="the worst severity among the run\'s findings (ok: none needs attention)">status</th>'
+            "<th>verdict</th><th>findings</th><th title=\"first and last step logged\">steps</th>"
+            "<th class=\"num\" title=\"values read, every metric\">points read</th>"
+            f"<th class=\"num\" title=\"{_e(final_tip)}\">{_e(final)}</th>"
+            "<th>log format</th></tr></thead><tbody>"]
     for i, r in enumerate(runs):
         st = status(r)
         name = (f'<a href="#{_anchor(i)}">{_e(r.run)}</a>' if id(r) in charted else _e(r.run))
@@ -160,6 +172,44 @@ def summary_table(runs: list[RunReport], charted: set[int], fids: dict[int, dict
             f"<td>{_e(', '.join(r.formats) or '—')}</td></tr>")
     rows.append("</tbody></table>")
     return "\n".join(rows)
+
+
+FINAL_TITLES = {"loss": "final loss", "eval_loss": "final eval loss", "perplexity": "final perplexity",
+                "reward": "final reward", "accuracy": "final accuracy"}
+"""The last-value column's title when every run's main metric has this role."""
+
+
+def final_column(runs: list[RunReport]) -> tuple[str, str]:
+    """(title, tooltip) of the last-value column: 'final loss' when every run's main metric is
+    a loss, 'final perplexity' when each is a perplexity, else 'final value' (each cell names
+    its metric under the number)."""
+    roles = {r.metrics.get(r.stats["main_metric"], "other") for r in runs if r.stats.get("main_metric")}
+    title = FINAL_TITLES.get(next(iter(roles)), "final value") if len(roles) == 1 else "final value"
+    return title, "the last value of each run's main metric, named under it"
+
+
+def metric_picker(run: RunReport, parts: dict, left_out: list[str]) -> str:
+    """'add a chart': every metric the run logged; those the panels draw, those with no
+    value and those past the page's budget are listed but cannot be added."""
+    drawn = drawn_metrics(run, parts)
+    skipped = set(left_out)
+    names = sorted(set(run.metrics) | set(parts),
+                   key=lambda m: (m in drawn, m not in parts or m in skipped, run.metrics.get(m, "other") == "other",
+                                  natural_key(m)))
+    addable = 0
+    options = []
+    for m in names:
+        role = run.metrics.get(m, "other")
+        why = ("drawn above" if m in drawn else "no values" if m not in parts else
+               "not embedded: too many metrics" if m in skipped else "")
+        addable += not why
+        options.append(f'<option value="{_e(m)}"{" disabled" if why else ""}>{_e(m)} ({_e(role)})'
+                       f'{" — " + _e(why) if why else ""}</option>')
+    if not options:
+        return ""
+    prompt = f"add a chart ({addable} more metric{'s' if addable != 1 else ''})" if addable else "every metric drawn"
+    return (f'<label>chart <select class="add-metric" autocomplete="off"><option value="">{prompt}</option>'
+            f'{"".join(options)}</select></label>')
 
 
 def _main_metric(run: RunReport) -> str:
@@ -202,8 +252,8 @@ def kinds_table(runs: list[RunReport]) -> str:
             worst[f.kind] = max(worst.get(f.kind, 0), SEVERITY_RANK[f.severity])
     if not total:
         return '<p class="note">No findings in any run.</p>'
-    rows = ['<table class="kinds" id="kinds"><thead><tr><th>kind</th><th>worst</th><th class="num">findings</th>'
-            '<th class="num">runs</th></tr></thead><tbody>']
+    rows = ['<table class="kinds" id="kinds"><thead><tr><th>kind</th><th>worst severity</th>'
+            '<th class="num">findings</th><th class="num">runs with it</th></tr></thead><tbody>']
     sev_names = {v: k for k, v in SEVERITY_RANK.items()}
     for k in sorted(total, key=lambda k: (-worst[k], -total[k][0], k)):
         sev = sev_names[worst[k]]
@@ -218,7 +268,7 @@ def _anchor(i: int) -> str:
     return f"run-{i}"
 
 
-def run_section(run: RunReport, i: int, fids: dict[int, str]) -> str:
+def run_section(run: RunReport, i: int, fids: dict[int, str], picker: str = "") -> str:
     st = status(run)
     facts = [", ".join(run.formats), segments_text(run), f"steps {steps_text(run)}", f"{run.points:,} points",
              loss_story(run)]
@@ -227,7 +277,7 @@ def run_section(run: RunReport, i: int, fids: dict[int, str]) -> str:
            f'<p class="facts">{_e(" · ".join(p for p in facts if p))}</p>',
            '<div class="controls"><label><input type="checkbox" class="log-toggle" autocomplete="off"> log scale</label>'
            '<label>smoothing <input type="range" class="smooth" autocomplete="off" min="0" max="0.99" step="0.01" value="0">'
-           '<output>0</output></label><button type="button" class="reset">whole run</button>'
+           f'<output>0</output></label>{picker}<button type="button" class="reset">whole run</button>'
            '<span class="hint">drag: zoom · shift-drag: pan · alt+wheel: zoom · double-click: whole run · '
            'click a legend entry: show/hide</span></div>',
            f'<div class="charts" data-run="{i}"><p class="loading">chart drawn when scrolled into view (and before printing)</p></div>']

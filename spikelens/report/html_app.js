@@ -12,7 +12,7 @@
   // a page written with --html-static draws every chart up front (headless capture, archiving)
   const EAGER = document.documentElement.dataset.static === "1";
   const api = window.spikelens = {runs: runs, build: build, zoomTo: zoomTo, setX: setX, filter: applyFilter,
-                                  drawAll: drawAll};
+                                  drawAll: drawAll, addMetric: addMetric};
 
   function decode(enc) {
     const bin = atob(enc.b);
@@ -32,16 +32,18 @@
 
   // ------------------------------------------------------------------ data
 
+  const pair = o => o ? [decode(o.x), decode(o.y)] : null;
+
+  function decodeSeries(s) {
+    const live = pair(s.live), sup = pair(s.superseded);
+    const liveDetail = pair(s.live.detail), supDetail = s.superseded ? pair(s.superseded.detail) : null;
+    return {name: s.name, role: s.role, bad: s.bad, positive: s.positive, coarse: {live: live, sup: sup},
+            live: merge(live, liveDetail), sup: sup && merge(sup, supDetail), detailed: !!(liveDetail || supDetail)};
+  }
+
   function load(id) {
     const el = document.getElementById("chart-" + id);
     const d = JSON.parse(el.textContent);
-    const pair = o => o ? [decode(o.x), decode(o.y)] : null;
-    const decodeSeries = s => {
-      const live = pair(s.live), sup = pair(s.superseded);
-      const liveDetail = pair(s.live.detail), supDetail = s.superseded ? pair(s.superseded.detail) : null;
-      return {name: s.name, role: s.role, bad: s.bad, positive: s.positive, coarse: {live: live, sup: sup},
-              live: merge(live, liveDetail), sup: sup && merge(sup, supDetail), detailed: !!(liveDetail || supDetail)};
-    };
     d.panels.forEach(p => { p.series = p.series.map(decodeSeries); });
     d.zoom_only = (d.zoom_only || []).map(decodeSeries);
     return d;
@@ -103,7 +105,7 @@
         ctx.beginPath(); ctx.moveTo(x, b.top); ctx.lineTo(x, b.top + b.height); ctx.stroke();
       }
       for (const f of findings) {
-        if (f.sev === "info" && f.id !== st.selected) continue;
+        if (f.sev === "info" && !f.heads && f.id !== st.selected) continue;  // a note the verdict names: banded
         if (p && !belongs(f, st, p)) continue;
         const color = SEV[f.sev] || SEV.info;
         const a = u.valToPos(f.x0, "x", true), z = u.valToPos(f.x1, "x", true);
@@ -138,7 +140,7 @@
       if (p && p.title === "loss") {
         ctx.font = `${11 * dpr()}px system-ui, sans-serif`; ctx.textBaseline = "top"; ctx.textAlign = "left";
         const ends = [-1e9, -1e9, -1e9];
-        const shown = findings.filter(f => (f.sev !== "info" || f.id === st.selected) && belongs(f, st, p))
+        const shown = findings.filter(f => (f.sev !== "info" || f.heads || f.id === st.selected) && belongs(f, st, p))
           .sort((x, y) => x.x0 - y.x0);
         for (const f of shown) {
           const x = u.valToPos(f.x0, "x", true) + 3 * dpr();
@@ -304,19 +306,13 @@
     const logBox = st.section.querySelector(".log-toggle");
     logBox.checked = st.log; logBox.disabled = !(lossPanel && lossPanel.positive);
     if (!st.panels.length) {
-      box.innerHTML = '<p class="note">no loss, grad-norm, LR or loss-scale metric to draw</p>';
+      box.innerHTML = '<p class="note">no loss, grad-norm, LR or loss-scale metric to draw (the chart picker adds any other)</p>';
       box.style.minHeight = "0";
     }
     for (const p of st.panels) {
-      const title = document.createElement("div");
-      title.className = "panel-title"; title.textContent = p.title;
-      const el = document.createElement("div");
-      el.className = "panel"; el.dataset.panel = p.title;
-      box.append(title, el);
-      p.el = el;
       // loss scale halves and doubles: log 2; grad norm and LR read best linear in a zoom
       const log = p.title === "loss" ? st.log : (p.positive && p.title === "loss scale");
-      p.chart = makePanel(st, p, el, log);
+      placePanel(st, p, box, log);
     }
     wireControls(st);
     const slider = st.section.querySelector(".smooth");
@@ -324,6 +320,41 @@
     slider.nextElementSibling.textContent = st.smooth ? st.smooth + " (from the run's noise)" : "0";
     buildZooms(st);
     return st;
+  }
+
+  function placePanel(st, p, box, log) {
+    const title = document.createElement("div");
+    title.className = "panel-title"; title.textContent = p.label || p.title;
+    const el = document.createElement("div");
+    el.className = "panel"; el.dataset.panel = p.title;
+    box.append(title, el);
+    p.el = el;
+    p.chart = makePanel(st, p, el, log);
+  }
+
+  /* The metric picker: any metric the run logged that no panel draws becomes a chart of its
+     own, on the run's step axis, with its findings as bands. Its decimated points sit in
+     <script id="more-N">, parsed the first time one is added. */
+  function addMetric(id, name) {
+    const st = build(id);
+    if (st.panels.some(p => p.series.some(s => s.name === name))) return null;
+    if (!st.more) {
+      const el = document.getElementById("more-" + id);
+      st.more = el ? JSON.parse(el.textContent).series.map(decodeSeries) : [];
+    }
+    const s = st.more.find(x => x.name === name);
+    if (!s) return null;
+    const p = {title: name, label: name + " (" + s.role + ")", series: [s], positive: s.positive, added: true};
+    const box = st.section.querySelector(".charts");
+    const note = box.querySelector(".note");
+    if (note) { note.remove(); box.style.minHeight = ""; }
+    const ref = st.panels[0] && st.panels[0].chart;
+    st.panels.push(p);
+    placePanel(st, p, box, false);
+    if (ref) p.chart.setScale("x", {min: ref.scales.x.min, max: ref.scales.x.max});
+    const opt = [...st.section.querySelectorAll("select.add-metric option")].find(o => o.value === name);
+    if (opt) { opt.disabled = true; opt.textContent += " — added"; }
+    return p;
   }
 
   function drawAll() {
@@ -452,6 +483,14 @@
       sec.scrollIntoView({block: "start"});  // html's scroll-padding keeps it clear of the filter bar
     }
   }
+
+  document.addEventListener("change", e => {
+    const pick = e.target.closest && e.target.closest("select.add-metric");
+    if (!pick || !pick.value) return;
+    const sec = pick.closest("section.run");
+    addMetric(Number(sec.dataset.run), pick.value);
+    pick.value = "";
+  });
 
   document.addEventListener("click", e => {
     const kind = e.target.closest("button.kind");
