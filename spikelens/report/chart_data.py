@@ -54,7 +54,7 @@ EXTRA_BUCKETS = (16, 120)
 """Min/max pairs per added metric: as many as the run's share allows, within these bounds
 (past `EXTRA_POINTS_PER_RUN // (2 * 16)` metrics, the rest are listed but not embedded)."""
 MAX_HEAD_CHECKS = 60
-"""Info findings tried per run when asking which ones the verdict speaks of."""
+"""Info findings of one kind tried one by one when asking which ones the verdict speaks of."""
 
 
 def encode(values: np.ndarray, kind: str) -> dict[str, str]:
@@ -91,18 +91,25 @@ def finding_view(f: Finding, fid: str, first: float, last: float) -> dict[str, A
 def heading_notes(run: RunReport) -> set[int]:
     """ids of the info findings the run's verdict speaks of (a plateau that says 'never
     learned', an info resume or spike it names): the verdict reads otherwise without them.
-    A verdict of 'clean (N notes)' only counts its notes: none heads it."""
-    infos = [f for f in run.findings if f.severity == "info"][:MAX_HEAD_CHECKS]
+    A verdict of 'clean (N notes)' only counts its notes: none heads it. Notes are tried a
+    kind at a time first (a run's many outlier notes cost one verdict, not one each)."""
+    infos = [f for f in run.findings if f.severity == "info"]
     if not infos:
         return set()
     text = verdict(run)
     if text.startswith(("clean", "no loss-like")):
         return set()
-    out = set()
-    for f in infos:
-        rest = replace(run, findings=[g for g in run.findings if g is not f])
-        if verdict(rest) != text:
-            out.add(id(f))
+
+    def changes(without: list[Finding]) -> bool:
+        gone = {id(f) for f in without}
+        return verdict(replace(run, findings=[g for g in run.findings if id(g) not in gone])) != text
+
+    out: set[int] = set()
+    for kind in sorted({f.kind for f in infos}):
+        of_kind = [f for f in infos if f.kind == kind]
+        if not changes(of_kind):
+            continue
+        out.update(id(f) for f in of_kind[:MAX_HEAD_CHECKS] if len(of_kind) == 1 or changes([f]))
     return out
 
 
