@@ -284,3 +284,16 @@ def test_a_bare_killed_line_is_a_likely_oom_kill(tmp_path):
     ended = _findings(log, "ended_early")
     assert ended and ended[0].causes and ended[0].causes[0].cause == "out_of_memory"
     assert ended[0].causes[0].confidence < 0.95 and "OOM killer" in ended[0].causes[0].evidence
+
+
+def test_a_whole_number_count_taken_for_the_loss_has_no_stall(tmp_path):
+    """A launcher's log whose only loss-like value is a count (2, 4 GPUs), launches days apart:
+    its 'steps' are no training steps, so their gaps are no stall."""
+    rows = ["step,timestamp,loss"] + [f"{s},{1.7e9 + 60 * s + (250000 if s > 30 else 0)},{2 if s < 40 else 4}"
+                                      for s in range(60)]
+    (tmp_path / "launch").mkdir()
+    (tmp_path / "launch" / "launches.csv").write_text("\n".join(rows) + "\n")
+    assert _findings(tmp_path / "launch" / "launches.csv", "stall") == []
+    rows = rows[:1] + [r.replace(",2", ",2.5").replace(",4", ",4.5") for r in rows[1:]]
+    (tmp_path / "launch" / "launches.csv").write_text("\n".join(rows) + "\n")
+    assert len(_findings(tmp_path / "launch" / "launches.csv", "stall")) == 1  # the same pause on a real value

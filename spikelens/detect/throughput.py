@@ -278,6 +278,9 @@ def _timed_series(ctx: RunContext) -> Series | None:
     s = ctx.main("loss")
     if s is None or s.wall_time is None or not np.isfinite(s.wall_time).any():
         return None
+    v = s.finite()[1]
+    if v.size and bool(np.all(v == np.round(v))):
+        return None  # whole numbers only: a count or a size (`dist_world_size`) taken for a loss, no training step
     if np.nanmax(s.wall_time) - np.nanmin(s.wall_time) <= 0:
         return None
     return s
