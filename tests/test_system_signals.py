@@ -297,3 +297,29 @@ def test_a_whole_number_count_taken_for_the_loss_has_no_stall(tmp_path):
     rows = rows[:1] + [r.replace(",2", ",2.5").replace(",4", ",4.5") for r in rows[1:]]
     (tmp_path / "launch" / "launches.csv").write_text("\n".join(rows) + "\n")
     assert len(_findings(tmp_path / "launch" / "launches.csv", "stall")) == 1  # the same pause on a real value
+
+
+def _megatron(path: Path, *, gbs_after: int) -> Path:
+    """Megatron-LM's iteration lines; the step time doubles at iteration 1500, where the
+    global batch size moves from 256 to `gbs_after`."""
+    rng = np.random.default_rng(8)
+    lines = []
+    for it in range(10, 3010, 10):
+        gbs = 256 if it < 1500 else gbs_after
+        ms = (520 if it < 1500 else 1040) * (1 + rng.normal(0, 0.02))
+        loss = 2.5 + 4 * math.exp(-it / 400) + rng.normal(0, 0.02)
+        lines.append(f" iteration     {it:4d}/    3000 | consumed samples:      {it * gbs:8d} | elapsed time per "
+                     f"iteration (ms): {ms:.1f} | learning rate: 3.000E-04 | global batch size:   {gbs:3d} | lm loss: "
+                     f"{loss:.6E} | loss scale: 1.0 | grad norm: 0.600 | number of skipped iterations:   0 |")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_step_time_rise_where_the_batch_size_doubles_is_a_new_regime_not_a_slowdown(tmp_path):
+    ramp = _findings(_megatron(tmp_path / "ramp" / "train.log", gbs_after=512), "step_time_rise")
+    assert len(ramp) == 1 and ramp[0].severity == "info"
+    assert ramp[0].evidence["work_changed"] == {"metric": "global batch size", "before": 256.0, "after": 512.0,
+                                                "step": 1500}
+    same = _findings(_megatron(tmp_path / "same" / "train.log", gbs_after=256), "step_time_rise")
+    assert len(same) == 1 and same[0].severity == "warning" and "work_changed" not in same[0].evidence

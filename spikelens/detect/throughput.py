@@ -7,6 +7,7 @@ are left out.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -178,6 +179,10 @@ def _rate_finding(det: Detector, ctx: RunContext, role: str, *, down: bool, min_
     what = "fell" if down else "rose"
     msg = (f"{s.label} {what} {pct:.0f}% at step {at} (median {sh.before:.4g} before, {sh.after:.4g} after)"
            + (" and stayed there to the end" if lasted else f"; the median to the end is {sh.rest:.4g}"))
+    work = work_changed(ctx, step, at)
+    if work:  # the step does more (or less) work: a new regime of the run, not a slowdown
+        msg += (f"; {work['metric']} changed from {work['before']:.4g} to {work['after']:.4g} at step {work['step']}: "
+                f"each step does other work from there, a new regime rather than a slowdown")
     slow = _slow_rank(ctx, role, down)
     if slow:
         msg += f"; {slow['text']}"
@@ -187,9 +192,42 @@ def _rate_finding(det: Detector, ctx: RunContext, role: str, *, down: bool, min_
                                                for o, x in found[1:]]}
     if slow:
         ev["slow_rank"] = slow["rank"]
+    if work:
+        ev["work_changed"] = work
     return [Finding(kind=det.kind, code=det.code, run=ctx.run, metric=s.metric,
-                    severity="warning" if lasted else "info", message=msg, start_step=at,
+                    severity="warning" if lasted and not work else "info", message=msg, start_step=at,
                     magnitude=float(sh.ratio), evidence=ev)]
+
+
+WORK = re.compile(r"batch|seq(?:uence)?[\s_\-]?len|seqlen|(?:^|[/_\-. ])seq(?:$|[/_\-. ])|tokens?[\s_\-]?per"
+                  r"|num[\s_\-]?tokens|context|ctx[\s_\-]?len|micro|accum|resolution|img[\s_\-]?size|imgsz"
+                  r"|input[\s_\-]?size|image[\s_\-]?size|crop[\s_\-]?size|frames|profil", re.I)
+"""A logged setting that sizes the work of a step (batch size, sequence length, tokens per
+step, image size, accumulation) or says a profiler is on."""
+
+
+def work_changed(ctx: RunContext, step: np.ndarray, at: int, min_change: float = 0.1) -> dict | None:
+    """A setting that sizes a step's work (`WORK`: global batch size, sequence length, ...)
+    logged as a few levels, never a count since the start, whose level moved by `min_change`
+    or more across `at` (medians of up to a tenth of the run's points either side); None otherwise."""
+    w = max(5, step.size // 10)
+    i = int(np.searchsorted(step, at))
+    lo, hi = int(step[max(0, i - w)]), int(step[min(step.size - 1, i + w)])
+    for m, s in ctx.series.items():
+        if ctx.roles.get(m) != "other" or not WORK.search(m):
+            continue
+        st, v = s.finite()
+        if v.size < 4 or cumulative(v) or np.unique(v).size > max(10, v.size // 20):
+            continue  # a count since the start (consumed samples) or a measured value, not a setting
+        before, after = v[(st >= lo) & (st < at)], v[(st >= at) & (st <= hi)]
+        if not before.size or not after.size:
+            continue
+        b, a = float(np.median(before)), float(np.median(after))
+        if b and abs(a - b) / abs(b) >= min_change or (not b and a):
+            near = (st >= lo) & (st <= hi)
+            moved = st[near][1:][np.diff(v[near]) != 0]
+            return {"metric": m, "before": b, "after": a, "step": int(moved[0]) if moved.size else int(at)}
+    return None
 
 
 def _slow_rank(ctx: RunContext, role: str, down: bool) -> dict | None:
