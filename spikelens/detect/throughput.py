@@ -80,7 +80,8 @@ class ThroughputDropDetector(Detector):
     Detects: the run's throughput (tokens/s, samples/s, tps, MFU, TFLOPs) falling by
     `min_drop` or more, judged on medians of a tenth of the run either side of the change,
     after the first tenth (warm-up, compilation); a single slow step (a checkpoint save, an
-    evaluation) moves no median and is never a finding.
+    evaluation) moves no median and is never a finding; a note when a logged setting that sizes
+    a step's work (batch size, sequence length) moved at the same step (a new regime).
     Why it matters: a run that slows by 40% costs 40% more GPU hours for every step left, and
     a slowdown often comes before a loss event (a stalled data loader, a throttled or failing node).
     Likely causes: a slow or failing node or GPU (thermal throttling, ECC errors), a data
@@ -112,12 +113,14 @@ class StepTimeRiseDetector(Detector):
     Detects: the time a step takes (`dt`, `elapsed time per iteration`, `step_time`) rising by
     `min_rise` or more, judged as the throughput drop is (medians, warm-up left out, single
     slow steps ignored); not told when the run also logs a throughput that did not fall (the
-    step got longer because it does more: a batch-size or sequence-length ramp).
+    step got longer because it does more: a batch-size or sequence-length ramp), and a note
+    when a logged setting that sizes the step's work moved at the same step.
     Why it matters: the same as a throughput drop: every later step costs more, and a
     slowdown often announces a failing node or a starved data loader.
     Likely causes: a slow or failing node, a data loader that fell behind, a network link
     degrading, memory pressure, another job on the machine.
-    Evidence: the step of the change, the median step time before and after, the rise in percent.
+    Evidence: the step of the change, the median step time before and after, the rise in percent,
+    the setting that changed with it (`work_changed`).
     """
 
     code = "SL503"
