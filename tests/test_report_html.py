@@ -230,7 +230,8 @@ def test_column_titles_say_what_they_show_and_smoothing_follows_the_noise():
     ppl = spiky_run()
     ppl.metrics["train/loss"] = "perplexity"  # a run whose main metric is a perplexity says so
     assert _final_title(render_html(Report("analyze", [ppl]))) == "final perplexity"
-    assert _final_title(render_html(Report("analyze", [ppl, clean_run()]))) == "final value"  # mixed: each cell names it
+    mixed = render_html(Report("analyze", [ppl, clean_run()]))
+    assert _final_title(mixed) == "final value"  # mixed roles: each cell names its metric
     heads = re.findall(r"<th[^>]*>([^<]+)</th>", page.split("</thead>")[0])
     assert heads == ["run", "status", "verdict", "findings", "steps", "points read", "final loss", "log format"]
     from spikelens.report.chart_data import default_smoothing

@@ -301,5 +301,6 @@ def test_an_info_finding_heading_the_verdict_gets_its_band(metrics_page):
     d.execute_script("const u = spikelens.runs[0].panels[0].chart; spikelens.runs[0].data.findings[0].heads = false;"
                      "u.redraw(false);")
     plain = d.execute_script(_BAND_INK)
-    d.execute_script("spikelens.runs[0].data.findings[0].heads = true; spikelens.runs[0].panels[0].chart.redraw(false);")
+    d.execute_script("spikelens.runs[0].data.findings[0].heads = true;"
+                     "spikelens.runs[0].panels[0].chart.redraw(false);")
     assert banded > plain * 1.25  # the grey band over the plateau's steps, drawn because it heads the verdict
