@@ -20,11 +20,12 @@ different values of the main metric."""
 
 
 def several_ranks(rows: pl.DataFrame) -> bool:
-    """The parsed rows hold several different values of a metric at most steps (the first
-    metric logged most often): more than one rank printed its own numbers."""
+    """The parsed rows hold several different values of a metric at most steps (the metric
+    logged most often, the first by name among equals): more than one rank printed its own numbers."""
     if rows.height == 0:
         return False
-    top = rows.group_by("metric").len().sort("len", descending=True).get_column("metric")[0]
+    counts = rows.group_by("metric").len().with_columns(pl.col("metric").cast(pl.String))
+    top = counts.sort(["len", "metric"], descending=[True, False]).get_column("metric")[0]  # ties: by name
     per = (rows.filter(pl.col("metric") == top).group_by("step")
            .agg(pl.col("value").n_unique().alias("n")))
     return per.height > 0 and float((per.get_column("n") > 1).mean()) >= SHARE
