@@ -66,7 +66,9 @@ class Stitched:
 def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol: float = 1e-6,
                **_ignored: Any) -> Stitched:
     """Lay the launches of one run on one step axis; mark what later launches superseded."""
-    frame = run.frame.sort("seq", maintain_order=True)
+    frame = run.frame
+    if not frame.get_column("seq").is_sorted():  # readers write seq in order: no copy of the frame then
+        frame = frame.sort("seq", maintain_order=True)
     if frame.height == 0:
         return Stitched(frame=frame.with_columns(superseded=pl.lit(False)))
     empty = [int(s["segment"]) for s in run.segments if s.get("points", 1) == 0]
@@ -76,9 +78,10 @@ def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol:
     data_numbers = {o: n for o, n in renumbered.items() if o not in set(empty)}
     layout = _Layout.of(frame, main, *_declared_starts(run, data_numbers))
     offsets, boundaries = _place_launches(frame, layout, main)
-    frame = frame.with_columns(
-        (pl.col("step") + pl.col("segment").replace_strict(
-            dict(enumerate(offsets.tolist())), return_dtype=pl.Int64)).alias("step"))
+    if offsets.any():  # a run of one launch (or launches that need no shift) keeps its step column
+        frame = frame.with_columns(
+            (pl.col("step") + pl.col("segment").replace_strict(
+                dict(enumerate(offsets.tolist())), return_dtype=pl.Int64)).alias("step"))
     frame = _supersede(frame, layout, offsets, boundaries, main, identical_rtol)
     segments = _segment_table(frame, layout, offsets, boundaries)
     segments = _with_empty_launches(segments, run.segments, renumbered)

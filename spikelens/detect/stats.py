@@ -99,7 +99,7 @@ def _strided_median(x: np.ndarray, window: int, center: bool, exclusive: bool, m
         chunk = max(1, 4_000_000 // window)  # bound the temporary copy to ~32 MB
         for c in range(0, rows.size, chunk):
             r = rows[c:c + chunk]
-            out[r] = np.median(view[lo[r]], axis=1)
+            out[r] = np.median(view[lo[r]], axis=1, overwrite_input=True)  # the gather is a copy already
     for j in np.flatnonzero(~full):
         a, b = max(lo[j], 0), min(hi[j], n)
         if b - a >= max(min(min_samples, window), 1):
