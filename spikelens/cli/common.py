@@ -87,5 +87,5 @@ CHARTS = typer.Option(True, "--charts/--no-charts", help="Draw a small chart und
 def force_option(outputs: str, kept: str = "") -> typer.Option:
     """`--force`: the one overwrite policy (outputs.claim) said in each command's words."""
     return typer.Option(False, "--force",
-                        help=f"Replace {outputs} when they already exist (without it an existing output is refused, "
-                             f"exit 2: nothing is overwritten silently; never the logs read).{kept}")
+                        help=f"Replace existing outputs ({outputs}); without it an output already there is "
+                             f"refused, exit 2: nothing is overwritten silently. Never the logs read.{kept}")

@@ -40,7 +40,7 @@ def export_cmd(
     name: Optional[str] = typer.Option(None, "--name", help="Name of the exported run (default: the run's)."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
                                           help="spikelens.toml or pyproject.toml to read settings from."),
-    force: bool = force_option("FILE, or the run's folder DIR/<run>,"),
+    force: bool = force_option("FILE, or the run's folder DIR/<run>"),
     quiet: bool = QUIET,
 ) -> None:
     """Write the stitched timeline of one run (superseded points dropped, restarted steps
