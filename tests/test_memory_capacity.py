@@ -117,3 +117,9 @@ def test_no_total_logged_no_capacity_guessed(tmp_path):
     """`mem_used` alone at 78 GB: the device's size is not in the log, so nothing is said."""
     rows = [(10 * i, f"{3 + math.exp(-i / 50):.4f}", f"{78 + 0.1 * math.sin(i):.2f}") for i in range(400)]
     assert _memory(_csv(tmp_path / "alone" / "metrics.csv", ["step", "loss", "mem_used"], rows)) == []
+
+
+def test_a_logged_fraction_of_the_device_is_read_as_a_share(tmp_path):
+    rows = [(10 * i, f"{3 + math.exp(-i / 50):.4f}", f"{u:.4f}") for i, u in enumerate(_used(300, 0.985, seed=5))]
+    found = _memory(_csv(tmp_path / "frac" / "metrics.csv", ["step", "loss", "gpu_mem_frac"], rows))
+    assert len(found) == 1 and 97 <= found[0].evidence["capacity_percent"] <= 99.9

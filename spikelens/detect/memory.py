@@ -50,7 +50,7 @@ def capacity_shares(ctx: RunContext) -> list[Share]:
     `max_memory_allocated` beside `total_memory`) or beside the free memory (used + free).
     Never a guessed capacity: a run that logs no total has no share."""
     mem = [s for s in ctx.by_role("memory") if s.finite()[1].size]
-    out = [Share(s.label, s.metric, *s.finite(), "logged share") for s in mem if is_percent(s)]
+    out = [Share(s.label, s.metric, s.finite()[0], _as_percent(s), "logged share") for s in mem if is_percent(s)]
     totals = [s for s in mem if _TOTAL.search(s.metric) and not is_percent(s) and _steady(s)]
     frees = [s for s in mem if _FREE.search(s.metric) and not is_percent(s) and s not in totals]
     used = [s for s in mem if s not in totals and s not in frees and not is_percent(s)
@@ -71,6 +71,12 @@ def capacity_shares(ctx: RunContext) -> list[Share]:
             if both.size and np.all(cap > 0):
                 out.append(Share(u.label, u.metric, both, 100 * v[iu] / cap, f"of {u.metric} + {f.metric}"))
     return out
+
+
+def _as_percent(s: Series) -> np.ndarray:
+    """A logged share in percent: a fraction (`mem_frac` 0.98) times 100."""
+    v = s.finite()[1]
+    return 100 * v if re.search(r"frac", s.metric, re.I) and float(v.max()) <= 1.0 else v
 
 
 def _steady(s: Series) -> bool:
