@@ -343,9 +343,11 @@ class Floats:
     """Non-empty cells that are no number (nor a NaN/Inf/NA spelling)."""
 
 
-_DAMAGED_CELL = "[\ufffd\x00-\x08\x0e-\x1f\x7f]"
+_DAMAGED_CELL = "[\ufffd\x00-\x08\x0e-\x1a\x1c-\x1f\x7f]"
 """A cell holding undecodable or control bytes is damage (garbage after the text, counted
-by `decoding`), not a text value: it does not make a numeric column a text column."""
+by `decoding`), not a text value: it does not make a numeric column a text column. Not
+ESC: `decoding` keeps an ESC that starts no terminal code and counts nothing, so such a
+cell is counted here, as a stray text cell (else its value would be lost unsaid)."""
 
 
 def float_columns(frame: pl.DataFrame, columns: list[str], sep: str) -> dict[str, Floats]:

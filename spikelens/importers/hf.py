@@ -90,13 +90,17 @@ def parse_state(path: Path) -> StateFile:
     return StateFile(path, state, entries, checkpoint_number(path))
 
 
+_NEXT_ENTRY = re.compile(r"\}\s*,\s*(?=\{)")
+"""The end of one log_history entry and the start of the next."""
+
+
 def _salvage(path: Path, text: str, exc: ValueError) -> dict[str, Any]:
     """Complete entries of a damaged file's `log_history`, read one object at a time."""
     m = re.search(r'"log_history"\s*:\s*\[', text)
     if m is None:
         raise FormatError(path, f"not valid JSON ({exc})") from None
     decoder = json.JSONDecoder()
-    pos, entries = m.end(), []
+    pos, entries, damaged = m.end(), [], 0
     while True:
         while pos < len(text) and text[pos] in " \t\r\n,":
             pos += 1
@@ -105,10 +109,17 @@ def _salvage(path: Path, text: str, exc: ValueError) -> dict[str, Any]:
         try:
             obj, pos = decoder.raw_decode(text, pos)
         except ValueError:
-            break
+            # a damaged entry costs itself: go on from the next entry (`}, {` after it; a
+            # log_history entry is a flat object), else the file was cut here
+            nxt = _NEXT_ENTRY.search(text, pos)
+            if nxt is None:
+                break
+            damaged, pos = damaged + 1, nxt.end()
+            continue
         entries.append(obj)
+    skipped = f", {damaged} damaged entries skipped" if damaged else ""
     diagnostics.warn(f"{path}: damaged or truncated JSON ({exc.args[0].split(':')[0] if exc.args else exc}); "
-                     f"kept {len(entries)} complete log_history entries")
+                     f"kept {len(entries)} complete log_history entries{skipped}")
     state: dict[str, Any] = {"log_history": entries}
     for key in STATE_META_KEYS:  # top-level keys before log_history survive a cut at the end
         km = re.search(rf'"{key}"\s*:\s*(-?[\d.eE+-]+|null|"[^"]*")', text[: m.start()])
