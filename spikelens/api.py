@@ -147,3 +147,17 @@ def watch(*paths: PathLike, interval: float = 30.0, duration: float | None = Non
     watcher = Watcher(list(paths) or ["."], config=config, detector_params=detector_params, state=state,
                       fail_on=fail_on, webhook=webhook, exec=exec, on_event=on_event)
     return watcher.run(interval, duration, stop)
+
+
+def _bind_into_package() -> None:
+    """Make `spikelens.discover` (and the other API names) the functions for good: importing
+    this module loaded the `spikelens.discover` submodule, and Python binds a submodule as an
+    attribute of its package, which would shadow the lazily served function."""
+    import spikelens
+
+    for name in spikelens.__all__:
+        if name != "__version__":
+            setattr(spikelens, name, globals()[name])
+
+
+_bind_into_package()
