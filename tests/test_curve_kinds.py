@@ -97,3 +97,28 @@ def test_never_learned_needs_a_test_that_could_have_seen_learning(tmp_path):
     held = _run(ck.noisy_flat(tmp_path / "held", noise=0.01))
     (flat,) = [f for f in held.findings if f.kind == "plateau"]
     assert flat.severity == "warning" and flat.evidence["reading"] == "never"
+
+
+def test_a_loss_zero_or_denormal_on_most_steps_from_the_first_never_learned(tmp_path):
+    run = _run(ck.zero_loss(tmp_path / "zero"))
+    (flat,) = [f for f in run.findings if f.kind == "plateau"]
+    assert flat.severity == "warning" and flat.evidence["reading"] == "zero" and flat.evidence["never_learned"]
+    assert "numerically zero" in flat.message and flat.start_step == 1
+    real = _run(ck.zero_loss(tmp_path / "real", zeros=False))
+    assert not [f for f in real.findings if f.kind == "plateau"]
+
+
+def test_17_evaluation_returns_that_never_rise_are_a_never_learned_note(tmp_path):
+    run = _run(ck.eval_rewards(tmp_path / "flat"))
+    (flat,) = [f for f in run.findings if f.kind == "plateau"]
+    assert flat.metric == "eval/return" and flat.severity == "info" and "never rose" in flat.message
+    rising = _run(ck.eval_rewards(tmp_path / "rising", learning=True))
+    assert not [f for f in rising.findings if f.kind == "plateau"]
+
+
+def test_a_3_5x_step_is_a_bad_batch_when_the_grad_norm_jumped_with_it_and_noise_when_not(tmp_path):
+    run = _run(ck.graded_jump(tmp_path / "grad"))
+    (spike,) = [f for f in run.findings if f.kind == "spike" and f.severity != "info"]
+    assert spike.peak_step == 682 and spike.evidence["bad_batch"] and 3 < spike.magnitude < 4
+    quiet = _run(ck.graded_jump(tmp_path / "quiet", grad_jump=False))
+    assert not [f for f in quiet.findings if f.kind == "spike" and f.severity != "info"]

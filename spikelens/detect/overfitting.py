@@ -57,7 +57,14 @@ class OverfittingDetector(Detector):
         first = min(s.metric for s, _ in turned)
         series, hit = max(turned, key=lambda t: (main_name_score(t[0].metric, "eval_loss"), t[0].metric == first))
         others = [(s.metric, h) for s, h in turned if s is not series]
-        return [self._finding(series, hit, train, others, ctx)]
+        found = self._finding(series, hit, train, others, ctx)
+        judged = [s for s in ctx.by_role("eval_loss") if np.isfinite(s.value).sum() >= self.min_evals + 2]
+        if len(judged) >= 4 and len(turned) < len(judged) / 4:
+            # one class's or one head's eval loss turning while most held: not the model overfitting
+            found.severity = "info"
+            found.message += (f"; only {len(turned)} of the run's {len(judged)} eval losses turned up: one class or "
+                              f"head, not the model")
+        return [found]
 
     def _turn(self, series: Series, train: Series | None) -> dict | None:
         step, v = series.finite()

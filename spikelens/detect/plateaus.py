@@ -96,6 +96,13 @@ class PlateauDetector(Detector):
     """...and at least this share of the run's whole (log) fall: a breakthrough is a large
     part of what the run learned, not an epoch boundary's or an LR step's drop."""
     min_run_points: int = 8
+    min_reward_points: int = 10
+    """Fewest logged rewards judged for 'never rose' (17 evaluations of a PPO run that stayed
+    at 28-65 say it; under `REWARD_POINTS_FOR_WARNING` it is a note)."""
+    zero_level: float = 1e-12
+    zero_share: float = 0.5
+    """A main loss under `zero_level` (0, or a denormal such as 1.7e-35) on this share of its
+    points, and of its first tenth, never had a training signal."""
     max_blind_fall: float = 0.25
     """'Never learned' needs a test that could have seen learning: the smallest fall (log,
     about 22%) its noise lets it tell from flat must be under this. Two hundred batches of
@@ -110,6 +117,9 @@ class PlateauDetector(Detector):
         step, value = _usable(series)
         if step.size < self.min_run_points:
             return []
+        zero = self._numerically_zero(series, ctx, step, value)
+        if zero is not None:
+            return [zero]
         s, y, is_log = _compressed(step, value)
         m = y.size
         found = self._at_chance(s, y, is_log, m) or self._broke_out(s, y, is_log, m, ctx) \
@@ -123,7 +133,7 @@ class PlateauDetector(Detector):
         """A reward that never rose: from its first points to its last, no rise beyond its
         noise and one level throughout (a run of a reinforcement learner that learned nothing)."""
         step, value = series.finite()
-        if step.size < 20 or step[0] > 0.05 * max(step[-1], 1) and step[0] >= 100:
+        if step.size < self.min_reward_points or step[0] > 0.05 * max(step[-1], 1) and step[0] >= 100:
             return []
         s, y = _blocks(step, value.astype(np.float64))  # on its own scale: a reward may be negative
         z, fall = _movement(y)
@@ -140,6 +150,23 @@ class PlateauDetector(Detector):
                         message=msg, start_step=int(s[0]), end_step=int(s[-1]),
                         evidence={"reading": "never", "level": level, "moved": float(-fall), "robust_z": float(-z),
                                   "points": int(s.size), "higher_is_better": True})]
+
+    def _numerically_zero(self, series: Series, ctx: RunContext, step: np.ndarray, value: np.ndarray) -> Finding | None:
+        """A training loss that is 0 or denormal (under `zero_level`) on most logged steps from
+        its first: no training signal (a loss that underflows in fp16, a mask that drops every
+        target); a loss never sits at 0 from step 1."""
+        zero = np.abs(value) < self.zero_level
+        head = zero[:max(3, value.size // 10)]
+        if zero.mean() < self.zero_share or head.mean() < self.zero_share or step[0] > 0.05 * max(step[-1], 1):
+            return None
+        shown = ", ".join(f"{v:.3g}" for v in value[:4])
+        msg = (f"{series.label} was numerically zero on {int(zero.sum())} of its {value.size} logged steps from the "
+               f"first ({shown}, ...): no training signal (a loss that underflows in fp16, a mask that drops every "
+               f"target, a loss detached from the model)")
+        return Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric, severity="warning",
+                       message=msg, start_step=int(step[0]), end_step=int(step[-1]),
+                       evidence={"reading": "zero", "level": float(np.median(value)), "moved_percent": 0.0,
+                                 "zero_points": int(zero.sum()), "points": int(value.size), "chance_classes": None})
 
     # -- the three readings
     def _at_chance(self, s, y, is_log, m):
@@ -201,7 +228,8 @@ class PlateauDetector(Detector):
         if not _steady(y, self.max_stuck_move):
             return None  # it wanders between levels: an oscillation or a drift, not one flat level
         first = y[:max(3, m // 20)]
-        if abs(_movement(np.concatenate([first, y[-len(first):]]))[0]) > self.max_z:
+        early_z, early_fall = _movement(np.concatenate([first, y[-len(first):]]))
+        if abs(early_z) > self.max_z and abs(early_fall) > self.max_stuck_move:
             return None  # an early fall, however short: the model learned, then converged
         return {"how": "never", "a": 0, "b": m, "z": z, "moved": moved, "chance": None}
 

@@ -7,6 +7,8 @@ this folds the repeats on one metric; `grouping` then folds one event seen on se
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .base import RunContext
 from .grouping import group_events
 from .significance import weigh
@@ -98,6 +100,7 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
     for ex in by_kind.get("excursion", []):
         if any(f.kind in EVENT_KINDS and f.metric == ex.metric and _overlaps(f, ex) for f in findings):
             drop.add(id(ex))
+    findings = findings + _sawtooth(by_kind.get("excursion", []), findings, ctx, drop)
     # what the curve is decides whether its event is an alarm (after grouping: the lead judged)
     return weigh(group_events([f for f in findings if id(f) not in drop], ctx), ctx)
 
@@ -112,7 +115,7 @@ def _fold_into_never_learned(plateau: Finding, findings: list[Finding], ctx: Run
     its noise, and a grad norm that was never finite is its likely cause, not alarms of
     their own; the verdict leads with it."""
     s = ctx.series.get(plateau.metric) if plateau.metric else None
-    if s is None or not len(s) or plateau.evidence.get("reading") not in ("chance", "never"):
+    if s is None or not len(s) or plateau.evidence.get("reading") not in ("chance", "never", "zero"):
         return
     first, last = int(s.step[0]), int(s.step[-1])
     span = max(last - first, 1)
@@ -150,3 +153,44 @@ def _overlaps(f: Finding, ex: Finding) -> bool:
 
 
 _PRIMARY = ("spike", "nan", "divergence", "oscillation", "repeated_data", "resume_overlap", "step_reset")
+
+
+SAWTOOTH_CYCLES = 3
+SAWTOOTH_JITTER = 0.15
+"""Excursions of one loss at this many starts or more, their spacing within this share of its mean,
+are one periodic oscillation."""
+
+
+def _sawtooth(excursions: list[Finding], findings: list[Finding], ctx: RunContext, drop: set[int]) -> list[Finding]:
+    """A loss that climbs and falls back at a fixed period (every epoch of an unshuffled data
+    order) is one oscillation with its period, not an excursion per cycle; a 'data restart'
+    read off its first teeth is the same pattern."""
+    by_metric: dict[str, list[Finding]] = {}
+    for ex in excursions:
+        if id(ex) not in drop and ex.start_step is not None and ex.end_step is not None:
+            by_metric.setdefault(ex.metric or "", []).append(ex)
+    out = []
+    for metric, xs in by_metric.items():
+        if len(xs) < SAWTOOTH_CYCLES:
+            continue
+        xs.sort(key=lambda f: f.start_step)
+        gaps = np.diff([f.start_step for f in xs]).astype(float)
+        if gaps.min() <= 0 or gaps.std() > SAWTOOTH_JITTER * gaps.mean():
+            continue
+        period = float(np.median(gaps))
+        a, b = xs[0].start_step, max(f.end_step for f in xs)
+        drop.update(id(f) for f in xs)
+        folded = [f for f in findings if f.kind == "repeated_data" and f.metric == metric and f.start_step is not None
+                  and a - 2 * period <= f.start_step <= b]
+        drop.update(id(f) for f in folded)
+        top = max(f.magnitude or 1.0 for f in xs)
+        out.append(Finding(
+            kind="oscillation", code="SL203", run=ctx.run, metric=metric, severity="warning",
+            message=(f"{metric} climbs and falls back every {period:g} steps ({len(xs)} cycles from step {a} to {b}, "
+                     f"up to {top:.2f}x its trend): a sawtooth at a fixed period, the mark of an unshuffled data "
+                     f"order (the same hard batches at the same place in every epoch) or a periodic hook"),
+            start_step=int(a), end_step=int(b), magnitude=float(top),
+            evidence={"periodic": True, "period_steps": period, "cycles": len(xs),
+                      "cycle_starts": [int(f.start_step) for f in xs],
+                      "folded": [f"{f.kind} at step {f.anchor_step}" for f in folded]}))
+    return out

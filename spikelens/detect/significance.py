@@ -121,6 +121,13 @@ def _minor_term(f: Finding, series: Series, ctx: RunContext) -> str | None:
         return None
     tstep, tval = total.finite()
     sstep, sval = series.finite()
+    tpos = tval[tval > 0]
+    if sval.size and tpos.size >= 10:
+        floor = float(np.min(np.convolve(tpos, np.ones(5) / 5, mode="valid"))) if tpos.size >= 5 else 0.0
+        top = float(np.max(sval))
+        if 0 < top < MINOR_SHARE * floor:  # at its largest a sliver of the total at its smallest (any x-axis)
+            return (f"{series.metric} is a minor term ({top:.3g} at most, under {100 * MINOR_SHARE:g}% of "
+                    f"{total.metric} at its lowest, {floor:.4g}): it cannot move the training")
     lo = f.start_step
     hi = f.end_step if f.end_step is not None else int(max(sstep[-1], tstep[-1]))
     t_before = tval[tstep < lo][-20:]

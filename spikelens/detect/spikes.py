@@ -53,7 +53,8 @@ class SpikeDetector(Detector):
     noise is expected to reach (see `expected_max_z`): heavy-tailed noise raises the bar."""
     blip_min_ratio: float = 1.3
     """A one-point blip under this ratio is summarised, never a spike: a single batch 20%
-    above the trend is per-batch noise to a reader, whatever its z in a quiet run."""
+    above the trend is per-batch noise to a reader, whatever its z in a quiet run. A longer
+    rise under it that came back (1.22x over 800 steps) is a note."""
     blip_points: int = 1
     """Events with this few points above `z_min` are judged as blips: they must also clear
     the run's own noise tail."""
@@ -90,6 +91,11 @@ class SpikeDetector(Detector):
     """The same for an eval loss, logged once an epoch or every few hundred steps: a
     held-out set does not triple its loss for one evaluation by noise (a val_loss of 7.4
     against 1.4 at one epoch)."""
+    corroborated_ratio: float = 3.0
+    grad_jump_ratio: float = 4.0
+    """A one-step jump of `corroborated_ratio` x (not `bad_batch_ratio`) is a bad batch when the
+    grad norm logged at that step is `grad_jump_ratio` x its trailing median: the gradient
+    confirms what a 3.8x loss step alone could not (0.49 against 0.13, grad norm 9x)."""
     bad_batch_context: int = 5
     """Points on each side that set the level around a one-step jump."""
     bad_batch_noise_factor: float = 2.0
@@ -115,6 +121,9 @@ def with_bad_batches(det: SpikeDetector, series: Series, ctx: RunContext, found:
     them one by one."""
     step, value = series.finite()
     idx = bad_batch_jumps(det, value, det.eval_jump_ratio if series.role == "eval_loss" else det.bad_batch_ratio)
+    if series.role == "loss" and det.corroborated_ratio < det.bad_batch_ratio:
+        # the gradient's jump stands in for the margin over the run's own tail (1x it, not 2x)
+        idx = np.union1d(idx, _corroborated(det, ctx, step, bad_batch_jumps(det, value, det.corroborated_ratio, 1.0)))
     if idx.size == 0:
         return found
     steps = {int(s) for s in step[idx]}
@@ -137,7 +146,24 @@ def with_bad_batches(det: SpikeDetector, series: Series, ctx: RunContext, found:
     return kept
 
 
-def bad_batch_jumps(det: SpikeDetector, value: np.ndarray, ratio: float) -> np.ndarray:
+def _corroborated(det: SpikeDetector, ctx: RunContext, step: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """The jumps at whose step the run's grad norm also jumped `grad_jump_ratio` x its trailing
+    median: the gradient says the batch was bad, so a smaller jump of the loss is one too."""
+    grad = ctx.main("grad_norm")
+    if idx.size == 0 or grad is None:
+        return np.empty(0, dtype=np.int64)
+    gs, gv = grad.finite()
+    if gs.size < 20 or not (gv > 0).all():
+        return np.empty(0, dtype=np.int64)
+    base = rolling_median(gv, 20, trailing_exclusive=True, min_samples=5)
+    at = np.searchsorted(gs, step[idx])
+    ok = at < gs.size
+    hit = np.zeros(idx.size, bool)
+    hit[ok] = (gs[at[ok]] == step[idx][ok]) & (gv[at[ok]] >= det.grad_jump_ratio * np.nan_to_num(base[at[ok]], nan=np.inf))
+    return idx[hit]
+
+
+def bad_batch_jumps(det: SpikeDetector, value: np.ndarray, ratio: float, noise_factor: float | None = None) -> np.ndarray:
     """Indices of single-point jumps to `bad_batch_ratio` x the level on both sides of
     them (log scale; positive losses only), in a run whose other steps are smooth."""
     n = value.size
@@ -162,7 +188,8 @@ def bad_batch_jumps(det: SpikeDetector, value: np.ndarray, ratio: float) -> np.n
         return np.empty(0, dtype=np.int64)
     rest = np.delete(np.abs(jump), idx)
     tail = float(np.quantile(rest, 0.99)) if rest.size >= 10 else 0.0
-    return idx[jump[idx] >= det.bad_batch_noise_factor * tail]
+    factor = det.bad_batch_noise_factor if noise_factor is None else noise_factor
+    return idx[jump[idx] >= factor * tail]
 
 
 def _bad_batch_finding(det: SpikeDetector, series: Series, ctx: RunContext, step: np.ndarray, value: np.ndarray,
@@ -225,6 +252,11 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
     finite = np.isfinite(series.value)
     step = series.step[finite]
     value = series.value[finite]
+    on = np.flatnonzero(value != 0)
+    if on.size and on[0] >= 3:
+        # a term that sat at exactly 0 was not being computed (a head frozen for the first epochs,
+        # YOLOX's L1 loss): it is judged from the point it switched on
+        step, value = step[on[0]:], value[on[0]:]
     n = step.size
     if n < 3:
         return []
@@ -409,6 +441,8 @@ def _finding(det, series, ctx, step, y, is_log, start, peak, end, level, sig0, b
         recovery = "fast" if took <= det.recovery_fast_steps else "slow"
     one_point = end is not None and high <= 1 and end - peak <= 1
     severity = "error" if recovery == "none" else ("info" if one_point else "warning")
+    if recovery != "none" and is_log and magnitude < det.blip_min_ratio:
+        severity = "info"  # a bump of a fifth that came back: the loss's own wander, not an alarm
     if recovery == "none":
         after = y[peak + 1:]
         settled = float(np.exp(np.median(after[-max(3, after.size // 5):]))) if after.size and is_log else None
