@@ -11,8 +11,13 @@ writer into a temp folder. Two measurements:
   and `--repeats` times warm (median), and the JSON rendering of the report; it
   prints the split of its own time (imports, read, analyze, render) so the whole-process
   number below can be explained;
-- whole process: `python -m spikelens analyze FILE --format json`, median of
-  `--repeats` fresh processes, with peak RSS.
+- whole process: `spikelens analyze FILE --format json` (the CLI's `main`, in a process
+  that also prints its RSS after the imports and its peak RSS at exit), median of
+  `--repeats` fresh processes: wall and CPU seconds (user + system, all threads), and the
+  analysis memory: peak RSS growth over the RSS after imports, in bytes a point.
+
+Issue 28's targets: the whole process within 2 s of CPU, and <= 100 bytes a point, at 1M
+and 4M points (`--points 4000000`; `--input FILE` reuses an event file written before).
 """
 from __future__ import annotations
 
@@ -27,7 +32,29 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _bench  # noqa: E402
 
 TARGET_S = 2.0
-"""analyze of a 1M-point run under 2 s wall."""
+"""analyze of a 1M-point run under 2 s wall (in memory) and within 2 s of CPU (whole process)."""
+TARGET_BYTES_PER_POINT = 100
+"""Peak RSS growth of the whole analyze process over its RSS after imports, per point."""
+
+CLI = r"""
+import atexit, sys
+def _status(field):
+    for line in open("/proc/self/status"):
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    return 0
+import spikelens.cli, spikelens.cli.commands
+base = _status("VmRSS")
+atexit.register(lambda: print(f"PROCESS_MEMORY base={base} peak={_status('VmHWM')}", file=sys.stderr, flush=True))
+sys.argv = ["spikelens", "analyze", sys.argv[1], "--format", "json"]
+spikelens.cli.main()
+"""
+
+
+def _growth(sample) -> int:
+    line = next(ln for ln in sample.stderr.splitlines() if ln.startswith("PROCESS_MEMORY"))
+    fields = dict(kv.split("=") for kv in line.split()[1:])
+    return int(fields["peak"]) - int(fields["base"])
 
 
 def _reset_hwm() -> None:
@@ -81,10 +108,10 @@ def _child(path: str, repeats: int, profile: bool) -> None:
                       "findings": sorted(f.kind for f in rep.findings)}))
 
 
-def run(n_points: int, repeats: int, profile: bool = False) -> tuple[str, dict]:
+def run(n_points: int, repeats: int, profile: bool = False, given: Path | None = None) -> tuple[str, dict]:
     with _bench.scratch("analyze") as tmp:
         t = time.perf_counter()
-        path = _bench.write_event_file(tmp / "run", n_points)
+        path = given or _bench.write_event_file(tmp / "run", n_points)
         wrote = time.perf_counter() - t
         load_before = _bench.load_avg()
         inmem = _bench.run_process([sys.executable, __file__, "--child", str(path), str(repeats)]
@@ -92,13 +119,15 @@ def run(n_points: int, repeats: int, profile: bool = False) -> tuple[str, dict]:
         if inmem.rc != 0:
             raise RuntimeError(f"in-memory analyze failed: {inmem.stderr[-800:]}")
         inner = inmem.json()
-        cli = _bench.repeat([sys.executable, "-m", "spikelens", "analyze", str(path), "--format", "json"],
-                            repeats, cwd=tmp)
+        cli = _bench.repeat([sys.executable, "-c", CLI, str(path)], repeats, cwd=tmp)
         reports = [json.loads(s.stdout) for s in cli.samples]
         tracebacks = sum("Traceback" in s.stderr for s in cli.samples)
     cli_findings = sorted(f["kind"] for f in reports[0]["runs"][0]["findings"])
     cli_points = reports[0]["runs"][0]["points"]
     ok = inner["analyze_warm_s"] < TARGET_S
+    n_points = cli_points
+    growth = sorted(_growth(s) for s in cli.samples)[len(cli.samples) // 2]
+    per_point = growth / n_points
     lines = [
         f"analyze of one {n_points:,}-point run (TensorBoard file {path.name[:40]}..., written in {wrote:.1f} s); "
         f"load avg before {load_before}, after {_bench.load_avg()}",
@@ -112,6 +141,8 @@ def run(n_points: int, repeats: int, profile: bool = False) -> tuple[str, dict]:
                  "first call in the process (lazy imports)"],
                 ["spikelens analyze FILE --format json", f"{cli.wall_s:.2f}",
                  f"whole process, median of {repeats}; cpu {cli.cpu_s:.2f} s; peak RSS {_bench.mb(cli.maxrss_bytes)} MB"],
+                ["  its memory: peak growth after imports", f"{_bench.mb(growth)} MB",
+                 f"{per_point:.0f} bytes a point (median of {repeats})"],
                 ["  of which: imports", f"{inner['imports_s']:.2f}", "in the in-memory process"],
                 ["  of which: read (load_runs)", f"{inner['read_s']:.2f}",
                  f"{_bench.rate(n_points, inner['read_s'])} points/s"],
@@ -124,11 +155,16 @@ def run(n_points: int, repeats: int, profile: bool = False) -> tuple[str, dict]:
         f"{_bench.verdict(ok)} ({inner['analyze_warm_s']:.2f} s warm, {inner['analyze_cold_s']:.2f} s cold); "
         f"the whole process takes {cli.wall_s:.2f} s "
         f"({_bench.verdict(cli.wall_s < TARGET_S)} if the target is read as the whole process)",
+        f"Target: the whole process within {TARGET_S:.0f} s of CPU: {_bench.verdict(cli.cpu_s <= TARGET_S)} "
+        f"({cli.cpu_s:.2f} s, CPU seconds of each run: {', '.join(f'{x.cpu_s:.2f}' for x in cli.samples)})",
+        f"Target: analysis memory <= {TARGET_BYTES_PER_POINT} bytes a point: "
+        f"{_bench.verdict(per_point <= TARGET_BYTES_PER_POINT)} ({per_point:.0f} bytes a point at {n_points:,} points)",
     ]
     if profile:
         lines.append("profile of one warm analyze_run (cumulative, spikelens functions):\n" + inmem.stderr.strip())
     numbers = {"points": n_points, **{k: v for k, v in inner.items() if k != "findings"},
                "cli_process_s": cli.wall_s, "cli_cpu_s": cli.cpu_s, "cli_peak_rss_mb": cli.maxrss_bytes / 1e6,
+               "cli_growth_mb": growth / 1e6, "cli_bytes_per_point": per_point,
                "findings": inner["findings"], "cli_findings": cli_findings}
     return "\n".join(lines), numbers
 
@@ -140,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="a small run, one repeat (smoke test)")
     ap.add_argument("--profile", action="store_true", help="print a cProfile of one warm analyze_run")
     ap.add_argument("--json", type=Path, help="also write the numbers to this file")
+    ap.add_argument("--input", type=Path, help="an event file written before (by this script) instead of a new one")
     ap.add_argument("--child", nargs=2, metavar=("FILE", "REPEATS"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
@@ -147,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     n = args.points or (80_000 if args.quick else 1_000_000)
     repeats = args.repeats or (1 if args.quick else 3)
-    return _bench.report(run, args, n, repeats, args.profile)
+    return _bench.report(run, args, n, repeats, args.profile, args.input)
 
 
 if __name__ == "__main__":

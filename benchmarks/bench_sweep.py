@@ -8,6 +8,12 @@ seed per run, a planted loss spike in each), then times the CLI over the folder 
 fresh process (workers: all cores, the default), and reads the JSON back to check that
 every run was reported. Peak RSS is that of the largest process (the parent or a
 worker).
+
+`--parent-memory` measures the parent alone (issue 28: the sweep's parent must not grow
+with the reports it holds): the CLI runs in a process that prints its own VmHWM (peak
+RSS) and its RSS after imports at exit; workers are other processes. Run it at two sweep
+sizes (`--runs 1000`, `--runs 10000`, small runs: `--steps 500`): the slope is the parent's
+cost per run, and 10^5 runs is projected from it.
 """
 from __future__ import annotations
 
@@ -30,6 +36,42 @@ def write_sweep(root: Path, n_runs: int, n_steps: int) -> int:
     for i in range(n_runs):
         total += _bench.write_csv_run(root / f"run_{i:04d}", n_steps, seed=i).stat().st_size
     return total
+
+
+PARENT = r"""
+import atexit, os, sys
+def _status(field):
+    for line in open("/proc/self/status"):
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    return 0
+import spikelens.cli, spikelens.cli.commands, spikelens.pipeline.sweep, spikelens.pipeline.run  # what a sweep imports anyway
+base = _status("VmRSS")
+atexit.register(lambda: print(f"PARENT_MEMORY base={base} peak={_status('VmHWM')}", file=sys.stderr, flush=True))
+sys.argv = ["spikelens", "analyze", sys.argv[1], "--format", "json"]
+spikelens.cli.main()
+"""
+
+
+def parent_memory(n_runs: int, n_steps: int) -> tuple[str, dict]:
+    """The parent's own peak RSS over its RSS after imports, for one sweep."""
+    with _bench.scratch("sweep-parent") as tmp:
+        sweep = tmp / "sweep"
+        write_sweep(sweep, n_runs, n_steps)
+        load_before = _bench.load_avg()
+        s = _bench.run_process([sys.executable, "-c", PARENT, str(sweep)], cwd=tmp)
+    line = next(ln for ln in s.stderr.splitlines() if ln.startswith("PARENT_MEMORY"))
+    fields = dict(kv.split("=") for kv in line.split()[1:])
+    base, peak = int(fields["base"]), int(fields["peak"])
+    report = json.loads(s.stdout)
+    per_run = (peak - base) / n_runs
+    text = (f"sweep parent: {n_runs:,} runs x {n_steps:,} steps; load avg before {load_before}, after "
+            f"{_bench.load_avg()}\n  parent peak RSS {_bench.mb(peak)} MB, after imports {_bench.mb(base)} MB: "
+            f"growth {_bench.mb(peak - base)} MB = {per_run / 1e3:.1f} KB a run; JSON report "
+            f"{len(s.stdout) / 1e6:.1f} MB ({len(s.stdout) / n_runs / 1e3:.1f} KB a run); runs reported "
+            f"{len(report['runs']):,}; wall {s.wall_s:.0f} s")
+    return text, {"runs": n_runs, "steps": n_steps, "parent_base_mb": base / 1e6, "parent_peak_mb": peak / 1e6,
+                  "parent_kb_per_run": per_run / 1e3, "json_mb": len(s.stdout) / 1e6}
 
 
 def run(n_runs: int, n_steps: int, repeats: int) -> tuple[str, dict]:
@@ -73,10 +115,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=None)
     ap.add_argument("--quick", action="store_true", help="20 runs of 1,000 steps (smoke test)")
     ap.add_argument("--json", type=Path, help="also write the numbers to this file")
+    ap.add_argument("--parent-memory", action="store_true",
+                    help="measure the parent process's own peak memory instead (see the module doc)")
     args = ap.parse_args(argv)
     n_runs = args.runs or (20 if args.quick else 1000)
     n_steps = args.steps or (1000 if args.quick else 10_000)
     repeats = args.repeats or 1
+    if args.parent_memory:
+        return _bench.report(parent_memory, args, n_runs, n_steps)
     return _bench.report(run, args, n_runs, n_steps, repeats)
 
 

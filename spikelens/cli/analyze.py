@@ -2,6 +2,7 @@
 `spikelens explain` (the catalog page of a kind or cause)."""
 from __future__ import annotations
 
+import sys
 import time
 from contextlib import contextmanager
 from enum import Enum
@@ -122,9 +123,16 @@ def analyze_cmd(
     if remedy is not None:
         _write_remedy(report, remedy, quiet, force)
     if format == ReportFormat.json:
-        from ..report.json_report import render_json
+        from ..report.json_report import write_json
 
-        typer.echo(render_json(report))
+        try:
+            write_json(report, sys.stdout)  # a run at a time: a sweep's report is not held twice more
+            sys.stdout.flush()
+        except BrokenPipeError:  # `| head` left after a few writes: quietly, as the entry point does (141)
+            import os
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise typer.Exit(141) from None
     elif format == ReportFormat.markdown:
         from ..report.markdown import render_markdown
 

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..model.finding import _clean
-from ..model.report import SCHEMA_ID, Report
+from ..model.report import SCHEMA_ID, Report, RunReport
 
 if TYPE_CHECKING:
     from ..check import CheckResult
@@ -15,21 +15,39 @@ def report_dict(report: Report) -> dict[str, Any]:
     return {
         "schema": SCHEMA_ID,
         "command": report.command,
-        "runs": [
-            {
-                "run": r.run,
-                "sources": r.sources,
-                "formats": r.formats,
-                "points": r.points,
-                "segments": [_segment(s) for s in r.segments],
-                "metrics": r.metrics,
-                "stats": _clean(r.stats),
-                "findings": [f.to_json() for f in r.findings],
-            }
-            for r in report.runs
-        ],
+        "runs": [_run(r) for r in report.runs],
         "warnings": list(report.warnings),
     }
+
+
+def _run(r: RunReport) -> dict[str, Any]:
+    return {
+        "run": r.run,
+        "sources": r.sources,
+        "formats": r.formats,
+        "points": r.points,
+        "segments": [_segment(s) for s in r.segments],
+        "metrics": r.metrics,
+        "stats": _clean(r.stats),
+        "findings": [f.to_json() for f in r.findings],
+    }
+
+
+def write_json(report: Report, out: TextIO) -> None:
+    """`render_json(report)` and a newline, written a run at a time: the same bytes, without
+    the whole report as one dict and one string beside the report itself (a sweep's parent
+    held three times its reports while rendering; issue 28). `json.dumps` escapes newlines
+    inside strings, so every newline of a run's text is layout, indented one level deeper."""
+    out.write(f'{{\n "schema": {json.dumps(SCHEMA_ID)},\n "command": {json.dumps(report.command)},\n "runs": ')
+    if not report.runs:
+        out.write("[]")
+    else:
+        for i, r in enumerate(report.runs):
+            out.write(",\n  " if i else "[\n  ")
+            out.write(json.dumps(_run(r), indent=1, allow_nan=False).replace("\n", "\n  "))
+        out.write("\n ]")
+    warnings = json.dumps(list(report.warnings), indent=1, allow_nan=False).replace("\n", "\n ")
+    out.write(f',\n "warnings": {warnings}\n}}\n')
 
 
 def _segment(s: dict[str, Any]) -> dict[str, Any]:
