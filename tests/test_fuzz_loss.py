@@ -38,7 +38,7 @@ from hypothesis import strategies as st
 from conftest import FIXTURES
 from fuzz_cases import fuzz_settings, load, place, unit_of
 
-SETTINGS = settings(fuzz_settings(), derandomize=True)  # seeded: the same examples every run
+SETTINGS = settings(fuzz_settings(0.5), derandomize=True)  # seeded: the same examples every run
 _NUMBER = re.compile(rb"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf", re.I)
 JUNK = [b"\x00", b"\x00" * 64, b"\xff", b"\xe9", b"\xc3", b"\x1b", b"\x01\x02\x03", b"\xfe\xff\x00"]
 """Damage a reader of text can see (a digit turned into another digit is another number,
