@@ -273,3 +273,51 @@ def test_damage_loses_at_most_the_records_it_touches_and_says_so(fmt, data):
     assert sum(lost.values()) <= bound, (sorted(touched), bound, lost.most_common(5))
     if lost:
         assert any(copy.name in w for w in out.warnings), (sum(lost.values()), out.warnings)
+
+
+def run_main(*args: str) -> tuple[int, str, str]:
+    """`spikelens ARGS` in this process: (exit code, stdout, stderr); any other exception
+    escapes (a user would have seen a traceback)."""
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from spikelens.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code: object = 0
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            main(list(args))
+        except SystemExit as exc:
+            code = exc.code
+    return (0 if code is None else code), out.getvalue(), err.getvalue()
+
+
+@settings(fuzz_settings(0.15), derandomize=True)
+@given(data=st.data())
+def test_the_cli_on_a_damaged_file_writes_only_its_outputs(data):
+    """`spikelens analyze` with a findings dataset and an HTML report on a damaged copy:
+    exit 0, 1 or 2 with no traceback, and the only files that appear are its outputs,
+    outside the logs (nothing beside the input, no temporary file left)."""
+    fmt = data.draw(st.sampled_from(FORMATS), label="format")
+    rel = _file(data.draw(st.sampled_from(fmt.files), label="file"))
+    raw = bytearray((FIXTURES / rel).read_bytes())
+    recs = records_of(rel, fmt.records)
+    r = recs[data.draw(st.integers(0, len(recs) - 1), label="record")]
+    at = data.draw(st.integers(r.start, r.end - 1), label="byte")
+    raw[at] ^= data.draw(st.integers(1, 255), label="xor")
+    with tempfile.TemporaryDirectory() as tmp:
+        copy, root = place(Path(tmp) / "logs", rel)
+        copy.write_bytes(bytes(raw))
+        before = _tree(Path(tmp))
+        out = Path(tmp) / "out"
+        code, _, err = run_main("analyze", str(unit_of(copy, root)), "--format", "json", "-q", "--no-charts",
+                                "--html", str(out / "report.html"), "--findings", str(out / "fleet"))
+        assert code in (0, 1, 2), (code, err)
+        after = _tree(Path(tmp))
+        new = {p for p in after if p not in before}
+        assert {p for p in before if after.get(p) != before[p]} == set(), "an input changed"
+        assert all(p.startswith("out/") for p in new), sorted(new)
+        assert not [p for p in new if "tmp" in Path(p).name.lower()], sorted(new)
+        if code != 2:
+            assert "out/report.html" in new and any(p.startswith("out/fleet/") for p in new), sorted(new)
