@@ -323,3 +323,21 @@ def test_a_step_time_rise_where_the_batch_size_doubles_is_a_new_regime_not_a_slo
                                                 "step": 1500}
     same = _findings(_megatron(tmp_path / "same" / "train.log", gbs_after=256), "step_time_rise")
     assert len(same) == 1 and same[0].severity == "warning" and "work_changed" not in same[0].evidence
+
+
+def test_slow_stretches_the_run_came_back_from_are_named_with_their_steps(tmp_path):
+    """Steps 2.5x slower over steps 300-499 and 700-899 (a shared node), at its pace between and
+    after: one finding spanning them (tok/sec), not a drop that 'stayed there to the end'."""
+    slow = {s: 2.5 for s in [*range(300, 500), *range(700, 900)]}
+    rise = _findings(_nanochat(tmp_path / "busy" / "train.log", 1200, slow, {}), "throughput_drop")
+    assert len(rise) == 1 and rise[0].severity == "warning", rise
+    f = rise[0]
+    (a, b), (c, d) = f.evidence["slow_stretches"]
+    assert max(abs(a - 300), abs(b - 499), abs(c - 700), abs(d - 899)) <= 30
+    assert (f.start_step, f.end_step) == (a, d + 1) and "stayed there" not in f.message and not f.evidence["lasted"]
+
+
+def test_one_short_slow_stretch_the_run_came_back_from_is_a_note(tmp_path):
+    rise = _findings(_nanochat(tmp_path / "once" / "train.log", 1200, {s: 2.5 for s in range(500, 620)}, {}),
+                     "throughput_drop")
+    assert len(rise) == 1 and rise[0].severity == "info" and abs(rise[0].end_step - 620) <= 30

@@ -179,9 +179,31 @@ def _rate_finding(det: Detector, ctx: RunContext, role: str, *, down: bool, min_
     tail = vals[sh.index:]
     recovering = tail.size > 5 and (rank_correlation(tail) if down else -rank_correlation(tail)) >= 0.8
     lasted = lasted and not recovering  # climbing steadily back (a progress bar's running average restarting)
+    spans = slow_spans(vals, sh, down=down)
+    # came back: at its pace again for as long as a stretch must last (half a tenth of the run)
+    came_back = bool(spans) and vals.size - spans[-1][1] >= max(5, (vals.size - spans_skip(vals.size)) // 20)
+    if spans and not came_back:
+        spans[-1] = (spans[-1][0], vals.size)
     what = "fell" if down else "rose"
-    msg = (f"{s.label} {what} {pct:.0f}% at step {at} (median {sh.before:.4g} before, {sh.after:.4g} after)"
-           + (" and stayed there to the end" if lasted else f"; the median to the end is {sh.rest:.4g}"))
+    first, end = (int(step[spans[0][0]]), int(step[spans[-1][1]]) if came_back else None) if spans else (at, None)
+    if came_back:  # slow stretches the run came back from: a contention, a throttled or shared node
+        lasted = False
+        stretches = ", ".join(f"{int(step[a])}-{int(step[b - 1])}" for a, b in spans)
+        share = sum(b - a for a, b in spans) / max(1, vals.size - spans_skip(vals.size))
+        msg = (f"{s.label} {what} {pct:.0f}% (median {sh.before:.4g} at its usual pace, {sh.after:.4g} when slow) "
+               f"over {len(spans)} stretch{'es' if len(spans) > 1 else ''} (steps {stretches}; {100 * share:.0f}% of "
+               f"the run after its warm-up), back to its pace at step {end}")
+    else:
+        share = 0.0
+        # the stretch that lasted to the end starts the finding (the fitted change when it lies in it)
+        first = at if not spans or sh.index >= spans[-1][0] - (spans[-1][1] - spans[-1][0]) // 4 \
+            else int(step[spans[-1][0]])
+        msg = (f"{s.label} {what} {pct:.0f}% at step {first} (median {sh.before:.4g} before, {sh.after:.4g} after)"
+               + (" and stayed there to the end" if lasted else f"; the median to the end is {sh.rest:.4g}"))
+        if len(spans) > 1:
+            msg += f", after {len(spans) - 1} slow stretch{'es' if len(spans) > 2 else ''} it came back from"
+        end = None
+    at = first
     work = work_changed(ctx, step, at)
     if work:  # the step does more (or less) work: a new regime of the run, not a slowdown
         msg += (f"; {work['metric']} changed from {work['before']:.4g} to {work['after']:.4g} at step {work['step']}: "
@@ -197,9 +219,50 @@ def _rate_finding(det: Detector, ctx: RunContext, role: str, *, down: bool, min_
         ev["slow_rank"] = slow["rank"]
     if work:
         ev["work_changed"] = work
+    if came_back:
+        ev["slow_stretches"] = [[int(step[a]), int(step[b - 1])] for a, b in spans]
+        ev["slow_share"] = round(share, 3)
+    climbing = came_back and all((rank_correlation(vals[a:b]) if down else -rank_correlation(vals[a:b])) >= 0.8
+                                 for a, b in spans)  # a running average climbing back, each time
+    loud = (lasted or (share >= SLOW_SHARE and not climbing)) and not work
     return [Finding(kind=det.kind, code=det.code, run=ctx.run, metric=s.metric,
-                    severity="warning" if lasted and not work else "info", message=msg, start_step=at,
+                    severity="warning" if loud else "info", message=msg, start_step=at, end_step=end,
                     magnitude=float(sh.ratio), evidence=ev)]
+
+
+SLOW_SHARE = 1 / 3
+"""Slow stretches the run came back from are a warning when they hold this share of the run
+after its warm-up (a third of its GPU time spent at the slow pace), a note otherwise."""
+
+
+def spans_skip(n: int, warmup: float = 0.1) -> int:
+    """The warm-up points `sustained_shift` leaves out of a series of n points."""
+    return max(5, int(warmup * n))
+
+
+def slow_spans(v: np.ndarray, sh: Shift, *, down: bool) -> list[tuple[int, int]]:
+    """Index spans (end exclusive) after the warm-up where the rate stands at the slow level of
+    `sh`: medians of blocks of a fortieth of the run beyond the (geometric) middle of the two
+    levels, in runs of at least a twentieth of the points (one slow step, an eval or a
+    checkpoint save, moves no block's median)."""
+    skip = spans_skip(v.size)
+    x = v[skip:]
+    w = max(5, x.size // 10)
+    size = max(1, w // 4)
+    nb = -(-x.size // size)
+    padded = np.full(nb * size, np.nan)
+    padded[:x.size] = x
+    med = np.nanmedian(padded.reshape(nb, size), axis=1)
+    lo, hi = sorted((sh.before, sh.after))
+    mid = float(np.sqrt(lo * hi)) if lo > 0 else 0.5 * (lo + hi)
+    slow = np.concatenate([[0], (med < mid if down else med > mid).astype(np.int8), [0]])
+    edges = np.flatnonzero(np.diff(slow))
+    out = []
+    for a, b in zip(edges[::2], edges[1::2]):
+        i0, i1 = skip + int(a) * size, min(v.size, skip + int(b) * size)
+        if i1 - i0 >= w / 2:
+            out.append((i0, i1))
+    return out
 
 
 WORK = re.compile(r"batch|seq(?:uence)?[\s_\-]?len|seqlen|(?:^|[/_\-. ])seq(?:$|[/_\-. ])|tokens?[\s_\-]?per"
