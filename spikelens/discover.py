@@ -78,6 +78,8 @@ def find_sources(paths: Iterable[str | os.PathLike]) -> list[Source]:
             if real in seen:
                 continue
             imp = _claim(path, is_dir)
+            if imp is None and not is_dir and path == root:
+                imp = _claim_named(path)
             if imp is None:
                 if not is_dir:
                     _note_crashed_text(path)
@@ -85,6 +87,21 @@ def find_sources(paths: Iterable[str | os.PathLike]) -> list[Source]:
             seen.add(real)
             found.append(Source(path, imp, imp.group_key(path)))
     return found
+
+
+def _claim_named(path: Path) -> Importer | None:
+    """A file the user named on its own, whatever its extension (`log_cifar10.md`, `train.stdout`):
+    the readers that judge a file by its content alone (`claims_named`) get a say. A folder's
+    walk does not do this, so a repository's README is never taken for a log."""
+    head = read_head(path)
+    for imp in importers():
+        named = getattr(imp, "claims_named", None)
+        try:
+            if named is not None and named(path, head):
+                return imp
+        except OSError:
+            return None
+    return None
 
 
 CRASH_SUFFIXES = (".log", ".out", ".err")

@@ -94,7 +94,8 @@ _E = r"(?:$|[/_\-. ()@%\d])"  # its end
 _KL = re.compile(rf"{_B}(?:approx_?)?kl(?:_?div(?:ergence)?)?{_E}|kullback", re.I)
 _ENTROPY = re.compile(r"entropy|(?:^|[/_\-. ])ent(?:$|[/_\-. ])", re.I)
 _CROSS_ENTROPY = re.compile(r"cross[\s_\-]?entropy", re.I)
-_REWARD = re.compile(rf"reward|{_B}(?:ep_?)?rew(?:ard)?s?{_E}|{_B}(?:episode_?|ep_?|mean_?|eval_?)?returns?{_E}", re.I)
+_REWARD = re.compile(rf"reward|{_B}(?:ep_?)?rew(?:ard)?s?{_E}|{_B}(?:episode_?|ep_?|mean_?|eval_?)?returns?{_E}"
+                     rf"|{_B}success(?:_?rate)?{_E}", re.I)
 _ACCURACY = re.compile(rf"{_B}(?:acc(?:uracy)?|top[\-_]?[15]|map|ap|precision|recall|f1|f1_score|bleu|rouge[\dlL]*"
                        rf"|sacrebleu|auc|auroc|miou|iou|exact_match|explained_?var(?:iance)?)(?:\d*){_E}"
                        r"|accuracy|precision|recall|bleu|rouge", re.I)
@@ -109,6 +110,10 @@ _STEP_TIME = re.compile(rf"{_B}(?:dt|ms|step_?time|iter_?time|batch_?time|data_?
                         r"|time/(?:step|iter|batch)", re.I)
 _MEMORY = re.compile(rf"{_B}(?:mem|memory|vram|gpu_?mem|max_?mem(?:ory)?|[gm]i?b|max_?allocated|allocated|reserved){_E}"
                      r"|memory", re.I)
+_LOSS_TERM = re.compile(r"^l_[a-z]", re.I)
+"""BasicSR's loss terms (`l_pix`, `l_percep`, `l_g_gan`): the `l_` prefix names a loss."""
+_LOWER_BETTER = re.compile(rf"{_B}(?:distance|dist|error|err|wer|cer|fid|regret){_E}", re.I)
+"""A distance or an error rate (lower is better): what stands for the loss of a run that names none."""
 _ADVERSARIAL = re.compile(r"(?:^|[/_\-. ])(?:gan|adv|adversarial)(?:$|[/_\-. ])|^[GD]_[A-Z]{1,2}$"
                           r"|(?:^|[/_\-. ])[GD]_(?:fake|real|gan|adv|feat|vgg|l1|cycle|idt)", re.I)
 
@@ -169,7 +174,9 @@ def infer_roles(metrics, overrides: Mapping[str, str] | None = None) -> dict[str
 
     A run that logs no metric named as a loss is still checked when it logs what stands
     for one: its perplexity (DeepSpeed-Chat's SFT logs only `ppl`), else the terms of an
-    adversarial objective (pix2pixHD/SPADE-style `G_GAN`, `D_fake`, `D_real`)."""
+    adversarial objective (pix2pixHD/SPADE-style `G_GAN`, `D_fake`, `D_real`), else
+    BasicSR's `l_`-prefixed terms (`l_pix`), else a distance or error rate (`min_distance`,
+    `wer`: lower is better)."""
     import fnmatch
 
     overrides = dict(overrides or {})
@@ -186,7 +193,8 @@ def infer_roles(metrics, overrides: Mapping[str, str] | None = None) -> dict[str
             guessed.append(m)
         roles[m] = role if role is not None else infer_role(m)
     if not any(r in ("loss", "eval_loss") for r in roles.values()):
-        for stands_for_loss in (is_perplexity, lambda m: bool(_ADVERSARIAL.search(m))):
+        for stands_for_loss in (is_perplexity, lambda m: bool(_ADVERSARIAL.search(m)),
+                                lambda m: bool(_LOSS_TERM.search(m)), lambda m: bool(_LOWER_BETTER.search(m))):
             chosen = [m for m in guessed if roles[m] in ("other", "perplexity") and stands_for_loss(m)]
             for m in chosen:
                 roles[m] = "eval_loss" if re.search(_EVAL, m, re.I) else "loss"

@@ -35,7 +35,7 @@ import polars as pl
 
 from . import lineshapes, textsignals
 from .base import to_float
-from .linetokens import Template, tokenise
+from .linetokens import Template, header_cells, table_row, tokenise
 from .patterns import LinePattern
 
 CONSOLE = LinePattern(name="console log", rules=())
@@ -55,12 +55,19 @@ class ShapeBook:
     """The templates of the shapes seen in one file, and the metric names they use
     (a code each). Parse threads share it; new shapes are learnt under a lock."""
 
-    def __init__(self) -> None:
+    def __init__(self, headers: Iterable[list[tuple[str, int, int]]] = ()) -> None:
         self.ids: dict[str, int] = {}
         self.templates: list[Template] = []
         self.names: dict[str, int] = {}
         self.kinds: dict[frozenset, int] = {}
         """Record kinds: the set of metric names a line holds."""
+        self.headers: dict[int, list[tuple[str, int, int]]] = {}
+        """Shapes that are a table's header row, and their columns."""
+        self.rowish: set[int] = set()
+        """Shapes with numbers no key names: maybe a table's rows."""
+        self.preset = list(headers)
+        """Header rows seen in the file's head: for rows whose chunk holds no header."""
+        self.composed: dict[tuple[int, int], int | None] = {}
         self._lock = threading.Lock()
 
     def code(self, name: str) -> int:
@@ -75,6 +82,7 @@ class ShapeBook:
             if len(self.ids) > _MAX_BOOK:
                 self.ids = {}
                 self.templates = []
+                self.headers, self.rowish, self.composed = {}, set(), {}
             out = []
             for key, example in zip(keys, examples):
                 sid = self.ids.get(key)
@@ -84,8 +92,30 @@ class ShapeBook:
                     for name, _, _ in t.values:
                         self.code(name)
                     self.templates.append(t)
+                    head = header_cells(example) if not t.values or t.unkeyed == 0 else None
+                    if head is not None:
+                        self.headers[sid] = head
+                    elif t.unkeyed >= 2:
+                        self.rowish.add(sid)
                 out.append(sid)
             return out
+
+    def compose(self, header: int, row: int, example: str) -> int | None:
+        """The shape id of a table row under a header shape (-1: a header of the file's head
+        it lines up with), or None when the row does not line up with it."""
+        with self._lock:
+            key = (header, row)
+            if key not in self.composed:
+                heads = [self.headers[header]] if header >= 0 else self.preset
+                t = next((t for t in (table_row(example, h) for h in heads) if t is not None), None)
+                sid = None
+                if t is not None:
+                    for name, _, _ in t.values:
+                        self.code(name)
+                    sid = len(self.templates)
+                    self.templates.append(t)
+                self.composed[key] = sid
+            return self.composed[key]
 
     def table(self, sids: list[int]) -> tuple[pl.DataFrame, int]:
         """One row per shape id: the spans of its anchors (`step.s`, `step.n`, ...), its
@@ -156,6 +186,9 @@ def parse_chunk(chunk: pl.DataFrame, book: ShapeBook, known: dict) -> ChunkOut:
     else:
         by_local = pl.Series(sids, dtype=pl.Int64)
         ids = by_local.gather(chunk.get_column("_shape"))
+    if book.rowish and (book.headers or book.preset):
+        ids = _tabled(chunk.get_column("text"), ids.cast(pl.Int64), book)
+        sids = ids.unique(maintain_order=True).to_list()
     chunk = chunk.with_columns(ids.alias("_sid"))
     sids = list(dict.fromkeys(sids))
 
@@ -174,9 +207,10 @@ def parse_chunk(chunk: pl.DataFrame, book: ShapeBook, known: dict) -> ChunkOut:
         return text.str.slice(pl.col(f"{name}.s"), pl.col(f"{name}.n"))
 
     has_stamp = joined.get_column("stamp.s").null_count() < joined.height
+    separated = any(book.templates[sid].separated for sid in sids)
     lines = joined.select(
         pl.col("row").cast(pl.Int32),
-        *[cut(a).cast(pl.Int64, strict=False).alias(a) for a in _ANCHORS],
+        *[_count(cut(a), separated).alias(a) for a in _ANCHORS],
         "evaluation", "kind",
         values=pl.sum_horizontal([pl.col(f"s{k}").is_not_null() for k in range(width)]) if width else pl.lit(0),
         wall_time=_wall_time(cut("stamp")) if has_stamp else pl.lit(None, pl.Float64),
@@ -202,6 +236,27 @@ def parse_chunk(chunk: pl.DataFrame, book: ShapeBook, known: dict) -> ChunkOut:
     return ChunkOut(lines, rows, signals, plan)
 
 
+def _tabled(text: pl.Series, ids: pl.Series, book: ShapeBook) -> pl.Series:
+    """Rows of numbers under a table's header row (`Epoch  GPU_mem  box_loss ...` then
+    `1/100  2.13G  1.596 ...`) take the header's names: each (header, row shape) pair is
+    lined up once (`linetokens.table_row`) and its lines get the composed shape."""
+    present = ids.unique().to_list()
+    heads = [s for s in present if s in book.headers]
+    rows = [s for s in present if s in book.rowish]
+    if not rows or not (heads or book.preset):
+        return ids
+    frame = pl.DataFrame({"_sid": ids, "text": text}).with_row_index("i").with_columns(
+        hdr=pl.when(pl.col("_sid").is_in(heads)).then(pl.col("_sid")).forward_fill().fill_null(-1))
+    cand = frame.filter(pl.col("_sid").is_in(rows))
+    pairs = cand.group_by("hdr", "_sid", maintain_order=True).agg(pl.col("text").first())
+    new = [book.compose(h, s, t) for h, s, t in pairs.iter_rows()]
+    mapping = pairs.select("hdr", "_sid", new=pl.Series(new, dtype=pl.Int64))
+    cand = cand.join(mapping, on=["hdr", "_sid"], how="left").filter(pl.col("new").is_not_null())
+    if cand.height == 0:
+        return ids
+    return ids.scatter(cand.get_column("i"), cand.get_column("new"))
+
+
 def _refined(chunk: pl.DataFrame, named: dict[int, list[tuple[int, int]]]) -> pl.Expr:
     """Each line's key for the book: its shape id, and for the shapes with digits in
     their keys, the text at those keys."""
@@ -216,14 +271,22 @@ def _refined(chunk: pl.DataFrame, named: dict[int, list[tuple[int, int]]]) -> pl
     return pl.concat_str([pl.lit("\x03"), pl.col("_text_shape"), pl.lit("\x02"), suffix, pl.lit("\x03")])
 
 
+def _count(text: pl.Expr, separated: bool) -> pl.Expr:
+    """A counter's number; with thousands separators where a shape prints them (BasicSR's
+    `iter:   1,100,`)."""
+    if separated:
+        text = text.str.replace_all(",", "", literal=True)
+    return text.cast(pl.Int64, strict=False)
+
+
 def numbers(raw: pl.Series) -> pl.Series:
     """Numbers as printed: a plain cast, then the spellings (`-nan`, `inf`) and thousands
     separators (`7,233`) for the cells it could not read."""
     fast = raw.cast(pl.Float64, strict=False)
     if fast.null_count() > raw.null_count():
         idx = (fast.is_null() & raw.is_not_null()).arg_true()
-        slow = raw.gather(idx).str.replace_all(",", "", literal=True).to_frame("raw") \
-            .select(to_float(pl.col("raw"))).to_series()
+        slow = raw.gather(idx).str.replace_all(",", "", literal=True).str.replace(r"(?i)(nan|inf)\.0+$", "$1") \
+            .to_frame("raw").select(to_float(pl.col("raw"))).to_series()
         fast = fast.scatter(idx, slow)
     return fast
 
@@ -270,8 +333,10 @@ def steps(lines: pl.DataFrame) -> tuple[pl.DataFrame, dict]:
         follow = (lines.with_columns(before=pl.col("inner_total").forward_fill())
                   .filter(~pl.col("anchored") & (pl.col("values") > 0) & pl.col("before").is_not_null())
                   .group_by("before").agg(follows=pl.len()).rename({"before": "inner_total"}))
+        # a count that starts again as a new epoch begins is the training loop's (epoch and counter)
+        new_epoch = pl.col("epoch").forward_fill().diff().fill_null(0) > 0
         per = (records.filter(pl.col("inner_total").is_not_null())
-               .group_by("inner_total").agg(back=(pl.col("inner").diff() < 0).sum())
+               .group_by("inner_total").agg(back=((pl.col("inner").diff() < 0) & ~new_epoch).sum())
                .join(follow, on="inner_total", how="left").with_columns(pl.col("follows").fill_null(0))
                .sort(["follows", "back", "inner_total"], descending=[True, False, True]))
         main = per.item(0, "inner_total")
@@ -435,6 +500,13 @@ def sniff(text: str, whole: bool, name: str = "") -> Verdict | None:
     shapes = [s.translate(_ZERO) for s in lines]
     cache = {s: tokenise(s) for s in dict.fromkeys(shapes)}
     temps = [cache[s] for s in shapes]
+    header = None
+    for i, (line, t) in enumerate(zip(lines, temps)):  # rows under a table's header row take its names
+        head = header_cells(line) if not t.values or t.unkeyed == 0 else None
+        if head is not None:
+            header = head
+        elif header is not None and t.unkeyed >= 2:
+            temps[i] = table_row(line, header) or t
     numeric = [i for i, (line, t) in enumerate(zip(lines, temps))
                if (t.values or t.unkeyed) and any(c.isdigit() for c in line)]
     records = [i for i in numeric if temps[i].values]

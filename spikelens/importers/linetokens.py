@@ -30,9 +30,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-NUM_BODY = (r"[-+]?(?:\d{1,3}(?:,\d\d\d)+(?:\.\d+)?(?![\d,])|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
-            r"|(?i:nan|inf(?:inity)?)(?![A-Za-z]))")
-"""A number as loggers print it: thousands separators, exponents, NaN and inf spellings."""
+NUM_BODY = (r"[-+]?(?:\d{1,3}(?:,\d\d\d)+(?:\.\d+)?(?!\d|,\d)|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+            r"|(?i:nan|inf(?:inity)?)(?:\.0+)?(?![A-Za-z]))")
+"""A number as loggers print it: thousands separators (`1,100,` in a list too), exponents, NaN
+and inf spellings (`nan.0`: a float format applied to a NaN tensor)."""
 
 STAMP = r"\d{4}[-/]\d\d[-/]\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?"
 """A date and time with a year: the line's wall time."""
@@ -82,6 +83,15 @@ EVAL_WORDS = {"val": "val", "valid": "val", "validation": "val", "validate": "va
               "eval": "val", "evaluation": "val", "evaluate": "val", "evaluating": "val",
               "test": "test", "testing": "test"}
 _EVAL_NAMED = re.compile(r"(?i)(?:^|[_/\-. ])(?:val|valid|validation|eval|test|dev)(?:$|[_/\-. ])|^(?:val|eval|test)")
+_KEY_COUNTS = {"last", "top", "first", "past", "over", "per", "every"}
+"""Words after which an integer belongs to the key (`last 100 episodes:`, `top 5 acc:`)."""
+_KEY_TAIL = re.compile(r"[ \t]+[A-Za-z_][\w\-]*(?:[ \t]+[A-Za-z_][\w\-]*){0,2}[ \t]*[:=][ \t]*"
+                       r"[-+]?(?:\d|\.\d|(?i:nan|inf))")
+"""What follows such a number: the rest of the key, a link and a value."""
+_WORD_VALUES = {"True", "False", "None", "true", "false", "none", "null"}
+_JOINERS = {"in", "at", "for", "of", "on", "after", "@", "the"}
+"""Words joining a metric's name to the step it was taken at (`Total reward in global step 33: 1.37`)."""
+_LINKED_NEXT = re.compile(r"[ \t]*[:=][ \t]*[-+]?(?:\d|\.\d|(?i:nan|inf))")
 _PROSE = ""
 """What `key_of` gives for a number inside a sentence: not a key, not read."""
 _LEVELS = {"INFO", "DEBUG", "WARNING", "WARN", "ERROR", "CRITICAL", "TRACE", "SUCCESS", "NOTICE"}
@@ -114,6 +124,8 @@ class Template:
     named_by_digits: list[tuple[int, int]] = field(default_factory=list)
     """Spans of keys with digits in them (`top1`, `loss_0`): lines of one shape may name
     other metrics there, so the reader tells them apart by the text at these spans."""
+    separated: bool = False
+    """A step or epoch printed with thousands separators (`iter: 1,100`)."""
     loose: int = 0
     """Words that named nothing (prose around numbers: `with local batch size 8`)."""
 
@@ -155,7 +167,7 @@ def _blanked(line: str) -> tuple[str, tuple[int, int] | None, str | None]:
 
 
 def _is_int(text: str) -> bool:
-    return text.isdigit()
+    return text.replace(",", "").isdigit()
 
 
 def tokenise(line: str) -> Template:
@@ -169,6 +181,8 @@ def tokenise(line: str) -> Template:
     after_paren: str | bool = False  # what came right before an opening parenthesis
     seen: set[str] = set()
     sealed = False
+    lead: list[str] = []  # the words before a counter's name (`Total reward in global step`)
+    held: str | None = None  # their name, for the value after `step 33:`
 
     def drop(loose: list[str]) -> None:
         """Words that name nothing; an evaluation word among them marks the line
@@ -184,6 +198,7 @@ def tokenise(line: str) -> Template:
         if not linked and len([w for w in words if w not in _LEVELS and w.lower() not in EVAL_WORDS]) > 1:
             last = words[-1].lower()
             if _step_name(last) or last in EPOCH_NAMES:  # `Training Epoch 3`, `Global Step 10`: the counter
+                lead[:] = words[:-1]
                 drop(words[:-1])
                 return str(words[-1])
             drop(words)  # `Model has 124M parameters`: a sentence names no metric
@@ -212,6 +227,12 @@ def tokenise(line: str) -> Template:
             kind = "num"
         gap, last_end = clean[last_end:m.start()], m.end()
         if kind == "word":
+            held = None
+            if linked == "=" or (linked and m.group("word") in _WORD_VALUES):
+                # `enabled=True auto_cast=False`: a word after `=` is a value, no part of the next key
+                drop(words)
+                words, linked, sealed = [], False, False
+                continue
             if gap.strip() or sealed:  # something between: not one run of words
                 drop(words)
                 words, sealed = [], False
@@ -222,9 +243,10 @@ def tokenise(line: str) -> Template:
             last_was_value = after_paren = False
             continue
         if kind == "link":
-            linked = bool(words)
+            linked = m.group("link") if words else False
             continue
         if kind == "hard":
+            held = None
             drop(words)
             words, linked, last_was_value, after_paren = [], False, False, False
             continue
@@ -238,6 +260,9 @@ def tokenise(line: str) -> Template:
             after_paren = False
             continue
         if kind == "ctr":
+            if after_paren == "num" and not words:  # `94.9% (56/59)`: the count behind a share, no step
+                after_paren = False
+                continue
             text = m.group("ctr")
             cut = text.index("/")
             a = (m.start(), len(text[:cut].rstrip()))
@@ -270,12 +295,20 @@ def tokenise(line: str) -> Template:
             last_was_value = "num"
             continue
         after_paren = False
+        if (unit is None and words and not linked and _is_int(text) and words[-1].lower() in _KEY_COUNTS
+                and _KEY_TAIL.match(clean, m.end())):
+            # `Avg reward last 100 episodes: 0.96`, `top 5 acc: 0.9`: the number is part of the key
+            words.append(_Word(text, (start, end - start)))
+            continue
         if unit == "%" and clean[m.end():m.end() + 1] == "|":  # a progress bar's share (`Train:  5%|##`)
             words, linked = [], False
             continue
+        lead.clear()
         key = key_of()
         words, linked = [], False
         last_was_value = "num"
+        if key is None and held is not None:  # `Total reward in global step 33: 1.37`: the words before the step
+            key, held = held, None
         if key == _PROSE:
             last_key = None
             out.unkeyed += 1
@@ -296,10 +329,18 @@ def tokenise(line: str) -> Template:
             # `Epoch 3`, and a bar's description before its counter: `Training Epoch 3:  4%| 1/28`
             if out.epoch is None:
                 out.epoch = (start, end - start)
+                out.separated = out.separated or "," in text
             continue
         if suffix is None and _is_int(text) and _step_name(low):
             if out.step is None or _rank(low) < _rank(out.step[0]):
                 out.step = (low, start, end - start)
+                out.separated = out.separated or "," in text
+            named = [w for w in lead if w.lower() not in _JOINERS and w not in _LEVELS]
+            while named and named[-1].lower() in _JOINERS | {"global", "train", "training"}:
+                named.pop()
+            if named and len(named) < len(lead) and _LINKED_NEXT.match(clean, m.end()):
+                held = "_".join(named[-4:])
+                out.loose -= len(lead)  # words of a key, not prose
             continue
         if low in IGNORED:
             continue
@@ -332,3 +373,122 @@ def _rank(low: str) -> int:
 def _eval_name(name: str, phase: str) -> str:
     """An evaluation line's metric: its name when it says so already, else `val_NAME`."""
     return name if _EVAL_NAMED.search(name) else f"{phase}_{name}"
+
+
+# ------------------------------------------------------------------ tables with a header row
+
+_ANSI = re.compile(r"\x1b\[[\d;?]*[ -/]*[@-~]|\x1b[()][A-Za-z\d]|\x1b")
+_CELL = re.compile(r"\S+")
+_CELL_NUM = re.compile(rf"(?P<num>{NUM_BODY})(?P<unit>{_UNIT_RE})?$")
+_CELL_CTR = re.compile(r"(\d+)/(\d+)$")
+_HEAD_CELL = re.compile(r"[A-Za-z(_][\w()\-./%@]*:?$")
+
+
+def _cells(line: str) -> list[tuple[str, int, int, int]]:
+    """The line's cells split at white space: text, start in the line, and its display
+    columns (start, end) with ANSI codes taking no room."""
+    plain, where = [], []
+    pos = 0
+    for m in _ANSI.finditer(line):
+        plain.append(line[pos:m.start()])
+        where.append(pos)
+        pos = m.end()
+    plain.append(line[pos:])
+    where.append(pos)
+    out = []
+    col = 0
+    for piece, base in zip(plain, where):
+        for m in _CELL.finditer(piece):
+            out.append((m.group(), base + m.start(), col + m.start(), col + m.end()))
+        col += len(piece)
+    return out
+
+
+def header_cells(line: str) -> list[tuple[str, int, int]] | None:
+    """A table's header row (`   Epoch    GPU_mem   box_loss  ...`): three or more names set
+    apart by two spaces or a tab, maybe followed by a progress bar (a cell starting with a
+    digit); each name with its display columns (start, end). None for any other line."""
+    cells = _cells(line)
+    names = []
+    for text, _, a, b in cells:
+        if not _HEAD_CELL.match(text):
+            break
+        names.append((text, a, b))
+        if text.endswith(":"):
+            break
+    if len(names) < 3 or len(names) < len(cells) and not cells[len(names)][0][:1].isdigit():
+        return None
+    if any(b2 - b1 < 2 and "\t" not in line for (_, _, b1), (_, b2, _) in zip(names, names[1:])):
+        return None  # single spaces: a sentence, not a table's columns
+    if len(names) < len(cells) and not names[-1][0].endswith(":"):
+        return None  # `Starting training for 100 epochs`: words before a number, no header
+    return [(_column_name(t), a, b - (len(t) - len(_edge(t)))) for t, a, b in names]
+
+
+def _edge(text: str) -> str:
+    """A header cell without the `:` that stands after its column (a `)` closing a group of
+    columns, YOLO's `Box(P R mAP50 mAP50-95)`, is printed within the column)."""
+    return text.rstrip(":")
+
+
+def _column_name(text: str) -> str:
+    """`mAP50-95):` -> `mAP50-95`, `Box(P` -> `Box_P`: a header cell as a metric name."""
+    text = text.rstrip(":")
+    if text.count("(") > text.count(")"):
+        text = text.replace("(", "_")
+    if text.count(")") > text.count("("):
+        text = text.replace(")", "")
+    return text
+
+
+def table_row(line: str, header: list[tuple[str, int, int]]) -> Template | None:
+    """A row under a header: its first cells line up with the header's columns (their right
+    or left edges at the same display columns), numbers under names; a counter `N/M` under
+    an epoch or step name is the row's epoch or step, a word is a label (YOLO's `all`), and
+    a progress bar after the last column gives its counter. None when the row does not line up."""
+    cells = _cells(line)
+    if len(cells) < len(header):
+        return None
+    tabbed = "\t" in line  # a tab-separated table: its columns are told by their order
+    out = Template()
+    numbers = 0
+    for (name, ha, hb), (text, start, a, b) in zip(header, cells):
+        if text.endswith(":") and len(text) > 1:  # `640: 100%|...`: the last column before a bar
+            text, b = text[:-1], b - 1
+        if b != hb and a != ha and not tabbed:
+            return None
+        low = name.lower()
+        ctr = _CELL_CTR.match(text)
+        if ctr:
+            a_span = (start, len(ctr.group(1)))
+            b_span = (start + ctr.end(1) + 1, len(ctr.group(2)))
+            if low in EPOCH_NAMES or low.endswith("epoch"):
+                out.epoch, out.epoch_total = a_span, b_span
+            else:
+                out.inner, out.inner_total = a_span, b_span
+            numbers += 1
+            continue
+        num = _CELL_NUM.match(text)
+        if num is None:
+            if numbers:
+                return None  # a word after the numbers began: not this table's row
+            continue  # a label (`all`) under a name
+        numbers += 1
+        unit = num.group("unit")
+        span = (start, num.end("num"))
+        if unit is None and _is_int(num.group("num")):
+            if low in EPOCH_NAMES or low.endswith("epoch"):
+                out.epoch = span
+                continue
+            if _step_name(low):
+                out.step = (low, *span)
+                continue
+        out.values.append((f"{name}_{_UNITS[unit]}" if unit else name, *span))
+    if numbers < 2 or not out.values:
+        return None
+    for text, start, _, _ in cells[len(header):]:  # a progress bar after the columns: its counter
+        ctr = _CELL_CTR.match(text)
+        if ctr and out.inner is None:
+            out.inner, out.inner_total = (start, len(ctr.group(1))), (start + ctr.end(1) + 1, len(ctr.group(2)))
+            break
+    return out

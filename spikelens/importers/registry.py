@@ -9,6 +9,7 @@ from .base import Importer
 from .csvlogs import CsvImporter
 from .dvclive import DvcLiveImporter
 from .hf import HfTrainerStateImporter
+from .jsonhistory import JsonHistoryImporter
 from .jsonlines import JsonLinesImporter
 from .llamafactory import LlamaFactoryImporter
 from .mlflow import MlflowRunImporter
@@ -46,6 +47,7 @@ IMPORTERS: tuple[Importer, ...] = (
     RlProgressImporter(),  # before the JSON-lines and CSV readers: a timesteps column is the step (SB3 progress.*)
     MmengineScalarsImporter(),  # before JsonLinesImporter: scalars.json, eval records placed and named apart
     LlamaFactoryImporter(),  # before JsonLinesImporter: trainer_log.jsonl is JSON lines too
+    JsonHistoryImporter(),  # one JSON object of lists (a Keras history dump): its first value is a list
     JsonLinesImporter(),  # after W&B history (its JSON lines have `_step`) and HF
     UltralyticsImporter(),  # before CsvImporter: results.csv (epoch, train/*_loss, metrics/*) and its args.yaml
     UltralyticsResultsTxtImporter(),  # before the text reader: YOLOv5 (< v6) / YOLOv7 results.txt

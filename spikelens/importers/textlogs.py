@@ -42,6 +42,8 @@ from .base import Importer, Table, long_table, to_float
 from .patterns import CATALOGUE, RESERVED_GROUPS, LinePattern, Rule, user_patterns
 
 TEXT_SUFFIXES = frozenset({".log", ".txt", ".out", ".err", ""})
+_STRUCTURED = frozenset({".json", ".jsonl", ".csv", ".tsv", ".yaml", ".yml", ".xml", ".html"})
+"""Suffixes whose own readers say why they refuse a file: the console-log sniff's reason is not theirs."""
 SNIFF_BYTES = 64 * 1024
 DEEP_SNIFF_BYTES = 8 * 1024 * 1024
 _CHUNK = 1024 * 1024
@@ -751,10 +753,24 @@ def general_sniff(path: Path) -> linerecords.Verdict | None:
                 return verdict
 
 
-def read_general(chunks: Iterable[pl.DataFrame]) -> tuple[pl.DataFrame, dict]:
+def head_headers(path: Path) -> list:
+    """The table header rows (`linetokens.header_cells`) among the file's first 256 KiB of lines."""
+    with open(path, "rb") as fh:
+        text = decoding.text_head(fh.read(4 * SNIFF_BYTES))
+    found: dict[tuple, list] = {}
+    for raw in text.replace("\r\n", "\n").split("\n"):
+        for line in raw.split("\r"):
+            head = linerecords.header_cells(line) if len(line) < 400 else None
+            if head is not None:
+                found.setdefault(tuple(head), head)
+    return list(found.values())
+
+
+def read_general(chunks: Iterable[pl.DataFrame], headers: Iterable = ()) -> tuple[pl.DataFrame, dict]:
     """Every value of a console log, given a chunk of lines at a time (`linerecords`):
-    `row, step, wall_time, metric, value` in read order, and the file's meta."""
-    book = linerecords.ShapeBook()
+    `row, step, wall_time, metric, value` in read order, and the file's meta. `headers`:
+    table header rows of the file's head (`head_headers`), for rows whose chunk has none."""
+    book = linerecords.ShapeBook(headers)
     known: dict = {}
     with ThreadPoolExecutor(max_workers=PARSE_THREADS) as pool:
         # consumed as parsed: a chunk's output is held once, in the parts `assemble` gathers
@@ -777,6 +793,16 @@ class TextLogImporter(Importer):
         if path.suffix.lower() not in TEXT_SUFFIXES or looks_binary(head) or not head.strip():
             return False
         return self.pattern_for(path) is not None or self.general_for(path) is not None
+
+    def claims_named(self, path: Path, head: bytes) -> bool:
+        """A file named on its own is read by its content whatever its extension (a log
+        pasted into `log.md`, a `train.stdout`)."""
+        if looks_binary(head) or not head.strip():
+            return False
+        if self.pattern_for(path) is not None:
+            return True
+        verdict = self.general_for(path)  # one that looks like a log and cannot be read is said why
+        return verdict is not None and (verdict.readable or path.suffix.lower() not in _STRUCTURED)
 
     def general_for(self, path: Path) -> linerecords.Verdict | None:
         """What the line-structure sniff makes of a file no named pattern claims: a
@@ -825,6 +851,12 @@ class TextLogImporter(Importer):
             names = ", ".join(p.name for p in all_patterns())
             raise FormatError(path, f"no known text-log line pattern matches ({names}) and its lines "
                                     f"hold no repeating keyed numbers")
+        if not _objective_in(rows):
+            # a named pattern that finds no loss (DeepSpeed's engine lines) where the script
+            # prints its own (`[Step 1/100] Loss: 5.22 | ...`): the line structure reads it
+            general = _general_with_objective(path)
+            if general is not None:
+                return general
         self._warn(path, pattern, info, rows)
         meta = {"pattern": pattern.name, "lines": n_lines,
                 "matched_lines": info["matched_lines"], "duplicates_dropped": info["duplicates_dropped"],
@@ -843,15 +875,16 @@ class TextLogImporter(Importer):
         """A console log no named pattern claims, read through its line structure
         (`linerecords`)."""
         try:
+            headers = head_headers(path)
             blocks = LineBlocks(path, shapes=True, keep=False)
-            rows, info = read_general(_rechunked(blocks, CHUNK_LINES))
+            rows, info = read_general(_rechunked(blocks, CHUNK_LINES), headers)
             _, n_lines = blocks.finish()
         except OSError as exc:
             raise InputError(path, f"cannot read ({exc.strerror or exc})") from None
         if rows.height == 0:
             raise FormatError(path, "read as a console log, but no line held a keyed number")
         meta = {"pattern": linerecords.CONSOLE.name, "lines": n_lines, **info}
-        ranked = _per_rank(path, rows, meta, shapes=True, parse=lambda chunks: read_general(chunks))
+        ranked = _per_rank(path, rows, meta, shapes=True, parse=lambda chunks: read_general(chunks, headers))
         if ranked:
             return ranked
         frame = long_table(rows.get_column("step"), rows.get_column("wall_time"),
@@ -868,6 +901,27 @@ class TextLogImporter(Importer):
                              f"read (cut off or spliced), first at line {first['line_no'] + 1}: {snippet!r}")
         if rows.height == 0:
             diagnostics.warn(f"{path}: matched the {pattern.name} pattern but held no readable values")
+
+
+_OBJECTIVES = ("loss", "eval_loss", "reward")
+
+
+def _objective_in(rows: pl.DataFrame) -> bool:
+    """Whether rows hold a metric that stands for the run's objective (a loss or a reward)."""
+    from ..frame import infer_roles
+
+    names = rows.get_column("metric").unique().to_list() if rows.height else []
+    return any(r in _OBJECTIVES for r in infer_roles(names).values())
+
+
+def _general_with_objective(path: Path) -> list[Table] | None:
+    """The file read through its line structure, when that finds an objective."""
+    try:
+        got = TextLogImporter._read_general(path)
+    except FormatError:
+        return None
+    tables = got if isinstance(got, list) else [got]
+    return tables if any(_objective_in(t.frame) for t in tables) else None
 
 
 def _per_rank(path: Path, rows: pl.DataFrame, meta: dict, *, shapes: bool,
