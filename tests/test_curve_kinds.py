@@ -122,3 +122,38 @@ def test_a_3_5x_step_is_a_bad_batch_when_the_grad_norm_jumped_with_it_and_noise_
     assert spike.peak_step == 682 and spike.evidence["bad_batch"] and 3 < spike.magnitude < 4
     quiet = _run(ck.graded_jump(tmp_path / "quiet", grad_jump=False))
     assert not [f for f in quiet.findings if f.kind == "spike" and f.severity != "info"]
+
+
+def test_a_loss_climbing_within_every_epoch_is_one_periodic_oscillation(tmp_path):
+    run = _run(ck.sawtooth(tmp_path / "saw"))
+    assert not [f for f in run.findings if f.kind == "excursion"]
+    (osc,) = [f for f in run.findings if f.kind == "oscillation"]
+    assert osc.evidence["periodic"] and abs(osc.evidence["period_steps"] - 57) <= 3 and osc.severity == "warning"
+    irregular = _run(ck.sawtooth(tmp_path / "three", periodic=False))
+    assert not [f for f in irregular.findings if f.evidence.get("periodic")]
+
+
+def test_a_head_frozen_at_zero_for_9_epochs_that_then_trains_is_no_spike(tmp_path):
+    run = _run(ck.frozen_head(tmp_path))
+    assert not [f for f in run.findings if f.metric == "train/loss_vel" and f.kind in ("spike", "divergence")]
+
+
+def test_one_class_eval_loss_turning_up_among_eight_is_a_note_and_the_only_eval_loss_a_warning(tmp_path):
+    run = _run(ck.per_class_eval(tmp_path / "eight"))
+    (over,) = [f for f in run.findings if f.kind == "overfitting"]
+    assert over.metric == "val/class_0/loss" and over.severity == "info" and "one class or head" in over.message
+    alone = _run(ck.per_class_eval(tmp_path / "one", classes=1))
+    (over,) = [f for f in alone.findings if f.kind == "overfitting"]
+    assert over.severity == "warning"
+
+
+def test_a_1_2x_bump_that_came_back_is_a_note_and_a_2x_bump_a_spike(tmp_path):
+    assert _loud(_run(ck.bump(tmp_path / "small"))) == []
+    big = _loud(_run(ck.bump(tmp_path / "big", ratio=2.0)))
+    assert big and big[0].kind in ("spike", "excursion")
+
+
+def test_an_eval_loss_6_percent_above_its_minimum_is_a_note_naming_the_best_checkpoint(tmp_path):
+    run = _run(ck.per_class_eval(tmp_path, classes=1, rise=0.06))
+    (over,) = [f for f in run.findings if f.kind == "overfitting"]
+    assert over.severity == "info" and "best checkpoint is near step" in over.message

@@ -38,6 +38,9 @@ class OverfittingDetector(Detector):
     min_evals: int = 2
     """Evaluations after the minimum, at least (and a tenth of the series)."""
     min_rise: float = 0.03
+    loud_rise: float = 0.10
+    """A rise under this (a YOLO val/obj_loss 8% above its minimum late in a clean run) is a
+    note that names the best checkpoint, not a warning: the cost is a few percent of eval loss."""
     min_z: float = 3.0
     few_points: int = 8
     """Below this many evaluations the noise cannot be estimated: most steps after the
@@ -58,6 +61,8 @@ class OverfittingDetector(Detector):
         series, hit = max(turned, key=lambda t: (main_name_score(t[0].metric, "eval_loss"), t[0].metric == first))
         others = [(s.metric, h) for s, h in turned if s is not series]
         found = self._finding(series, hit, train, others, ctx)
+        if np.expm1(max(h["rise"] for _, h in turned)) < self.loud_rise:
+            found.severity = "info"
         judged = [s for s in ctx.by_role("eval_loss") if np.isfinite(s.value).sum() >= self.min_evals + 2]
         if len(judged) >= 4 and len(turned) < len(judged) / 4:
             # one class's or one head's eval loss turning while most held: not the model overfitting

@@ -168,6 +168,12 @@ class PlateauDetector(Detector):
                        evidence={"reading": "zero", "level": float(np.median(value)), "moved_percent": 0.0,
                                  "zero_points": int(zero.sum()), "points": int(value.size), "chance_classes": None})
 
+    def _blind(self, y: np.ndarray) -> bool:
+        """Is the smallest fall this stretch's noise lets `_movement` tell from flat over
+        `max_blind_fall`?"""
+        z, moved = _movement(y)
+        return bool(moved) and self.max_z * abs(moved / z) > self.max_blind_fall
+
     # -- the three readings
     def _at_chance(self, s, y, is_log, m):
         """Earliest start from which the loss stays flat at ln(k) to the end."""
@@ -213,6 +219,8 @@ class PlateauDetector(Detector):
                     continue
                 if not _no_better_before(y, ai, bi) or _lr_explains(ctx, s[ai], s[bi], s[min(m - 1, bi + length)]):
                     continue
+                if self._blind(y[ai:bi]):
+                    continue  # too noisy to call the stretch stuck (per-batch losses swinging 50%)
                 return {"how": "breakthrough", "a": ai, "b": bi, "z": _movement(y[ai:bi])[0], "moved": float(moved[i]),
                         "fall": float(fall[i]), "chance": _sits_at_chance(y[ai:bi], is_log, self.chance_tolerance)}
         return None
@@ -223,7 +231,7 @@ class PlateauDetector(Detector):
         z, moved = _movement(y)
         if abs(z) > self.max_z:
             return None
-        if moved and self.max_z * abs(moved / z) > self.max_blind_fall:
+        if self._blind(y):
             return None  # so noisy or short that a learning run's fall would hide in it: no verdict
         if not _steady(y, self.max_stuck_move):
             return None  # it wanders between levels: an oscillation or a drift, not one flat level

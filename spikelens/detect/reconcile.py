@@ -100,7 +100,9 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
     for ex in by_kind.get("excursion", []):
         if any(f.kind in EVENT_KINDS and f.metric == ex.metric and _overlaps(f, ex) for f in findings):
             drop.add(id(ex))
-    findings = findings + _sawtooth(by_kind.get("excursion", []), findings, ctx, drop)
+    teeth = by_kind.get("excursion", []) + [f for f in by_kind.get("spike", []) if f.recovery in ("fast", "slow")
+                                            and not f.evidence.get("bad_batch") and not f.evidence.get("one_point")]
+    findings = findings + _sawtooth(teeth, findings, ctx, drop)
     # what the curve is decides whether its event is an alarm (after grouping: the lead judged)
     return weigh(group_events([f for f in findings if id(f) not in drop], ctx), ctx)
 
@@ -156,22 +158,24 @@ _PRIMARY = ("spike", "nan", "divergence", "oscillation", "repeated_data", "resum
 
 
 SAWTOOTH_CYCLES = 3
+SAWTOOTH_SPIKE_CYCLES = 4
 SAWTOOTH_JITTER = 0.15
-"""Excursions of one loss at this many starts or more, their spacing within this share of its mean,
-are one periodic oscillation."""
+"""Excursions of one loss at this many starts or more (recovered spikes among them: 4), their
+spacing within this share of its mean, are one periodic oscillation."""
 
 
 def _sawtooth(excursions: list[Finding], findings: list[Finding], ctx: RunContext, drop: set[int]) -> list[Finding]:
     """A loss that climbs and falls back at a fixed period (every epoch of an unshuffled data
-    order) is one oscillation with its period, not an excursion per cycle; a 'data restart'
-    read off its first teeth is the same pattern."""
+    order) is one oscillation with its period, not an excursion or a spike per cycle; a 'data
+    restart' read off its first teeth is the same pattern."""
     by_metric: dict[str, list[Finding]] = {}
     for ex in excursions:
         if id(ex) not in drop and ex.start_step is not None and ex.end_step is not None:
             by_metric.setdefault(ex.metric or "", []).append(ex)
     out = []
     for metric, xs in by_metric.items():
-        if len(xs) < SAWTOOTH_CYCLES:
+        need = SAWTOOTH_SPIKE_CYCLES if any(f.kind == "spike" for f in xs) else SAWTOOTH_CYCLES
+        if len(xs) < need:
             continue
         xs.sort(key=lambda f: f.start_step)
         gaps = np.diff([f.start_step for f in xs]).astype(float)
