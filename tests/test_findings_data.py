@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from conftest import FIXTURES, run_cli
+from conftest import FIXTURES, main_in_process, run_cli
 
 sys.path.insert(0, str(FIXTURES))
 from writers._curves import clean_run, plant_spike  # noqa: E402
@@ -52,7 +52,25 @@ def fleet(tmp_path: Path) -> Path:
     return write_fleet(tmp_path / "runs")
 
 
-def analyze(root: Path, *extra) -> str:
+@pytest.fixture()
+def analyze(capsys, monkeypatch):
+    """`spikelens analyze ROOT --format json EXTRA...` in this process, its stdout. The
+    fleet's five runs are analysed here rather than in spawned workers (starting them is
+    most of a sweep this small); the findings dataset and the reuse of unchanged runs are
+    this process's work either way. `test_rows_follow_the_json_report` runs a real process
+    with its workers."""
+    from spikelens.pipeline import executors
+
+    monkeypatch.setattr(executors, "MIN_GROUPS_FOR_WORKERS", 10**9)
+
+    def run(root: Path, *extra) -> str:
+        code, out, err = main_in_process(capsys, "analyze", root, "--format", "json", *extra)
+        assert code == 0, err
+        return out
+    return run
+
+
+def analyze_in_a_process(root: Path, *extra) -> str:
     out = run_cli("analyze", root, "--format", "json", *extra)
     assert out.returncode == 0, out.stderr
     return out.stdout
@@ -67,7 +85,7 @@ def readme_queries() -> str:
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
-def test_readme_queries_answer_the_fleet_questions(fleet: Path, tmp_path: Path, layout: str):
+def test_readme_queries_answer_the_fleet_questions(analyze, fleet: Path, tmp_path: Path, layout: str):
     data = tmp_path / layout
     analyze(fleet, "--findings", data)
     code = readme_queries()
@@ -100,7 +118,7 @@ def test_rows_follow_the_json_report(fleet: Path, tmp_path: Path):
     """Every finding of the JSON report is one row, with its evidence as JSON."""
     import json
 
-    report = json.loads(analyze(fleet, "--findings", tmp_path / "f.parquet"))
+    report = json.loads(analyze_in_a_process(fleet, "--findings", tmp_path / "f.parquet"))
     table = pl.read_parquet(tmp_path / "f.parquet")
     runs = table.filter(pl.col("row") == "run")
     rows = table.filter(pl.col("row") == "finding")
@@ -134,7 +152,7 @@ def _same_size_edit(path: Path) -> None:
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
-def test_incremental_reads_only_changed_runs(fleet: Path, tmp_path: Path, layout: str):
+def test_incremental_reads_only_changed_runs(analyze, fleet: Path, tmp_path: Path, layout: str):
     data = tmp_path / layout
     first = analyze(fleet, "--findings", data)
 
@@ -164,7 +182,7 @@ def test_incremental_reads_only_changed_runs(fleet: Path, tmp_path: Path, layout
     assert kept.select(cols).sort(cols).equals(fresh.select(cols).sort(cols))
 
 
-def test_changed_settings_read_everything(fleet: Path, tmp_path: Path):
+def test_changed_settings_read_everything(analyze, fleet: Path, tmp_path: Path):
     data = tmp_path / "f.parquet"
     analyze(fleet, "--findings", data)
     _same_size_edit(fleet / "gpt-350M-a" / "metrics.csv")
@@ -172,7 +190,7 @@ def test_changed_settings_read_everything(fleet: Path, tmp_path: Path):
     assert '"peak_step": 1000' in out
 
 
-def test_vanished_run_leaves_the_folder_dataset(fleet: Path, tmp_path: Path):
+def test_vanished_run_leaves_the_folder_dataset(analyze, fleet: Path, tmp_path: Path):
     data = tmp_path / "fleet"
     analyze(fleet, "--findings", data)
     assert (data / "run=gpt-350M-b").is_dir()
@@ -220,8 +238,8 @@ def test_copies_of_object_storage_are_known_by_url_and_content(tmp_path: Path):
             shutil.rmtree(s.path.parents[2], ignore_errors=True)
 
 
-def test_the_dataset_is_never_written_into_the_logs(fleet: Path):
-    out = run_cli("analyze", fleet, "--format", "json", "--findings", fleet / "fleet.parquet")
-    assert out.returncode == 2
-    assert "inside" in out.stderr and "Traceback" not in out.stderr
+def test_the_dataset_is_never_written_into_the_logs(fleet: Path, capsys):
+    code, _, err = main_in_process(capsys, "analyze", fleet, "--format", "json", "--findings", fleet / "fleet.parquet")
+    assert code == 2
+    assert "inside" in err and "Traceback" not in err
     assert not (fleet / "fleet.parquet").exists()
