@@ -88,6 +88,7 @@ _KEY_COUNTS = {"last", "top", "first", "past", "over", "per", "every"}
 _KEY_TAIL = re.compile(r"[ \t]+[A-Za-z_][\w\-]*(?:[ \t]+[A-Za-z_][\w\-]*){0,2}[ \t]*[:=][ \t]*"
                        r"[-+]?(?:\d|\.\d|(?i:nan|inf))")
 """What follows such a number: the rest of the key, a link and a value."""
+_PAIR_NEXT = re.compile(r"[ \t]+[-+]?(?:\d|\.\d|(?i:nan|inf))")
 _WORD_VALUES = {"True", "False", "None", "true", "false", "none", "null"}
 _JOINERS = {"in", "at", "for", "of", "on", "after", "@", "the"}
 """Words joining a metric's name to the step it was taken at (`Total reward in global step 33: 1.37`)."""
@@ -183,6 +184,7 @@ def tokenise(line: str) -> Template:
     sealed = False
     lead: list[str] = []  # the words before a counter's name (`Total reward in global step`)
     held: str | None = None  # their name, for the value after `step 33:`
+    group: _Word | None = None  # a label naming the pairs after it (`Losses: x 0.27, y 0.25, total 15.1`)
 
     def drop(loose: list[str]) -> None:
         """Words that name nothing; an evaluation word among them marks the line
@@ -195,7 +197,8 @@ def tokenise(line: str) -> Template:
     def key_of() -> str | None:
         if not words:
             return None
-        if not linked and len([w for w in words if w not in _LEVELS and w.lower() not in EVAL_WORDS]) > 1:
+        joined = linked or (group is not None and words[0] is group)
+        if not joined and len([w for w in words if w not in _LEVELS and w.lower() not in EVAL_WORDS]) > 1:
             last = words[-1].lower()
             if _step_name(last) or last in EPOCH_NAMES:  # `Training Epoch 3`, `Global Step 10`: the counter
                 lead[:] = words[:-1]
@@ -203,7 +206,7 @@ def tokenise(line: str) -> Template:
                 return str(words[-1])
             drop(words)  # `Model has 124M parameters`: a sentence names no metric
             return _PROSE
-        run = words[-4:] if linked else words[-1:]
+        run = words[-4:] if joined else words[-1:]
         if len(run) > 1 and (_step_name(run[-1].lower()) or run[-1].lower() in EPOCH_NAMES):
             run = run[-1:]  # `checkpoint saved at it=100`: the step, not a metric of four words
         drop(words[: len(words) - len(run)])
@@ -214,7 +217,7 @@ def tokenise(line: str) -> Template:
             out.evaluation = out.evaluation or EVAL_WORDS[run[0].lower()]
             run = run[1:]
         out.named_by_digits.extend(w.span for w in run if isinstance(w, _Word) and any(c.isdigit() for c in w))
-        if not linked:
+        if not joined:
             for w in words[:-1]:
                 if w.lower() in EVAL_WORDS:
                     out.evaluation = out.evaluation or EVAL_WORDS[w.lower()]
@@ -228,6 +231,12 @@ def tokenise(line: str) -> Template:
         gap, last_end = clean[last_end:m.start()], m.end()
         if kind == "word":
             held = None
+            if (linked == ":" and len(words) == 1 and words[0] not in _LEVELS and words[0].isalpha()
+                    and not _step_name(words[0].lower()) and words[0].lower() not in EPOCH_NAMES
+                    and _PAIR_NEXT.match(clean, m.end())):
+                group = words[0]  # `Losses: x 0.27, ...`: the label names the pairs after it
+            elif group is not None and not words and not gap.strip():
+                words = [group]  # the group's next pair (`, y 0.25`)
             if linked == "=" or (linked and m.group("word") in _WORD_VALUES):
                 # `enabled=True auto_cast=False`: a word after `=` is a value, no part of the next key
                 drop(words)
@@ -243,10 +252,14 @@ def tokenise(line: str) -> Template:
             last_was_value = after_paren = False
             continue
         if kind == "link":
+            if group is not None and len(words) > 1 and words[0] is group:  # `recall: 0.1`: a key of its own
+                words, group = words[1:], None
             linked = m.group("link") if words else False
             continue
         if kind == "hard":
             held = None
+            if m.group("hard").strip() != ",":
+                group = None
             drop(words)
             words, linked, last_was_value, after_paren = [], False, False, False
             continue
@@ -255,6 +268,8 @@ def tokenise(line: str) -> Template:
             continue
         if kind == "soft":
             sealed = bool(words)  # the words before stay a key, but no word joins them
+            if m.group("soft") == "]":
+                group = None
             if m.group("soft") in ")]":
                 continue
             after_paren = False
