@@ -53,6 +53,17 @@ def main_in_process(capsys, *args) -> tuple[int, str, str]:
 
 
 @pytest.fixture
+def no_workers(monkeypatch):
+    """A sweep run in this process (`main_in_process`, `api.analyze`) analyses its groups here
+    instead of in spawned worker processes: each worker imports spikelens afresh, which is
+    most of a small sweep's time (CI time). For tests about what is reported, not about the
+    fan-out; the workers are tested where the fan-out is the point (test_executors)."""
+    from spikelens.pipeline import executors
+
+    monkeypatch.setattr(executors, "MIN_GROUPS_FOR_WORKERS", 10**9)
+
+
+@pytest.fixture
 def in_empty_folder(tmp_path, monkeypatch):
     """An empty working folder: the project's own pyproject.toml plays no part."""
     monkeypatch.chdir(tmp_path)

@@ -43,8 +43,9 @@ def check_json(capsys, *args, **kw) -> tuple[int, dict]:
 
 
 @pytest.fixture(autouse=True)
-def no_config_from_the_repo(tmp_path, monkeypatch):
-    """Run from an empty folder so the project's own pyproject.toml plays no part."""
+def no_config_from_the_repo(tmp_path, monkeypatch, no_workers):
+    """Run from an empty folder so the project's own pyproject.toml plays no part; the five
+    runs are checked in this process, not in spawned workers (conftest.no_workers)."""
     monkeypatch.chdir(tmp_path)
 
 
