@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import detector_cases as cases
-from conftest import run_cli
+from conftest import main_in_process
 from spikelens.detect.base import Series
 from spikelens.detect.levels import LevelShiftDetector
 
@@ -63,15 +63,16 @@ def _write_csv(path: Path, s: np.ndarray, v: np.ndarray, metric: str = "train_lo
         w.writerows([int(a), repr(float(b))] for a, b in zip(s, v))
 
 
-def test_runs_sharing_a_data_boundary(tmp_path):
+def test_runs_sharing_a_data_boundary(tmp_path, capsys, no_workers):
+    """The real CLI in this process, its five runs analysed here (conftest.no_workers: CI time)."""
     _write_csv(tmp_path / "big" / "metrics.csv", *shifted(1, 3.0))
     _write_csv(tmp_path / "wide" / "metrics.csv", *shifted(2, 3.0, at=AT + 10))
     _write_csv(tmp_path / "small" / "metrics.csv", *shifted(3, 1.0))
     _write_csv(tmp_path / "control" / "metrics.csv", *shifted(4, 0.0))
     _write_csv(tmp_path / "other_task" / "metrics.csv", *shifted(5, 1.0), metric="eval_loss_task")
-    proc = run_cli("analyze", str(tmp_path), "--format", "json")
-    assert proc.returncode == 0, proc.stderr
-    runs = {Path(r["sources"][0]).parent.name: r for r in json.loads(proc.stdout)["runs"]}
+    code, out, err = main_in_process(capsys, "analyze", tmp_path, "--format", "json")
+    assert code == 0, err
+    runs = {Path(r["sources"][0]).parent.name: r for r in json.loads(out)["runs"]}
     shifts = {name: [f for f in r["findings"] if f["kind"] == "level_shift"] for name, r in runs.items()}
     for name in ("big", "wide", "small"):
         (f,) = shifts[name]
@@ -81,15 +82,16 @@ def test_runs_sharing_a_data_boundary(tmp_path):
         assert set(cause["numbers"]["runs"]) == {"big", "wide", "small"} - {name}
     assert "where 2 other run(s)" in shifts["small"][0]["message"]
     assert shifts["control"] == [] and shifts["other_task"] == []
-    md = run_cli("analyze", str(tmp_path), "--format", "markdown").stdout
+    md = main_in_process(capsys, "analyze", tmp_path, "--format", "markdown")[1]
     assert "where 2 other run(s)" in md and "likely `data`: 2 other run(s)" in md
 
 
-def test_one_run_alone_is_not_confirmed_by_anything(tmp_path):
+def test_one_run_alone_is_not_confirmed_by_anything(tmp_path, capsys):
     _write_csv(tmp_path / "big" / "metrics.csv", *shifted(1, 3.0))
     _write_csv(tmp_path / "small" / "metrics.csv", *shifted(3, 1.0))
-    proc = run_cli("analyze", str(tmp_path), "--format", "json")
-    runs = {Path(r["sources"][0]).parent.name: r for r in json.loads(proc.stdout)["runs"]}
+    code, out, err = main_in_process(capsys, "analyze", tmp_path, "--format", "json")
+    assert code == 0, err
+    runs = {Path(r["sources"][0]).parent.name: r for r in json.loads(out)["runs"]}
     big = [f for f in runs["big"]["findings"] if f["kind"] == "level_shift"]
     assert len(big) == 1 and not big[0]["causes"]
     assert not [f for f in runs["small"]["findings"] if f["kind"] == "level_shift"]
