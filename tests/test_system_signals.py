@@ -335,6 +335,9 @@ def test_slow_stretches_the_run_came_back_from_are_named_with_their_steps(tmp_pa
     (a, b), (c, d) = f.evidence["slow_stretches"]
     assert max(abs(a - 300), abs(b - 499), abs(c - 700), abs(d - 899)) <= 30
     assert (f.start_step, f.end_step) == (a, d + 1) and "stayed there" not in f.message and not f.evidence["lasted"]
+    # the step time with it: the line's mfu, printed as the same 41.20 every step, is no throughput that held
+    rise = _findings(tmp_path / "busy" / "train.log", "step_time_rise")
+    assert len(rise) == 1 and rise[0].metric == "dt_ms" and rise[0].evidence["slow_stretches"] == [[a, b], [c, d]]
 
 
 def test_one_short_slow_stretch_the_run_came_back_from_is_a_note(tmp_path):

@@ -148,8 +148,10 @@ def cumulative(v: np.ndarray) -> bool:
 def _throughput_held(ctx: RunContext, step: int | None, min_points: int) -> bool:
     """The run logs a throughput that did not fall where the step time rose."""
     for s in ctx.by_role("throughput"):
-        if len(s) >= min_points and sustained_shift(s.value, down=True, min_change=0.15,
-                                                    min_points=min_points) is None:
+        v = s.finite()[1]
+        if v.size < min_points or np.all(v == v[0]) or cumulative(v):
+            continue  # a constant printed every step (a configured MFU) or a count measures nothing
+        if sustained_shift(s.value, down=True, min_change=0.15, min_points=min_points) is None:
             return True
     return False
 
