@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import FIXTURES, run_cli, tree_hashes
+from conftest import FIXTURES, main_in_process, run_cli, tree_hashes
 from report_cases import sample_report
 
 sys.path.insert(0, str(FIXTURES))
@@ -83,29 +83,33 @@ def test_html_and_plots_are_written_and_inputs_untouched(analyzed, logs):
     assert f"wrote {len(pngs)} plot(s)" in proc.stderr
 
 
-def test_terminal_and_markdown(logs):
-    rich = run_cli("analyze", logs / "dead", logs / "spiky")
-    assert rich.returncode == 0, rich.stderr
-    assert f"NaN at step {NAN_AT + 1}" in rich.stdout
-    assert "spike" in rich.stdout and "try" in rich.stdout
-    md = run_cli("analyze", logs / "dead", "--format", "markdown", "--no-charts")
-    assert md.returncode == 0
-    assert md.stdout.startswith("# spikelens analyze: 1 run — 1 with errors")
-    assert "```" not in md.stdout
+# The next tests run the real entry point in this process (`main_in_process`): a process
+# start each is CI time; the analysis above and the tests "from a shell" run real processes.
+
+def test_terminal_and_markdown(logs, capsys):
+    code, out, err = main_in_process(capsys, "analyze", logs / "dead", logs / "spiky")
+    assert code == 0, err
+    assert f"NaN at step {NAN_AT + 1}" in out
+    assert "spike" in out and "try" in out
+    code, out, err = main_in_process(capsys, "analyze", logs / "dead", "--format", "markdown", "--no-charts")
+    assert code == 0
+    assert out.startswith("# spikelens analyze: 1 run — 1 with errors")
+    assert "```" not in out
 
 
-def test_param_reaches_the_detectors(logs):
-    proc = run_cli("analyze", logs / "spiky", "-f", "json", "--param", "spike.z_min=1e9", "--param",
-                   "spike.min_ratio=1000")
-    assert proc.returncode == 0, proc.stderr
-    kinds = [f["kind"] for r in json.loads(proc.stdout)["runs"] for f in r["findings"]]
+def test_param_reaches_the_detectors(logs, capsys):
+    code, out, err = main_in_process(capsys, "analyze", logs / "spiky", "-f", "json", "--param", "spike.z_min=1e9",
+                                     "--param", "spike.min_ratio=1000")
+    assert code == 0, err
+    kinds = [f["kind"] for r in json.loads(out)["runs"] for f in r["findings"]]
     assert "spike" not in kinds
 
 
-def test_role_override_reaches_the_report(logs):
+def test_role_override_reaches_the_report(logs, capsys):
     # the run's only loss made `other`: nothing is left to check, so --allow-empty to see the report
-    proc = run_cli("analyze", logs / "calm", "-f", "json", "--role", "train_loss=other", "-q", "--allow-empty")
-    report = json.loads(proc.stdout)
+    _, out, _ = main_in_process(capsys, "analyze", logs / "calm", "-f", "json", "--role", "train_loss=other", "-q",
+                                "--allow-empty")
+    report = json.loads(out)
     roles = report["runs"][0]["metrics"]
     assert roles.get("train_loss") == "other"
     name = report["runs"][0]["run"]
@@ -157,10 +161,10 @@ def test_a_reader_that_leaves_the_pipe_is_not_an_error(command, logs):
     assert "Traceback" not in err and "Broken pipe" not in err and "BrokenPipe" not in err
 
 
-def test_explain():
-    proc = run_cli("explain", "fp16_overflow")
-    assert proc.returncode == 0
-    assert "What to try" in proc.stdout and "bf16" in proc.stdout
+def test_explain(capsys):
+    code, out, _ = main_in_process(capsys, "explain", "fp16_overflow")
+    assert code == 0
+    assert "What to try" in out and "bf16" in out
 
 
 def test_explain_lists_everything_and_takes_codes():
