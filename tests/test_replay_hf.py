@@ -15,7 +15,7 @@ pytest.importorskip("accelerate")
 
 from replay_targets import hf_run  # noqa: E402
 
-from conftest import run_cli, tree_hashes  # noqa: E402
+from conftest import main_in_process, run_cli, tree_hashes  # noqa: E402
 from spikelens.replay import captured_steps, load_capture, replay  # noqa: E402
 from spikelens.replay.schema import REPLAY_SCHEMA  # noqa: E402
 
@@ -92,10 +92,13 @@ def test_bisect_finds_the_planted_step_among_32(run):
     assert b["plain_steps"] <= 2 * 32
 
 
-def test_a_step_the_checkpoint_already_holds_is_an_error(run):
-    res = run_cli("replay", run / f"checkpoint-{SAVE_AT}", "--step", "3", "--captures", run / "spikelens-captures")
-    assert res.returncode == 2
-    assert "holds the updates up to step 4" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+def test_a_step_the_checkpoint_already_holds_is_an_error(run, capsys):
+    # the CLI's entry point in this process: a process start imports torch and transformers
+    # again (CI time); test_zero_code_replay_names_the_module_and_op_of_the_nan runs a real one
+    code, _, err = main_in_process(capsys, "replay", run / f"checkpoint-{SAVE_AT}", "--step", "3",
+                                   "--captures", run / "spikelens-captures")
+    assert code == 2
+    assert "holds the updates up to step 4" in err and len(err.strip().splitlines()) == 1
 
 
 def test_gradient_accumulation_and_llama(tmp_path):
@@ -119,7 +122,7 @@ def _copy_checkpoint(run, tmp_path):
     return ckpt
 
 
-def test_broken_checkpoint_folders_are_one_line_errors(run, tmp_path):
+def test_broken_checkpoint_folders_are_one_line_errors(run, tmp_path, capsys):
     from spikelens.errors import ReplayError
 
     caps = run / "spikelens-captures"
@@ -134,8 +137,8 @@ def test_broken_checkpoint_folders_are_one_line_errors(run, tmp_path):
         replay(str(ckpt), SAVE_AT + 1, captures=caps, device="cpu")
     (ckpt / "adapter_config.json").unlink()
     (ckpt / "model.safetensors").unlink()
-    res = run_cli("replay", ckpt, "--step", str(SAVE_AT + 1), "--captures", caps)
-    assert res.returncode == 2 and "no weights" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    code, _, err = main_in_process(capsys, "replay", ckpt, "--step", str(SAVE_AT + 1), "--captures", caps)
+    assert code == 2 and "no weights" in err and len(err.strip().splitlines()) == 1
 
 
 def test_an_unreadable_optimizer_state_replays_without_the_update(run, tmp_path):

@@ -12,7 +12,7 @@ pytest.importorskip("lightning")
 
 from replay_targets import lit_run  # noqa: E402
 
-from conftest import run_cli  # noqa: E402
+from conftest import main_in_process, run_cli  # noqa: E402
 from spikelens.replay import captured_steps, load_capture, replay  # noqa: E402
 
 BAD, SAVE_AT, STEPS = 22, 4, 36  # the checkpoint holds steps 0..3; captures 4..35 are 32 steps
@@ -66,9 +66,12 @@ def test_cli_bisect_over_32_steps(run):
     assert b["first_bad"] == BAD and b["checked_steps"] <= 6
 
 
-def test_a_lightning_checkpoint_needs_its_module(run):
-    res = run_cli("replay", run / f"step{SAVE_AT}.ckpt", "--step", "10", "--captures", run / "spikelens-captures")
-    assert res.returncode == 2 and "--module pkg.mod:Class" in res.stderr
-    res = run_cli("replay", run / f"step{SAVE_AT}.ckpt", "--step", "10", "--module", "no_such_pkg.mod:Lit",
-                  "--captures", run / "spikelens-captures")
-    assert res.returncode == 2 and "no_such_pkg" in res.stderr and "Traceback" not in res.stderr
+def test_a_lightning_checkpoint_needs_its_module(run, capsys):
+    # the CLI's entry point in this process: a process start imports torch and Lightning
+    # again (CI time); test_cli_bisect_over_32_steps runs a real one
+    code, _, err = main_in_process(capsys, "replay", run / f"step{SAVE_AT}.ckpt", "--step", "10",
+                                   "--captures", run / "spikelens-captures")
+    assert code == 2 and "--module pkg.mod:Class" in err
+    code, _, err = main_in_process(capsys, "replay", run / f"step{SAVE_AT}.ckpt", "--step", "10",
+                                   "--module", "no_such_pkg.mod:Lit", "--captures", run / "spikelens-captures")
+    assert code == 2 and "no_such_pkg" in err and "Traceback" not in err
