@@ -25,7 +25,6 @@ from typing import Callable, Iterable, NamedTuple
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 _DIGITS = frozenset(range(ord("0"), ord("9") + 1))
 _TO_ZERO = bytes.maketrans(b"0123456789", b"0000000000")
@@ -116,6 +115,8 @@ def zeroed(data: bytes) -> bytes:
 
 def shapes_of(text: pl.Series) -> pl.Series:
     """Each line with its ASCII digits written as `0` (byte for byte: positions kept)."""
+    import pyarrow as pa  # here, not at import: a run without text logs never loads it
+
     arr = text.to_arrow(compat_level=pl.CompatLevel.oldest())
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()

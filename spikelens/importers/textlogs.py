@@ -32,7 +32,6 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from .. import diagnostics
 from ..config import load_config
@@ -274,6 +273,8 @@ def _split_bytes(data: bytes, row0: int, line0: int, shapes: bool) -> tuple[pl.D
     ends = np.flatnonzero(newline | (buf == ord("\r")) if b"\r" in data else newline)
     offsets = np.zeros(ends.size + 1, dtype=np.int64)
     offsets[1:] = ends + 1
+
+    import pyarrow as pa  # here, not at import: reading an event file or a CSV never needs it
 
     def pieces(name: str, block: bytes) -> pl.Series:
         whole = pa.LargeStringArray.from_buffers(ends.size, pa.py_buffer(offsets), pa.py_buffer(block))
