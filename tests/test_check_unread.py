@@ -16,7 +16,8 @@ import pytest
 
 from conftest import FIXTURES, main_in_process
 
-pytestmark = pytest.mark.usefixtures("in_empty_folder")
+# no_workers: the four-run sweep is analysed in this process, not in spawned workers (CI time)
+pytestmark = pytest.mark.usefixtures("in_empty_folder", "no_workers")
 
 
 run = main_in_process
