@@ -145,15 +145,18 @@ def per_shape(shapes: pl.DataFrame | None, test: pl.Expr, regexes: Iterable[str]
     return pl.col("_shape").is_in(shapes.get_column("_shape").filter(yes).implode())
 
 
-_FILL = np.random.default_rng(12345).integers(ord("0"), ord("9") + 1, size=(2, 1 << 16), dtype=np.uint8)
-"""Digits that fill the probes' digit places: two fixed pseudo-random sequences."""
+@lru_cache(maxsize=1)
+def _fill() -> np.ndarray:
+    """Digits that fill the probes' digit places: two fixed pseudo-random sequences (made on
+    first use: importing `numpy.random` is no cost of a run without text logs)."""
+    return np.random.default_rng(12345).integers(ord("0"), ord("9") + 1, size=(2, 1 << 16), dtype=np.uint8)
 
 
 def probes(shapes: list[str]) -> tuple[list[str], list[str]]:
     """Two lines of each shape, its digits filled in two pseudo-random ways (a span found
     at another place would show as other digits on one of them)."""
     out = []
-    for fill in _FILL:
+    for fill in _fill():
         lines = []
         for shape in shapes:
             data = np.frombuffer(shape.encode("utf-8"), dtype=np.uint8).copy()
