@@ -119,11 +119,11 @@ def test_progress_on_a_terminal_and_not_in_a_pipe(sweep, quiet):
     assert piped.stderr == ""  # nothing but warnings in a pipe, and there are none
 
 
-def test_nothing_found_is_one_short_line_with_a_hint(tmp_path):
-    res = run_cli("analyze", tmp_path)
-    assert res.returncode == 2
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and len(lines[0]) < 200, res.stderr
+def test_nothing_found_is_one_short_line_with_a_hint(tmp_path, capsys):
+    code, _, err = main_in_process(capsys, "analyze", tmp_path)  # in process: CI time
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and len(lines[0]) < 200, err
     assert "no training logs found" in lines[0] and "spikelens ls --formats" in lines[0]
 
 
@@ -136,12 +136,12 @@ def test_ls_formats_lists_each_reader_once(capsys):
     assert code == 2 and "Traceback" not in err  # neither paths nor --formats: a usage error, not a traceback
 
 
-def test_explain_lists_codes_beside_kinds_and_takes_any_code():
-    table = run_cli("explain").stdout
+def test_explain_lists_codes_beside_kinds_and_takes_any_code(capsys):
+    table = main_in_process(capsys, "explain")[1]  # in process: CI time
     rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in table.splitlines() if line.count("│") >= 4}
     assert rows["spike"] == "SL101" and rows["nan"] == "SL201" and rows["ended_early"] == "SL306"
     assert rows["resume_overlap"] == "SL301" and rows["grad_explosion"] == ""
-    assert run_cli("explain", "SL306").stdout.startswith("Run ended early")
+    assert main_in_process(capsys, "explain", "SL306")[1].startswith("Run ended early")
 
 
 def test_shell_completion_completes_commands_and_options():
