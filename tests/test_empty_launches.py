@@ -13,7 +13,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conftest import FIXTURES, run_cli
+from conftest import FIXTURES, main_in_process, run_cli
 from spikelens import api
 from spikelens.report.markdown import render_markdown
 from spikelens.report.verdict import segments_text, verdict
@@ -66,15 +66,16 @@ def test_header_only_files_between_two_launches_are_segments_with_no_points():
 
 def test_identical_restarts_count_the_launches_that_logged_nothing():
     run = stitched("tb_reruns")
-    assert [s["launch"] for s in run.segments] == ["start", "empty", "rollback", "empty", "rollback"]
-    overlaps = [f for f in run.findings if f.kind == "resume_overlap"]
-    assert len(overlaps) == 1 and not [f for f in run.findings if f.kind == "empty_launch"]
-    f = overlaps[0]
+    assert [s["launch"] for s in run.segments] == ["start", "empty", "rerun", "empty", "rerun"]
+    appended = [f for f in run.findings if f.kind == "step_reset"]
+    assert len(appended) == 1 and not [f for f in run.findings if f.kind == "empty_launch"]
+    f = appended[0]
     assert f.message.startswith("5 launches: 2 logged nothing, 3 started from step 0; "
-                                "the run restarted from the beginning (step 0) 2 times (launches 3, 5)")
+                                "3 runs appended to this log, each from step 0")
     assert f.evidence["restarts"] == 2 and f.evidence["empty_launches"] == [1, 3]
     assert f.evidence["reached_steps"] == [fx.N_RERUN - 1] * 2
-    assert verdict(run) == "restarted from the beginning 2 times (step 0); 2 of 5 launches logged nothing"
+    assert verdict(run) == ("3 runs appended to one log (each from step 0; the last one is judged); "
+                            "2 of 5 launches logged nothing")
 
 
 def test_a_lone_empty_restart_after_a_complete_run_is_a_note_not_a_warning():
@@ -106,19 +107,19 @@ def test_a_wandb_launch_without_history_rows_is_an_empty_segment():
     assert f"offline-run-20240501_100000-{fx.WANDB_ID}/run-{fx.WANDB_ID}.wandb" in run.findings[0].message
 
 
-def test_a_folder_of_header_only_files_is_still_nothing_read(tmp_path):
+def test_a_folder_of_header_only_files_is_still_nothing_read(tmp_path, capsys):
     folder = tmp_path / "crashed"
     folder.mkdir()
     for f in sorted((ROOT / "tb_between").iterdir())[1:3]:
         (folder / f.name).write_bytes(f.read_bytes())
-    res = run_cli("analyze", folder, "--format", "json")
-    assert res.returncode != 0 and "none holds a scalar value" in res.stderr
+    code, _, err = main_in_process(capsys, "analyze", folder, "--format", "json")  # in process: CI time
+    assert code != 0 and "none holds a scalar value" in err
 
 
-def test_json_and_markdown_show_the_empty_launches(tmp_path):
-    res = run_cli("stitch", ROOT / "tb_between", "--format", "json")
-    assert res.returncode in (0, 1), res.stderr
-    data = json.loads(res.stdout)
+def test_json_and_markdown_show_the_empty_launches(tmp_path, capsys):
+    code, out, err = main_in_process(capsys, "stitch", ROOT / "tb_between", "--format", "json")  # in process: CI time
+    assert code in (0, 1), err
+    data = json.loads(out)
     jsonschema.validate(data, SCHEMA)
     (run,) = data["runs"]
     assert [s["points"] for s in run["segments"]] == [fx.N_FIRST, 0, 0, fx.N_LAST - fx.RESUME_AT]
