@@ -36,6 +36,7 @@ def restart_offsets(frame: pl.DataFrame) -> np.ndarray:
     back = (
         frame.with_row_index("_i")
         .with_columns(
+            _k=pl.int_range(pl.len()).over("metric"),
             _prev_max=pl.col("step").cum_max().shift(1).over("metric"),
             _next=pl.max_horizontal(pl.col("step").shift(-k).over("metric") for k in range(1, 4)),
         )
@@ -46,11 +47,17 @@ def restart_offsets(frame: pl.DataFrame) -> np.ndarray:
     # before; a relaunch goes on below it. Many such rows of one metric are writers side
     # by side; one per metric is a relaunch that rolled back a few steps (a Keras resume
     # from a checkpoint epoch re-logs 3 epochs and is past its old end on the 4th).
-    back = back.with_columns(_beside=(pl.col("_next") >= pl.col("_prev_max")).fill_null(False))
-    most = back.group_by("metric").agg(pl.col("_beside").sum()).get_column("_beside").max()
+    # Counted in episodes (a stretch of the metric's consecutive rows below its old maximum): a
+    # relaunch that went back a few rows is one episode, however many rows it re-logs.
+    back = back.with_columns(
+        _beside=(pl.col("_next") >= pl.col("_prev_max")).fill_null(False),
+        _after=(pl.col("_k").shift(1).over("metric") == pl.col("_k") - 1).fill_null(False),
+        _near=(pl.col("_k") - pl.col("_k").shift(1).over("metric") <= 2).fill_null(False))
+    episodes = back.filter(~pl.col("_after")).group_by("metric").agg(pl.col("_beside").sum())
+    most = episodes.get_column("_beside").max()
     if most is not None and int(most) >= INTERLEAVED_MIN:
-        for _ in range(3):  # the lagging writer's last rows, after the other stopped, are its own too
-            tail = (pl.col("_beside").shift(1).over("metric").fill_null(False)
+        for _ in range(3):  # the lagging writer's last rows (next to its others), after the other stopped
+            tail = (pl.col("_beside").shift(1).over("metric").fill_null(False) & pl.col("_near")
                     & (pl.col("step") > pl.col("step").shift(1).over("metric")).fill_null(False))
             back = back.with_columns(_beside=pl.col("_beside") | tail)
         back = back.filter(~pl.col("_beside"))
@@ -93,7 +100,9 @@ def first_step_relogged(frame: pl.DataFrame) -> int | None:
         return None
     if end < frame.height:
         s1 = steps[end]
-        nxt = frame.slice(end).filter(pl.col("step") == s1).group_by("metric").len()
+        later = (steps.slice(end) != s1).arg_true()  # the rows at the next step, up to the step after it
+        block = frame.slice(end, int(later[0]) if later.len() else frame.height - end)
+        nxt = block.group_by("metric").len()
         relogged = set(twice.get_column("metric").to_list())
         if nxt.filter(pl.col("metric").is_in(list(relogged)) & (pl.col("len") > 1)).height:
             return None  # logged twice at every step: two writers, not a relaunch

@@ -40,8 +40,9 @@ import numpy as np
 import polars as pl
 
 from .model.finding import Finding
+from .detect.base import main_name_score
 from .detect.ended import ended_early_finding
-from .detect.resume import Boundary, Curve, boundary_findings, locate_reset
+from .detect.resume import Boundary, Curve, boundary_findings, from_scratch, locate_reset
 from .detect.stats import median_interval
 from .discover import Run
 from .frame import SCHEMA, infer_roles
@@ -304,14 +305,20 @@ def _logged_twice(frame: pl.DataFrame) -> pl.Series:
 
 
 def main_metric(frame: pl.DataFrame, roles: dict[str, str]) -> str | None:
-    """The loss with the most finite points (the curve launches are judged on)."""
+    """The loss with the most finite points (the curve launches are judged on); among
+    losses logged as often, the total (`total_loss` over its components, as
+    `RunContext.main` chooses)."""
     counts = (frame.filter(pl.col("value").is_finite()).group_by("metric").len()
               .sort(["len", "metric"], descending=[True, False]))
     if counts.height == 0:
         return None
-    names = counts.get_column("metric").to_list()
-    losses = [m for m in names if roles.get(m) == "loss"]
-    return (losses or names)[0]
+    names, lens = counts.get_column("metric").to_list(), counts.get_column("len").to_list()
+    losses = [(m, n) for m, n in zip(names, lens) if roles.get(m) == "loss"]
+    if not losses:
+        return names[0]
+    most = losses[0][1]
+    tied = [m for m, n in losses if n >= 0.98 * most]
+    return max(tied, key=lambda m: main_name_score(str(m), "loss")) if len(tied) > 1 else tied[0]
 
 
 @dataclass
@@ -332,6 +339,9 @@ class _Layout:
     has_main: dict[int, bool]
     parallel: set[int] = field(default_factory=set)
     """Files written beside the others (not a later launch): they supersede nothing."""
+    reruns: set[int] = field(default_factory=set)
+    """Launches that are new runs from the beginning (appended): they supersede every earlier
+    point of the metrics they log, not only those from their first step on."""
 
     @classmethod
     def of(cls, frame: pl.DataFrame, main: str | None, branch: dict[int, int], purge: list[int]) -> "_Layout":
@@ -377,6 +387,8 @@ class _Layout:
         span = self.per_metric.get(s, {}).get(metric)
         if span is None:
             return None
+        if s in self.reruns:
+            return -(1 << 62)  # a new run: the earlier runs' later steps are not this run's
         start = self.first[s]
         if s in self.declared:
             start = min(start, self.declared[s])
@@ -439,6 +451,7 @@ def _place_launches(frame: pl.DataFrame, lay: _Layout, main: str | None) -> tupl
     prev_last = lay.last[first_seg]
     last_wall = lay.wall[first_seg][1]
     tl = _curves(frame, first_seg, main).get(main) if main else None
+    run_first_level = _head_level(tl)
     prev = first_seg
     seen = set(lay.per_metric.get(first_seg, {}))
     wall_starts = [w for w in (lay.wall[first_seg][0],) if w is not None]
@@ -467,7 +480,10 @@ def _place_launches(frame: pl.DataFrame, lay: _Layout, main: str | None) -> tupl
         near_start = first - run_first <= max(5 * interval, 0.02 * span)
         far_below = prev_last - first >= max(20 * interval, 0.1 * span)
         new_main = _curves(frame, s, main).get(main) if main else None
-        if launch == "rollback" and near_start and far_below and tl is not None and new_main is not None:
+        # in a log already known to hold several runs, a start at the run's first step is one more run
+        another_run = bool(lay.reruns) and first <= run_first + max(interval, 1)
+        if launch == "rollback" and near_start and far_below and tl is not None and new_main is not None \
+                and not another_run:
             fit = locate_reset(Curve(main, tl[0], tl[1]), Curve(main, new_main[0] + base, new_main[1]),
                                _aux_pairs(frame, prev, s, main, offsets[prev], base), interval=interval)
         offset = int(base) + (fit.offset if fit else 0)
@@ -476,6 +492,9 @@ def _place_launches(frame: pl.DataFrame, lay: _Layout, main: str | None) -> tupl
             launch = "reset"
             first = lay.first[s] + offset
             stage_first = lay.first[s]
+        elif launch == "rollback" and _new_run(lay, s, prev, first, prev_last, run_first, interval, tl, new_main):
+            launch = "rerun"
+            lay.reruns.add(s)
         w0 = lay.wall[s][0]
         gap = (w0 - last_wall) if (w0 is not None and last_wall is not None and w0 >= last_wall) else None
         spp = None
@@ -488,7 +507,9 @@ def _place_launches(frame: pl.DataFrame, lay: _Layout, main: str | None) -> tupl
             step_offset=offset, prev_last_step=int(prev_last), interval=float(interval), source=lay.source[s],
             prev_source=lay.source[prev], wall_gap_s=gap, seconds_per_point=spp,
             reset_how=fit.how if fit else "", reset_evidence=fit.evidence if fit else {}, main_metric=main,
-            run_first_step=int(run_first)))
+            run_first_step=int(run_first), last_step=int(lay.last[s] + offset),
+            first_level=_head_level(new_main), run_first_level=run_first_level,
+            has_main=main is None or bool(lay.has_main.get(s))))
         if new_main is not None:
             ns = new_main[0] + offset
             keep = tl[0] < first if tl is not None else None
@@ -496,11 +517,53 @@ def _place_launches(frame: pl.DataFrame, lay: _Layout, main: str | None) -> tupl
                   np.concatenate([tl[2][keep], new_main[2]])) if tl is not None else (ns, new_main[1], new_main[2])
         # a reset launch placed under the old curve supersedes everything after its start: the
         # run's live frontier is its own last step, not the step the superseded launch reached
-        prev_last = lay.last[s] + offset if launch == "reset" else max(prev_last, lay.last[s] + offset)
+        prev_last = lay.last[s] + offset if launch in ("reset", "rerun") else max(prev_last, lay.last[s] + offset)
         if lay.wall[s][1] is not None:
             last_wall = max(last_wall, lay.wall[s][1]) if last_wall is not None else lay.wall[s][1]
         prev = s
+    if any(b.launch == "rerun" for b in boundaries):  # a log of several runs: every start from the beginning is one
+        for b in boundaries:
+            if b.launch == "rollback" and from_scratch(b) and lay.has_main.get(b.segment):
+                b.launch = "rerun"
+                lay.reruns.add(b.segment)
     return offsets, boundaries
+
+
+ATTEMPT_SHARE = 0.15
+"""A launch from the beginning after attempts that got less than this share of the run's
+longest launch is a relaunch of a killed attempt; after a longer one it is a new run appended."""
+
+
+def _new_run(lay: _Layout, s: int, prev: int, first: int, prev_last: int, run_first: int, interval: float,
+             tl, new_main) -> bool:
+    """Is launch `s`, which went back to the run's first step, a new run appended to the log
+    rather than a relaunch of an attempt killed early? Going back to the beginning, its loss
+    starts again from the first level (a rollback to the first checkpoint is the same thing):
+    what tells them apart is how far the earlier attempt had got (a killed attempt gets a
+    small part of the way the longest launch went; a run appended after a finished or long
+    one got far), and whether
+    the launch logs on another grid (a first step before the run's, another logging
+    interval: another configuration, so another run)."""
+    if first > run_first + max(interval, 1) or new_main is None or not new_main[0].size:
+        return False
+    if first < run_first:
+        return True
+    longest = max([lay.last[k] - lay.first[k] for k in lay.segments if lay.has_main.get(k)] or [1])
+    if prev_last - run_first >= ATTEMPT_SHARE * max(longest, 1):
+        return True
+    if tl is not None and new_main is not None and tl[0].size >= 3 and new_main[0].size >= 3:
+        a, b = median_interval(tl[0]), median_interval(new_main[0])
+        return bool(min(a, b) > 0 and max(a, b) / min(a, b) > 1.5)
+    return False
+
+
+def _head_level(curve, points: int = 5) -> float | None:
+    """The median of a launch's first few finite main-metric values (where it started)."""
+    if curve is None:
+        return None
+    v = np.asarray(curve[1], dtype=np.float64)
+    v = v[np.isfinite(v)][:points]
+    return float(np.median(v)) if v.size else None
 
 
 def _runs_beside(lay: _Layout, s: int, seen: set[str], last_wall: float | None, starts: list[float]) -> bool:

@@ -187,16 +187,25 @@ def _resumes(run):
     return [f for f in run.findings if f.kind in ("resume_overlap", "step_reset")]
 
 
-def test_a_sweep_of_four_runs_appended_to_one_file_is_three_restarts(tmp_path):
+def _appended(run):
+    (f,) = [f for f in _resumes(run) if f.kind == "step_reset"]
+    (relogged,) = [f for f in _resumes(run) if f.kind == "resume_overlap"]
+    assert relogged.evidence["appended_runs"] and relogged.severity == "info"
+    return f
+
+
+def test_a_sweep_of_four_runs_appended_to_one_file_is_one_finding_listing_them(tmp_path):
     run = _run(j.appended_runs(tmp_path, 4))
-    (f,) = _resumes(run)
-    assert f.kind == "resume_overlap" and f.evidence["restarts"] == 3 and len(run.segments) == 4
+    f = _appended(run)
+    assert f.evidence["appended_runs"] == 4 and f.evidence["launches"] == [1, 2, 3] and len(run.segments) == 4
+    assert "launches 2–4" in f.message and f.severity == "info"
 
 
-def test_a_script_run_twice_into_one_file_is_a_restart(tmp_path):
+def test_a_script_run_twice_into_one_file_is_a_new_run_not_a_rollback(tmp_path):
     run = _run(j.appended_runs(tmp_path, 2))
-    (f,) = _resumes(run)
-    assert f.extra["resume_step"] == 1 and f.extra["rolled_back_from"] == 120 and f.severity == "warning"
+    f = _appended(run)
+    assert f.extra["resume_step"] == 1 and f.evidence["reached_steps"] == [120] and f.severity == "info"
+    assert verdict(run).startswith("2 runs appended to one log (each from step 1")
 
 
 def test_a_first_attempt_killed_after_one_step_that_the_relaunch_relogged_is_named(tmp_path):

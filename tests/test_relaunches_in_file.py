@@ -95,12 +95,14 @@ def test_SL301_keras_resumed_from_a_checkpoint_epoch_is_a_second_segment():
     assert overlap.extra["resume_step"] == W.KERAS_CHECKPOINT
 
 
-def test_SL301_identical_reruns_are_one_finding_with_a_count():
+def test_SL302_identical_reruns_are_runs_appended_with_a_count():
     run = report(HERE / "detectron2_reruns" / "metrics.json")
     assert len(run.segments) == 4
-    (overlap,) = kinds(run, "resume_overlap")
-    assert overlap.extra["restarts"] == 3 and overlap.evidence["launches"] == [1, 2, 3]
-    assert "3 times" in overlap.message
+    (appended,) = kinds(run, "step_reset")
+    assert appended.evidence["appended_runs"] == 4 and appended.evidence["launches"] == [1, 2, 3]
+    assert appended.message.startswith("4 runs appended to this log, each from step 19")
+    (relogged,) = kinds(run, "resume_overlap")  # the steps they logged again: a note
+    assert relogged.extra["restarts"] == 3 and relogged.severity == appended.severity == "info"
 
 
 def test_stamped_nanogpt_lines_are_read_with_their_wall_time():

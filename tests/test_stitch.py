@@ -159,14 +159,40 @@ def test_SL301_identical_relaunches_are_overlaps_with_identical_values():
     assert st.frame.filter(pl.col("superseded")).height == 2 * 2 * 60
 
 
-def test_restart_from_scratch_with_new_values_is_a_rollback_not_a_reset():
+def test_a_run_appended_from_the_beginning_is_a_new_run_not_a_rollback():
+    """A second run from step 0 after a first one reached step 599 (60% of the way): a new
+    run appended (step_reset, a note), with the steps it logged again as a note; the second
+    run supersedes the whole first one."""
     a, b = curve(1000, 11), curve(1000, 12)
     st = stitch_run(make_run([part(a, 0, 599), part(b, 0, 999)]))
-    assert kinds(st) == ["resume_overlap"]
-    f = st.findings[0]
-    assert f.extra["resume_step"] == 0 and f.extra["rolled_back_from"] == 599
-    assert "from the beginning" in f.message and f.evidence["from_scratch"] is True
-    assert st.segments[1]["step_offset"] == 0
+    assert sorted(kinds(st)) == ["resume_overlap", "step_reset"]
+    by = {f.kind: f for f in st.findings}
+    new, relogged = by["step_reset"], by["resume_overlap"]
+    assert new.severity == relogged.severity == "info" and new.evidence["appended_runs"] == 2
+    assert new.extra["resume_step"] == 0 and new.message.startswith("2 runs appended to this log, each from step 0")
+    assert relogged.extra["rolled_back_from"] == 599 and relogged.evidence["from_scratch"] is True
+    assert "not a rollback" in relogged.message
+    assert st.segments[1]["step_offset"] == 0 and st.segments[1]["launch"] == "rerun"
+
+
+def test_a_short_first_run_after_which_a_longer_one_goes_past_it_is_the_same_run():
+    """A relaunch from step 0 after an attempt that reached step 100 of a 1000-step run
+    (10% of the way): an attempt killed early and started again, a note."""
+    a, b = curve(1000, 11), curve(1000, 12)
+    st = stitch_run(make_run([part(a, 0, 100), part(b, 0, 999)]))
+    (f,) = st.findings
+    assert f.kind == "resume_overlap" and f.severity == "info" and f.evidence["killed_early"] is True
+    assert "stopped at step 100" in f.message and st.segments[1]["launch"] == "rollback"
+
+
+def test_appended_runs_supersede_the_longer_earlier_run_whole():
+    """A shorter run appended after a longer one: the earlier run's later steps are another
+    run's, so the report follows the last run only."""
+    a, b = curve(1000, 11), curve(1000, 12)
+    st = stitch_run(make_run([part(a, 0, 999), part(b, 0, 400)]))
+    assert sorted(kinds(st)) == ["resume_overlap", "step_reset"]
+    loss = live(st.frame, "train/loss")
+    assert loss.get_column("step").max() == 400 and loss.get_column("segment").unique().to_list() == [1]
 
 
 # ------------------------------------------------------------------ step counter reset

@@ -49,7 +49,8 @@ class Boundary:
     segment: int
     previous: int
     launch: str
-    """`continue` (steps go on), `rollback` (re-logs earlier steps), `reset` (counter restarted)."""
+    """`continue` (steps go on), `rollback` (re-logs earlier steps), `reset` (counter restarted),
+    `rerun` (a new run from the beginning, appended)."""
     first_step: int
     """Stitched first step of the new launch."""
     logged_first_step: int
@@ -73,6 +74,14 @@ class Boundary:
     main_metric: str | None = None
     run_first_step: int | None = None
     """First step of the whole run (a launch starting there restarted from scratch)."""
+    last_step: int | None = None
+    """Stitched last step of the new launch."""
+    first_level: float | None = None
+    """Where the new launch's main metric started (median of its first points)."""
+    run_first_level: float | None = None
+    """... and where the run's first launch started."""
+    has_main: bool = True
+    """The launch logs the run's main metric (an evaluation-only launch does not)."""
 
     @property
     def rolled_back(self) -> bool:
@@ -226,32 +235,128 @@ def _empty_evidence(empty: list[dict], segments: list[dict]) -> dict:
             "empty_sources": [str(s.get("source", "")) for s in empty]}
 
 
-def restarts_finding(run: str, bs: list[Boundary], segments: list[dict] | None = None) -> Finding:
-    """SL301 for several launches that each started the run again from its first step (a
-    notebook cell run again, a job resubmitted without `resume`): one event, with a count;
-    the launches that logged nothing (crashed before their first step) are counted in it."""
-    one = overlap_finding(run, bs[0])
-    reached = [b.prev_last_step for b in bs]
-    launches = ", ".join(str(b.segment + 1) for b in bs)
-    same = all(b.identical is not None and b.identical >= 0.99 for b in bs)
+def launch_list(numbers: list[int]) -> str:
+    """'2, 3, 5-9': launch numbers (1-based) with runs of consecutive ones as ranges."""
+    out: list[str] = []
+    nums = sorted(set(numbers))
+    i = 0
+    while i < len(nums):
+        j = i
+        while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
+            j += 1
+        out.append(str(nums[i]) if j == i else f"{nums[i]}, {nums[j]}" if j == i + 1 else f"{nums[i]}–{nums[j]}")
+        i = j + 1
+    return ", ".join(out)
+
+
+def _level(x: float | None) -> str:
+    return "?" if x is None else f"{x:.4g}"
+
+
+def _same_values(bs: list[Boundary]) -> bool:
+    return all(b.identical is not None and b.identical >= 0.99 for b in bs)
+
+
+def appended_runs_finding(run: str, bs: list[Boundary], segments: list[dict] | None = None) -> Finding:
+    """SL302 (info) for new runs appended to the log: each launch went back to the run's
+    first step with the loss at its first level (a sweep run one config after another, a
+    script run twice, a resubmitted job), one finding listing them. The step counter
+    restarted because the run did; nothing was lost, and the report judges the last run
+    (earlier runs' points are kept as superseded)."""
+    n = len(bs) + 1
+    last = ([b for b in bs if b.first_level is not None] or bs)[-1]
+    metric = bs[0].main_metric or "the loss"
+    level = ""
+    if last.first_level is not None and last.run_first_level is not None:
+        level = f" ({metric} starts at {_level(last.first_level)} in the last, {_level(last.run_first_level)} in the first)"
+    same = _same_values(bs)
+    firsts = sorted({b.first_step for b in bs})
+    start = f"step {firsts[0]}" if len(firsts) == 1 else f"its first step ({firsts[0]}–{firsts[-1]})"
+    msg = (f"{n} runs appended to this log, each from {start}{level}: launches "
+           f"{launch_list([b.segment + 1 for b in bs])} started again after the runs before them had reached "
+           f"step {max(b.prev_last_step for b in bs)} at most"
+           + ("; each rerun logged the same values" if same else "")
+           + f"; the report judges the last run (steps {last.first_step}–{last.last_step}), the earlier "
+             f"runs' {sum(b.superseded for b in bs):,} points are kept as superseded")
     empty = empty_launches(segments)
-    msg = (f"the run restarted from the beginning (step {bs[0].first_step}) {len(bs)} times (launches {launches}), "
-           f"after reaching step {max(reached)} at most: "
-           + ("each rerun logged the same values" if same else "each rerun trained the same steps again")
-           + f"; {sum(b.superseded for b in bs):,} earlier points kept as superseded")
     if empty:
         msg = f"{_launch_count(segments, empty, len(bs) + 1, bs[0].first_step)}; {msg}"
-    ev = dict(one.evidence)
+    ev = boundary_evidence(bs[0])
     if empty:
         ev.update(_empty_evidence(empty, segments))
-    ev.update({"restarts": len(bs), "launches": [b.segment for b in bs], "reached_steps": reached,
+    ev.update({"appended_runs": n, "restarts": len(bs), "launches": [b.segment for b in bs],
+               "reached_steps": [b.prev_last_step for b in bs], "last_steps": [b.last_step for b in bs],
+               "first_levels": [b.first_level for b in bs], "run_first_level": bs[0].run_first_level,
+               "superseded_points": sum(b.superseded for b in bs), "identical_values": same,
+               "main_metric": bs[0].main_metric,
+               "wallclock_gaps_s": [round(float(b.wall_gap_s), 3) if b.wall_gap_s is not None else None
+                                    for b in bs]})
+    return Finding(kind="step_reset", code=RESET_CODE, run=run, metric=None, severity="info", message=msg,
+                   start_step=bs[0].logged_first_step, end_step=max(b.prev_last_step for b in bs), evidence=ev,
+                   extra={"resume_step": bs[0].first_step, "logged_first_step": bs[0].logged_first_step,
+                          "step_offset": 0, "rolled_back_from": None, "appended_runs": n})
+
+
+def relogged_by_reruns_finding(run: str, bs: list[Boundary]) -> Finding:
+    """SL301 (info) beside `appended_runs_finding`: the steps the appended runs logged
+    again, which earlier runs had logged (the overlap the timeline resolves; not a
+    rollback to a checkpoint)."""
+    reached = max(b.prev_last_step for b in bs)
+    same = _same_values(bs)
+    msg = (f"steps {bs[0].first_step}–{min(reached, max(b.last_step or reached for b in bs))} were logged again "
+           f"by the appended run{'s' if len(bs) > 1 else ''} (launch{'es' if len(bs) > 1 else ''} "
+           f"{launch_list([b.segment + 1 for b in bs])}), new runs from the beginning, not a rollback"
+           + (" (the same values)" if same else ""))
+    ev = boundary_evidence(bs[0])
+    ev.update({"overlap_steps": sum(b.overlap_steps for b in bs), "rolled_back_steps": reached - bs[0].first_step,
+               "identical_fraction": bs[0].identical, "max_abs_diff": bs[0].max_abs_diff,
+               "main_metric": bs[0].main_metric, "from_scratch": True, "appended_runs": True,
+               "restarts": len(bs), "launches": [b.segment for b in bs], "reached_steps": [b.prev_last_step for b in bs],
+               "superseded_points": sum(b.superseded for b in bs)})
+    return Finding(kind="resume_overlap", code=OVERLAP_CODE, run=run, metric=None, severity="info", message=msg,
+                   start_step=bs[0].logged_first_step, end_step=reached, evidence=ev,
+                   extra={"resume_step": bs[0].first_step, "rolled_back_from": reached, "identical_values": same,
+                          "restarts": len(bs)})
+
+
+def killed_attempts_finding(run: str, bs: list[Boundary], segments: list[dict] | None = None) -> Finding:
+    """SL301 (info) for attempts killed early and started again from the beginning: each
+    got a small part of the way (a crash at start-up, out of memory, a job killed and
+    resubmitted), and the relaunch logged those steps again. One finding listing them."""
+    if len(bs) == 1 and killed_at_start(bs[0]) and not empty_launches(segments):
+        return killed_finding(run, bs[0])
+    reached = [b.prev_last_step for b in bs]
+    same = _same_values(bs)
+    first = bs[0].first_step
+    if len(bs) == 1:
+        b = bs[0]
+        msg = (f"the attempt before {_launch_name(b)} stopped at step {b.prev_last_step}; {_launch_name(b)} started "
+               f"again from step {first} and logged steps {first}–{b.prev_last_step} again")
+    else:
+        msg = (f"{len(bs)} attempts stopped early, after reaching step {max(reached)} at most, and were started "
+               f"again from step {first} (launches {launch_list([b.segment + 1 for b in bs])}); their steps were "
+               f"logged again")
+    if same:
+        msg += " with the same values"
+    msg += f"; {sum(b.superseded for b in bs):,} earlier points kept as superseded"
+    empty = empty_launches(segments)
+    if empty:
+        msg = f"{_launch_count(segments, empty, len(bs) + 1, first)}; {msg}"
+    ev = boundary_evidence(bs[0])
+    if empty:
+        ev.update(_empty_evidence(empty, segments))
+    ev.update({"overlap_steps": sum(b.overlap_steps for b in bs), "rolled_back_steps": max(reached) - first,
+               "identical_fraction": bs[0].identical, "max_abs_diff": bs[0].max_abs_diff,
+               "main_metric": bs[0].main_metric, "from_scratch": True, "killed_early": True,
+               "killed_at_start": all(killed_at_start(b) for b in bs),
+               "restarts": len(bs), "launches": [b.segment for b in bs], "reached_steps": reached,
                "superseded_points": sum(b.superseded for b in bs),
-               "wallclock_gaps_s": [round(float(b.wall_gap_s), 3) if b.wall_gap_s is not None else None for b in bs]})
-    return Finding(kind="resume_overlap", code=OVERLAP_CODE, run=run, metric=None,
-                   severity="info" if same else "warning", message=msg,
-                   start_step=bs[0].first_step, end_step=max(reached), evidence=ev,
-                   extra={"resume_step": bs[0].first_step, "rolled_back_from": max(reached),
-                          "identical_values": same, "restarts": len(bs)})
+               "wallclock_gaps_s": [round(float(b.wall_gap_s), 3) if b.wall_gap_s is not None else None
+                                    for b in bs]})
+    return Finding(kind="resume_overlap", code=OVERLAP_CODE, run=run, metric=None, severity="info", message=msg,
+                   start_step=bs[0].logged_first_step, end_step=max(reached), evidence=ev,
+                   extra={"resume_step": first, "rolled_back_from": max(reached), "identical_values": same,
+                          "restarts": len(bs)})
 
 
 def empty_launch_finding(run: str, empty: list[dict], segments: list[dict]) -> Finding:
@@ -303,26 +408,30 @@ def _file_name(source, segments: list[dict]) -> str:
 
 
 def boundary_findings(run: str, boundaries: list[Boundary], segments: list[dict] | None = None) -> list[Finding]:
-    """One finding per judged boundary; restarts from the beginning are one finding with a
-    count (and the count of launches that logged nothing); launches that logged nothing
-    are otherwise one info finding (`empty_launch`)."""
+    """One finding per judged boundary, except at the run's beginning: new runs appended
+    to the log are one `step_reset` (with one `resume_overlap` note for the steps they
+    logged again), attempts killed early and started again are one `resume_overlap` note,
+    and launches that logged nothing are counted in whichever of them there is, else one
+    `empty_launch` note."""
     out: list[Finding] = []
-    overlaps = [b for b in boundaries if b.launch == "rollback" and b.rolled_back and b.superseded]
-    reruns = [b for b in overlaps if from_scratch(b)]
-    if len(reruns) > 1:
-        out.append(restarts_finding(run, reruns, segments))
-    elif empty_launches(segments):
+    appended = [b for b in boundaries if b.launch == "rerun"]
+    killed = [b for b in boundaries if b.launch == "rollback" and b.has_main and (
+        (b.rolled_back and b.superseded and from_scratch(b)) or killed_at_start(b))]
+    if appended:
+        out.append(appended_runs_finding(run, appended, segments))
+        out.append(relogged_by_reruns_finding(run, appended))
+    if killed:
+        out.append(killed_attempts_finding(run, killed, None if appended else segments))
+    if not appended and not killed and empty_launches(segments):
         out.append(empty_launch_finding(run, empty_launches(segments), segments or []))
-    grouped = {id(b) for b in reruns} if len(reruns) > 1 else set()
+    grouped = {id(b) for b in appended + killed}
     for b in boundaries:
-        if id(b) in grouped:
-            continue
+        if id(b) in grouped or not b.has_main:
+            continue  # a launch without the main metric (evaluation only) took nothing over
         if b.launch == "reset":
             out.append(reset_finding(run, b))
         elif b.launch == "rollback" and b.rolled_back and b.superseded:
             out.append(overlap_finding(run, b))
-        elif killed_at_start(b):
-            out.append(killed_finding(run, b))
         elif b.step_gap > 2 * max(b.interval, 1):
             out.append(step_gap_finding(run, b))
         elif wall_gap_is_long(b):

@@ -145,7 +145,14 @@ def verdict(run: RunReport) -> str:
     for kind in RESUME_KINDS:
         hits = by.get(kind, [])
         say(hits)
+        if kind == "step_reset":
+            appended = [f for f in hits if f.evidence.get("appended_runs")]
+            hits = [f for f in hits if not f.evidence.get("appended_runs")]
+            for f in appended:
+                parts.append(f"{f.evidence['appended_runs']} runs appended to one log (each from step "
+                             f"{f.extra.get('resume_step', _step(f))}; the last one is judged)")
         if kind == "resume_overlap":
+            hits = [f for f in hits if not f.evidence.get("appended_runs")]  # the step_reset says it
             scratch = [f for f in hits if f.evidence.get("from_scratch")]
             hits = [f for f in hits if not f.evidence.get("from_scratch")]
             if scratch:
