@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 
 from replay_targets import bisect_model  # noqa: E402
 
-from conftest import run_cli  # noqa: E402
+from conftest import main_in_process, run_cli  # noqa: E402
 from spikelens.replay import replay  # noqa: E402
 
 FACTORY = f"{bisect_model.__file__}:make"
@@ -74,11 +74,13 @@ def test_cli_state_dict_and_factory(tmp_path):
 
 
 @pytest.mark.parametrize("span, message", [("9..3", "not after TO"), ("a..b", "FROM..TO"), ("1..40", "no capture")])
-def test_bad_spans_are_one_line_errors(tmp_path, span, message):
+def test_bad_spans_are_one_line_errors(tmp_path, span, message, capsys):
+    """Through the real entry point in this process (a process start imports torch again:
+    CI time); test_cli_state_dict_and_factory runs real processes."""
     ckpt, caps, _ = bisect_model.train(tmp_path, steps=4)
-    res = run_cli("replay", ckpt, "--module", FACTORY, "--captures", caps, "--bisect", span)
-    assert res.returncode == 2 and message in res.stderr
-    assert len(res.stderr.strip().splitlines()) == 1
+    code, _, err = main_in_process(capsys, "replay", ckpt, "--module", FACTORY, "--captures", caps, "--bisect", span)
+    assert code == 2 and message in err
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_bisect_over_a_build_function():
