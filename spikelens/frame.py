@@ -176,7 +176,7 @@ def infer_roles(metrics, overrides: Mapping[str, str] | None = None) -> dict[str
     for one: its perplexity (DeepSpeed-Chat's SFT logs only `ppl`), else the terms of an
     adversarial objective (pix2pixHD/SPADE-style `G_GAN`, `D_fake`, `D_real`), else
     BasicSR's `l_`-prefixed terms (`l_pix`), else a distance or error rate (`min_distance`,
-    `wer`: lower is better)."""
+    `wer`: lower is better) when no reward is logged either (an RL run is judged by its reward)."""
     import fnmatch
 
     overrides = dict(overrides or {})
@@ -193,8 +193,10 @@ def infer_roles(metrics, overrides: Mapping[str, str] | None = None) -> dict[str
             guessed.append(m)
         roles[m] = role if role is not None else infer_role(m)
     if not any(r in ("loss", "eval_loss") for r in roles.values()):
+        rewarded = any(r == "reward" for r in roles.values())  # an RL run's objective is its reward
         for stands_for_loss in (is_perplexity, lambda m: bool(_ADVERSARIAL.search(m)),
-                                lambda m: bool(_LOSS_TERM.search(m)), lambda m: bool(_LOWER_BETTER.search(m))):
+                                lambda m: bool(_LOSS_TERM.search(m)),
+                                lambda m: not rewarded and bool(_LOWER_BETTER.search(m))):
             chosen = [m for m in guessed if roles[m] in ("other", "perplexity") and stands_for_loss(m)]
             for m in chosen:
                 roles[m] = "eval_loss" if re.search(_EVAL, m, re.I) else "loss"

@@ -200,3 +200,8 @@ def test_a_label_names_the_pairs_after_it(tmp_path):
     t = tokenise("mode: train, loss 0.3")
     assert [n for n, _, _ in t.values] == ["loss"]  # a word that is no pair's key starts no group
     assert [n for n, _, _ in tokenise("Validation: loss 2.1 acc 0.9").values] == ["val_loss", "val_acc"]
+
+
+def test_an_error_rate_beside_a_reward_is_no_loss():
+    roles = infer_roles(["reward", "judge_err", "valid_action"])
+    assert roles["reward"] == "reward" and roles["judge_err"] == "other"
