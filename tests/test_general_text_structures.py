@@ -205,3 +205,15 @@ def test_a_label_names_the_pairs_after_it(tmp_path):
 def test_an_error_rate_beside_a_reward_is_no_loss():
     roles = infer_roles(["reward", "judge_err", "valid_action"])
     assert roles["reward"] == "reward" and roles["judge_err"] == "other"
+
+
+def test_records_before_the_first_epoch_banner_belong_to_the_epoch_before_it(tmp_path):
+    lines = []
+    for e in range(1, 6):
+        if e > 1:  # the capture starts after `Epoch 1/5` was printed
+            lines.append(f"Epoch {e}/5")
+        lines.append(f"100/100 ━━━━━━━━━━━━━━━━━━━━ 31s 46ms/step - accuracy: 0.{80 + e} - loss: {1 - e / 10:.4f} - "
+                     f"val_accuracy: 0.{81 + e} - val_loss: {1.1 - e / 10:.4f}")
+    frame, meta = read(write(tmp_path, "fit.txt", lines))
+    assert curve(frame, "loss") == pytest.approx({e * 100: 1 - e / 10 for e in range(1, 6)})
+    assert meta["step.from"] == "epoch and counter"

@@ -400,6 +400,14 @@ def _counted(lines: pl.DataFrame, records: pl.DataFrame) -> tuple[pl.Expr, str, 
     seen = records.filter(pl.col("inner").is_not_null())
     totals = seen.get_column("inner_total").drop_nulls()
     last_total = int(totals[-1]) if totals.len() else None
+    epoch = pl.col("epoch")
+    ep = seen.get_column("epoch")
+    known = ep.drop_nulls()
+    if 0 < ep.null_count() < ep.len() and ep.slice(ep.null_count()).null_count() == 0 and int(known[0]) >= 1:
+        # records before the first `Epoch 2/10` banner (the first banner cut off, a captured
+        # log starting mid-epoch): they belong to the epoch before it
+        epoch = epoch.fill_null(int(known[0]) - 1)
+        seen = seen.with_columns(epoch.alias("epoch"))
     with_epoch = seen.get_column("epoch").null_count() == 0
     inner = pl.col("inner")
     if not with_epoch:
@@ -408,7 +416,7 @@ def _counted(lines: pl.DataFrame, records: pl.DataFrame) -> tuple[pl.Expr, str, 
     base = _epoch_base(seen)
     epochs = seen.get_column("epoch_total").drop_nulls()
     plan = int(epochs[-1]) * last_total if epochs.len() and last_total else None
-    return pl.when(inner.is_not_null()).then((pl.col("epoch") - base) * per + inner), "epoch and counter", plan
+    return pl.when(inner.is_not_null()).then((epoch - base) * per + inner), "epoch and counter", plan
 
 
 def _epoch_base(seen: pl.DataFrame) -> int:
