@@ -71,12 +71,17 @@ def _first(fs: list[Finding], run: RunReport) -> Finding:
     return min(fs, key=key)
 
 
+_TOP = SEVERITY_RANK["error"] + 1
+"""Never learned and what ended or ruined the run lead the verdict, whatever their severity."""
+
+
 def verdict(run: RunReport) -> str:
     """'never learned: ...', 'diverged at step 5540', 'NaN at step 3610', '2 spikes, both
     recovered fast', 'clean'. What cost the run most comes first: a run that never learned,
     then what ended or ruined it (NaN, a crash, a divergence, a spike it never came back
     from, in the order they happened), then a setting that is wrong, then the events it
-    recovered from; never 'clean' beside a finding that needs attention."""
+    recovered from; notes (a one-point blip, a relaunch) after everything that needs
+    attention; never 'clean' beside a finding that needs attention."""
     fs = run.findings
     by: dict[str, list[Finding]] = {}
     for f in fs:
@@ -86,7 +91,11 @@ def verdict(run: RunReport) -> str:
     def say(hits: list[Finding]) -> None:
         said.update(id(f) for f in hits)
 
-    parts = _never_learned(by.get("plateau", []), run)
+    parts: list[tuple[int, str]] = [(_TOP, t) for t in _never_learned(by.get("plateau", []), run)]
+
+    def add(text: str, hits: list[Finding]) -> None:
+        parts.append((max((SEVERITY_RANK[f.severity] for f in hits), default=0), text))
+
     say([f for f in by.get("plateau", []) if f.evidence.get("never_learned") or f.evidence.get("higher_is_better")])
     fatal: list[tuple[int, str]] = []
     nans = [f for f in by.get("nan", []) if f.severity != "info"]  # info: a skipped fp16 step
@@ -115,31 +124,32 @@ def verdict(run: RunReport) -> str:
         fatal.append((_order(f), f"spike at step {_step(f)} never recovered" if len(stuck) == 1 else
                       f"{len(stuck)} spikes never recovered (first at step {_step(f)})"))
         say(stuck)
-    parts += [text for _, text in sorted(fatal, key=lambda t: t[0])]
+    parts += [(_TOP, text) for _, text in sorted(fatal, key=lambda t: t[0])]
     settings = [f for f in by.get("settings", []) if f.severity != "info"]
     for f in settings:
-        parts.append(f"{f.evidence.get('setting', 'setting')} {number(f.evidence.get('value'))}"
-                     f"{' on every row' if f.evidence.get('rows') == f.evidence.get('of') else ''}")
+        add(f"{f.evidence.get('setting', 'setting')} {number(f.evidence.get('value'))}"
+            f"{' on every row' if f.evidence.get('rows') == f.evidence.get('of') else ''}", [f])
     say(settings)
     if "oscillation" in by:
         f = by["oscillation"][0]
         end = f"–{f.end_step}" if f.end_step is not None else " onwards"
-        parts.append(f"oscillating over steps {f.start_step}{end}")
+        add(f"oscillating over steps {f.start_step}{end}", by["oscillation"])
         say(by["oscillation"])
     if "level_shift" in by:
         f = by["level_shift"][0]
-        parts.append(f"level shift{_where(f, run)} at step {_step(f)}")
+        add(f"level shift{_where(f, run)} at step {_step(f)}", by["level_shift"])
         say(by["level_shift"])
     back = [f for f in spikes if f.recovery != "none"]
     jumps = [f for f in back if f.evidence.get("bad_batch")]
     blips = [f for f in back if f.evidence.get("one_point") and not f.evidence.get("bad_batch")]
     back = [f for f in back if not f.evidence.get("one_point")]
-    parts += [_jumps(f, run) for f in sorted(jumps, key=_order)]
+    for f in sorted(jumps, key=_order):
+        add(_jumps(f, run), [f])
     if back:
-        parts.append(_recovered(back))
+        add(_recovered(back), back)
     if blips:
-        parts.append(f"1 one-point spike at step {_step(blips[0])}, back at the next point" if len(blips) == 1
-                     else f"{len(blips)} one-point spikes, each back at the next point")
+        add(f"1 one-point spike at step {_step(blips[0])}, back at the next point" if len(blips) == 1
+            else f"{len(blips)} one-point spikes, each back at the next point", blips)
     say(spikes)
     before_resumes = len(parts)
     for kind in RESUME_KINDS:
@@ -149,8 +159,8 @@ def verdict(run: RunReport) -> str:
             appended = [f for f in hits if f.evidence.get("appended_runs")]
             hits = [f for f in hits if not f.evidence.get("appended_runs")]
             for f in appended:
-                parts.append(f"{f.evidence['appended_runs']} runs appended to one log (each from step "
-                             f"{f.extra.get('resume_step', _step(f))}; the last one is judged)")
+                add(f"{f.evidence['appended_runs']} runs appended to one log (each from step "
+                    f"{f.extra.get('resume_step', _step(f))}; the last one is judged)", [f])
         if kind == "resume_overlap":
             hits = [f for f in hits if not f.evidence.get("appended_runs")]  # the step_reset says it
             scratch = [f for f in hits if f.evidence.get("from_scratch")]
@@ -158,27 +168,27 @@ def verdict(run: RunReport) -> str:
             if scratch:
                 n = sum(int(f.evidence.get("restarts", 1)) for f in scratch)
                 times = f" {n} times" if n > 1 else ""
-                parts.append(f"restarted from the beginning{times} (step {_step(scratch[0])})")
+                add(f"restarted from the beginning{times} (step {_step(scratch[0])})", scratch)
         if hits:
-            parts.append(f"{_RESUME_WORDS[kind]} at {_steps_text(hits)}")
+            add(f"{_RESUME_WORDS[kind]} at {_steps_text(hits)}", hits)
     counted = next((f for f in fs if f.evidence.get("empty_launches")), None)
     if counted is not None and len(parts) > before_resumes:  # alone, launches that logged nothing are a note
-        parts.append(f"{len(counted.evidence['empty_launches'])} of {counted.evidence.get('launch_count')} "
-                     f"launches logged nothing")
+        add(f"{len(counted.evidence['empty_launches'])} of {counted.evidence.get('launch_count')} "
+            f"launches logged nothing", [counted])
     for kind, words in _OTHER_WORDS.items():
         hits = [f for f in by.get(kind, []) if f.severity != "info" and id(f) not in said]
         if hits:
             f = _first(hits, run)
             more = f" (+{len(hits) - 1} more)" if len(hits) > 1 else ""
-            parts.append(f"{words}{_where(f, run) if kind in ('plateau', 'sudden_drop', 'excursion') else ''} "
-                         f"at step {_step(f)}{more}")
+            add(f"{words}{_where(f, run) if kind in ('plateau', 'sudden_drop', 'excursion') else ''} "
+                f"at step {_step(f)}{more}", hits)
             say(hits)
     others = [f for f in fs if id(f) not in said and f.severity != "info"]
     if others:  # never 'clean' beside a warning: whatever needs attention is named
         kinds = sorted({f.kind for f in others})
-        parts.append(f"{len(others)} other finding{'s' if len(others) > 1 else ''} ({', '.join(kinds)})")
-    if parts:
-        return "; ".join(parts)
+        add(f"{len(others)} other finding{'s' if len(others) > 1 else ''} ({', '.join(kinds)})", others)
+    if parts:  # what needs attention before the notes, each group in the order above
+        return "; ".join(text for _, text in sorted(parts, key=lambda t: -t[0]))
     if not has_loss(run):  # nothing was judged: not "clean"
         return "no loss-like metric read: not checked"
     notes = sum(1 for f in fs if f.severity == "info")
