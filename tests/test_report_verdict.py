@@ -51,6 +51,17 @@ def test_sample_runs():
       _f("loss_scale_collapse", "warning", metric="scale", start_step=900)), "loss scale collapsed at step 10 (+1 more)"),
     ((_f("wobble", "warning", start_step=5), _f("wobble", "error", start_step=9)), "2 other findings (wobble)"),
     ((_f("noise", "info"), _f("outliers", "info")), "clean (2 notes)"),
+    # notes come after what needs attention: a one-point blip and a killed attempt's relaunch
+    # (info) after a rollback warning; runs appended to one log are one note with their count
+    ((_f("spike", "info", start_step=7, peak_step=7, end_step=8, recovery="fast", evidence={"one_point": True}),
+      _f("resume_overlap", "info", metric=None, extra={"resume_step": 1}, evidence={"from_scratch": True}),
+      _f("resume_overlap", metric=None, extra={"resume_step": 400})),
+     "resumed with rollback at step 400; 1 one-point spike at step 7, back at the next point; "
+     "restarted from the beginning (step 1)"),
+    ((_f("step_reset", "info", metric=None, extra={"resume_step": 0}, evidence={"appended_runs": 20}),
+      _f("resume_overlap", "info", metric=None, extra={"resume_step": 0},
+         evidence={"from_scratch": True, "appended_runs": True})),
+     "20 runs appended to one log (each from step 0; the last one is judged)"),
 ])
 def test_verdicts(findings, expected):
     assert verdict(_run(*findings)) == expected
