@@ -214,6 +214,8 @@ def test_records_before_the_first_epoch_banner_belong_to_the_epoch_before_it(tmp
             lines.append(f"Epoch {e}/5")
         lines.append(f"100/100 ━━━━━━━━━━━━━━━━━━━━ 31s 46ms/step - accuracy: 0.{80 + e} - loss: {1 - e / 10:.4f} - "
                      f"val_accuracy: 0.{81 + e} - val_loss: {1.1 - e / 10:.4f}")
+    # an evaluation bar, then a summary printed once: it follows that bar, but is no training record
+    lines += ["done fitting", "30/30 ━━━━━━━━━━━━━━━━━━━━ 2s 16ms/step", "{'accuracy': 0.88, 'precision': 0.87}"]
     frame, meta = read(write(tmp_path, "fit.txt", lines))
     assert curve(frame, "loss") == pytest.approx({e * 100: 1 - e / 10 for e in range(1, 6)})
     assert meta["step.from"] == "epoch and counter"

@@ -331,7 +331,8 @@ def steps(lines: pl.DataFrame) -> tuple[pl.DataFrame, dict]:
         # (HF's `{'loss': ...}` after the training bar), else the total whose counts go back
         # least often (an eval bar starts again at each evaluation), the larger on a tie
         follow = (lines.with_columns(before=pl.col("inner_total").forward_fill())
-                  .filter(~pl.col("anchored") & (pl.col("values") > 0) & pl.col("before").is_not_null())
+                  .filter(~pl.col("anchored") & (pl.col("values") > 0) & pl.col("before").is_not_null()
+                          & (pl.len().over("kind") >= 2))  # a summary printed once after an eval bar follows nothing
                   .group_by("before").agg(follows=pl.len()).rename({"before": "inner_total"}))
         # a count that starts again as a new epoch begins is the training loop's (epoch and counter)
         new_epoch = pl.col("epoch").forward_fill().diff().fill_null(0) > 0
