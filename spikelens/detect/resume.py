@@ -9,7 +9,11 @@ launch really start (`locate_reset`)? Each judged boundary becomes a finding:
   `start_step` as the file logs it (they differ after a step reset).
 - SL302 `step_reset`: the new launch restarted its step counter; `resume_step` is
   the true step it resumed at (the stitched steps are re-based on it), `start_step` the
-  step the launch logged there, as the file shows it.
+  step the launch logged there, as the file shows it. Runs appended to one log (each
+  back at the run's first step with the loss at its first level, after earlier ones that
+  got far) are one info `step_reset` with `evidence.appended_runs`, beside one info
+  `resume_overlap` for the steps they logged again; attempts killed early and started
+  again are one info `resume_overlap` (`evidence.killed_early`).
 - SL304 `step_gap`, SL305 `wallclock_gap` (info): steps never logged between two
   launches, and the time the run was down.
 - SL307 `empty_launch` (info): launches that logged nothing (a header-only event file,

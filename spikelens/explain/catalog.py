@@ -228,7 +228,8 @@ KINDS: tuple[Entry, ...] = (
     _kind(
         "resume_overlap", "Resume overlap",
         "A resumed launch re-logged steps an earlier launch had already logged: it restarted from "
-        "an older checkpoint (rollback). The older points are kept but marked superseded.",
+        "an older checkpoint (rollback). The older points are kept but marked superseded. A relaunch "
+        "of an attempt killed early, and the steps runs appended to one log logged again, are notes.",
         "The overlapping steps were trained twice; comparing the two versions of the same steps "
         "shows whether the resume reproduced the run (same loss) or changed it.",
         ("Nothing to fix if the loss matches on the overlap; otherwise check that the data-loader "
@@ -239,7 +240,9 @@ KINDS: tuple[Entry, ...] = (
     _kind(
         "step_reset", "Step counter reset",
         "A resumed launch started its step counter again from 0 (the global step was not restored), "
-        "so its steps are shifted onto the true timeline.",
+        "so its steps are shifted onto the true timeline. Runs appended to one log (a sweep run one "
+        "config after another, a script run twice) restart their counter too, from the first step with "
+        "the loss at its first level: one note lists them, and the report judges the last run.",
         "Everything keyed by the step (the LR schedule, warm-up, checkpoint names, logging) may "
         "have restarted too: a warm-up run again mid-training, or a schedule that ends too late.",
         ("Restore the global step with the checkpoint (trainer state, not only model weights).",
