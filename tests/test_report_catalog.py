@@ -97,3 +97,14 @@ def test_nan_from_the_first_point_gets_setup_tips():
     assert tips[0] == catalog.NAN_FROM_START[0]
     later = catalog.next_steps(_finding("nan", first_nonfinite_step=500, last_finite=3.2))
     assert later[0] == catalog.advice(catalog.ENTRIES["nan"].tries[0])
+
+
+@pytest.mark.parametrize("reading, wanted, unwanted", [
+    ("breakthrough", "Stuck, then a breakthrough", "At chance"),
+    ("chance", "At chance", "Stuck, then a breakthrough"),
+    ("never", "Never moved", "Stuck, then a breakthrough"),
+])
+def test_a_plateau_gets_the_tips_of_its_own_reading(reading, wanted, unwanted):
+    tips = catalog.next_steps(_finding("plateau", reading=reading), limit=10)
+    assert any(t.startswith(wanted) for t in tips), tips
+    assert not any(t.startswith(unwanted) for t in tips), tips

@@ -586,14 +586,37 @@ def next_steps(finding, limit: int = 3) -> list[str]:
     strong = [c.cause for c in causes if float(c.confidence) > 0.3]
     weak = [c.cause for c in causes if float(c.confidence) <= 0.3]
     for name in (*strong[:1], finding.kind, *weak[:1]):
-        entry = get(name)
-        if entry is None:
-            continue
-        for tip in entry.tries:
+        for tip in _tries(name, finding):
             tip = advice(tip, finding)
             if tip not in tips:
                 tips.append(tip)
     return tips[:limit]
+
+
+_SETUP_CHECK = ("check that the optimizer holds the model's parameters and they require gradients, that the "
+                "LR is not zero, and that labels line up with inputs (train on one batch: the loss must fall).")
+
+READING_TIPS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("plateau", "chance"): (f"At chance: {_SETUP_CHECK}",
+                            "After a blow-up to chance (an LR far too high): restart from the last checkpoint "
+                            "before it with a lower LR or a warm-up."),
+    ("plateau", "never"): (f"Never moved: {_SETUP_CHECK}",
+                           "If the setup is right, the LR may be far too low for this model: try 10x."),
+    ("plateau", "breakthrough"): ("Stuck, then a breakthrough: a larger LR, a better initialisation or a warm-up "
+                                  "usually shortens the stuck stretch.",),
+}
+"""The kind's tips for one reading of it (`evidence.reading`): a plateau the model broke out of
+late gets no advice meant for a run at chance."""
+
+
+def _tries(name: str, finding) -> tuple[str, ...]:
+    entry = get(name)
+    if entry is None:
+        return ()
+    if name == finding.kind:
+        reading = (finding.evidence or {}).get("reading")
+        return READING_TIPS.get((name, reading), entry.tries)
+    return entry.tries
 
 
 def _from_start(finding) -> bool:

@@ -99,7 +99,8 @@ def warmup_end(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | None
         return None
     return Cause("warmup_end", 0.75,
                  f"warm-up ended at step {peak_step} when {lr.label} reached its peak {v[i_peak]:.3g}; "
-                 f"the loss left its band {start - peak_step:+d} steps later",
+                 + (f"the loss left its band {start - peak_step} steps later" if start >= peak_step
+                    else f"the loss left its band {peak_step - start} steps before, as {lr.label} neared it"),
                  {"lr_metric": lr.metric, "warmup_end_step": peak_step, "peak_lr": float(v[i_peak]),
                   "offset_steps": int(start - peak_step)})
 
