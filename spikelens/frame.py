@@ -140,6 +140,8 @@ def infer_role(metric: str) -> str:
         if pattern.search(metric):
             if role in HIGHER_IS_BETTER and _SPREAD.search(metric):
                 return "other"  # the spread or share of a reward, not a reward: no direction to judge
+            if role in HIGHER_IS_BETTER and _LOWER_BETTER.search(metric):
+                return "other"  # `top1_err`, `acc_error`: an error rate, lower is better
             return role
     if _LOSS.search(metric) and not _NOT_LOSS.search(metric):
         return "eval_loss" if re.search(_EVAL, metric, re.I) else "loss"

@@ -21,6 +21,7 @@ from spikelens.frame import HIGHER_IS_BETTER, ROLES, SIDE_ROLES, infer_role, inf
     ("eval_top1", "accuracy"), ("top5_acc", "accuracy"), ("val_accuracy", "accuracy"), ("acc@1", "accuracy"),
     ("bbox/AP50", "accuracy"), ("eval_rougeL", "accuracy"), ("bleu", "accuracy"), ("f1", "accuracy"),
     ("train/explained_variance", "accuracy"), ("grad_accum_steps", "other"),
+    ("top1_err", "other"), ("val/top1_error", "other"),  # an error rate: lower is better
     # KL and entropy (a cross-entropy stays a loss)
     ("train/approx_kl", "kl"), ("objective/kl", "kl"), ("kl_loss", "kl"),
     ("train/entropy_loss", "entropy"), ("objective/entropy", "entropy"), ("train/cross_entropy", "loss"),
