@@ -116,7 +116,7 @@ def _note_crashed_text(path: Path) -> None:
     from .importers.decoding import looks_binary
 
     head = read_head(path)
-    if b"\x00" in head and not looks_binary(head):
+    if b"\x00" in head and (not looks_binary(head) or not head.strip(b"\x00")):  # all zeros: nothing got written
         diagnostics.warn(f"{path}: a text log with NUL bytes (what a crash while writing leaves) and no line "
                          f"any reader knows — {NOTHING_READ}")
 

@@ -95,5 +95,8 @@ def test_a_log_that_crashed_before_its_first_step_is_named(capsys, sweep):
     code, _, err = run(capsys, "check", sweep)
     assert code == 2
     assert "crashed/main.log: a text log with NUL bytes" in err and len(err.strip().splitlines()) == 1
+    (sweep / "crashed" / "main.log").write_bytes(b"\x00" * 8192)  # a log that got no byte before the crash
+    code, _, err = run(capsys, "check", sweep)
+    assert code == 2 and "crashed/main.log: a text log with NUL bytes" in err
     (sweep / "crashed" / "main.log").write_bytes(b"using device cuda\nloading shards\n")  # notes, no crash
     assert run(capsys, "check", sweep, "-q")[0] == 0
