@@ -284,3 +284,23 @@ def report(run, args, *run_args) -> int:
     if args.json:
         args.json.write_text(json.dumps(numbers, indent=2))
     return 0
+
+
+def analyze_in_process_script(tag: str, imports: str) -> str:
+    """`python -c` text that runs `spikelens analyze ARGV[1] --format json` and prints, on exit,
+    `TAG base=RSS peak=VmHWM` on stderr: the RSS once `imports` are loaded and the peak, so
+    memory growth is measured net of what importing costs."""
+    return (
+        "import atexit, sys\n"
+        "def _status(field):\n"
+        "    for line in open('/proc/self/status'):\n"
+        "        if line.startswith(field + ':'):\n"
+        "            return int(line.split()[1]) * 1024\n"
+        "    return 0\n"
+        f"import {imports}\n"
+        "base = _status('VmRSS')\n"
+        f"atexit.register(lambda: print(f'{tag} base={{base}} peak={{_status(\"VmHWM\")}}', file=sys.stderr, flush=True))\n"
+        "sys.argv = ['spikelens', 'analyze', sys.argv[1], '--format', 'json']\n"
+        "spikelens.cli.main()\n"
+    )
+

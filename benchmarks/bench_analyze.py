@@ -36,19 +36,7 @@ TARGET_S = 2.0
 TARGET_BYTES_PER_POINT = 100
 """Peak RSS growth of the whole analyze process over its RSS after imports, per point."""
 
-CLI = r"""
-import atexit, sys
-def _status(field):
-    for line in open("/proc/self/status"):
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) * 1024
-    return 0
-import spikelens.cli, spikelens.cli.commands
-base = _status("VmRSS")
-atexit.register(lambda: print(f"PROCESS_MEMORY base={base} peak={_status('VmHWM')}", file=sys.stderr, flush=True))
-sys.argv = ["spikelens", "analyze", sys.argv[1], "--format", "json"]
-spikelens.cli.main()
-"""
+CLI = _bench.analyze_in_process_script("PROCESS_MEMORY", "spikelens.cli, spikelens.cli.commands")
 
 
 def _growth(sample) -> int:

@@ -38,19 +38,9 @@ def write_sweep(root: Path, n_runs: int, n_steps: int) -> int:
     return total
 
 
-PARENT = r"""
-import atexit, os, sys
-def _status(field):
-    for line in open("/proc/self/status"):
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) * 1024
-    return 0
-import spikelens.cli, spikelens.cli.commands, spikelens.pipeline.sweep, spikelens.pipeline.run  # what a sweep imports anyway
-base = _status("VmRSS")
-atexit.register(lambda: print(f"PARENT_MEMORY base={base} peak={_status('VmHWM')}", file=sys.stderr, flush=True))
-sys.argv = ["spikelens", "analyze", sys.argv[1], "--format", "json"]
-spikelens.cli.main()
-"""
+PARENT = _bench.analyze_in_process_script(
+    "PARENT_MEMORY", "spikelens.cli, spikelens.cli.commands, spikelens.pipeline.sweep, spikelens.pipeline.run")
+"""What a sweep imports anyway is loaded before the base is taken."""
 
 
 def parent_memory(n_runs: int, n_steps: int) -> tuple[str, dict]:
