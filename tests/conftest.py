@@ -64,6 +64,17 @@ def no_workers(monkeypatch):
 
 
 @pytest.fixture
+def no_user_patterns():
+    """Text logs read by the built-in patterns only (no `[tool.spikelens.patterns]` of the
+    machine's working folder), the user patterns reset afterwards."""
+    from spikelens.importers.textlogs import set_user_patterns
+
+    set_user_patterns({})
+    yield
+    set_user_patterns(None)
+
+
+@pytest.fixture
 def in_empty_folder(tmp_path, monkeypatch):
     """An empty working folder: the project's own pyproject.toml plays no part."""
     monkeypatch.chdir(tmp_path)

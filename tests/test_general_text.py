@@ -21,16 +21,12 @@ from spikelens.discover import iter_runs
 from spikelens.errors import FormatError
 from spikelens.frame import infer_role
 from spikelens.importers.linetokens import tokenise
-from spikelens.importers.textlogs import TextLogImporter, set_user_patterns
+from spikelens.importers.textlogs import TextLogImporter
 
 E = "\x1b"
 
 
-@pytest.fixture(autouse=True)
-def no_user_patterns():
-    set_user_patterns({})
-    yield
-    set_user_patterns(None)
+pytestmark = pytest.mark.usefixtures("no_user_patterns")
 
 
 def write(tmp_path: Path, name: str, lines: list[str], end: str = "\n") -> Path:

@@ -19,16 +19,12 @@ from spikelens.discover import find_sources, iter_runs
 from spikelens.frame import infer_role, infer_roles
 from spikelens.importers.jsonhistory import JsonHistoryImporter
 from spikelens.importers.linetokens import header_cells, table_row, tokenise
-from spikelens.importers.textlogs import TextLogImporter, set_user_patterns
+from spikelens.importers.textlogs import TextLogImporter
 
 E = "\x1b"
 
 
-@pytest.fixture(autouse=True)
-def no_user_patterns():
-    set_user_patterns({})
-    yield
-    set_user_patterns(None)
+pytestmark = pytest.mark.usefixtures("no_user_patterns")
 
 
 def write(tmp_path: Path, name: str, lines: list[str]) -> Path:

@@ -49,11 +49,7 @@ def only_run(path: Path):
     return run
 
 
-@pytest.fixture(autouse=True)
-def no_user_patterns():
-    set_user_patterns({})
-    yield
-    set_user_patterns(None)
+pytestmark = pytest.mark.usefixtures("no_user_patterns")
 
 
 # ------------------------------------------------------------------ which pattern claims what
