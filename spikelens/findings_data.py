@@ -179,8 +179,8 @@ def locked(path: Path | None) -> Iterator[None]:
 
 def _write_folder(root: Path, table: pl.DataFrame, old_hashes: dict[str, str]) -> None:
     root.mkdir(parents=True, exist_ok=True)
-    _recover(root)
-    old = _manifest(root) or {}
+    old = _manifest(root) or {}  # read (and a damage warned) once
+    _recover(root, old)
     commit = secrets.token_hex(6)
     atomic_write_text(root / PENDING, json.dumps({"commit": commit, "replaces": old}))
     parts: dict[str, str] = {}
@@ -214,8 +214,14 @@ def _manifest(root: Path) -> dict[str, str] | None:
             raise ValueError("not a spikelens dataset manifest")
         return {k: v for k, v in parts.items() if _listed_ok(k, v)}
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        diagnostics.warn(f"{p}: damaged findings dataset manifest ({_first_line(exc)}); the dataset is rebuilt")
+        line = f"{p}: damaged findings dataset manifest ({_first_line(exc)}); the dataset is rebuilt"
+        if line not in _WARNED:  # a sweep reads the manifest, then writes past it: one warning
+            _WARNED.add(line)
+            diagnostics.warn(line)
         return None
+
+
+_WARNED: set[str] = set()
 
 
 def _listed_ok(folder: Any, name: Any) -> bool:
@@ -224,13 +230,15 @@ def _listed_ok(folder: Any, name: Any) -> bool:
             and folder not in ("run=.", "run=..") and _PART.fullmatch(name) is not None)
 
 
-def _recover(root: Path) -> None:
-    """Remove what an unfinished or finished commit left that the manifest does not list:
-    the files the journal names as written or replaced by it, and temporary files."""
+def _recover(root: Path, listed: dict[str, str] | None = None) -> None:
+    """Remove what an unfinished or finished commit left that the manifest (`listed`, read
+    here when not given) does not list: the files the journal names as written or replaced
+    by it, and temporary files."""
     journal = root / PENDING
     if not journal.exists():
         return
-    listed = _manifest(root) or {}
+    if listed is None:
+        listed = _manifest(root) or {}
     try:
         data = json.loads(journal.read_text(encoding="utf-8"))
         commit, replaced = str(data["commit"]), dict(data["replaces"])
