@@ -239,6 +239,27 @@ def _empty_evidence(empty: list[dict], segments: list[dict]) -> dict:
             "empty_sources": [str(s.get("source", "")) for s in empty]}
 
 
+def _restarts_evidence(bs: list[Boundary]) -> dict:
+    """What a finding about several relaunches lists of each: where it started again, how far
+    the launch before it had got, and the points it superseded."""
+    return {"restarts": len(bs), "launches": [b.segment for b in bs], "reached_steps": [b.prev_last_step for b in bs],
+            "superseded_points": sum(b.superseded for b in bs)}
+
+
+def _wall_gaps(bs: list[Boundary]) -> list[float | None]:
+    return [round(float(b.wall_gap_s), 3) if b.wall_gap_s is not None else None for b in bs]
+
+
+def _with_empty_launches(msg: str, ev: dict, segments: list[dict] | None, from_start: int, first_step: int) -> str:
+    """The message led by the launch count, and the evidence naming the empty launches,
+    when some launches logged nothing."""
+    empty = empty_launches(segments)
+    if not empty:
+        return msg
+    ev.update(_empty_evidence(empty, segments))
+    return f"{_launch_count(segments, empty, from_start, first_step)}; {msg}"
+
+
 def launch_list(numbers: list[int]) -> str:
     """'2, 3, 5-9': launch numbers (1-based) with runs of consecutive ones as ranges."""
     out: list[str] = []
@@ -282,19 +303,11 @@ def appended_runs_finding(run: str, bs: list[Boundary], segments: list[dict] | N
            + ("; each rerun logged the same values" if same else "")
            + f"; the report judges the last run (steps {last.first_step}–{last.last_step}), the earlier "
              f"runs' {sum(b.superseded for b in bs):,} points are kept as superseded")
-    empty = empty_launches(segments)
-    if empty:
-        msg = f"{_launch_count(segments, empty, len(bs) + 1, bs[0].first_step)}; {msg}"
     ev = boundary_evidence(bs[0])
-    if empty:
-        ev.update(_empty_evidence(empty, segments))
-    ev.update({"appended_runs": n, "restarts": len(bs), "launches": [b.segment for b in bs],
-               "reached_steps": [b.prev_last_step for b in bs], "last_steps": [b.last_step for b in bs],
+    msg = _with_empty_launches(msg, ev, segments, len(bs) + 1, bs[0].first_step)
+    ev.update({"appended_runs": n, **_restarts_evidence(bs), "last_steps": [b.last_step for b in bs],
                "first_levels": [b.first_level for b in bs], "run_first_level": bs[0].run_first_level,
-               "superseded_points": sum(b.superseded for b in bs), "identical_values": same,
-               "main_metric": bs[0].main_metric,
-               "wallclock_gaps_s": [round(float(b.wall_gap_s), 3) if b.wall_gap_s is not None else None
-                                    for b in bs]})
+               "identical_values": same, "main_metric": bs[0].main_metric, "wallclock_gaps_s": _wall_gaps(bs)})
     return Finding(kind="step_reset", code=RESET_CODE, run=run, metric=None, severity="info", message=msg,
                    start_step=bs[0].logged_first_step, end_step=max(b.prev_last_step for b in bs), evidence=ev,
                    extra={"resume_step": bs[0].first_step, "logged_first_step": bs[0].logged_first_step,
@@ -315,8 +328,7 @@ def relogged_by_reruns_finding(run: str, bs: list[Boundary]) -> Finding:
     ev.update({"overlap_steps": sum(b.overlap_steps for b in bs), "rolled_back_steps": reached - bs[0].first_step,
                "identical_fraction": bs[0].identical, "max_abs_diff": bs[0].max_abs_diff,
                "main_metric": bs[0].main_metric, "from_scratch": True, "appended_runs": True,
-               "restarts": len(bs), "launches": [b.segment for b in bs], "reached_steps": [b.prev_last_step for b in bs],
-               "superseded_points": sum(b.superseded for b in bs)})
+               **_restarts_evidence(bs)})
     return Finding(kind="resume_overlap", code=OVERLAP_CODE, run=run, metric=None, severity="info", message=msg,
                    start_step=bs[0].logged_first_step, end_step=reached, evidence=ev,
                    extra={"resume_step": bs[0].first_step, "rolled_back_from": reached, "identical_values": same,
@@ -343,20 +355,13 @@ def killed_attempts_finding(run: str, bs: list[Boundary], segments: list[dict] |
     if same:
         msg += " with the same values"
     msg += f"; {sum(b.superseded for b in bs):,} earlier points kept as superseded"
-    empty = empty_launches(segments)
-    if empty:
-        msg = f"{_launch_count(segments, empty, len(bs) + 1, first)}; {msg}"
     ev = boundary_evidence(bs[0])
-    if empty:
-        ev.update(_empty_evidence(empty, segments))
+    msg = _with_empty_launches(msg, ev, segments, len(bs) + 1, first)
     ev.update({"overlap_steps": sum(b.overlap_steps for b in bs), "rolled_back_steps": max(reached) - first,
                "identical_fraction": bs[0].identical, "max_abs_diff": bs[0].max_abs_diff,
                "main_metric": bs[0].main_metric, "from_scratch": True, "killed_early": True,
-               "killed_at_start": all(killed_at_start(b) for b in bs),
-               "restarts": len(bs), "launches": [b.segment for b in bs], "reached_steps": reached,
-               "superseded_points": sum(b.superseded for b in bs),
-               "wallclock_gaps_s": [round(float(b.wall_gap_s), 3) if b.wall_gap_s is not None else None
-                                    for b in bs]})
+               "killed_at_start": all(killed_at_start(b) for b in bs), **_restarts_evidence(bs),
+               "wallclock_gaps_s": _wall_gaps(bs)})
     return Finding(kind="resume_overlap", code=OVERLAP_CODE, run=run, metric=None, severity="info", message=msg,
                    start_step=bs[0].logged_first_step, end_step=max(reached), evidence=ev,
                    extra={"resume_step": first, "rolled_back_from": max(reached), "identical_values": same,
@@ -426,8 +431,9 @@ def boundary_findings(run: str, boundaries: list[Boundary], segments: list[dict]
         out.append(relogged_by_reruns_finding(run, appended))
     if killed:
         out.append(killed_attempts_finding(run, killed, None if appended else segments))
-    if not appended and not killed and empty_launches(segments):
-        out.append(empty_launch_finding(run, empty_launches(segments), segments or []))
+    empty = empty_launches(segments)
+    if not appended and not killed and empty:
+        out.append(empty_launch_finding(run, empty, segments or []))
     grouped = {id(b) for b in appended + killed}
     for b in boundaries:
         if id(b) in grouped or not b.has_main:
