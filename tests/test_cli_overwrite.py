@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from conftest import tree_hashes
+from conftest import main_in_process, tree_hashes
 from spikelens.errors import OutputExists
 from spikelens.outputs import atomic_folder, atomic_write_text, claim, is_temp_name, occupied, write_output
 
@@ -53,17 +53,11 @@ class Ran:
 
 
 @pytest.fixture()
-def cli(capsys, tmp_path, monkeypatch):
+def cli(capsys, in_empty_folder):
     """The real entry point, in this process (fast), from an empty working folder."""
-    from spikelens import cli as entry
-
-    monkeypatch.chdir(tmp_path)
-
     def run(*args) -> Ran:
-        with pytest.raises(SystemExit) as exc:
-            entry.main([str(a) for a in args])
-        out, err = capsys.readouterr()
-        return Ran(exc.value.code or 0, out, err)
+        code, out, err = main_in_process(capsys, *args)
+        return Ran(code or 0, out, err)
 
     return run
 

@@ -28,7 +28,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from conftest import tree_hashes
+from conftest import main_in_process, tree_hashes
 
 from spikelens import findings_data
 from spikelens.errors import OutputOverlap
@@ -61,17 +61,13 @@ class Ran:
 @pytest.fixture()
 def cli(capsys, tmp_path, monkeypatch):
     """The real entry point, in this process (fast), from an empty working folder."""
-    from spikelens import cli as entry
-
     work = tmp_path / "cwd"
     work.mkdir()
     monkeypatch.chdir(work)
 
     def run(*args) -> Ran:
-        with pytest.raises(SystemExit) as exc:
-            entry.main([str(a) for a in args])
-        out, err = capsys.readouterr()
-        return Ran(exc.value.code or 0, out, err)
+        code, out, err = main_in_process(capsys, *args)
+        return Ran(code or 0, out, err)
 
     return run
 
