@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -173,4 +174,25 @@ def per_metric(frame: pl.DataFrame) -> dict[tuple[str, str], list[tuple]]:
     cols = [frame[c].to_list() for c in ("run", "metric", "step", "value")]
     for run, metric, step, value in zip(*cols):
         out.setdefault((run, metric), []).append((step, "nan" if value != value else value))
+    return out
+
+
+W_HEADER, BLOCK, CHUNK = 7, 32 * 1024, 7
+"""The .wandb framing (LevelDB log): a 7-byte file header, 32 KiB blocks, 7-byte chunk headers."""
+
+
+def wandb_chunks(buf: bytes) -> list[tuple[int, int, int]]:
+    """(start, end, type) of every chunk (header included), skipping block-tail padding."""
+    out, pos = [], W_HEADER
+    while pos < len(buf):
+        block_end = (pos // BLOCK + 1) * BLOCK
+        if block_end - pos < CHUNK:
+            pos = block_end
+            continue
+        length, kind = struct.unpack_from("<HB", buf, pos + 4)
+        end = pos + CHUNK + length
+        if end > len(buf) or kind == 0:
+            break
+        out.append((pos, end, kind))
+        pos = end
     return out

@@ -29,14 +29,13 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import FIXTURES
-from fuzz_cases import fuzz_settings, load, place, unit_of
+from fuzz_cases import BLOCK, W_HEADER, fuzz_settings, load, place, unit_of, wandb_chunks
 
 SETTINGS = settings(fuzz_settings(0.5), derandomize=True)  # seeded: the same examples every run
 _NUMBER = re.compile(rb"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf", re.I)
@@ -100,33 +99,19 @@ def tf_records(raw: bytes) -> list[Record]:
     return out
 
 
-_W_HEADER, _BLOCK, _CHUNK = 7, 32 * 1024, 7
-
-
 def wandb_records(raw: bytes) -> list[Record]:
     """A record a chunk; its points (`wandb_points`) are those of the records from it to
     the end of its block (a damaged chunk costs what follows it in the block)."""
-    pos, out = _W_HEADER, []
-    while pos < len(raw):
-        block_end = (pos // _BLOCK + 1) * _BLOCK
-        if block_end - pos < _CHUNK:
-            pos = block_end
-            continue
-        length, kind = struct.unpack_from("<HB", raw, pos + 4)
-        end = pos + _CHUNK + length
-        if end > len(raw) or kind == 0:
-            break
-        out.append(Record(pos, end, int(kind in (1, 4)), end))  # points: 1 where a record ends here
-        pos = end
-    return out
+    return [Record(start, end, int(kind in (1, 4)), end)  # points: 1 where a record ends here
+            for start, end, kind in wandb_chunks(raw)]
 
 
 def wandb_points(rel: Path, rec: Record, recs: tuple[Record, ...]) -> int:
     """Points of the records from the one `rec` belongs to up to the end of its block, from
     clean cuts of the file (a cut after a whole record is what a killed run leaves)."""
     ends = [r.end for r in recs if r.points]
-    block_end = (rec.start // _BLOCK + 1) * _BLOCK
-    before = max([_W_HEADER] + [e for e in ends if e <= rec.start])
+    block_end = (rec.start // BLOCK + 1) * BLOCK
+    before = max([W_HEADER] + [e for e in ends if e <= rec.start])
     after = min([e for e in ends if e >= block_end] or [ends[-1]])
     return _points_before(rel, after) - _points_before(rel, before)
 

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from tensorboard.compat.proto.event_pb2 import Event
 
 from conftest import FIXTURES
-from fuzz_cases import fuzz_settings, load, per_metric
+from fuzz_cases import BLOCK, CHUNK, W_HEADER, fuzz_settings, load, per_metric, wandb_chunks
 
 SETTINGS = fuzz_settings()
 COLUMNS = ["step", "wall_time", "metric", "value"]
@@ -157,26 +157,6 @@ def test_tensorboard_byte_flipped_in_record_k_loses_only_record_k(data):
 
 
 # ------------------------------------------------------------------ W&B offline
-
-W_HEADER, BLOCK, CHUNK = 7, 32 * 1024, 7
-
-
-def wandb_chunks(buf: bytes) -> list[tuple[int, int, int]]:
-    """(start, end, type) of every chunk (header included), skipping block-tail padding."""
-    out, pos = [], W_HEADER
-    while pos < len(buf):
-        block_end = (pos // BLOCK + 1) * BLOCK
-        if block_end - pos < CHUNK:
-            pos = block_end
-            continue
-        length, kind = struct.unpack_from("<HB", buf, pos + 4)
-        end = pos + CHUNK + length
-        if end > len(buf) or kind == 0:
-            break
-        out.append((pos, end, kind))
-        pos = end
-    return out
-
 
 def record_ends(chunks: list[tuple[int, int, int]]) -> list[int]:
     """Where each record ends: its FULL (1) or LAST (4) chunk."""
