@@ -123,7 +123,7 @@ def _minor_term(f: Finding, series: Series, ctx: RunContext) -> str | None:
     sstep, sval = series.finite()
     tpos = tval[tval > 0]
     if sval.size and tpos.size >= 10:
-        floor = float(np.min(np.convolve(tpos, np.ones(5) / 5, mode="valid"))) if tpos.size >= 5 else 0.0
+        floor = float(np.min(np.convolve(tpos, np.ones(5) / 5, mode="valid")))  # its lowest 5-point mean
         top = float(np.max(sval))
         if 0 < top < MINOR_SHARE * floor:  # at its largest a sliver of the total at its smallest (any x-axis)
             return (f"{series.metric} is a minor term ({top:.3g} at most, under {100 * MINOR_SHARE:g}% of "
