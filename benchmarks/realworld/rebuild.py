@@ -19,9 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import CACHE, manifest_rows, sha256  # noqa: E402
 
 
-def git_dir(repo: str, mirrors: Path, clones: Path) -> Path | None:
-    local = mirrors / repo.replace("/", "+") / "repo"
-    if local.exists():
+def git_dir(repo: str, mirrors: Path | None, clones: Path) -> Path | None:
+    local = mirrors / repo.replace("/", "+") / "repo" if mirrors else None
+    if local is not None and local.exists():
         return local
     target = clones / repo.replace("/", "+")
     if not target.exists():
@@ -34,7 +34,8 @@ def git_dir(repo: str, mirrors: Path, clones: Path) -> Path | None:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    ap.add_argument("--mirrors", type=Path, default=None,
+                    help="a folder of bare mirrors (<owner>+<name>/repo) to read before cloning from GitHub")
     ap.add_argument("--check-only", action="store_true", help="verify the cache, fetch nothing")
     a = ap.parse_args()
     ok = missing = bad = 0
