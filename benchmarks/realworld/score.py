@@ -6,6 +6,7 @@ usage: python benchmarks/realworld/score.py [--split dev|holdout|all] [--cmd spi
 Read rate: of the runs a person can read (`readable` in the labels), how many spikelens reads with
 the labelled main loss among its metrics, and how many with it chosen as the run's main metric;
 every other run is listed with why (the command's last stderr line, or the metrics it did find).
+A metric spikelens renames by design (an unnamed YOLO column, SB3 monitor `r`) counts by MAIN_RENAMES.
 Events: a labelled event is found by a finding of an allowed kind anchored within 5% of the run's
 span (or 3 steps) of the labelled step, or whose span holds it. A loud finding (warning/error) that
 matches no labelled event of any kind is a false alarm; one near another labelled event is an echo.
@@ -36,6 +37,22 @@ ALIAS = {
     "memory_growth": {"memory_growth"},
 }
 LOUD = ("warning", "error")
+
+# Labels name the main loss as the file shows it; where spikelens names it on purpose (an unnamed
+# column, a one-letter key), these are the names that stand for it. Every entry is a rename the
+# reader makes by design, checked by value on a corpus file when it was added.
+MAIN_RENAMES = {
+    r"total \(col \d+; unnamed in file\)": ("train/loss",),  # YOLOv5/v7 results.txt: box+obj+cls
+    r"r": ("episode/reward",),  # SB3 monitor.csv: the episode return
+    r"train": ("train_loss",),  # build-nanogpt log.txt `N train 3.21`: the record kind is the name
+}
+
+
+def main_names(label: str | None) -> tuple[str, ...]:
+    """The metric names that count as the labelled main loss."""
+    if label is None:
+        return ()
+    return (label, *next((names for pat, names in MAIN_RENAMES.items() if re.fullmatch(pat, label)), ()))
 
 
 def norm(name: str) -> str:
@@ -73,9 +90,10 @@ def judge(run: dict, report: dict | None, why: str) -> dict:
     runs = (report or {}).get("runs", [])
     main = run.get("main_loss")
     metrics = [m for r in runs for m in r.get("metrics", {})]
-    out["read"] = bool(runs) and (main is None or any(same_metric(main, m) for m in metrics))
-    out["main"] = bool(runs) and (main is None or any(same_metric(main, (r.get("stats") or {}).get("main_metric") or "")
-                                                      for r in runs))
+    names = main_names(main)
+    out["read"] = bool(runs) and (main is None or any(same_metric(n, m) for n in names for m in metrics))
+    out["main"] = bool(runs) and (main is None or any(same_metric(n, (r.get("stats") or {}).get("main_metric") or "")
+                                                      for n in names for r in runs))
     if out["readable"] and not out["read"]:
         reason = why if not runs else f"main loss {main!r} not among {sorted(metrics)[:12]}"
         out["lines"].append(f"{run['id']} ({run.get('tool')}): NOT READ: {reason}")
