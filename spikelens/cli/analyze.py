@@ -20,7 +20,7 @@ from ..errors import UsageError
 from ..outputs import claim, refuse_overlap, write_output
 from ..frame import ROLES
 from . import app
-from .common import (ALLOW_EMPTY, CHARTS, CONFIG, QUIET_RUNS, ROLE, VERBOSE, emit_warnings, force_option,
+from .common import (ALLOW_EMPTY, CHARTS, CONFIG, PARAM, QUIET_RUNS, ROLE, VERBOSE, emit_warnings, force_option,
                      stderr_console, stdout_console)
 
 
@@ -53,9 +53,7 @@ def analyze_cmd(
                                              "(created)."),
     config: Optional[Path] = CONFIG,
     role: List[str] = ROLE,
-    param: List[str] = typer.Option([], "--param", metavar="DETECTOR.NAME=VALUE",
-                                    help="Override a detector parameter, DETECTOR being a kind or a code "
-                                         "(e.g. spike.recovery_fast_steps=500). Repeatable."),
+    param: List[str] = PARAM,
     executor: Executor = typer.Option(Executor.local, "--executor",
                                       help="Where runs are analysed: local (worker processes) or ray (one Ray task "
                                            "per run group, on the cluster ray.init finds, e.g. RAY_ADDRESS, or a "

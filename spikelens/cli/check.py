@@ -23,7 +23,7 @@ from ..outputs import atomic_write, claim, occupied, refuse_overlap, write_outpu
 from ..report.json_report import check_report_dict as report_json
 from . import app
 from .analyze import build_config, detector_params, progress, require_loss
-from .common import (ALLOW_EMPTY, CHARTS, CONFIG, QUIET_RUNS, ROLE, VERBOSE, Format, emit_warnings, force_option,
+from .common import (ALLOW_EMPTY, CHARTS, CONFIG, PARAM, QUIET_RUNS, ROLE, VERBOSE, Format, emit_warnings, force_option,
                      stderr_console, stdout_console)
 
 
@@ -83,9 +83,7 @@ def check_cmd(
     allow_empty: bool = ALLOW_EMPTY,
     config: Optional[Path] = CONFIG,
     role: List[str] = ROLE,
-    param: List[str] = typer.Option([], "--param", metavar="DETECTOR.NAME=VALUE",
-                                    help="Override a detector parameter (e.g. spike.recovery_fast_steps=500). "
-                                         "Repeatable."),
+    param: List[str] = PARAM,
     charts: bool = CHARTS,
     quiet: bool = QUIET_RUNS,
     verbose: bool = VERBOSE,

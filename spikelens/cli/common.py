@@ -82,6 +82,9 @@ ROLE = typer.Option([], "--role", metavar="TAG=ROLE",
                     help=f"Override a metric's role (TAG may be a glob); ROLE is one of {', '.join(ROLES)}. "
                          "Repeatable.")
 CHARTS = typer.Option(True, "--charts/--no-charts", help="Draw a small chart under each finding.")
+PARAM = typer.Option([], "--param", metavar="DETECTOR.NAME=VALUE",
+                     help="Override a detector parameter, DETECTOR being a kind or a code "
+                          "(e.g. spike.recovery_fast_steps=500). Repeatable.")
 
 
 def force_option(outputs: str, kept: str = "") -> typer.Option:

@@ -15,7 +15,8 @@ from ..errors import UsageError
 from ..model.report import RunReport
 from . import app
 from .analyze import ReportFormat, build_config, detector_params
-from .common import QUIET, VERBOSE, emit_warnings, force_option, stderr_console, stdout_console
+from .common import (CHARTS, CONFIG, PARAM, QUIET, ROLE, VERBOSE, emit_warnings, force_option, stderr_console,
+                     stdout_console)
 
 OUTPUT_SUFFIXES = (".parquet", ".csv")
 
@@ -33,12 +34,10 @@ def stitch_cmd(
     format: ReportFormat = typer.Option(ReportFormat.rich, "--format", "-f", case_sensitive=False,
                                         help="rich (terminal), json (the contract, stdout only JSON), markdown, or concise "
                                              "(one line per finding: PATH:STEP: CODE severity message)."),
-    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
-                                          help="spikelens.toml or pyproject.toml to read settings from."),
-    role: List[str] = typer.Option([], "--role", metavar="TAG=ROLE", help="Override a metric's role. Repeatable."),
-    param: List[str] = typer.Option([], "--param", metavar="DETECTOR.NAME=VALUE",
-                                    help="Override a detector parameter. Repeatable."),
-    charts: bool = typer.Option(True, "--charts/--no-charts", help="Draw a small chart under each finding."),
+    config: Optional[Path] = CONFIG,
+    role: List[str] = ROLE,
+    param: List[str] = PARAM,
+    charts: bool = CHARTS,
     quiet: bool = QUIET,
     verbose: bool = VERBOSE,
 ) -> None:
