@@ -20,6 +20,12 @@ def has_loss(run: RunReport) -> bool:
     return any(role in LOSS_ROLES for role in run.metrics.values())
 
 
+def crashed(run: RunReport) -> bool:
+    """A run whose log ends in an error (SL306 at error severity) was judged: the crash is
+    the verdict, whether or not a loss was logged before it."""
+    return any(f.kind == "ended_early" and f.severity == "error" for f in run.findings)
+
+
 def lossless_note(run: RunReport) -> str:
     metrics = ", ".join(run.metrics) or "no metrics"
     return (f"{run.run}: no loss-like metric ({metrics}), so nothing was checked in it; "
@@ -30,7 +36,7 @@ def note_lossless(report: Report) -> None:
     """Name every run without a loss among the report's warnings (once)."""
     for run in report.runs:
         note = lossless_note(run)
-        if not has_loss(run) and note not in report.warnings:
+        if not has_loss(run) and not (run.points == 0 and crashed(run)) and note not in report.warnings:
             report.warnings.append(note)
 
 
@@ -55,7 +61,7 @@ def unread_error(report: Report) -> NothingFound | None:
 def nothing_read(report: Report, paths: Sequence[object]) -> NothingFound | None:
     """The error for a report in which no run has a loss (None when one has): what was
     found and why nothing could be read, in one line."""
-    if any(has_loss(r) for r in report.runs):
+    if any(has_loss(r) or crashed(r) for r in report.runs):
         return None
     # the runs read without a loss first (what to do about them: --role), then the files not read
     notes = [lossless_note(r) for r in report.runs]

@@ -182,8 +182,28 @@ def read_group(group: list[Source], roots: list[Path]) -> list[Run]:
         by_importer.setdefault(id(src.importer), (src.importer, []))[1].append(src.path)
     with diagnostics.collecting() as said:
         _read_tables(by_importer, roots, tables)
-    report_lines(said.lines, unread([src.path for src in group], tables, said.lines))
+    missing = unread([src.path for src in group], tables, said.lines)
+    for where in list(missing):  # a log that gave nothing but ends in an error: a run that crashed before logging
+        crashed = crash_table(Path(where))
+        if crashed is not None:
+            tables.append(crashed)
+            del missing[where]
+    report_lines(said.lines, missing)
     return assemble(tables, roots)
+
+
+def crash_table(path: Path) -> Table | None:
+    """An empty table for a text log that holds no value and ends in an error (see
+    `textsignals.tail_error`): its run is reported as crashed before logging (SL306)."""
+    from .importers.textsignals import tail_error
+
+    if not path.is_file():
+        return None
+    found = tail_error(path)
+    if found is None:
+        return None
+    return Table(frame=pl.DataFrame(schema=SCHEMA), source=path, format="text", run_key=str(path),
+                 segment_key=str(path), meta={"plan.error": found[0], "plan.error_line_no": found[1]})
 
 
 NOTHING_READ = "nothing was read from it"
@@ -238,7 +258,8 @@ def _read_tables(by_importer: dict[int, tuple[Importer, list[Path]]], roots: lis
                                          f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from exc
         except FormatError as exc:
             # a file the user named is an error; one found by walking a folder is skipped
-            if {p.resolve() for p in paths} & {storage.localize(r).resolve() for r in roots}:
+            named = {p.resolve() for p in paths} & {storage.localize(r).resolve() for r in roots}
+            if named and not any(crash_table(p) is not None for p in paths):  # a crash's log: read_group says so
                 raise
             diagnostics.warn(f"{exc} (skipped)")
 
@@ -267,6 +288,8 @@ def _build_run(name: str, tables: list[Table]) -> Run:
     tables = [replace(t, source=shown(storage.display(t.source), newlines=False), frame=printable_metrics(t.frame))
               for t in tables]  # a remote copy's files: URLs
     with_data = {t.segment_key for t in tables if t.frame.height}
+    if not with_data:  # no launch logged a value: what the tables say (a crash before logging) is the run's
+        meta.update({k: shown(v) if isinstance(v, str) else v for t in tables for k, v in t.meta.items()})
     for t in tables:
         if t.frame.height == 0:
             if with_data and t.segment_key not in with_data and t.segment_key not in seg_of_key:
@@ -382,10 +405,42 @@ def source_groups(roots: list[Path]) -> list[list[Source]]:
     for) when there is nothing readable."""
     sources = find_sources(roots)
     if not sources:
+        sources = _crashed_logs(roots)
+    if not sources:
         where = ", ".join(storage.safe_url(storage.unmangle(str(r))) for r in roots)
         raise NothingFound(where, f"no training logs found{_near_misses(roots)} "
                                   f"(spikelens ls --formats lists what each reader looks for)")
     return groups(sources)
+
+
+class _CrashOnly(Importer):
+    """A text log no reader claims that ends in an error (`crash_table`): a job that died
+    before its first logged line of numbers."""
+    name = "text"
+    looks_for = "a text log ending in an error"
+
+    def claims(self, path: Path, head: bytes) -> bool:
+        return False
+
+    def read(self, path: Path) -> list[Table]:
+        table = crash_table(path)
+        return [table] if table is not None else []
+
+
+def _crashed_logs(roots: list[Path]) -> list[Source]:
+    """When nothing under the roots is a known log: the files named, and the console logs
+    (CRASH_SUFFIXES) found, whose text ends in an error. Only then, so that a folder with
+    readable logs never gets an extra run from a stray error file."""
+    imp = _CrashOnly()
+    found = []
+    for raw in roots:
+        root = storage.localize(raw)
+        for path, is_dir in (_walk(root) if root.exists() else ()):
+            if is_dir or (path != root and path.suffix.lower() not in CRASH_SUFFIXES):
+                continue
+            if crash_table(path) is not None:
+                found.append(Source(path, imp, str(path)))
+    return found
 
 
 def iter_runs(paths: Iterable[str | os.PathLike]) -> Iterator[Run]:

@@ -41,7 +41,7 @@ import polars as pl
 
 from .model.finding import Finding
 from .detect.base import main_name_score
-from .detect.ended import ended_early_finding
+from .detect.ended import crashed_before_logging_finding, ended_early_finding, launch_crash_findings
 from .detect.resume import Boundary, Curve, boundary_findings, from_scratch, locate_reset
 from .detect.stats import median_interval
 from .discover import Run
@@ -70,8 +70,9 @@ def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol:
     frame = run.frame
     if not frame.get_column("seq").is_sorted():  # readers write seq in order: no copy of the frame then
         frame = frame.sort("seq", maintain_order=True)
-    if frame.height == 0:
-        return Stitched(frame=frame.with_columns(superseded=pl.lit(False)))
+    if frame.height == 0:  # a log that ends in an error before any value: the crash is the finding
+        crashed = crashed_before_logging_finding(run.name, run.meta or {})
+        return Stitched(frame=frame.with_columns(superseded=pl.lit(False)), findings=[crashed] if crashed else [])
     empty = [int(s["segment"]) for s in run.segments if s.get("points", 1) == 0]
     frame, renumbered = split_relaunches(frame, empty=empty)
     metrics = frame.get_column("metric").unique(maintain_order=True).to_list()
@@ -92,6 +93,7 @@ def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol:
     ended = _ended_early(run, frame, main)
     if ended is not None:
         findings.append(ended)
+    findings.extend(launch_crash_findings(run.name, run.meta or {}))
     return Stitched(frame=frame, findings=findings, segments=segments,
                     segment_starts=starts, boundaries=boundaries)
 

@@ -21,7 +21,8 @@ HERE = FIXTURES / W.OUT
 
 
 def ended(run):
-    found = [f for f in run.findings if f.kind == "ended_early"]
+    """The run-level SL306 (an earlier launch's crash, see test_launch_crashes, is apart)."""
+    found = [f for f in run.findings if f.kind == "ended_early" and not f.evidence.get("launch_crashed")]
     assert len(found) <= 1
     return found[0] if found else None
 
@@ -72,6 +73,13 @@ def test_SL306_silent(path):
     # a finished plan, a stop declared by EarlyStoppingCallback, a checkpoint's copy of the
     # state (the run went on), a traceback in the middle of a log that goes on after it
     assert ended(report(HERE / path)) is None
+
+
+def test_SL306_an_appended_launch_after_a_crash_names_the_crash_as_info():
+    run = report(HERE / "nanogpt_appended" / "train_log.txt")
+    (f,) = [f for f in run.findings if f.kind == "ended_early"]
+    assert f.severity == "info" and f.evidence["launch_crashed"]
+    assert f.evidence["error_line"].startswith("torch.OutOfMemoryError")
 
 
 # ------------------------------------------------------------------ the signals

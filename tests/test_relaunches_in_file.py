@@ -47,7 +47,9 @@ def test_SL301_nanogpt_appended_relaunches_are_segments():
     (overlap,) = kinds(run, "resume_overlap")
     assert (overlap.extra["resume_step"], overlap.extra["rolled_back_from"]) == (300, 330)
     assert overlap.severity == "warning" and overlap.code == "SL301"
-    assert not kinds(run, "ended_early", "step_reset")  # the traceback is mid-file, not where the log ends
+    assert not kinds(run, "step_reset")  # the traceback is mid-file, not where the log ends:
+    (crash,) = kinds(run, "ended_early")  # the launch it ended is named (info), the run is not called crashed
+    assert crash.severity == "info" and crash.evidence["launch_crashed"] and crash.start_step == 500
 
 
 def test_nanogpt_relaunch_with_identical_relog_is_only_seen_through_the_mfu_marker(tmp_path):

@@ -101,6 +101,47 @@ def ended_early_finding(run: str, meta: dict[str, Any], *, first_step: int | Non
                    extra={"planned_steps": plan.get("planned_steps"), "planned_epochs": plan.get("planned_epochs")})
 
 
+def launch_crash_findings(run: str, meta: dict[str, Any]) -> list[Finding]:
+    """SL306 (info) for each earlier launch of a text log that died and was launched again
+    (`plan.launch_errors`, see `textsignals.Signals.launch_errors`): the run went on, so it
+    is no verdict on the run, but the crash and its error line are what the owner asks
+    about ("it crashed before training got going")."""
+    out = []
+    for died in meta.get("plan.launch_errors") or ():
+        error, last, nxt = str(died.get("error") or ""), died.get("last_step"), died.get("next_step")
+        if not error:
+            continue
+        verb = "was interrupted" if _interrupted(error) else "crashed"
+        where = "before logging any value" if last is None else f"after step {last}"
+        msg = f"a launch {verb} {where} and was started again (step {nxt} next): {_short(error)}"
+        ev = {"error_line": error, "last_step": last, "relaunched_at_step": nxt, "launch_crashed": True}
+        if died.get("line_no") is not None:
+            ev["error_line_no"] = int(died["line_no"])
+        step = int(last if last is not None else nxt)
+        out.append(Finding(kind=KIND, code=CODE, run=run, metric=None, severity="info", message=msg,
+                           start_step=step, end_step=step, evidence=ev,
+                           extra={"planned_steps": None, "planned_epochs": None}))
+    return out
+
+
+def crashed_before_logging_finding(run: str, meta: dict[str, Any]) -> Finding | None:
+    """SL306 for a log that holds no value at all and ends in an error (`plan.error`): the job
+    died before its first logged step (an out-of-memory at the first batch, a bad config).
+    An error: nothing was trained, and a CI gate must fail it, not report "nothing read"."""
+    error = meta.get("plan.error")
+    if not error:
+        return None
+    severity = "warning" if _interrupted(str(error)) else "error"
+    verb = "was interrupted" if severity == "warning" else "crashed"
+    ev: dict[str, Any] = {"last_step": None, "error_line": str(error), "values_logged": 0, **plan_of(meta)}
+    if meta.get("plan.error_line_no") is not None:
+        ev["error_line_no"] = int(meta["plan.error_line_no"])
+    msg = f"the run {verb} before logging any value: {_short(str(error))}"
+    return Finding(kind=KIND, code=CODE, run=run, metric=None, severity=severity, message=msg,
+                   start_step=0, end_step=0, evidence=ev,
+                   extra={"planned_steps": ev.get("planned_steps"), "planned_epochs": ev.get("planned_epochs")})
+
+
 def _fraction_done(plan: dict[str, Any], *, first_step: int | None, last_step: int,
                    last_epoch: float | None) -> float | None:
     if "planned_steps" in plan:

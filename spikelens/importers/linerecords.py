@@ -475,7 +475,7 @@ def assemble(outs: Iterable[ChunkOut], book: ShapeBook) -> tuple[pl.DataFrame, d
         plan_meta["plan.from"] = f"the log's step counter (N/{plan_meta['plan.steps']})"
     meta = {**plan_meta, "records": int((lines.get_column("values") > 0).sum())}
     sig = signals.meta(frame.with_columns(pl.col("row").cast(pl.Int64)))
-    meta.update({k: v for k, v in sig.items() if k.startswith("plan.error")})
+    meta.update({k: v for k, v in sig.items() if k.startswith(("plan.error", "plan.launch_errors"))})
     return frame, meta
 
 

@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 import polars as pl
 
+from ..sanitize import shown
 from . import lineshapes
 from .patterns import LinePattern
 
@@ -32,8 +33,12 @@ _EXCEPTION_LINE = r"^(?:\[[^\]]*\]:?\s*|\d+:\s+)?[A-Za-z_][\w.]*(?:Error|Excepti
 """`RuntimeError: CUDA out of memory...`, `[rank0]: torch.OutOfMemoryError: ...`, `KeyboardInterrupt`."""
 _CRASH_LINE = (r"(?i)^(?:\[[^\]]*\]:?\s*)?(?:.*\bSegmentation fault\b|Killed\s*$|.*\bCUDA error\b|.*\bNCCL error\b"
                r"|.*\bterminate called after throwing\b|slurmstepd: error: .*(?:CANCELLED|TIME LIMIT|OUT OF MEMORY|oom)"
-               r"|srun: error: .*(?:Exited|Killed|exit code)|.*\bChildFailedError\b)")
+               r"|srun: error: .*(?:Exited|Killed|exit code)|.*\bChildFailedError\b|.*\(core dumped\)|Aborted\s*$)")
 """Crash messages that come without a Python traceback."""
+_FATAL = r"(?i)out of memory|OutOfMemoryError|\bCUDA error\b|\bNCCL\b|\bcore dumped\b"
+"""An exception that ends a launch whatever the code around it does."""
+_NEXT_LOOK = 20
+"""Value lines after an error looked at for where the step went next."""
 _STRIPPED = pl.col("text").str.strip_chars().str.strip_chars("\x00")
 """A line as the error signal reads it (a cut-off last line ends in NUL, see `textlogs._CUT`)."""
 _LAST_LOOK = 64
@@ -179,6 +184,44 @@ class Signals:
             return crash.item(-1, "text"), int(crash.item(-1, "line_no"))
         return None
 
+    def launch_errors(self, rows: pl.DataFrame) -> list[dict]:
+        """The launches that died before the log's last value and were launched again: an
+        error (a traceback's exception line, a crash message) between two value lines where
+        the step then goes back to or below where it was (a relaunch), or before the first
+        value line when it is a crash message or a fatal error (out of memory, CUDA, NCCL: a
+        launch that died before its first step). A traceback printed and caught mid-launch
+        (the step goes on) is no crash. Each: `error`, `line_no` (1-based), `last_step`
+        (None: before the first value), `next_step`."""
+        if not self.errors or rows.height == 0:
+            return []
+        vals = rows.select("row", "step").sort("row")
+        errs = pl.concat(self.errors).filter(pl.col("row") < vals.item(-1, "row")).sort("row")
+        if errs.height == 0:
+            return []
+        gap = vals.get_column("row").search_sorted(errs.get_column("row"))
+        errs = errs.with_columns(gap=gap, after_tb=(pl.col("tb").cum_sum().over(gap) > 0) & ~pl.col("tb"))
+        steps = vals.get_column("step").to_list()
+        out = []
+        for (g,), part in errs.group_by("gap", maintain_order=True):
+            exc = part.filter(pl.col("exc") & pl.col("after_tb") & ~pl.col("crash"))
+            crash = part.filter(pl.col("crash"))
+            fatal = part.filter((pl.col("exc") & pl.col("after_tb") | pl.col("crash"))
+                                & pl.col("text").str.contains(_FATAL))
+            pick = next((p for p in (fatal, exc, crash) if p.height), None)  # the root cause first
+            if pick is None:
+                continue
+            text, line_no = pick.item(0, "text"), int(pick.item(0, "line_no")) + 1
+            # the lowest step of the next value lines: a line that carries the last step on (an
+            # eval or resume note printed before the relaunch's first step line) does not hide it
+            last, nxt = (steps[g - 1] if g else None), min(steps[g:g + _NEXT_LOOK])
+            if last is None:
+                if not crash.height and not re.search(_FATAL, " ".join(exc.get_column("text").to_list())):
+                    continue  # a traceback printed before training (an optional import) need not be a crash
+            elif nxt > last:
+                continue  # the launch went on after it
+            out.append({"error": shown(text.replace("\x00", "").strip(), newlines=False), "line_no": line_no, "last_step": last, "next_step": nxt})
+        return out
+
     def meta(self, rows: pl.DataFrame) -> dict:
         """The table meta these signals give: `plan.steps`, `plan.error` (see `detect.ended`) and
         `launch_offsets` (frame rows where a relaunch begins; discovery splits the table there)."""
@@ -191,6 +234,9 @@ class Signals:
         if starts:  # frame rows (the value rows keep read order) where a relaunch begins
             meta["launch_offsets"] = rows.get_column("row").search_sorted(pl.Series(starts, dtype=pl.Int64)).to_list()
         last = int(rows.get_column("row").max()) if rows.height else None
+        died = self.launch_errors(rows) if rows.height and "step" in rows.columns else []
+        if died:
+            meta["plan.launch_errors"] = died
         err = self.final_error(last)
         if err is not None:
             meta["plan.error"], meta["plan.error_line_no"] = err[0], err[1] + 1
@@ -220,3 +266,50 @@ def final_error(lines: pl.DataFrame, last_value_row: int | None) -> tuple[str, i
 
 def signal_meta(lines: pl.DataFrame, pattern: LinePattern, rows: pl.DataFrame) -> dict:
     return of_lines(lines, pattern).meta(rows)
+
+
+TAIL_BYTES = 64 * 1024
+"""How much of a log's end `tail_error` reads: the error of a run that crashed before logging
+sits at its end (a traceback, then at most a tracker's footer)."""
+
+
+def tail_error(path) -> tuple[str, int] | None:
+    """(error line, 1-based line number) when a text log that gave no values ends in an error
+    (a traceback's exception line, a launcher's crash message) within its last `TAIL_BYTES`;
+    None for a binary file, one that cannot be read, or one that ends cleanly. What a job that
+    crashed before its first logged step leaves: the report must say so, not "nothing read"."""
+    from .decoding import clean_bytes, looks_binary
+
+    try:
+        with open(path, "rb") as fh:
+            size = fh.seek(0, 2)
+            start = max(size - TAIL_BYTES, 0)
+            fh.seek(start)
+            raw = fh.read()
+            if not raw or looks_binary(raw[:4096].strip(b"\x00")):
+                return None
+            before = 0
+            if start:  # the line number of the tail's first whole line: newlines before it
+                fh.seek(0)
+                left = start
+                while left > 0:
+                    block = fh.read(min(left, 1 << 20))
+                    if not block:
+                        break
+                    before += block.count(b"\n")
+                    left -= len(block)
+    except OSError:
+        return None
+    if start:
+        cut = raw.find(b"\n")
+        if cut < 0:
+            return None
+        before += 1
+        raw = raw[cut + 1:]
+    text = clean_bytes(raw)[0].decode("utf-8", errors="replace")
+    from .textlogs import split_lines
+
+    found = final_error(split_lines(text), None)
+    if found is None:
+        return None
+    return found[0].replace("\x00", "").strip(), before + found[1] + 1

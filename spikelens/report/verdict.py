@@ -106,7 +106,8 @@ def verdict(run: RunReport) -> str:
     crashed = [f for f in by.get("ended_early", []) if f.severity == "error"]
     if crashed:  # a crash is the first thing the owner needs to know, after what led to it
         f = crashed[0]
-        fatal.append((_order(f) if nans else -2, f"crashed after step {f.start_step}"))
+        fatal.append((_order(f) if nans else -2, "crashed before logging any value" if f.evidence.get("values_logged") == 0
+                      else f"crashed after step {f.start_step}"))
         say(crashed)
     if "divergence" in by:
         f = _first(by["divergence"], run)
