@@ -72,7 +72,8 @@ def run_summary(run: Run, role_overrides: dict[str, str] | None = None) -> dict[
 
 def analyze(*paths: PathLike, config: Config | None = None, detector_params: dict | None = None,
             progress: Callable[[str], None] | None = None, jobs: int | None = None,
-            keep_frames: bool = True, executor: str = "local", findings: PathLike | None = None) -> Report:
+            keep_frames: bool = True, executor: str = "local", findings: PathLike | None = None,
+            spool: bool = False) -> Report:
     """Find every run under the paths and report what happened in each, with causes.
 
     Runs are analysed on an `executor`: "local" (worker processes, `jobs`, default all
@@ -80,6 +81,8 @@ def analyze(*paths: PathLike, config: Config | None = None, detector_params: dic
     local one). `keep_frames=False` drops each run's frame once analysed (large sweeps
     that need no plots). `findings` (a .parquet file or a folder) receives the findings as
     data, and a later sweep with the same dataset reads only the runs whose files changed.
+    `spool=True` keeps a large sweep's reports in a temporary file, each read back when
+    `report.runs` is gone over (changes to a run read back are not kept).
 
     Instead of paths, a long frame (the schema `load` returns, e.g. built from your own
     tracker) is analysed as it is: `spikelens.analyze(frame)`."""
@@ -90,7 +93,8 @@ def analyze(*paths: PathLike, config: Config | None = None, detector_params: dic
                              keep_frames=keep_frames)
     report = analyze_roots([Path(p) for p in (paths or (".",))], config or load_config(),
                            detector_params=detector_params, executor=executor, jobs=jobs, progress=progress,
-                           keep_frames=keep_frames, findings=Path(findings) if findings is not None else None)
+                           keep_frames=keep_frames, findings=Path(findings) if findings is not None else None,
+                           spool=spool)
     note_lossless(report)
     return report
 

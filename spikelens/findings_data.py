@@ -56,6 +56,18 @@ class GroupState:
     """The group's reports (before cross-run linking) and warnings as JSON (pipeline.incremental)."""
     restored: Any = None
     """The decoded reports and warnings, once validated (previous sweeps only)."""
+    where: Any = None
+    """(spool, index) of `state` when it waits on disk (a spooled sweep); `state` is then empty."""
+
+    def spooled(self, spool: Any) -> "GroupState":
+        """This state with its bytes moved into a sweep's spool (pipeline.spool)."""
+        return GroupState(self.key, self.fingerprint, self.settings, b"", where=(spool, spool.append(self.state)))
+
+    def data(self) -> bytes:
+        if self.where is None:
+            return self.state
+        spool, index = self.where
+        return spool[index]
 
 
 def is_folder(path: Path) -> bool:
@@ -70,9 +82,11 @@ def rows(report: Report, states: dict[str, tuple[GroupState, list[RunReport]]] |
     first_run_of = {id(runs[0]): st for st, runs in states.values() if runs}
     group_of = {id(r): st.key for st, runs in states.values() for r in runs}
     out: list[dict[str, Any]] = []
-    for r in report.runs:
-        st = first_run_of.get(id(r))
-        out.append(_run_row(r, group_of.get(id(r)), st))
+    # a spooled sweep's states name its runs' summaries; its runs are read back one at a time
+    named = getattr(report.runs, "summaries", report.runs)
+    for who, r in zip(named, report.runs):
+        st = first_run_of.get(id(who))
+        out.append(_run_row(r, group_of.get(id(who)), st))
         out.extend(_finding_row(r, f) for f in r.findings)
     return pl.DataFrame(out, schema=SCHEMA, orient="row") if out else pl.DataFrame(schema=SCHEMA)
 
@@ -88,7 +102,7 @@ def _run_row(r: RunReport, group: str | None, st: GroupState | None) -> dict[str
         "verdict": "ok" if worst in (None, "info") else worst, "findings": len(r.findings),
         "main_metric": s.get("main_metric"), "group_key": group,
         "fingerprint": st.fingerprint if st else None, "settings": st.settings if st else None,
-        "state": st.state if st else None,
+        "state": st.data() if st else None,
     }
 
 

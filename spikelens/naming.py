@@ -104,16 +104,20 @@ def name_runs(runs: list, *, sources_of=lambda r: r.sources, name_of=lambda r: r
 
 def rename_reports(reports: list) -> None:
     """Give RunReports their final names: the report, its findings and its frame."""
+    for rep, name in zip(reports, name_runs(reports)):
+        if rep.run != name:
+            rename_report(rep, name)
+
+
+def rename_report(rep, name: str) -> None:
+    """One RunReport renamed: the report, its findings and its frame."""
     import polars as pl
 
-    for rep, name in zip(reports, name_runs(reports)):
-        if rep.run == name:
-            continue
-        rep.run = name
-        for f in rep.findings:
-            f.run = name
-        if rep.frame is not None and "run" in rep.frame.columns:
-            rep.frame = rep.frame.with_columns(pl.lit(name, dtype=rep.frame.schema["run"]).alias("run"))
+    rep.run = name
+    for f in rep.findings:
+        f.run = name
+    if rep.frame is not None and "run" in rep.frame.columns:
+        rep.frame = rep.frame.with_columns(pl.lit(name, dtype=rep.frame.schema["run"]).alias("run"))
 
 
 def rename_runs(runs: list) -> list:

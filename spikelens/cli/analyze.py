@@ -108,8 +108,9 @@ def analyze_cmd(
     with progress(quiet) as update:
         # frames only feed pictures: a JSON sweep of 1,000 runs would otherwise hold them all
         keep_frames = html is not None or plot is not None or (charts and format != ReportFormat.json)
+        # spool: a large sweep's reports wait in a temporary file, each output reads them back a run at a time
         report = api.analyze(*paths, config=cfg, detector_params=params, progress=update,
-                             keep_frames=keep_frames, executor=executor.value, findings=findings)
+                             keep_frames=keep_frames, executor=executor.value, findings=findings, spool=True)
     require_loss(report, paths, allow_empty)
     emit_warnings(report.warnings, quiet)
     if verbose and not quiet:

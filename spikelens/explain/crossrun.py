@@ -19,10 +19,14 @@ from ..detect.ranks import link_ranks
 from ..model.report import Report, RunReport
 
 
-def link_runs(report: Report, tolerance_steps: int = 2) -> None:
+def link_runs(report: Report, tolerance_steps: int = 2, *, ranks: bool = True) -> None:
     """Add a `data` cause to spikes that occur at the same step in two or more runs,
-    and promote one-point outliers shared by two or more runs to such spikes."""
-    link_ranks(report)  # ranks of one training logged apart: the rank that went bad is named
+    and promote one-point outliers shared by two or more runs to such spikes. The runs
+    may be full reports or a sweep's summaries (pipeline.runsummary: its stubs are read
+    as findings); `ranks=False` when the ranks were linked already (a spooled sweep links
+    them on full reports, a group at a time)."""
+    if ranks:
+        link_ranks(report)  # ranks of one training logged apart: the rank that went bad is named
     if len(report.runs) < 2:
         return
     _link_level_shifts(report)

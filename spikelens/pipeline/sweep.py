@@ -14,6 +14,7 @@ from ..outputs import refuse_overlap
 from ..config import Config
 from ..discover import Run, source_groups
 from ..errors import UsageError
+from ..detect.ranks import _rank_groups, link_ranks
 from ..explain.crossrun import link_runs
 from ..explain.mirrors import drop_mirrors
 from ..model.report import Report, RunReport
@@ -22,23 +23,33 @@ from . import incremental
 from .executors import execute
 from .progress import as_progress
 from .run import analyze_group, report_run
+from .runsummary import RunSummary, SpooledRuns, summaries_report
+from .spool import Spool
+
+SPOOL_FROM = 64
+"""A sweep of this many groups or more keeps its reports on disk when the caller lets it
+(`spool=True`): its parent then holds a summary of each run, not the run's report."""
 
 
 def analyze_roots(roots: list[Path], cfg: Config, *, detector_params: dict | None = None,
                   executor: str = "local", jobs: int | None = None,
                   progress: Callable[[str], None] | None = None, keep_frames: bool = True,
-                  findings: Path | None = None) -> Report:
+                  findings: Path | None = None, spool: bool = False) -> Report:
     """Report every run under the roots. With `findings`, write the findings dataset, and
     reuse the reports of groups whose files have not changed since it was written (only
-    when no frames are wanted: a reused run has none)."""
+    when no frames are wanted: a reused run has none). With `spool`, a sweep of
+    `SPOOL_FROM` groups or more keeps its reports in a temporary file: `report.runs` is
+    then a sequence that reads each run back when asked (`runsummary.SpooledRuns`), for
+    callers that go over the runs and let each go (the CLI's outputs)."""
     if findings is not None:
         refuse_overlap(findings, roots, "--findings")  # the user's logs: never written, never removed
         _cache_outside(roots)
-    return _sweep(roots, cfg, detector_params, executor, jobs, progress, keep_frames, findings)
+    return _sweep(roots, cfg, detector_params, executor, jobs, progress, keep_frames, findings, spool)
 
 
 def _sweep(roots: list[Path], cfg: Config, detector_params: dict | None, executor: str, jobs: int | None,
-           progress: Callable[[str], None] | None, keep_frames: bool, findings: Path | None) -> Report:
+           progress: Callable[[str], None] | None, keep_frames: bool, findings: Path | None,
+           spool: bool) -> Report:
     report = Report(command="analyze")
     # with a dataset, object storage is copied into the cache and kept: the next sweep fetches what changed
     # sweeps into one folder dataset run one after the other (its lock)
@@ -58,24 +69,25 @@ def _sweep(roots: list[Path], cfg: Config, detector_params: dict | None, executo
         fresh = execute(executor, analyze_group, [groups[i] for i in todo],
                         (roots, cfg, detector_params, keep_frames), jobs)
         states: dict[str, tuple[findings_data.GroupState, list[RunReport]]] = {}
+        spooled = Spool() if spool and len(groups) >= SPOOL_FROM else None
         todo_set = set(todo)
         for i in range(len(groups)):
             if i in todo_set:
                 reports, warnings = next(fresh)
                 kept = incremental.keep(keys[i], prints[i], settings, reports, warnings) if findings else None
-                if kept is not None:
-                    states[keys[i]] = (kept, reports)
             else:
-                reports, warnings = incremental.restore(before[keys[i]])
-                states[keys[i]] = (before[keys[i]], reports)
+                kept = before.pop(keys[i])  # the parent lets it go once written
+                reports, warnings = incremental.restore(kept)
+            if tell:
+                tell.advance(reports, len(warnings))
+            if spooled is not None:
+                reports = [RunSummary(spooled.append(r), r, spooled) for r in reports]
+            if kept is not None:
+                states[keys[i]] = (kept.spooled(spooled) if spooled is not None else kept, reports)
             report.runs.extend(reports)
             for line in warnings:
                 diagnostics.warn(line)
-            if tell:
-                tell.advance(reports, len(warnings))
-        drop_mirrors(report)  # one training written by two writers (metrics.json + events) is one run
-        rename_reports(report.runs)  # names unique among all the runs (see naming)
-        link_runs(report)
+        _cross_run(report, spooled)
         if findings:  # still collecting: a damaged partition replaced is a warning of this sweep
             findings_data.write(findings, findings_data.rows(report, states), hashes)
     report.warnings = diag.lines
@@ -99,6 +111,27 @@ def analyze_runs(runs: Iterable[Run], cfg: Config, *, detector_params: dict | No
         link_runs(report)
     report.warnings = diag.lines
     return report
+
+
+def _cross_run(report: Report, spooled: Spool | None) -> None:
+    """Mirrors dropped, names made unique, runs linked: on the reports, or on the summaries
+    of a spooled sweep (the ranks of one training then linked on their full reports, a
+    group at a time), whose reports are read back with the changes when an output asks."""
+    runs = summaries_report(report, report.runs) if spooled is not None else report
+    drop_mirrors(runs)  # one training written by two writers (metrics.json + events) is one run
+    rename_reports(runs.runs)  # names unique among all the runs (see naming)
+    if spooled is None:
+        link_runs(report)
+        return
+    for group in _rank_groups(runs.runs).values():
+        if len(group) >= 2:
+            members = list(group.values())
+            full = [m.full() for m in members]
+            link_ranks(Report(command=report.command, runs=full))
+            for m, rep in zip(members, full):
+                m.store(rep)
+    link_runs(runs, ranks=False)
+    report.runs = SpooledRuns(spooled, runs.runs)  # type: ignore[assignment]
 
 
 def _cache_outside(roots: list[Path]) -> None:
