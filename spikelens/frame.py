@@ -97,7 +97,7 @@ _CROSS_ENTROPY = re.compile(r"cross[\s_\-]?entropy", re.I)
 _REWARD = re.compile(rf"reward|{_B}(?:ep_?)?rew(?:ard)?s?{_E}|{_B}(?:episode_?|ep_?|mean_?|eval_?)?returns?{_E}"
                      rf"|{_B}success(?:_?rate)?{_E}", re.I)
 _ACCURACY = re.compile(rf"{_B}(?:acc(?:uracy)?|top[\-_]?[15]|map|ap|precision|recall|f1|f1_score|bleu|rouge[\dlL]*"
-                       rf"|sacrebleu|auc|auroc|miou|iou|exact_match|explained_?var(?:iance)?)(?:\d*){_E}"
+                       rf"|sacrebleu|auc|auroc|miou|iou|dice|exact_match|explained_?var(?:iance)?)(?:\d*){_E}"
                        r"|accuracy|precision|recall|bleu|rouge", re.I)
 _SPREAD = re.compile(r"(?:^|[/_\-. ])(?:std|stdev|var|(?<!explained_)variance|frac|fraction|count|num|min|max)"
                      r"(?:$|[/_\-. ])", re.I)
@@ -158,6 +158,16 @@ _SIDE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 """Roles beyond the loss, tried in this order after the loss named as such (`reward_loss` is
 a loss, `objective/rlhf_reward` a reward); the first that matches wins."""
+
+
+def is_lower_better_score(metric: str) -> bool:
+    """`eval_wer`, `val_error`, `fid`: a distance or an error rate, a score whose fall is progress."""
+    return bool(_LOWER_BETTER.search(metric))
+
+
+def is_eval(metric: str) -> bool:
+    """`val/acc`, `eval_wer`, `Accuracy on Test-Set`: named as measured on held-out data."""
+    return bool(re.search(_EVAL, metric, re.I))
 
 
 def is_squared_norm(metric: str) -> bool:

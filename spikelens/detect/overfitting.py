@@ -2,11 +2,13 @@
 with statistics that work from five evaluations (a short fine-tune) to hundreds."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..model.finding import Finding
+from . import scores
 from .base import Detector, RunContext, Series, main_name_score
 from .plateaus import judged_loss
 from .stats import MAD_TO_SIGMA, rolling_median
@@ -22,7 +24,10 @@ class OverfittingDetector(Detector):
     own noise (robust z `min_z`; with fewer than eight evaluations, a rise in most
     steps instead), while the training loss fell over the same stretch. Runs with
     several eval sets get one finding, on the main eval loss, naming the others that
-    turned up too. When the training loss rose with it, it is divergence, not this.
+    turned up too. A held-out score (an eval accuracy, a WER) that turned the wrong way
+    from its best while the training loss fell is read the same way (an accuracy's
+    fall as a loss's rise, on its log), under the eval loss when both turned. When the
+    training loss rose with it, it is divergence, not this.
     Why it matters: the best checkpoint is the one at the eval minimum; training on
     only memorises the training set.
     Likely causes: too many epochs over a small dataset, too little regularisation,
@@ -37,7 +42,9 @@ class OverfittingDetector(Detector):
 
     min_evals: int = 2
     """Evaluations after the minimum, at least (and a tenth of the series)."""
-    min_rise: float = 0.03
+    min_rise: float = 0.01
+    """An eval loss 1% above its minimum over several evaluations, beyond their noise, already
+    names a better checkpoint (a LoRA fine-tune's third epoch, +1.7%): a note under `loud_rise`."""
     loud_rise: float = 0.10
     """A rise under this (a YOLO val/obj_loss 8% above its minimum late in a clean run) is a
     note that names the best checkpoint, not a warning: the cost is a few percent of eval loss."""
@@ -55,10 +62,16 @@ class OverfittingDetector(Detector):
             hit = self._turn(series, train)
             if hit is not None:
                 turned.append((series, hit))
+        if train is not None:  # a held-out score turned the wrong way while the training loss fell
+            for series in scores.held_out_scores(ctx, train):
+                hit = self._turn(series, train)
+                if hit is not None:
+                    turned.append((series, hit))
         if not turned:
             return []
         first = min(s.metric for s, _ in turned)
-        series, hit = max(turned, key=lambda t: (main_name_score(t[0].metric, "eval_loss"), t[0].metric == first))
+        series, hit = max(turned, key=lambda t: (t[0].role == "eval_loss", main_name_score(t[0].metric, "eval_loss"),
+                                                 -len(_name_parts(t[0].metric)), t[0].metric == first))
         others = [(s.metric, h) for s, h in turned if s is not series]
         found = self._finding(series, hit, train, others, ctx)
         if np.expm1(max(h["rise"] for _, h in turned)) < self.loud_rise:
@@ -76,7 +89,7 @@ class OverfittingDetector(Detector):
         n = v.size
         if n < self.min_evals + 2 or v.min() <= 0:
             return None
-        y = np.log(v)
+        y = np.log(v) * (-1.0 if scores.direction(series) > 0 else 1.0)  # an accuracy's fall is a loss's rise
         w = max(1, n // 10) | 1
         sm = rolling_median(y, w, center=True, min_samples=1) if w > 1 else y
         i = int(np.argmin(sm))
@@ -101,7 +114,8 @@ class OverfittingDetector(Detector):
         fell = _train_change(train, int(step[i]), int(step[-1]))
         if fell is not None and fell >= 0:
             return None  # the training loss rose (or stood still) too: divergence, not overfitting
-        return {"min_step": int(step[i]), "min_value": float(np.exp(low)), "end_value": float(np.exp(end)),
+        sign = -1.0 if scores.direction(series) > 0 else 1.0
+        return {"min_step": int(step[i]), "min_value": float(np.exp(sign * low)), "end_value": float(np.exp(sign * end)),
                 "rise": rise, "z": z, "last_step": int(step[-1]), "train_change": fell}
 
     def _finding(self, series: Series, hit: dict, train: Series | None, others: list[tuple[str, dict]],
@@ -112,16 +126,25 @@ class OverfittingDetector(Detector):
             note = f" while {train.label} fell {-np.expm1(hit['train_change']) * 100:.0f}%"
         more = f"; {len(others)} other eval loss{'es' if len(others) > 1 else ''} turned up too ({', '.join(m for m, _ in others[:5])})" \
             if others else ""
-        msg = (f"{series.label} bottomed at {lo:.4g} at step {s} and rose {np.expm1(hit['rise']) * 100:.0f}% to "
-               f"{hi:.4g} by step {hit['last_step']}{note}: the best checkpoint is near step {s}{more}")
+        if scores.direction(series) > 0:
+            msg = (f"{series.label} peaked at {lo:.4g} at step {s} and fell {-np.expm1(-hit['rise']) * 100:.0f}% to "
+                   f"{hi:.4g} by step {hit['last_step']}{note}: the best checkpoint is near step {s}{more}")
+        else:
+            msg = (f"{series.label} bottomed at {lo:.4g} at step {s} and rose {np.expm1(hit['rise']) * 100:.0f}% to "
+                   f"{hi:.4g} by step {hit['last_step']}{note}: the best checkpoint is near step {s}{more}")
         return Finding(kind="overfitting", code=self.code, run=ctx.run, metric=series.metric, severity="warning",
-                       message=msg, start_step=s, end_step=hit["last_step"], magnitude=hi / lo,
+                       message=msg, start_step=s, end_step=hit["last_step"], magnitude=float(np.exp(hit["rise"])),
                        evidence={"min_step": s, "min_value": lo, "end_value": hi,
                                  "rise_percent": float(np.expm1(hit["rise"]) * 100),
                                  "robust_z": hit["z"], "train_change_log": hit["train_change"],
                                  "also_on": [{"metric": m, "kind": "overfitting", "step": h["min_step"],
                                               "severity": "warning", "ratio": h["end_value"] / h["min_value"]}
                                              for m, h in others]})
+
+
+def _name_parts(metric: str) -> list[str]:
+    """`valid_ce_loss` -> [valid, ce, loss]: a total eval loss has fewer parts than its terms."""
+    return [p for p in re.split(r"[/_\-. ]+", metric) if p]
 
 
 def curve_noise(y: np.ndarray) -> float:

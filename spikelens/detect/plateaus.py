@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import scores
 from .base import Detector, RunContext, Series
 from ..model.finding import Finding
 from .stats import MAD_TO_SIGMA
@@ -69,9 +70,10 @@ class PlateauDetector(Detector):
 
     code = "SL205"
     kind = "plateau"
-    roles = ("loss", "reward")
+    roles = ("loss", "reward", "accuracy", "other")
     """A run that logs a reward (reinforcement learning) is judged by its reward: its policy
-    loss is not expected to fall."""
+    loss is not expected to fall. Held-out scores (an eval accuracy, a dice, a WER) are judged
+    once per run (see `scores.held_out_scores`)."""
 
     min_points: int = 5
     """Fewest logged points in a plateau stretch."""
@@ -109,9 +111,27 @@ class PlateauDetector(Detector):
     a loss that swings 70% batch to batch (blind to a 34% fall), or 50 single-batch losses
     that swing 20% (blind to 24%), cannot tell a slow start from no learning."""
 
+    min_stall_share: float = 0.5
+    """A score that stopped improving for at least this share of its points (after it had
+    improved) is a note: the steps after it bought nothing on that score."""
+    min_train_fall: float = 0.3
+    """...for a held-out score, while the training loss still fell this much in log (about
+    26%) over the same steps: the model kept fitting the training set and nothing of it
+    reached the held-out set (a converged run's last epochs move its loss far less)."""
+    min_score_train_fall: float = 0.1
+    """A held-out score at zero or chance is its own finding only while the training loss fell
+    this much (log) over the run; otherwise the training loss's own plateau is the finding."""
+    min_chance_share: float = 0.1
+    """A held-out accuracy at 1/k from its first evaluation over this share of them (and five)
+    sat at chance."""
+
     def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
         if series.role == "reward":
-            return self._reward_flat(series, ctx) if series is ctx.main("reward") else []
+            if series is not ctx.main("reward"):
+                return []
+            return self._reward_flat(series, ctx) or self._reward_stalled(series, ctx)
+        if series.role in ("accuracy", "other"):
+            return self._held_out(series, ctx) if scores.direction(series) else []
         if series is not judged_loss(ctx) or ctx.main("reward") is not None:
             return []
         step, value = _usable(series)
@@ -150,6 +170,105 @@ class PlateauDetector(Detector):
                         message=msg, start_step=int(s[0]), end_step=int(s[-1]),
                         evidence={"reading": "never", "level": level, "moved": float(-fall), "robust_z": float(-z),
                                   "points": int(s.size), "higher_is_better": True})]
+
+    def _reward_stalled(self, series: Series, ctx: RunContext) -> list[Finding]:
+        """A reward that rose and then stopped improving for the rest of the run (at least
+        `min_stall_share` of it): a note, since a converged policy looks the same."""
+        step, value = series.finite()
+        if step.size < self.min_reward_points:
+            return []
+        s, y = _blocks(step, value.astype(np.float64))
+        a = scores.stalled_from(y, self.min_stall_share)
+        if a is None:
+            return []
+        return [self._stall_finding(series, ctx, s, y, a, "")]
+
+    def _held_out(self, series: Series, ctx: RunContext) -> list[Finding]:
+        """Held-out scores, judged once per run (on the first of them): one that never rose
+        above zero, one that sat at a chance accuracy from its first evaluation, one that
+        stopped improving while the training loss still fell; the first reading that holds."""
+        train = judged_loss(ctx)
+        train = train if train is not None and train.role == "loss" else None
+        held = scores.held_out_scores(ctx, train)
+        if not held or series is not held[0]:
+            return []
+        if train is not None:
+            fell = _log_change(train, int(train.step[0]), int(train.step[-1]))
+            if fell is None or fell > -self.min_score_train_fall:
+                return []  # the training loss did not fall either: its own plateau is the finding
+        for s in held:
+            if scores.never_above_zero(s):
+                return [self._zero_score(s, ctx)]
+        for s in held:
+            found = self._chance_score(s, ctx)
+            if found is not None:
+                return [found]
+        if train is None:
+            return []  # (a stall needs the training loss that kept falling beside it)
+        from .overfitting import OverfittingDetector  # (it imports this module)
+
+        turned = OverfittingDetector()
+        for s in held:
+            if turned._turn(s, train) is not None:
+                continue  # it fell from its best while the training loss fell: overfitting's
+            st, y = scores.oriented(s)
+            st, y = _blocks(st, y)
+            a = scores.stalled_from(y, self.min_stall_share)
+            if a is None:
+                continue
+            fell = _log_change(train, int(st[a]), int(st[-1]))
+            if fell is not None and fell <= -self.min_train_fall:
+                note = f" while {train.label} still fell {-np.expm1(fell) * 100:.0f}%"
+                return [self._stall_finding(s, ctx, st, y, a, note)]
+        return []
+
+    def _zero_score(self, s: Series, ctx: RunContext) -> Finding:
+        step, v = s.finite()
+        shown = ", ".join(f"{x:.3g}" for x in v[:6]) + (", ..." if v.size > 6 else "")
+        msg = (f"{s.label} never rose above zero: {shown} at all {v.size} evaluations from step {int(step[0])} to "
+               f"{int(step[-1])}: the model never got an answer right on that set (labels or classes mapped wrong "
+               f"for evaluation, an empty target, a metric fed the wrong output)")
+        return Finding(kind="plateau", code=self.code, run=ctx.run, metric=s.metric, severity="warning",
+                       message=msg, start_step=int(step[0]), end_step=int(step[-1]),
+                       evidence={"reading": "never", "level": float(np.median(v)), "points": int(v.size),
+                                 "higher_is_better": True, "held_out": True})
+
+    def _chance_score(self, s: Series, ctx: RunContext) -> Finding | None:
+        """An accuracy at 1/k from its first evaluation over at least `min_chance_share` of
+        them (and 3): to the end, the model never learned; else it broke out late (a note)."""
+        step, v = s.finite()
+        need = max(5, int(np.ceil(self.min_chance_share * v.size)))
+        if v.size < 5 or scores.chance_accuracy(s, v[:need]) is None:
+            return None
+        b = need
+        while b < v.size and scores.chance_accuracy(s, v[:b + 1]) is not None:
+            b += 1
+        k = scores.chance_accuracy(s, v[:b])
+        level = float(np.median(v[:b]))
+        whole = b == v.size
+        span = f"from step {int(step[0])} to {'the end' if whole else f'step {int(step[b - 1])}'}"
+        msg = (f"{s.label} sat at {level:.4g} {span} ({b} evaluations): chance accuracy for {k} classes"
+               + (": the model never learned" if whole else
+                  f", then rose to {float(np.max(v[b:])):.4g}: it learned only after a long stretch at chance"))
+        return Finding(kind="plateau", code=self.code, run=ctx.run, metric=s.metric,
+                       severity="warning" if whole else "info", message=msg, start_step=int(step[0]),
+                       end_step=int(step[b - 1]),
+                       evidence={"reading": "chance", "level": level, "points": int(b), "chance_classes": k,
+                                 "held_out": True, **({"higher_is_better": True} if whole else {})})
+
+    def _stall_finding(self, s: Series, ctx: RunContext, st: np.ndarray, y: np.ndarray, a: int,
+                       note: str) -> Finding:
+        sign = scores.direction(s) or 1
+        level = float(np.median(y[a:])) * sign
+        best = float(np.max(y)) * sign
+        share = (st[-1] - st[a]) / max(st[-1] - st[0], 1)
+        msg = (f"{s.label} stopped improving at step {int(st[a])}: {level:.4g} from there to the end "
+               f"({share:.0%} of the run, best {best:.4g}, within its noise){note}: the steps after it bought "
+               f"nothing on this score (converged, or stuck on a plateau)")
+        return Finding(kind="plateau", code=self.code, run=ctx.run, metric=s.metric, severity="info",
+                       message=msg, start_step=int(st[a]), end_step=int(st[-1]),
+                       evidence={"reading": "stalled", "level": level, "best": best, "points": int(y.size - a),
+                                 "direction": "higher" if sign > 0 else "lower"})
 
     def _numerically_zero(self, series: Series, ctx: RunContext, step: np.ndarray, value: np.ndarray) -> Finding | None:
         """A training loss that is 0 or denormal (under `zero_level`) on most logged steps from
@@ -271,6 +390,18 @@ def judged_loss(ctx: RunContext) -> Series | None:
     """The run's training loss (its main `loss`: the total among components); the main
     eval loss when the run logs no training loss."""
     return ctx.main("loss") or ctx.main("eval_loss")
+
+
+def _log_change(series: Series, start: int, end: int) -> float | None:
+    """Change of log(series) from around `start` to around `end` (the medians of the first and
+    last fifth of the points between them); None without two positive points there."""
+    step, v = series.finite()
+    keep = (step >= start) & (step <= end) & (v > 0)
+    seg = np.log(v[keep])
+    if seg.size < 2:
+        return None
+    k = max(1, seg.size // 5)
+    return float(np.median(seg[-k:]) - np.median(seg[:k]))
 
 
 def _usable(series: Series) -> tuple[np.ndarray, np.ndarray]:
