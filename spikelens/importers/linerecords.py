@@ -413,7 +413,10 @@ def _counted(lines: pl.DataFrame, records: pl.DataFrame) -> tuple[pl.Expr, str, 
     inner = pl.col("inner")
     if not with_epoch:
         return pl.when(pl.col("inner").is_not_null()).then(inner), "counter", last_total
-    per = pl.col("inner_total").fill_null(int(seen.get_column("inner").max()))
+    most = int(seen.get_column("inner").max())
+    # an epoch is as wide as its stated total, unless the counter ran past it (a script that prints a
+    # wrong total): then as wide as the counter went, or epoch 1 would land on epoch 0's steps
+    per = pl.when(pl.col("inner_total") < most).then(most + 1).otherwise(pl.col("inner_total")).fill_null(most)
     base = _epoch_base(seen)
     epochs = seen.get_column("epoch_total").drop_nulls()
     plan = int(epochs[-1]) * last_total if epochs.len() and last_total else None
