@@ -312,13 +312,14 @@ def _chunk_plan(chunk: pl.DataFrame) -> int | None:
 # ------------------------------------------------------------------ the whole file
 
 
-def steps(lines: pl.DataFrame) -> tuple[pl.DataFrame, dict]:
+def steps(lines: pl.DataFrame, kinds: dict[int, frozenset] | None = None) -> tuple[pl.DataFrame, dict]:
     """The step of every line (`row`, `step`), and the plan meta, chosen for the file
-    (see the module doc)."""
+    (see the module doc). `kinds`: the metric names of each record kind (`ShapeBook.kinds`
+    turned round), which tell a relaunch's counter from an evaluation bar's."""
     if lines.height == 0:
         return lines.select("row", "wall_time", "values", step=pl.lit(None, pl.Int64), keep=pl.lit(True)), {}
     anchored = pl.any_horizontal([pl.col(a).is_not_null() for a in ("step", "inner", "epoch")])
-    lines = lines.with_columns(anchored=anchored)
+    lines = _carried(lines.with_columns(anchored=anchored))
     # lines that choose how the file counts: those with a step of their own, or of a kind (a
     # key set) printed more than once; a banner's `Num examples = 1,000` is neither
     records = lines.filter(~pl.col("evaluation") & (pl.col("values") > 0)
@@ -340,20 +341,33 @@ def steps(lines: pl.DataFrame) -> tuple[pl.DataFrame, dict]:
                .group_by("inner_total").agg(back=((pl.col("inner").diff() < 0) & ~new_epoch).sum())
                .join(follow, on="inner_total", how="left").with_columns(pl.col("follows").fill_null(0))
                .sort(["follows", "back", "inner_total"], descending=[True, False, True]))
-        main = per.item(0, "inner_total")
-        other = pl.col("inner_total").is_not_null() & (pl.col("inner_total") != main)
+        carried = _objective(records, kinds).get_column("inner_total").drop_nulls().unique()
+        if carried.len():  # the counter the objective's own lines print (not a loading bar's `2/2`)
+            per = per.filter(pl.col("inner_total").is_in(carried.implode()))
+        mains = _loop_totals(records, per.get_column("inner_total").to_list(), kinds)
+        other = pl.col("inner_total").is_not_null() & ~pl.col("inner_total").is_in(mains)
         lines = lines.with_columns(pl.when(other).then(None).otherwise(pl.col(c)).alias(c)
                                    for c in ("inner", "inner_total"))
     lines = lines.with_columns(pl.col("epoch", "epoch_total").forward_fill())  # a banner's epoch holds on
     records = lines.filter(~pl.col("evaluation") & (pl.col("values") > 0)
                            & (pl.col("anchored") | (pl.len().over("kind") >= 2)))
-    has = {a: records.get_column(a).null_count() < records.height for a in _ANCHORS}
+    main = _objective(records, kinds)
+    has = {a: main.get_column(a).null_count() < main.height for a in _ANCHORS}
+    if not any(has.values()):  # records printed without a counter take that of the lines before them
+        has = {a: records.get_column(a).null_count() < records.height for a in _ANCHORS}
+    # a step key or counter on a line or two (DeepSpeed's `step=0` before training, a loading
+    # bar's `2/2`) that the records, printed without it, would all take: not the file's step
+    if has["step"] and not _tells_apart(lines, main, _named(lines, records)):
+        has["step"] = False
+    counted = _counted(lines, records) if has["inner"] and not has["step"] else None
+    if counted is not None and not _tells_apart(lines, main, counted[0]):
+        has["inner"] = False
     own = pl.col("step")
     meta: dict = {}
     if has["step"]:
         step, how = _named(lines, records), "step"
-    elif has["inner"]:
-        step, how, plan = _counted(lines, records)
+    elif has["inner"] and counted is not None:
+        step, how, plan = counted
         if plan:
             meta["plan.steps"] = plan
     elif has["epoch"]:
@@ -362,7 +376,10 @@ def steps(lines: pl.DataFrame) -> tuple[pl.DataFrame, dict]:
         if total.len():
             meta["plan.steps"] = int(total[-1])
     else:
-        step, how = (pl.col("values") > 0).cast(pl.Int64).cum_sum() - 1, "order"
+        # the order of the records that choose the step; what comes before the first is the
+        # preamble (a model's printout, a config dump), as before a first step
+        is_main = pl.col("row").is_in(main.get_column("row").implode())
+        step, how = pl.when(is_main).then(is_main.cast(pl.Int64).cum_sum() - 1), "order"
     stepped = lines.with_columns(
         step=pl.when(pl.col("evaluation") & own.is_null()).then(None).otherwise(step).cast(pl.Int64))
     if how == "order":  # evaluation lines take the step of the records before them
@@ -378,6 +395,79 @@ def steps(lines: pl.DataFrame) -> tuple[pl.DataFrame, dict]:
                                    | (pl.col("values") >= 3))  # an eval dict said once, after a step
     meta["step.from"] = how
     return stepped.select("row", "step", "wall_time", "keep", "values"), meta
+
+
+def _objective(records: pl.DataFrame, kinds: dict[int, frozenset] | None) -> pl.DataFrame:
+    """The records that choose the file's step: those of the kinds (key sets printed on two
+    lines or more, or with a counter) that hold the run's objective (a loss, else a reward), else every record.
+    A script's own `[Step 1/100] Loss: 5.2` lines count by their counter, not by the
+    `step=N` of the engine's lines beside them."""
+    if kinds is None or records.height == 0:
+        return records
+    from ..frame import infer_roles
+
+    repeated = (records.group_by("kind").agg(pl.len(), pl.col("anchored").any())
+                .filter((pl.col("len") >= 2) | pl.col("anchored")).get_column("kind").to_list())
+    names = {k: kinds.get(k, frozenset()) for k in repeated}
+    roles = infer_roles(sorted(set().union(*names.values())) if names else [])
+    for wanted in (("loss",), ("reward",)):
+        chosen = [k for k, ns in names.items() if any(roles.get(n) in wanted for n in ns)]
+        if chosen:
+            return records.filter(pl.col("kind").is_in(chosen))
+    return records
+
+
+def _tells_apart(lines: pl.DataFrame, main: pl.DataFrame, step: pl.Expr) -> bool:
+    """Whether a step key, carried on to the lines after it, gives the records that choose the
+    step (`main`) steps of their own: not when most of them would share one."""
+    if main.height < 4:
+        return True
+    filled = lines.select("row", _s=step.forward_fill())
+    got = main.select("row").join(filled, on="row", how="left").get_column("_s")
+    return got.drop_nulls().n_unique() >= 0.5 * main.height
+
+
+def _carried(lines: pl.DataFrame) -> pl.DataFrame:
+    """A record printed over several lines: a line that holds a counter or a step and no value
+    (`[TRAIN] Epoch 000 | batch 0010/9565 (0.1%)`), then lines of values with no counter of
+    their own (`[TRAIN] mean loss: 25.24`), each printed again for every record. The value
+    lines take the counter of the line that opens their record (up to the next line with a
+    counter); a value line printed once (a summary) takes nothing, nor do the lines after an
+    evaluation's counter (`Test iter: [0/512]`)."""
+    opens = (pl.col("anchored") & (pl.col("values") == 0) & ~pl.col("evaluation")
+             & (pl.col("step").is_not_null() | pl.col("inner").is_not_null()))
+    if not lines.select(opens.any()).item():
+        return lines
+    record = pl.col("anchored").cum_sum()
+    take = (opens.first().over(record) & ~pl.col("anchored") & (pl.col("values") > 0) & ~pl.col("evaluation")
+            & (pl.len().over("kind") >= 2))
+    return lines.with_columns(
+        *[pl.when(take).then(pl.col(c).first().over(record)).otherwise(pl.col(c)).alias(c)
+          for c in ("step", "inner", "inner_total")],
+        anchored=pl.col("anchored") | take)
+
+
+def _loop_totals(records: pl.DataFrame, ranked: list[int], kinds: dict[int, frozenset] | None) -> list[int]:
+    """The totals of the training loop's counter: the first of `ranked`, and those of later
+    launches appended to the file that count another number of batches a pass (a data set
+    changed between launches: `iter: 10/989` then `iter: 10/991`). Such a total's lines come
+    after (or before) every line of the others, never between them (an evaluation bar
+    runs between training lines), and hold mostly the same metrics."""
+    chosen = [ranked[0]]
+    if len(ranked) == 1 or kinds is None:
+        return chosen
+    counted = records.filter(pl.col("inner_total").is_not_null())
+    spans = {t: (int(g.get_column("row").min()), int(g.get_column("row").max()),
+                 frozenset().union(*(kinds.get(k, frozenset()) for k in g.get_column("kind").unique().to_list())))
+             for (t,), g in counted.group_by("inner_total")}
+    for total in ranked[1:]:
+        lo, hi, names = spans[total]
+        apart = all(hi < spans[c][0] or lo > spans[c][1] for c in chosen)
+        main = spans[chosen[0]][2]
+        alike = bool(names) and len(names & main) >= 0.5 * len(names | main)
+        if apart and alike:
+            chosen.append(total)
+    return chosen
 
 
 def _named(lines: pl.DataFrame, records: pl.DataFrame) -> pl.Expr:
@@ -447,7 +537,7 @@ def assemble(outs: Iterable[ChunkOut], book: ShapeBook) -> tuple[pl.DataFrame, d
         empty = pl.DataFrame(schema={"row": pl.Int32, "step": pl.Int64, "wall_time": pl.Float64,
                                      "metric": pl.Categorical(), "value": pl.Float64})
         return empty, {"signals": signals.meta(empty), "records": 0}
-    stepped, plan_meta = steps(lines)
+    stepped, plan_meta = steps(lines, {k: names for names, k in book.kinds.items()})
     # each value row takes its line's step and wall time: the lines' place by row, one gather
     stepped = stepped.with_columns(step=pl.when(pl.col("keep")).then(pl.col("step")))
     line_rows = stepped.get_column("row").to_numpy()

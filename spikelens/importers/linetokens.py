@@ -19,7 +19,9 @@ logs in:
 - a unit stays in the name (`memory: 29.00GiB(92.49%)` gives `memory_gib` and
   `memory_pct`, `dt: 12ms` gives `dt_ms`); thousands separators are allowed (`7,233`);
 - evaluation words before a key (`validate step: 10 loss: 2.3`, `Epoch(val)`) mark the
-  line as an evaluation line and are dropped from the key.
+  line as an evaluation line and are dropped from the key;
+- a name, a dotted leader and a value (`zero_optimization_stage ...... 2`) is a setting of
+  an argument dump: nothing on such a line is read.
 
 The grammar treats the ten digits alike (no digit literal anywhere), so it may be run
 on a line's shape (`lineshapes`: digits written as `0`) and its spans hold for every
@@ -95,6 +97,9 @@ _JOINERS = {"in", "at", "for", "of", "on", "after", "@", "the"}
 _LINKED_NEXT = re.compile(r"[ \t]*[:=][ \t]*[-+]?(?:\d|\.\d|(?i:nan|inf))")
 _PROSE = ""
 """What `key_of` gives for a number inside a sentence: not a key, not read."""
+_LEADER = re.compile(r"(?:^|\s)[A-Za-z_][\w.\-]*\s+\.{3,}\s*\S")
+"""A setting printed after a dotted leader (`zero_optimization_stage ...... 2`, Megatron's and
+DeepSpeed's argument dumps): a value of the run's configuration, never a record."""
 _LEVELS = {"INFO", "DEBUG", "WARNING", "WARN", "ERROR", "CRITICAL", "TRACE", "SUCCESS", "NOTICE"}
 STEP_NAMES = ("global_step", "num_updates", "step", "iteration", "iter", "iters", "it", "update",
               "updates", "batch", "train_step", "optimizer_step", "i")
@@ -175,6 +180,9 @@ def tokenise(line: str) -> Template:
     """The template of one line (see the module doc)."""
     clean, stamp, phase = _blanked(line)
     out = Template(stamp=stamp, evaluation=phase)
+    if _LEADER.search(clean):
+        out.loose = 1
+        return out
     words: list[str] = []
     linked = False
     last_key: str | None = None  # the key of the value just read, for a `(92.49%)` after it

@@ -205,7 +205,38 @@ TXT_COLUMNS = ("gpu_mem", "train/box_loss", "train/obj_loss", "train/cls_loss", 
 f'{mem:.3g}G', box, obj, cls, total, targets, img_size)` then `'%10.4g' * 7 % (P, R, mAP@.5, mAP@.5:.95,
 val box, val obj, val cls)`: the names YOLOv5's later `results.csv` gives the same values (`train/loss` is
 the total the trainer logs itself, `gpu_mem` in GB)."""
-_TXT_LINE = re.compile(r"^\s*(\d+)/(\d+)\s+([\d.]+)G?((?:\s+\S+){13})\s*$")
+_TXT_LINE = re.compile(r"^\s*(\d+)/(\d+)\s+([\d.]+)G?((?:\s+\S+){13,24})\s*$")
+_TERMS = ("box", "obj", "cls")
+_SCORES = TXT_COLUMNS[7:11]
+
+
+def txt_layout(rows: list[list[float | None]]) -> tuple[str, ...] | None:
+    """The names of a results.txt's fields after `epoch/last` (memory first), told from their
+    values: forks of the old YOLOv5 trainer add loss terms (yolov5-face's landmark) and so move
+    every column after them. The train terms are followed by their total (their sum, at
+    `%10.4g`), the number of targets and the image size (whole numbers), then P, R, mAP@.5,
+    mAP@.5:.95 and the validation terms. Terms past box, obj and cls have no name in the file:
+    they are named by their column (`train/col6_loss`, the line's sixth field). None when no
+    total adds up on every line."""
+    width = min(len(r) for r in rows) if rows else 0
+    for k in range(2, width - 7):  # k train terms, then the total at k + 1 (after memory at 0)
+        def adds_up(r: list) -> bool:
+            terms, total = r[1:k + 1], r[k + 1]
+            if total is None or any(t is None for t in terms):
+                return False
+            return abs(sum(terms) - total) <= 1e-3 * abs(total) + 1e-4 * k
+        whole = all(r[k + 2] is not None and r[k + 3] is not None and float(r[k + 2]).is_integer()
+                    and float(r[k + 3]).is_integer() for r in rows)
+        if not (whole and all(adds_up(r) for r in rows) and any(r[k + 1] for r in rows)):
+            continue
+        terms = [f"train/{n}_loss" if i < 3 else f"train/col{i + 3}_loss" for i, n in
+                 enumerate(_TERMS + ("",) * (k - 3))][:k]
+        vals = width - (k + 4) - len(_SCORES)
+        if vals < 0:
+            continue
+        val = [f"val/{_TERMS[i]}_loss" if i < 3 else f"val/col{k + 10 + i}_loss" for i in range(vals)]
+        return ("gpu_mem", *terms, "train/loss", "labels", "img_size", *_SCORES, *val)
+    return None
 
 
 class UltralyticsResultsTxtImporter(Importer):
@@ -224,26 +255,40 @@ class UltralyticsResultsTxtImporter(Importer):
         raw = read_bytes(path)
         if looks_binary(raw[:4096]):
             raise FormatError(path, "binary data, not a results.txt")
-        steps, metrics, values = [], [], []
-        planned: list[int] = []
+        epochs, fields, planned = [], [], []
         bad = 0
         for line in decode(path, raw).splitlines():
             m = _TXT_LINE.match(line)
             if m is None:
                 bad += bool(line.strip())
                 continue
-            fields = [m.group(3), *m.group(4).split()]
-            for name, text in zip(TXT_COLUMNS, fields):
-                try:
-                    value = float(text)
-                except ValueError:
-                    continue
-                steps.append(int(m.group(1)))
-                metrics.append(name)
-                values.append(value)
+            epochs.append(int(m.group(1)))
+            fields.append([_number(t) for t in (m.group(3), *m.group(4).split())])
             planned.append(int(m.group(2)) + 1)
         if bad:
             diagnostics.warn(f"{path}: {bad} line(s) that are no results.txt epoch line skipped")
+        widths = {len(f) for f in fields}
+        if len(widths) > 1:  # lines of another layout (an appended run of another fork): the first layout's
+            fields_of = [f for f in fields if len(f) == len(fields[0])]
+            diagnostics.warn(f"{path}: {len(fields) - len(fields_of)} line(s) with another number of columns skipped")
+            keep = [len(f) == len(fields[0]) for f in fields]
+            epochs = [e for e, k in zip(epochs, keep) if k]
+            planned = [p for p, k in zip(planned, keep) if k]
+            fields = fields_of
+        names = txt_layout(fields) if fields else TXT_COLUMNS
+        if names is None:
+            if len(fields[0]) != len(TXT_COLUMNS):
+                raise FormatError(path, f"results.txt lines of {len(fields[0]) + 1} columns whose loss terms add "
+                                        f"up to no total column: cannot tell which column is which")
+            names = TXT_COLUMNS  # YOLOv5/v7's own layout, its total rounded another way
+        steps, metrics, values = [], [], []
+        for epoch, row in zip(epochs, fields):
+            for name, value in zip(names, row):
+                if value is None:
+                    continue
+                steps.append(epoch)
+                metrics.append(name)
+                values.append(value)
         long = pl.DataFrame({"step": steps, "wall_time": [None] * len(steps), "metric": metrics, "value": values},
                             schema=TABLE_SCHEMA)
         long = with_unvalidated_dropped(long)
@@ -253,6 +298,13 @@ class UltralyticsResultsTxtImporter(Importer):
                     "plan.from": f"the epoch/{planned[-1] - 1} counter in {TXT_NAME}"}
         return [Table(frame=long, source=path, format=self.name, run_key=str(path), segment_key=str(path),
                       meta=meta)]
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 def with_unvalidated_dropped(long: pl.DataFrame) -> pl.DataFrame:

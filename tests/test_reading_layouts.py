@@ -1,0 +1,162 @@
+"""Layouts of console logs and trainer files that a person reads at a glance and the general
+reader once missed, each written here in the layout of the code that prints it (never copied
+from a real log): a record printed over several lines, relaunches whose batch count changed,
+a step key printed on one engine line, a script's own counter beside an engine's steps,
+argument dumps behind dotted leaders, and a results.txt fork with an extra loss column."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from spikelens import diagnostics
+from spikelens.frame import infer_roles
+from spikelens.importers.textlogs import TextLogImporter
+from spikelens.importers.ultralytics import UltralyticsResultsTxtImporter
+
+pytestmark = pytest.mark.usefixtures("no_user_patterns")
+
+
+def write(tmp_path: Path, name: str, lines: list[str]) -> Path:
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def read(path: Path) -> tuple[pl.DataFrame, dict]:
+    imp = TextLogImporter()
+    assert imp.claims_named(path, path.read_bytes()[:4096])  # as a file named on its own (`workerlog.0`)
+    with diagnostics.collecting():
+        (table,) = imp.read(path)
+    assert table.meta["pattern"] == "console log"
+    return table.frame, table.meta
+
+
+def curve(frame: pl.DataFrame, metric: str) -> list[tuple[int, float]]:
+    return frame.filter(pl.col("metric") == metric).select("step", "value").rows()
+
+
+def launch_banner() -> list[str]:
+    return ["Train samples: 19130", "Batch size: 2", "=" * 36, "START TRAINING", "start_epoch: 0", "max_epoch: 150",
+            "=" * 36, "**** EPOCH 000 / 149 ****", "2026-03-11 17:43:36.884895",
+            "[TRAIN] Epoch 000 started | lr=0.00950000"]
+
+
+def test_a_record_over_several_lines_takes_the_counter_of_its_first_line(tmp_path):
+    # print(f'[TRAIN] Epoch {e:03d} | batch {i:04d}/{n} ({p:5.1f}%) | {t:.3f}s/batch'), then one
+    # print per running mean; a second launch is appended and starts again from batch 10
+    out = []
+    for launch, last in ((1, 60), (2, 40)):
+        out += launch_banner()
+        for i in range(10, last + 1, 10):
+            out += [f"[TRAIN] Epoch 000 | batch {i:04d}/9565 ({100 * i / 9565:5.1f}%) | 0.195s/batch",
+                    f"[TRAIN] mean acc: {0.1 + i / 1000:.6f}", f"[TRAIN] mean loss: {launch * 10 + 25 - i / 10:.6f}"]
+    frame, meta = read(write(tmp_path, "log_train.txt", out))
+    loss = curve(frame, "mean_loss")
+    assert [s for s, _ in loss] == [10, 20, 30, 40, 50, 60, 10, 20, 30, 40]  # each record at its batch
+    assert loss[0] == (10, pytest.approx(34.0)) and loss[6] == (10, pytest.approx(44.0))
+    assert [s for s, _ in curve(frame, "mean_acc")] == [s for s, _ in loss]
+    assert meta["plan.steps"] >= 149 * 9565  # the epochs times the batches: killed early in epoch 0
+    roles = infer_roles(frame.get_column("metric").unique().to_list())
+    assert roles["mean_loss"] == "loss" and roles["mean_acc"] == "accuracy"
+
+
+def test_relaunches_that_count_other_batches_a_pass_are_all_read(tmp_path):
+    # PaddleGAN's trainer line; the data set changed between launches (989 then 991 batches a
+    # pass); a test run between launches prints its own counter and a loss line per sample
+    def line(e: int, i: int, total: int, perceptual: float) -> str:
+        return (f"[05/20 04:54:43] ppgan.engine.trainer INFO: Epoch: {e}/100, iter: {i}/{total} lr: 2.000e-04 "
+                f"perceptual: {perceptual:.3f} equivariance_value: 0.136 batch_cost: 1.94709 sec "
+                f"reader_cost: 0.52055 sec ips: 0.51359 images/s eta: 2 days, 5:29:07")
+    out = ["[05/20 03:05:52] ppgan.engine.trainer INFO: Test iter: [0/512]", "Reconstruction loss: 0.3282874",
+           "Reconstruction loss: 0.36119246"]
+    out += [line(e, i, 989, 100 + e + i / 100) for e in (1, 2) for i in range(10, 50, 10)]
+    out += ["[05/22 13:52:28] ppgan INFO: Configs: {'epochs': 100}"]
+    out += [line(e, i, 991, 90 + e + i / 100) for e in (1, 2, 3) for i in range(10, 50, 10)]
+    frame, meta = read(write(tmp_path, "workerlog.0", out))
+    steps = [s for s, _ in curve(frame, "perceptual")]
+    assert steps == [10, 20, 30, 40, 999, 1009, 1019, 1029] + [10, 20, 30, 40, 1001, 1011, 1021, 1031,
+                                                                1992, 2002, 2012, 2022]
+    assert meta["step.from"] == "epoch and counter"
+
+
+def test_a_step_key_on_one_engine_line_does_not_give_every_record_its_step(tmp_path):
+    # DeepSpeed logs `step=0, skipped=0, lr=[0.0]` once at start; HF's Trainer then prints a dict
+    # per logging step with no step in it: the records count in their own order
+    out = ["[2025-02-16 00:29:01,869] [INFO] [logging.py:96:log_dist] [Rank 0] step=0, skipped=0, lr=[0.0], "
+           "mom=[(0.9, 0.999)]",
+           "Linear(in_features=768, out_features=768, bias=False)", "Linear(in_features=768, out_features=768, bias=False)"]
+    out += [f"{{'loss': {5 - k * 0.1:.4f}, 'grad_norm': 1.19, 'learning_rate': 3.9e-07, 'epoch': {k / 100:.2f}}}"
+            for k in range(12)]
+    out += ["{'train_runtime': 14003.7762, 'train_samples_per_second': 270.328, 'train_loss': 4.5, 'epoch': 0.12}"]
+    frame, meta = read(write(tmp_path, "ds_pretrain.log", out))
+    loss = curve(frame, "loss")
+    assert [s for s, _ in loss] == list(range(12)) and loss[3][1] == pytest.approx(4.7)
+    assert curve(frame, "train_loss") == [(11, 4.5)]  # the summary after the last record
+    assert "out_features" not in frame.get_column("metric").to_list()  # the model's printout before training
+
+
+def test_a_scripts_own_counter_beside_the_engines_steps(tmp_path):
+    # the engine prints every second optimizer step (steps_per_print=2), the script every step
+    out = []
+    for s in range(1, 9):
+        if s % 2 == 0:
+            out.append(f"[2025-08-25 08:08:50,369] [INFO] [logging.py:107:log_dist] [Rank 0] step={s // 2}, "
+                       f"skipped=0, lr=[1e-05], mom=[[0.8, 0.999]]")
+        out.append(f"[Step {s}/100] Loss: {5.2 - s * 0.05:.4f} | Global Tokens/s: 347.48 | GPU Mem (GB): 25.21 "
+                   f"| Peak Mem: 40.08")
+    frame, meta = read(write(tmp_path, "zero_3.log", out))
+    loss = curve(frame, "Loss")
+    assert [s for s, _ in loss] == list(range(1, 9)) and loss[-1][1] == pytest.approx(4.8)
+    assert meta["plan.steps"] == 100
+
+
+def test_settings_behind_dotted_leaders_are_not_records(tmp_path):
+    # DeepSpeed's `DeepSpeedConfig.print` and Megatron's argument dump, then the training lines
+    out = ["[2025-02-16 16:20:08,702] [INFO] [config.py:1000:print]   aio_config ................... "
+           "{'block_size': 1048576, 'queue_depth': 8, 'thread_count': 1, 'single_submit': False}",
+           "[2025-02-16 16:20:08,702] [INFO] [config.py:1000:print]   zero_optimization_stage ...... 2",
+           "  adam_beta1 ...................................... 0.9"]
+    out += [f"step {s} | loss {3 - s * 0.1:.3f} | lr 1e-4" for s in range(1, 6)]
+    frame, _ = read(write(tmp_path, "train.log", out))
+    assert set(frame.get_column("metric").unique().to_list()) == {"loss", "lr"}
+    assert [s for s, _ in curve(frame, "loss")] == [1, 2, 3, 4, 5]
+
+
+def test_a_results_txt_fork_with_an_extra_loss_column(tmp_path):
+    # yolov5-face's train.py: ('%10s' * 2 + '%10.4g' * 7) % (epoch/last, mem, box, obj, cls,
+    # landmark, total, targets, img_size), then '%10.4g' * 7 % (P, R, mAP@.5, mAP@.5:.95, val box,
+    # val obj, val cls): one column more than YOLOv5's, so every column after `cls` moves
+    folder = tmp_path / "exp"
+    folder.mkdir()
+    rows = []
+    for e in range(6):
+        box, obj, cls, landmark = 0.11 - e * 0.01, 0.07 - e * 0.005, 0.0, 0.32 - e * 0.04
+        s = ("%10s" * 2 + "%10.4g" * 7) % (f"{e}/29", "1.55G", box, obj, cls, landmark,
+                                           box + obj + cls + landmark, 50 + e, 640)
+        rows.append(s + "%10.4g" * 7 % (0.1 * e, 0.2 * e, 0.05 * e, 0.01 * e, 0.1, 0.09, 0.0))
+    path = folder / "results.txt"
+    path.write_text("\n".join(rows) + "\n")
+    imp = UltralyticsResultsTxtImporter()
+    assert imp.claims(path, path.read_bytes()[:4096])
+    (table,) = imp.read(path)
+    fr = table.frame
+    total = curve(fr, "train/loss")
+    assert [s for s, _ in total] == list(range(6)) and total[2][1] == pytest.approx(0.09 + 0.06 + 0.24, abs=1e-3)
+    assert curve(fr, "train/col6_loss")[1][1] == pytest.approx(0.28)  # the landmark term, unnamed in the file
+    assert curve(fr, "labels")[3][1] == 53 and curve(fr, "img_size")[0][1] == 640
+    assert curve(fr, "metrics/mAP_0.5")[2][1] == pytest.approx(0.1)
+    assert curve(fr, "val/obj_loss")[0][1] == pytest.approx(0.09)
+    assert table.meta["plan.epochs"] == 30
+    roles = infer_roles(fr.get_column("metric").unique().to_list())
+    assert roles["train/loss"] == "loss" and roles["train/col6_loss"] == "loss" and roles["val/box_loss"] == "eval_loss"
+
+
+def test_a_results_txt_whose_columns_add_up_to_no_total_is_refused_with_the_reason(tmp_path):
+    path = tmp_path / "results.txt"
+    path.write_text("\n".join(("%10s" * 2 + "%10.4g" * 14) % (f"{e}/9", "1G", *[0.5 + e + k for k in range(14)])
+                              for e in range(3)) + "\n")
+    from spikelens.errors import FormatError
+    with pytest.raises(FormatError, match="add up to no total column"):
+        UltralyticsResultsTxtImporter().read(path)
