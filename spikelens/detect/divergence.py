@@ -18,7 +18,8 @@ class DivergenceDetector(Detector):
     by a sustained, mostly monotone rise to the end of the run that is large against
     the noise and not made of one abrupt jump (that is a spike that never recovered);
     or a loss that ran away below zero, orders of magnitude past its first values and
-    still growing (an objective unbounded below).
+    still growing (an objective unbounded below); or a run's main reward that fell from its
+    best to the end the same way, taking back a third of what it had gained (a collapse).
     Why it matters: every step after the turn makes the model worse; the checkpoint
     near the turn is the one to keep, and the run should have been stopped.
     Likely causes: an LR too high for this stage (or a schedule that never decays),
@@ -30,7 +31,8 @@ class DivergenceDetector(Detector):
 
     code = "SL202"
     kind = "divergence"
-    roles = ("loss",)
+    roles = ("loss", "reward")
+    """A reinforcement learner's main reward is judged turned over: its collapse is its divergence."""
 
     smooth_fraction: float = 0.025
     """Smoothing window as a fraction of the run's points (at least `min_smooth`)."""
@@ -52,11 +54,19 @@ class DivergenceDetector(Detector):
     """A loss below zero this many orders of magnitude beyond its first values' size ..."""
     runaway_growth: float = 1.1
     """... and still growing away (last tenth / middle third) has run away below zero."""
+    collapse_share: float = 0.3
+    """A reward collapses when its fall from its best takes back this share of what it had gained."""
+    onset_share: float = 0.1
+    """The rise starts where the smoothed loss last sat within this share of the rise above its
+    minimum: a loss that holds its floor for a while and then climbs turned at the end of the
+    floor, not at its lowest point in it."""
     short_rise: float = 1.3
     """Runs under 40 points (epochs, evaluations): the loss stands this far above its
     minimum for consecutive points, a quarter of those after the minimum at least."""
 
     def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
+        if series.role == "reward":
+            return self._collapse(series, ctx) if series is ctx.main("reward") else []
         ok = np.isfinite(series.value)
         if not ok.all():
             last = int(np.argmax(~ok))  # only the finite stretch before a NaN
@@ -75,13 +85,13 @@ class DivergenceDetector(Detector):
         sig = global_sigma(y) * 1.2533 / np.sqrt(w)
         lo = int(n * self.skip_fraction)
         i_min = lo + int(np.nanargmin(sm[lo:]))
-        hit = self._rise(y, sm, i_min, n, is_log, sig)
+        hit = self._rise(y, sm, i_min, n, is_log, sig, w)
         cut = None
         if hit is None:  # a rise that only an LR drop ended (a step schedule cut it short)
             for d in _lr_drops(ctx, step, lo):
                 a = max(lo, _previous(_lr_drops(ctx, step, lo), d))
                 i_turn = a + int(np.nanargmin(sm[a:d]))
-                hit = self._rise(y, sm, i_turn, d, is_log, sig)
+                hit = self._rise(y, sm, i_turn, d, is_log, sig, w)
                 if hit is not None:
                     i_min, cut = i_turn, d
                     break
@@ -89,6 +99,8 @@ class DivergenceDetector(Detector):
             return []
         tail, rho, share = hit
         last = n - 1 if cut is None else cut - 1
+        low_step = int(step[i_min])
+        i_min = _onset(sm, i_min, last + 1, tail, self.onset_share)
         start_step = int(step[i_min])
         v0 = float(np.exp(sm[i_min])) if is_log else float(sm[i_min])
         v1 = float(np.exp(tail)) if is_log else tail
@@ -104,8 +116,44 @@ class DivergenceDetector(Detector):
                         end_step=None if cut is None else int(step[last]),
                         magnitude=ratio, evidence={"turn_value": v0, "end_value": v1, "rise_ratio": ratio,
                                                    "spearman": float(rho), "largest_jump_share": share,
-                                                   "last_step": int(step[last]),
+                                                   "last_step": int(step[last]), "lowest_step": low_step,
                                                    "lr_cut_step": None if cut is None else int(step[cut])})]
+
+    def _collapse(self, series: Series, ctx: RunContext) -> list[Finding]:
+        """A reward that fell from its best and stayed down to the end of the run: its last
+        tenth below its best by at least `collapse_share` of what it had gained from its first
+        points (and `min_rise_sigmas` of its smoothed noise), and its smoothed curve below the
+        half-way mark on most points from the fall on. On its own scale (a reward may cross
+        zero); a fast fall counts (no spike test runs on a reward)."""
+        step, value = series.finite()
+        n = step.size
+        if n < 40:
+            return []
+        y = value.astype(np.float64)
+        w = max(self.min_smooth, int(n * self.smooth_fraction)) | 1
+        sm = rolling_median(y, w, center=True, min_samples=1)
+        sig = global_sigma(y) * 1.2533 / np.sqrt(w)
+        lo = int(n * self.skip_fraction)
+        i_best = lo + int(np.nanargmax(sm[lo:]))
+        best = float(sm[i_best])
+        first = float(np.median(y[:max(3, n // 20)]))
+        tail = float(np.median(y[-max(5, n // 10):]))
+        gained, lost = best - first, best - tail
+        if gained <= 0 or lost < self.collapse_share * gained or lost < self.min_rise_sigmas * sig:
+            return []
+        i0 = _onset(-sm, i_best, n, -tail, self.onset_share)
+        after = sm[i0:]
+        fell = i0 + int(np.argmax(after < best - 0.5 * lost))
+        if n - fell < max(20, int(n * self.min_duration_fraction)) or np.mean(sm[fell:] < best - 0.5 * lost) < 0.8:
+            return []  # a late dip, or a fall it climbed back from
+        msg = (f"{series.label} collapsed: from {float(sm[i0]):.4g} at step {int(step[i0])} it fell to {tail:.4g} "
+               f"by step {int(step[-1])} and stayed down, losing {lost / gained:.0%} of what the run had gained "
+               f"(from {first:.4g}): the policy got worse and did not come back")
+        return [Finding(kind="divergence", code=self.code, run=ctx.run, metric=series.metric, severity="warning",
+                        message=msg, start_step=int(step[i0]), magnitude=float(lost / gained),
+                        evidence={"turn_value": float(sm[i0]), "end_value": tail, "first_value": first,
+                                  "lost_share": float(lost / gained), "last_step": int(step[-1]),
+                                  "higher_is_better": True})]
 
     def _below_zero(self, series: Series, ctx: RunContext, step: np.ndarray, value: np.ndarray) -> Finding | None:
         """A loss that falls through zero and keeps going: its last tenth `runaway_orders`
@@ -135,7 +183,7 @@ class DivergenceDetector(Detector):
                        evidence={"turn_value": float(value[i0]), "end_value": tail, "unbounded_below": True,
                                  "orders_of_magnitude": orders, "last_step": int(step[-1])})
 
-    def _rise(self, y, sm, i_min: int, end: int, is_log: bool, sig: float):
+    def _rise(self, y, sm, i_min: int, end: int, is_log: bool, sig: float, w: int):
         """(tail level, rank correlation, largest jump's share) when y rises from the
         turning point `i_min` to the point before `end` as a divergence does: large against
         the level and the noise, mostly monotone, not made of one jump, still near its top
@@ -154,8 +202,7 @@ class DivergenceDetector(Detector):
         rho = rank_correlation(post) if post.size > 2 else 0.0
         if not np.isfinite(rho) or rho < self.min_monotonic:
             return None
-        jumps = np.diff(y[i_min:end])
-        jump = float(np.max(rolling_median(jumps, 3, center=True))) if jumps.size > 3 else 0.0
+        jump = _largest_step(y[i_min:end], max(2, min(w // 2, post.size // 8)))
         big_jump = float(np.nanmax(np.diff(post)))
         if max(big_jump, jump) > self.max_jump_share * rise:
             return None
@@ -221,6 +268,28 @@ def short_rise(series: Series, ratio: float) -> dict | None:
     peak = i + 1 + a + int(np.argmax(seg))
     return {"start": int(step[i]), "end": int(step[i + 1 + b]), "peak": int(step[peak]), "low": float(v[i]),
             "ratio": float(v[peak] / v[i]), "points": int(length)}
+
+
+def _onset(sm: np.ndarray, i_min: int, end: int, tail: float, share: float) -> int:
+    """The last index from `i_min` on where the smoothed curve is within `share` of the rise
+    (to `tail`) above its minimum, when the curve wandered on that floor until then; `i_min`
+    when it was already climbing steadily from there (the slow start of a rise is the rise)."""
+    within = np.flatnonzero(sm[i_min:end] <= sm[i_min] + share * (tail - sm[i_min]))
+    j = i_min + int(within[-1]) if within.size else i_min
+    if j - i_min < 3 or rank_correlation(sm[i_min:j + 1]) > 0.5:
+        return i_min
+    return j
+
+
+def _largest_step(y: np.ndarray, k: int) -> float:
+    """The largest rise of the level between the `k` points before and the `k` after any point
+    (medians): a one-step jump that stays shows in full, while a noisy per-batch loss's
+    point-to-point swings (a 10% sd around a creeping trend) cancel in the medians."""
+    if y.size < 2 * k + 1:
+        return float(np.nanmax(np.diff(y))) if y.size > 1 else 0.0
+    win = np.lib.stride_tricks.sliding_window_view(y, k)
+    med = np.median(win, axis=1)  # med[i] = median(y[i:i+k])
+    return float(np.max(med[k:] - med[:-k]))
 
 
 def _fell(series: Series) -> bool:
