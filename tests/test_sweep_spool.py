@@ -13,6 +13,7 @@ import gc
 import io
 import json
 import os
+import shutil
 import weakref
 from pathlib import Path
 
@@ -22,6 +23,7 @@ import pytest
 from rich.console import Console
 
 import detector_cases as cases
+from conftest import FIXTURES
 
 from spikelens import api
 from spikelens.model.report import RunReport
@@ -69,6 +71,7 @@ def linked_sweep(tmp_path_factory) -> Path:
     _write(root / "shift_more" / "metrics.csv", *_shifted(6, 3.0, at=2995))  # over six runs: three make a quorum
     _write(root / "shift_small" / "metrics.csv", *_shifted(3, 1.0))
     _write(root / "shift_none" / "metrics.csv", *_shifted(4, 0.0))
+    shutil.copytree(FIXTURES / "relaunches" / "detectron2_mirror", root / "mirror")  # two writers, one run
     return root
 
 
@@ -119,6 +122,7 @@ def test_every_output_is_the_same_from_the_spool(both):
     # the sweep holds what the spool must carry over: renames, links across runs and ranks, a confirmed shift
     runs = {r["run"]: r for r in json.loads(a["json"])["runs"]}
     assert {"a/run", "b/run", "c/run", "d/run"} <= set(runs)
+    assert len(runs) == 13 and any("hold(s) the same curves" in w for w in spooled.warnings)
     spike = next(f for f in runs["a/run"]["findings"] if f["kind"] == "spike")
     assert spike["causes"][0]["cause"] == "data" and spike["causes"][0]["numbers"]["runs"] == ["b/run", "c/run"]
     ranked = [f for r in runs.values() for f in r["findings"] if "ranks" in f.get("evidence", {})]

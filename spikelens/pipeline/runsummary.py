@@ -24,7 +24,8 @@ from ..naming import rename_report
 from .spool import Spool
 
 LINK_EVIDENCE = ("steps", "bad_batch", "largest", "window_steps")
-"""The evidence keys `explain.crossrun` reads; an outlier's `largest` items keep their step and ratio."""
+"""The evidence keys `explain.crossrun` reads (`steps` of a bad-batch finding only); an outlier's
+`largest` items keep their step and ratio."""
 MIRROR_STATS = ("main_metric", "first_step", "last_step", "points", "first_value", "last_value")
 """The stats `explain.mirrors` compares."""
 _EMPTY: Any = MappingProxyType({})  # read-only: the links never write a stub's evidence
@@ -51,7 +52,7 @@ class Stub:
 
 
 def _link_evidence(ev: dict[str, Any]) -> Any:
-    kept = {k: ev[k] for k in LINK_EVIDENCE if k in ev}
+    kept = {k: ev[k] for k in LINK_EVIDENCE if k in ev and (k != "steps" or ev.get("bad_batch"))}
     if not kept:
         return _EMPTY
     if "largest" in kept:
@@ -59,18 +60,37 @@ def _link_evidence(ev: dict[str, Any]) -> Any:
     return MappingProxyType(kept)
 
 
+class _Stats:
+    """The stats mirrors compare, read as a dict (a sixth of one's size)."""
+
+    __slots__ = MIRROR_STATS
+
+    def __init__(self, stats: dict[str, Any]) -> None:
+        for k in MIRROR_STATS:
+            setattr(self, k, stats.get(k))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = getattr(self, key, None) if key in MIRROR_STATS else None
+        return default if value is None else value
+
+    def __getitem__(self, key: str) -> Any:
+        value = self.get(key)
+        if value is None:
+            raise KeyError(key)
+        return value
+
+
 class RunSummary:
     """A run as the cross-run work reads it; `index` is its report's place in the spool."""
 
-    __slots__ = ("index", "run", "sources", "formats", "points", "stats", "metrics", "findings", "_spool")
+    __slots__ = ("index", "run", "sources", "formats", "points", "stats", "findings", "_spool")
 
     frame = None  # renaming relabels no frame here: the full report's is relabelled when read back
 
     def __init__(self, index: int, rep: RunReport, spool: Spool) -> None:
         self.index, self.run, self._spool = index, rep.run, spool
-        self.sources, self.formats, self.points = rep.sources, rep.formats, rep.points
-        self.stats = {k: rep.stats[k] for k in MIRROR_STATS if k in rep.stats}
-        self.metrics = rep.metrics
+        self.sources, self.formats, self.points = tuple(rep.sources), tuple(rep.formats), rep.points
+        self.stats = _Stats(rep.stats)
         self.findings: list = [Stub(i, f) for i, f in enumerate(rep.findings)]
 
     @property
