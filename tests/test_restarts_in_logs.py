@@ -55,7 +55,8 @@ def test_jsonl_killed_attempts_and_a_rollback_to_a_checkpoint(tmp_path):
     assert killed.evidence["restarts"] == 2 and "2 attempts stopped early" in killed.message
     assert rollback.severity == "warning" and (rollback.extra["resume_step"], rollback.extra["rolled_back_from"]) == \
         (7520, 7580)
-    assert not _kinds(run, "step_reset")
+    (restart,) = _kinds(run, "step_reset")  # the note that the counter went back to the start, no reset warning
+    assert restart.severity == "info" and restart.evidence["killed_early"] and restart.start_step == 20
 
 
 def test_jsonl_with_every_line_written_twice_by_two_ranks_is_one_launch(tmp_path):

@@ -180,9 +180,12 @@ def test_a_short_first_run_after_which_a_longer_one_goes_past_it_is_the_same_run
     (10% of the way): an attempt killed early and started again, a note."""
     a, b = curve(1000, 11), curve(1000, 12)
     st = stitch_run(make_run([part(a, 0, 100), part(b, 0, 999)]))
-    (f,) = st.findings
+    f, reset = st.findings
     assert f.kind == "resume_overlap" and f.severity == "info" and f.evidence["killed_early"] is True
     assert "stopped at step 100" in f.message and st.segments[1]["launch"] == "rollback"
+    # the counter went back to the beginning: told as a restart too (what a reader of the log sees)
+    assert (reset.kind, reset.severity, reset.start_step, reset.end_step) == ("step_reset", "info", 0, 100)
+    assert "went back to step 0 once" in reset.message
 
 
 def test_appended_runs_supersede_the_longer_earlier_run_whole():

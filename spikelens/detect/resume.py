@@ -368,6 +368,27 @@ def killed_attempts_finding(run: str, bs: list[Boundary], segments: list[dict] |
                           "restarts": len(bs)})
 
 
+def restarted_attempts_finding(run: str, bs: list[Boundary]) -> Finding:
+    """SL302 (info) beside `killed_attempts_finding`: the step counter went back to the run's
+    beginning, since each attempt started training again from scratch (not from a checkpoint).
+    What a reader of the log sees first ("it restarted from iteration 0 three times"); the
+    overlap note says what the timeline kept."""
+    reached = [b.prev_last_step for b in bs]
+    first = bs[0].first_step
+    times = "once" if len(bs) == 1 else f"{len(bs)} times"
+    msg = (f"the step counter went back to step {first} {times}: launch{'es' if len(bs) > 1 else ''} "
+           f"{launch_list([b.segment + 1 for b in bs])} started training again from the beginning after the "
+           f"attempt{'s' if len(bs) > 1 else ''} before stopped at step{'s' if len(bs) > 1 else ''} "
+           f"{', '.join(str(r) for r in reached)}")
+    ev = boundary_evidence(bs[0])
+    ev.update({"from_scratch": True, "killed_early": True, "main_metric": bs[0].main_metric,
+               **_restarts_evidence(bs)})
+    return Finding(kind="step_reset", code=RESET_CODE, run=run, metric=None, severity="info", message=msg,
+                   start_step=bs[0].logged_first_step, end_step=max(reached), evidence=ev,
+                   extra={"resume_step": first, "logged_first_step": bs[0].logged_first_step, "step_offset": 0,
+                          "rolled_back_from": max(reached), "restarts": len(bs)})
+
+
 def empty_launch_finding(run: str, empty: list[dict], segments: list[dict]) -> Finding:
     """SL307 (info): launches that started and stopped before their first logged value,
     one finding with their count. Alone it is a note: an empty restart file beside a
@@ -431,6 +452,8 @@ def boundary_findings(run: str, boundaries: list[Boundary], segments: list[dict]
         out.append(relogged_by_reruns_finding(run, appended))
     if killed:
         out.append(killed_attempts_finding(run, killed, None if appended else segments))
+        if not all(killed_at_start(b) for b in killed):  # one step logged twice: the note says it all
+            out.append(restarted_attempts_finding(run, killed))
     empty = empty_launches(segments)
     if not appended and not killed and empty:
         out.append(empty_launch_finding(run, empty, segments or []))

@@ -158,7 +158,7 @@ def verdict(run: RunReport) -> str:
         say(hits)
         if kind == "step_reset":
             appended = [f for f in hits if f.evidence.get("appended_runs")]
-            hits = [f for f in hits if not f.evidence.get("appended_runs")]
+            hits = [f for f in hits if not f.evidence.get("appended_runs") and not f.evidence.get("killed_early")]
             for f in appended:
                 add(f"{f.evidence['appended_runs']} runs appended to one log (each from step "
                     f"{f.extra.get('resume_step', _step(f))}; the last one is judged)", [f])
