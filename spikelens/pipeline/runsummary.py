@@ -146,6 +146,15 @@ class SpooledRuns(Sequence):
         return bool(self.summaries)
 
 
+def by_name(runs: Sequence) -> Sequence:
+    """The runs sorted by name, as the terminal and markdown reports list them: for a
+    spooled sweep a view in that order that reads each run back when asked (sorting the
+    runs themselves would read them all into memory at once)."""
+    if isinstance(runs, SpooledRuns):
+        return SpooledRuns(runs.spool, sorted(runs.summaries, key=lambda s: s.run))
+    return sorted(runs, key=lambda r: r.run)
+
+
 def summaries_report(report: Report, summaries: list[RunSummary]) -> Report:
     """A report whose runs are the summaries (what mirrors, naming and links work on)."""
     return Report(command=report.command, runs=summaries)  # type: ignore[arg-type]

@@ -9,6 +9,7 @@ import re
 from ..model.finding import Finding
 from ..explain.catalog import next_steps
 from ..model.report import Report, RunReport
+from ..pipeline.runsummary import by_name
 from .sparkline import chart, neighbourhood
 from .verdict import (counts_text, final_loss_text, loss_story, segments_text, span_text, split_findings,
                       status, steps_text, verdict)
@@ -35,7 +36,7 @@ def code(text: str) -> str:
 
 def render_markdown(report: Report, *, charts: bool = True) -> str:
     """The whole report as one markdown document (ends with a newline)."""
-    runs = sorted(report.runs, key=lambda r: r.run)
+    runs = by_name(report.runs)  # a spooled sweep's runs are read back one at a time
     out: list[str] = [f"# spikelens {report.command}: {_headline(runs)}", ""]
     if runs:
         out += summary_table(runs) + [""]
@@ -45,7 +46,7 @@ def render_markdown(report: Report, *, charts: bool = True) -> str:
     if report.warnings:
         out += ["## Warnings while reading", ""]
         out += [f"- {escape(w)}" for w in report.warnings] + [""]
-    if report.findings():
+    if any(run.findings for run in runs):  # not report.findings(): every finding of a sweep at once
         out += ["---", "", "More on any kind or cause: `spikelens explain NAME`.", ""]
     return "\n".join(out).rstrip("\n") + "\n"
 

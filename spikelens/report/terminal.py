@@ -17,6 +17,7 @@ from ..model.finding import Finding
 from ..coverage import has_loss
 from ..explain.catalog import next_steps
 from ..model.report import Report, RunReport
+from ..pipeline.runsummary import by_name
 from .sparkline import chart, neighbourhood
 from .verdict import (counts_text, final_loss_text, loss_story, segments_text, span_text, split_findings,
                       status, steps_text, verdict)
@@ -36,7 +37,7 @@ def render_terminal(report: Report, console: Console, *, verbose: bool = False, 
     `verbose` shows info findings in full (not one line each); `quiet` (sweeps) only the
     verdict line of each run with problems, then the headline.
     """
-    runs = sorted(report.runs, key=lambda r: r.run)
+    runs = by_name(report.runs)  # a spooled sweep's runs are read back one at a time
     if quiet:
         for run in runs:
             if status(run) != "ok":
@@ -51,7 +52,7 @@ def render_terminal(report: Report, console: Console, *, verbose: bool = False, 
         if run.findings:
             console.print()
             console.print(run_details(run, verbose=verbose, charts=charts))
-    if report.findings():
+    if any(run.findings for run in runs):  # not report.findings(): every finding of a sweep at once
         console.print()
         console.print(Text("More on any kind or cause: spikelens explain NAME (e.g. spikelens explain spike)",
                            style="dim"))
