@@ -136,3 +136,18 @@ def test_a_noisy_loss_that_climbs_after_a_floor_diverged_from_the_floors_end(tmp
     path.write_text("step,loss\n" + "".join(f"{a},{b:.4f}\n" for a, b in zip(s, loss)))
     (d,) = _of(_run(path), "divergence")
     assert d.severity == "error" and 250 <= d.start_step <= 450 and d.evidence["lowest_step"] <= d.start_step
+
+
+def test_a_loss_that_never_went_below_its_first_value_never_learned(tmp_path):
+    """A probe's single-batch loss: 2.35 at its first log, then about 3.0 (noise 8%) for 27
+    logs; the same noise around a first value puts about half the points below it: silent."""
+    rng = np.random.default_rng(7)
+    noise = np.exp(0.08 * rng.standard_normal(27))
+    for name, first, rest in (("worse", 2.35, 3.0 * noise), ("flat", 1.9, 1.9 * noise)):  # (1.9: no chance level)
+        path = tmp_path / name / "metrics.csv"
+        path.parent.mkdir()
+        rows = [(49, first)] + [(49 + 50 * (i + 1), v) for i, v in enumerate(rest)]
+        path.write_text("step,train_loss\n" + "".join(f"{a},{b:.4f}\n" for a, b in rows))
+    (p,) = _of(_run(tmp_path / "worse" / "metrics.csv"), "plateau")
+    assert p.severity == "info" and p.start_step == 49 and "never went below its first logged value" in p.message
+    assert not _of(_run(tmp_path / "flat" / "metrics.csv"), "plateau")

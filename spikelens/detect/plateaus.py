@@ -146,7 +146,8 @@ class PlateauDetector(Detector):
             or self._never_learned(s, y, is_log, m)
         if found is None:
             return []
-        found["a"] = _settled_from(y, found["a"], found["b"])
+        if not found.get("above_start"):
+            found["a"] = _settled_from(y, found["a"], found["b"])
         return [self._finding(series, ctx, s, y, is_log, found)]
 
     def _reward_flat(self, series: Series, ctx: RunContext) -> list[Finding]:
@@ -348,6 +349,10 @@ class PlateauDetector(Detector):
         if m < 20 or not is_log or s[0] > 0.05 * max(s[-1], 1) and s[0] >= 100:
             return None  # too few points, a loss around zero, or a continuation (flat may be converged)
         z, moved = _movement(y)
+        if (y[1:] > y[0]).all() and z <= self.max_z:
+            # every later point above the first: a flat level would put about half of them below
+            # it, however noisy the run (a probe whose loss went from 2.35 to about 3.0)
+            return {"how": "never", "a": 0, "b": m, "z": z, "moved": moved, "chance": None, "above_start": True}
         if abs(z) > self.max_z:
             return None
         if self._blind(y):
@@ -376,10 +381,17 @@ class PlateauDetector(Detector):
             msg = (f"{series.label} was stuck near {level:.4g} {span} (moved {pct:+.1f}%) and then fell "
                    + (f"{drop:.0f}%" if is_log else f"by {drop:.4g}")
                    + f" in as many steps: a plateau it broke out of late" + (f"; {chance}" if k else ""))
+        elif f.get("above_start"):
+            msg = (f"{series.label} never went below its first logged value ({float(np.exp(y[0]) if is_log else y[0]):.4g} "
+                   f"at step {int(s[0])}): all {b - a - 1} later points to {'the end' if b == y.size else f'step {end}'} stayed "
+                   f"above it (median {level:.4g}): "
+                   f"the model is not learning")
         else:
             msg = (f"{series.label} never left its first level: {level:.4g} {span} (moved {pct:+.1f}%, within "
                    f"its noise): the model is not learning")
-        return Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric, severity="warning",
+        # every point above the first is a strong test but a noisy one's level is unknown: a note
+        severity = "info" if f.get("above_start") else "warning"
+        return Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric, severity=severity,
                        message=msg, start_step=start, end_step=end,
                        evidence={"reading": f["how"], "level": level, "moved_percent": float(pct),
                                  "robust_z": float(f["z"]), "chance_classes": k, "points": int(b - a),
