@@ -152,11 +152,12 @@ def _scan(src: str, pattern: re.Pattern, first: bool = False) -> list[int]:
     try:
         if "://" in src or not p.is_file() or p.stat().st_size > MAX_SCAN_BYTES:
             return []
+        with p.open("rb") as fh:
+            if b"\0" in fh.read(4096):
+                return []  # an event file or a database, not a text log (not read whole)
         data = p.read_bytes()
     except OSError:
         return []
-    if b"\0" in data[:4096]:
-        return []  # an event file or a database, not a text log
     out = []
     for m in pattern.finditer(data):
         out.append(int(m.group(1)))
