@@ -19,7 +19,7 @@ from .frame import SCHEMA, conform
 from .importers.base import Importer, Table, read_head
 from .naming import key_name
 from .sanitize import shown
-from .segments import relogs_a_step, split_ids, with_declared
+from .segments import relogs_a_step, restart_record_order, split_ids, with_declared
 
 SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "node_modules", ".ipynb_checkpoints"}
 
@@ -305,6 +305,8 @@ def _build_run(name: str, tables: list[Table]) -> Run:
             next_segment += 1
         if t.meta:  # per launch (a W&B branch_point, TB purge steps) for the stitcher
             meta.setdefault("segment_meta", {}).setdefault(base, {}).update(t.meta)
+        if t.meta.get("step.from") == "order":  # a record count: a second training shows in its epoch
+            t = replace(t, frame=restart_record_order(t.frame))
         local = split_ids(t.frame)
         if local is not None and not relogs_a_step(t.frame):
             # the step goes back but no step is ever logged twice: rows out of order (merged

@@ -140,3 +140,37 @@ def relogs_a_step(frame: pl.DataFrame) -> bool:
     """Does any metric log the same step twice? A relaunch from a checkpoint always does
     (it re-logs the steps after the checkpoint); rows merely out of order never do."""
     return frame.select(pl.struct("metric", "step").is_duplicated().any()).item()
+
+
+EPOCH_DROP = 0.5
+"""How far below its highest value so far an `epoch` must fall to say the training started again."""
+
+
+def restart_record_order(frame: pl.DataFrame) -> pl.DataFrame:
+    """A table whose step is the order of its records (HF Trainer's console dicts carry no step)
+    where the `epoch` value falls back (3.0, then 1.0): a second training appended to the log.
+    Each training's records are counted from the table's first step again, so the step goes
+    back where the epoch did and the launches are told apart as any appended run is. The rows
+    from the one after the previous `epoch` row on belong to the new training (the epoch is the
+    last key of a Trainer dict). The frame unchanged when the epoch never falls back."""
+    is_epoch = pl.col("metric").cast(pl.String).str.to_lowercase() == "epoch"
+    ep = frame.with_row_index("_i").filter(is_epoch & pl.col("value").is_finite())
+    if ep.height < 2:
+        return frame
+    values, rows = ep.get_column("value").to_numpy(), ep.get_column("_i").to_numpy()
+    found, at = [], 0
+    while at < values.size - 1:  # the highest epoch so far starts again with each training
+        top = np.maximum.accumulate(values[at:])
+        fall = np.flatnonzero(values[at + 1:] < top[:-1] - EPOCH_DROP)
+        if fall.size == 0:
+            break
+        at += int(fall[0]) + 1
+        found.append(int(rows[at - 1]) + 1)
+    if not found:
+        return frame
+    starts = np.asarray(found, dtype=np.int64)
+    steps = frame.get_column("step").to_numpy().copy()
+    first = int(steps.min())
+    part = np.searchsorted(starts, np.arange(frame.height), side="right")
+    base = np.concatenate([[0], steps[starts] - first])
+    return frame.with_columns(step=pl.Series(steps - base[part], dtype=frame.schema["step"]))

@@ -45,3 +45,34 @@ def test_a_per_epoch_counter_within_its_total_keeps_the_stated_width(tmp_path, n
     run = _run(path)
     steps = run.frame.filter(run.frame["metric"] == "total_loss").get_column("step")
     assert not _kinds(run, "resume_overlap", "step_reset") and int(steps.max()) == 2 * 530 + 529
+
+
+def _hf_dicts(epochs: int, per_epoch: int, loss0: float, seed: int) -> list[str]:
+    """What HF Trainer prints to the console: `{'loss': ..., 'learning_rate': ..., 'epoch': ...}`
+    (no step), an eval dict at each epoch's end, the train summary at the end."""
+    rng = np.random.default_rng(seed)
+    out, n = [], epochs * per_epoch
+    for k in range(1, n + 1):
+        loss = loss0 * np.exp(-3 * k / n) * (1 + 0.05 * rng.standard_normal())
+        out.append(f"{{'loss': {loss:.4f}, 'learning_rate': {2e-5 * (1 - k / n):.3e}, 'epoch': {k / per_epoch:.2f}}}\n")
+        if k % per_epoch == 0:
+            out.append(f"{{'eval_loss': {loss * 1.1:.4f}, 'eval_runtime': 16.8, 'epoch': {k / per_epoch:.1f}}}\n")
+    out.append(f"{{'train_runtime': 2331.9, 'train_loss': {loss0 / 5:.4f}, 'epoch': {float(epochs):.1f}}}\n")
+    return out
+
+
+def test_a_second_hf_training_appended_to_a_console_log_is_a_new_run(tmp_path, no_workers):
+    path = tmp_path / "train_log.txt"  # the dicts carry no step: the step is their order
+    path.write_text("".join(["Starting training\n", *_hf_dicts(3, 5, 1.6, 1), "Starting training\n",
+                             *_hf_dicts(4, 5, 0.9, 2)]))
+    run = _run(path)
+    (f,) = [f for f in _kinds(run, "step_reset") if f.evidence.get("appended_runs")]
+    assert f.severity == "info" and f.evidence["appended_runs"] == 2 and f.start_step == 0
+    assert not [f for f in run.findings if f.kind == "spike" and f.severity != "info"]  # the new run's start
+
+
+def test_one_hf_training_whose_epoch_only_rises_is_one_launch(tmp_path, no_workers):
+    path = tmp_path / "train_log.txt"
+    path.write_text("".join(_hf_dicts(4, 6, 1.6, 3)))
+    run = _run(path)
+    assert len(run.segments) == 1 and not _kinds(run, "step_reset", "resume_overlap")
