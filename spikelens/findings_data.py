@@ -18,7 +18,7 @@ import secrets
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 from urllib.parse import quote
 
 import polars as pl
@@ -75,20 +75,36 @@ def is_folder(path: Path) -> bool:
     return path.is_dir() or path.suffix.lower() != ".parquet"
 
 
+CHUNK_RUNS = 256
+"""Runs whose rows are built and written together (`row_chunks`): a sweep's rows are
+never all in memory at once."""
+
+
 def rows(report: Report, states: dict[str, tuple[GroupState, list[RunReport]]] | None = None) -> pl.DataFrame:
     """The table: each run's row, then its findings' rows. `states` maps a group key to
     its state and the reports of its runs (the state is written on the first run's row)."""
+    chunks = list(row_chunks(report, states))
+    return pl.concat(chunks) if chunks else pl.DataFrame(schema=SCHEMA)
+
+
+def row_chunks(report: Report, states: dict[str, tuple[GroupState, list[Any]]] | None = None,
+               runs_per_chunk: int = CHUNK_RUNS) -> Iterator[pl.DataFrame]:
+    """The table of `rows`, `runs_per_chunk` runs at a time (a run's rows are in one chunk)."""
     states = states or {}
     first_run_of = {id(runs[0]): st for st, runs in states.values() if runs}
     group_of = {id(r): st.key for st, runs in states.values() for r in runs}
     out: list[dict[str, Any]] = []
     # a spooled sweep's states name its runs' summaries; its runs are read back one at a time
     named = getattr(report.runs, "summaries", report.runs)
-    for who, r in zip(named, report.runs):
+    for i, (who, r) in enumerate(zip(named, report.runs), 1):
         st = first_run_of.get(id(who))
         out.append(_run_row(r, group_of.get(id(who)), st))
         out.extend(_finding_row(r, f) for f in r.findings)
-    return pl.DataFrame(out, schema=SCHEMA, orient="row") if out else pl.DataFrame(schema=SCHEMA)
+        if i % runs_per_chunk == 0:
+            yield pl.DataFrame(out, schema=SCHEMA, orient="row")
+            out = []
+    if out:
+        yield pl.DataFrame(out, schema=SCHEMA, orient="row")
 
 
 def _run_row(r: RunReport, group: str | None, st: GroupState | None) -> dict[str, Any]:
@@ -139,16 +155,21 @@ def _float(x: Any) -> float | None:
     return None if x is None else float(x)
 
 
-def write(path: Path, table: pl.DataFrame, old_hashes: dict[str, str] | None = None) -> None:
-    """Write the table to a file, or to a folder partitioned by run, atomically; in a
-    folder, a run whose rows hash as they did (`old_hashes`, read from it before) is not
-    written again, and runs no longer in the table lose the partition this dataset wrote."""
+def write(path: Path, table: pl.DataFrame | Iterable[pl.DataFrame], old_hashes: dict[str, str] | None = None) -> None:
+    """Write the table (or its chunks, `row_chunks`, a run's rows in one) to a file, or to a
+    folder partitioned by run, atomically; in a folder, a run whose rows hash as they did
+    (`old_hashes`, read from it before) is not written again, and runs no longer in the
+    table lose the partition this dataset wrote."""
+    chunks = [table] if isinstance(table, pl.DataFrame) else table
     try:
         if is_folder(path):
-            _write_folder(path, table, old_hashes or {})
+            _write_folder(path, chunks, old_hashes or {})
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(path, table.write_parquet)
+            if isinstance(table, pl.DataFrame):
+                atomic_write(path, table.write_parquet)
+            else:
+                atomic_write(path, lambda tmp: _write_chunks(tmp, chunks))
     except OSError as exc:
         raise UsageError(f"{path}: cannot write findings ({exc.strerror or exc})") from None
 
@@ -191,14 +212,32 @@ def locked(path: Path | None) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _write_folder(root: Path, table: pl.DataFrame, old_hashes: dict[str, str]) -> None:
+def _write_chunks(path: Path, chunks: Iterable[pl.DataFrame]) -> None:
+    """One Parquet file, a row group per chunk (zstd, as Polars writes)."""
+    import pyarrow.parquet as pq
+
+    writer = None
+    try:
+        for chunk in chunks:
+            arrow = chunk.to_arrow()
+            if writer is None:
+                writer = pq.ParquetWriter(str(path), arrow.schema, compression="zstd")
+            writer.write_table(arrow)
+    finally:
+        if writer is not None:
+            writer.close()
+    if writer is None:  # no run: the empty table, as `rows` gives it
+        pl.DataFrame(schema=SCHEMA).write_parquet(path)
+
+
+def _write_folder(root: Path, chunks: Iterable[pl.DataFrame], old_hashes: dict[str, str]) -> None:
     root.mkdir(parents=True, exist_ok=True)
     old = _manifest(root) or {}  # read (and a damage warned) once
     _recover(root, old)
     commit = secrets.token_hex(6)
     atomic_write_text(root / PENDING, json.dumps({"commit": commit, "replaces": old}))
     parts: dict[str, str] = {}
-    for (run,), part in table.group_by("run", maintain_order=True):
+    for (run,), part in (g for table in chunks for g in table.group_by("run", maintain_order=True)):
         folder = f"run={quote(str(run), safe='')}"
         digest = rows_hash(part)
         kept = old.get(folder)

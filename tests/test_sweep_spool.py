@@ -212,3 +212,18 @@ def test_a_spool_reads_back_what_it_was_given_and_is_removed():
     folder = s.folder
     s.close()
     assert not os.path.exists(folder)
+
+
+def test_a_dataset_file_written_in_chunks_is_the_table(both, tmp_path):
+    """Dataset rows are built and written a few runs at a time (a file: a row group each)."""
+    from spikelens import findings_data
+
+    held, spooled, _ = both
+    whole = findings_data.rows(held)
+    findings_data.write(tmp_path / "chunked.parquet", findings_data.row_chunks(spooled, runs_per_chunk=3))
+    back = pl.read_parquet(tmp_path / "chunked.parquet")
+    assert back.equals(whole) and whole.height > len(held.runs)
+    findings_data.write(tmp_path / "folder", findings_data.row_chunks(spooled, runs_per_chunk=3))
+    cols = [c for c in whole.columns if c != "rows_hash"]
+    assert findings_data.read(tmp_path / "folder").select(cols).sort("run", maintain_order=True).equals(
+        whole.select(cols).sort("run", maintain_order=True))

@@ -89,7 +89,7 @@ def _sweep(roots: list[Path], cfg: Config, detector_params: dict | None, executo
                 diagnostics.warn(line)
         _cross_run(report, spooled)
         if findings:  # still collecting: a damaged partition replaced is a warning of this sweep
-            findings_data.write(findings, findings_data.rows(report, states), hashes)
+            findings_data.write(findings, findings_data.row_chunks(report, states), hashes)  # streamed
     report.warnings = diag.lines
     return report
 
