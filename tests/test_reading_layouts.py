@@ -160,3 +160,56 @@ def test_a_results_txt_whose_columns_add_up_to_no_total_is_refused_with_the_reas
     from spikelens.errors import FormatError
     with pytest.raises(FormatError, match="add up to no total column"):
         UltralyticsResultsTxtImporter().read(path)
+
+
+@pytest.mark.parametrize("line, values, line_phase", [
+    ("2023-05-15 22:50:17,398 INFO:Epoch 1: Train Loss=0.0717, Val Loss=0.0766",
+     {"Train_Loss": "0.0717", "val_Loss": "0.0766"}, None),
+    ("Val Loss=0.0766, Train Loss=0.0717, acc 0.5", {"val_Loss": "0.0766", "Train_Loss": "0.0717", "val_acc": "0.5"},
+     "val"),
+    ("2025-06-21 08:37:43,296 - INFO - Episode 0, Reward: 1.0, Loss: 0.2683, Avg Reward (100): 0.67",
+     {"Episode": "0", "Reward": "1.0", "Loss": "0.2683", "Avg_Reward_100": "0.67"}, None),
+    ("Epoch 0, Step 25, total used time 7.1781 (s), avg loss so far is 0.1097", {"avg_loss_so_far": "0.1097"}, None),
+    ("2023-10-02 23:08:57,029 seg INFO: Iters: 10/20000 || Lr: 0.019992 || Task Loss: 3.2864 || KD Loss: 1.6073|| "
+     "Cost Time: 0:00:20 || Estimated Time: 11:13:35", {"Lr": "0.019992", "Task_Loss": "3.2864", "KD_Loss": "1.6073"},
+     None),
+    ("2023-10-02 23:19:51,490 semantic_segmentation INFO: Sample: 1, Validation pixAcc: 0.009",
+     {"Sample": "1", "val_pixAcc": "0.009"}, None),
+])
+def test_keys_a_person_reads(line, values, line_phase):
+    from spikelens.importers.linetokens import tokenise
+
+    t = tokenise(line)
+    assert {n: line[s: s + k] for n, s, k in t.values} == values
+    assert t.evaluation == line_phase
+
+
+def test_train_and_validation_losses_on_one_line_per_epoch(tmp_path):
+    out = [f"2023-05-15 22:50:{e:02d},398 INFO:Epoch {e}: Train Loss={0.07 - e * 0.001:.4f}, "
+           f"Val Loss={0.08 - e * 0.001:.4f}" for e in range(1, 21)]
+    frame, meta = read(write(tmp_path, "training.log", out))
+    assert [s for s, _ in curve(frame, "Train_Loss")] == list(range(1, 21))
+    assert curve(frame, "val_Loss")[4] == (5, pytest.approx(0.075))
+    roles = infer_roles(frame.get_column("metric").unique().to_list())
+    assert roles["Train_Loss"] == "loss" and roles["val_Loss"] == "eval_loss"
+
+
+def test_what_was_not_read_is_said_by_the_shape_of_its_lines(tmp_path):
+    from spikelens.errors import FormatError
+
+    out = []
+    for i in range(30):
+        out.append(f"Epoch {i} finished after {i * 3} seconds with a mean of {i * 0.2:.2f} on the set")
+        out.append(f"{i} {i * 0.5:.2f} {3 - i * 0.01:.3f}")
+        if i % 3 == 0:
+            out.append(f"  lr ............ {i}")
+    path = write(tmp_path, "train.log", out)
+    imp = TextLogImporter()
+    assert imp.claims(path, path.read_bytes()[:4096])
+    with pytest.raises(FormatError) as err:
+        imp.read(path)
+    msg = str(err.value)
+    assert "\n" not in msg and "70 lines hold numbers but none is read" in msg
+    assert "30 lines of prose (e.g. line 1 'Epoch 0 finished" in msg
+    assert "30 lines whose numbers no key names (e.g. line 2 '0 0.00 3.000')" in msg
+    assert "10 lines of settings behind dotted leaders (e.g. line 3 'lr ............ 0')" in msg

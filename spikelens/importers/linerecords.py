@@ -630,18 +630,46 @@ def sniff(text: str, whole: bool, name: str = "") -> Verdict | None:
             return Verdict(True)  # a step in line order: the same keys line after line
         if not anchored:
             return None  # the same numbers line after line: a printout, not a log
+    numeric += [i for i, (line, t) in enumerate(zip(lines, temps))
+                if (t.setting or t.prose) and i not in set(numeric) and any(c.isdigit() for c in line)]
     non_empty = sum(1 for line in lines if line.strip())
     if len(numeric) >= 10 and len(numeric) >= 0.5 * non_empty:
-        first = numeric[0]
-        snippet = lines[first].strip()[:80]
-        if not records:
-            why = "no key names their numbers"
-        elif not anchored:
-            why = "no step counter, and no set of keys repeats on 5 lines"
-        else:
-            why = "their keys do not repeat from line to line"
-        return Verdict(False, f"{len(numeric)} lines hold numbers but {why}: e.g. line {first + 1} {snippet!r}")
+        return Verdict(False, unread_reason(lines, temps, sorted(numeric), set(anchored)))
     return None
+
+
+_WHY = {  # why lines of each kind were not read: said of all of them, and of a group of them
+    "unkeyed": ("no key names their numbers", "whose numbers no key names"),
+    "prose": ("their numbers stand in sentences", "of prose"),
+    "setting": ("they are settings behind dotted leaders (`name ..... 2`)", "of settings behind dotted leaders"),
+    "unanchored": ("no step counter, and no set of keys repeats on 5 lines",
+                   "of keyed numbers with no step counter, their keys on fewer than 5 lines"),
+    "unrepeated": ("their keys do not repeat from line to line", "whose keys do not repeat from line to line"),
+}
+
+
+def unread_reason(lines: list[str], temps: list[Template], numeric: list[int], anchored: set[int]) -> str:
+    """One line saying why the lines that hold numbers were not read, by what their shapes
+    hold: the commonest reasons first, each with its count and the first line of it (so a
+    user can write a pattern for it)."""
+    groups: dict[str, list[int]] = {}
+    for i in numeric:
+        t = temps[i]
+        why = ("setting" if t.setting else "prose" if t.prose else "unkeyed" if not t.values
+               else "unrepeated" if i in anchored else "unanchored")
+        groups.setdefault(why, []).append(i)
+    ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[1][0]))
+    if len(ranked) == 1:
+        why, rows = ranked[0]
+        return (f"{len(numeric)} lines hold numbers but {_WHY[why][0]}: e.g. line {rows[0] + 1} "
+                f"{_snippet(lines[rows[0]])!r}")
+    parts = [f"{len(rows)} lines {_WHY[why][1]} (e.g. line {rows[0] + 1} {_snippet(lines[rows[0]], 48)!r})"
+             for why, rows in ranked[:3]]
+    return f"{len(numeric)} lines hold numbers but none is read: " + "; ".join(parts)
+
+
+def _snippet(line: str, width: int = 80) -> str:
+    return " ".join(line.replace(CUT_MARK, "").split())[:width]
 
 
 _ZERO = str.maketrans("0123456789", "0000000000")

@@ -85,6 +85,7 @@ EVAL_WORDS = {"val": "val", "valid": "val", "validation": "val", "validate": "va
               "eval": "val", "evaluation": "val", "evaluate": "val", "evaluating": "val",
               "test": "test", "testing": "test"}
 _EVAL_NAMED = re.compile(r"(?i)(?:^|[_/\-. ])(?:val|valid|validation|eval|test|dev)(?:$|[_/\-. ])|^(?:val|eval|test)")
+_TRAIN_NAMED = re.compile(r"(?i)train(?:ing)?(?:$|[_/\-. ])")
 _KEY_COUNTS = {"last", "top", "first", "past", "over", "per", "every"}
 """Words after which an integer belongs to the key (`last 100 episodes:`, `top 5 acc:`)."""
 _KEY_TAIL = re.compile(r"[ \t]+[A-Za-z_][\w\-]*(?:[ \t]+[A-Za-z_][\w\-]*){0,2}[ \t]*[:=][ \t]*"
@@ -92,6 +93,10 @@ _KEY_TAIL = re.compile(r"[ \t]+[A-Za-z_][\w\-]*(?:[ \t]+[A-Za-z_][\w\-]*){0,2}[ 
 """What follows such a number: the rest of the key, a link and a value."""
 _PAIR_NEXT = re.compile(r"[ \t]+[-+]?(?:\d|\.\d|(?i:nan|inf))")
 _WORD_VALUES = {"True", "False", "None", "true", "false", "none", "null"}
+_COPULAS = {"is", "was", "are", "were", "equals"}
+"""Words that link a name to its number in a sentence a script prints (`avg loss so far is 0.11`)."""
+_WINDOW_TAIL = re.compile(r"\)[ \t]*[:=][ \t]*[-+]?(?:\d|\.\d|(?i:nan|inf))")
+"""What follows the window of a running mean in its key (`Avg Reward (100): 0.67`)."""
 _JOINERS = {"in", "at", "for", "of", "on", "after", "@", "the"}
 """Words joining a metric's name to the step it was taken at (`Total reward in global step 33: 1.37`)."""
 _LINKED_NEXT = re.compile(r"[ \t]*[:=][ \t]*[-+]?(?:\d|\.\d|(?i:nan|inf))")
@@ -134,6 +139,8 @@ class Template:
     """A step or epoch printed with thousands separators (`iter: 1,100`)."""
     loose: int = 0
     """Words that named nothing (prose around numbers: `with local batch size 8`)."""
+    setting: bool = False
+    """A setting behind a dotted leader (`lr ........ 0.1`): nothing on the line is read."""
 
     @property
     def prose(self) -> bool:
@@ -181,7 +188,7 @@ def tokenise(line: str) -> Template:
     clean, stamp, phase = _blanked(line)
     out = Template(stamp=stamp, evaluation=phase)
     if _LEADER.search(clean):
-        out.loose = 1
+        out.setting = True
         return out
     words: list[str] = []
     linked = False
@@ -193,11 +200,13 @@ def tokenise(line: str) -> Template:
     lead: list[str] = []  # the words before a counter's name (`Total reward in global step`)
     held: str | None = None  # their name, for the value after `step 33:`
     group: _Word | None = None  # a label naming the pairs after it (`Losses: x 0.27, y 0.25, total 15.1`)
+    key_phase: list[str | None] = [None]  # an evaluation word heading a key after other values: its phase
+    spoken = False  # a value named in a sentence (`... is 0.11`): the sentence is how the script logs it
 
     def drop(loose: list[str]) -> None:
         """Words that name nothing; an evaluation word among them marks the line
         (`| epoch 001 | valid on 'valid' subset | loss 8.9`)."""
-        out.loose += len(loose)
+        out.loose += sum(1 for w in loose if w not in _LEVELS)  # `INFO` is a logger's, no prose
         for w in loose:
             if w.lower() in EVAL_WORDS and out.evaluation is None:
                 out.evaluation = EVAL_WORDS[w.lower()]
@@ -218,11 +227,17 @@ def tokenise(line: str) -> Template:
         if len(run) > 1 and (_step_name(run[-1].lower()) or run[-1].lower() in EPOCH_NAMES):
             run = run[-1:]  # `checkpoint saved at it=100`: the step, not a metric of four words
         drop(words[: len(words) - len(run)])
-        run = [w for w in run if w not in _LEVELS]
+        levels = [i for i, w in enumerate(run) if w in _LEVELS]
+        if levels:  # `semantic_segmentation INFO: Sample: 1`: the logger's name and level are no key
+            drop(run[: levels[-1]])
+            run = run[levels[-1] + 1:]
         if len(run) > 1 and run[-1] in _UNITS:  # `memory(GiB)`
             run = run[:-1] + [_UNITS[run[-1]]]
         while run and run[0].lower() in EVAL_WORDS:
-            out.evaluation = out.evaluation or EVAL_WORDS[run[0].lower()]
+            if out.values and out.evaluation is None:  # `Train Loss=0.07, Val Loss=0.08`: this key's phase
+                key_phase[0] = EVAL_WORDS[run[0].lower()]
+            else:
+                out.evaluation = out.evaluation or EVAL_WORDS[run[0].lower()]
             run = run[1:]
         out.named_by_digits.extend(w.span for w in run if isinstance(w, _Word) and any(c.isdigit() for c in w))
         if not joined:
@@ -266,6 +281,8 @@ def tokenise(line: str) -> Template:
             continue
         if kind == "hard":
             held = None
+            if linked and _GAP in m.group("hard"):  # `Cost Time: 0:00:20`: a key whose value is blanked
+                words = []
             if m.group("hard").strip() != ",":
                 group = None
             drop(words)
@@ -318,6 +335,11 @@ def tokenise(line: str) -> Template:
             last_was_value = "num"
             continue
         after_paren = False
+        if (unit is None and words and not linked and _is_int(text) and clean[:start].endswith("(")
+                and _WINDOW_TAIL.match(clean, m.end())):
+            # `Avg Reward (100): 0.67`: the window of a running mean is part of its name
+            words.append(_Word(text, (start, end - start)))
+            continue
         if (unit is None and words and not linked and _is_int(text) and words[-1].lower() in _KEY_COUNTS
                 and _KEY_TAIL.match(clean, m.end())):
             # `Avg reward last 100 episodes: 0.96`, `top 5 acc: 0.9`: the number is part of the key
@@ -327,6 +349,10 @@ def tokenise(line: str) -> Template:
             words, linked = [], False
             continue
         lead.clear()
+        if len(words) >= 2 and not linked and words[-1].lower() in _COPULAS:
+            words, linked = words[:-1], ":"  # `avg loss so far is 0.11`: the words before `is` name it
+            spoken = True
+        key_phase[0] = None
         key = key_of()
         words, linked = [], False
         last_was_value = "num"
@@ -368,11 +394,13 @@ def tokenise(line: str) -> Template:
         if low in IGNORED:
             continue
         name = f"{key}_{suffix}" if suffix else key
+        if key_phase[0] is not None:
+            name = _eval_name(name, key_phase[0])
         if name not in seen:
             seen.add(name)
             out.values.append((name, start, end - start))
     drop(words)
-    if out.prose:
+    if out.prose and not spoken:
         out.values = []
     if out.evaluation is not None:
         out.values = [(_eval_name(n, out.evaluation), s, k) for n, s, k in out.values]
@@ -394,8 +422,9 @@ def _rank(low: str) -> int:
 
 
 def _eval_name(name: str, phase: str) -> str:
-    """An evaluation line's metric: its name when it says so already, else `val_NAME`."""
-    return name if _EVAL_NAMED.search(name) else f"{phase}_{name}"
+    """An evaluation line's metric: its name when it says so already (or names the training
+    side: `Train Loss` on a line that ends with `Val Loss`), else `val_NAME`."""
+    return name if _EVAL_NAMED.search(name) or _TRAIN_NAMED.match(name) else f"{phase}_{name}"
 
 
 # ------------------------------------------------------------------ tables with a header row
