@@ -41,7 +41,7 @@ import polars as pl
 
 from .model.finding import Finding
 from .detect.base import main_name_score
-from .detect.ended import crashed_before_logging_finding, ended_early_finding, launch_crash_findings
+from .detect.ended import crashed_before_logging_finding, ended_early_finding, launch_crash_findings, nan_crash_finding
 from .detect.resume import Boundary, Curve, boundary_findings, from_scratch, locate_reset
 from .detect.stats import median_interval
 from .discover import Run
@@ -72,7 +72,9 @@ def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol:
         frame = frame.sort("seq", maintain_order=True)
     if frame.height == 0:  # a log that ends in an error before any value: the crash is the finding
         crashed = crashed_before_logging_finding(run.name, run.meta or {})
-        return Stitched(frame=frame.with_columns(superseded=pl.lit(False)), findings=[crashed] if crashed else [])
+        died_of_nan = nan_crash_finding(run.name, run.meta or {}, crashed, None) if crashed else None
+        return Stitched(frame=frame.with_columns(superseded=pl.lit(False)),
+                        findings=[f for f in (crashed, died_of_nan) if f is not None])
     empty = [int(s["segment"]) for s in run.segments if s.get("points", 1) == 0]
     frame, renumbered = split_relaunches(frame, empty=empty)
     metrics = frame.get_column("metric").unique(maintain_order=True).to_list()
@@ -93,6 +95,9 @@ def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol:
     ended = _ended_early(run, frame, main)
     if ended is not None:
         findings.append(ended)
+    died_of_nan = _died_of_nan(run, frame, main, ended)
+    if died_of_nan is not None:
+        findings.append(died_of_nan)
     findings.extend(launch_crash_findings(run.name, run.meta or {}))
     return Stitched(frame=frame, findings=findings, segments=segments,
                     segment_starts=starts, boundaries=boundaries)
@@ -114,6 +119,20 @@ def _ended_early(run: Run, frame: pl.DataFrame, main: str | None) -> Finding | N
         last_epoch=float(epochs.max()) if epochs.len() and epochs.is_finite().any() else None,
         last_source=str(last.item(0, "source")),
         loss_ended_nonfinite=bool(losses is not None and losses.len() and not np.isfinite(losses[-1])))
+
+
+def _died_of_nan(run: Run, frame: pl.DataFrame, main: str | None, ended: Finding | None) -> Finding | None:
+    """SL201 when the log says after its last value that values went NaN (`detect.ended.nan_crash_finding`),
+    unless the main loss's own last point is already non-finite (its nan finding says so)."""
+    meta = run.meta or {}
+    if not meta.get("plan.error_nan"):
+        return None
+    live = frame.filter(~pl.col("superseded") & pl.col("value").is_not_null())
+    if main is not None:
+        loss = live.filter(pl.col("metric") == main).sort("step", "seq").get_column("value")
+        if loss.len() and not np.isfinite(loss[-1]):
+            return None
+    return nan_crash_finding(run.name, meta, ended, int(live.get_column("step").max()) if live.height else None)
 
 
 def merge_runs(runs: list[Run], name: str | None = None) -> Run:

@@ -126,3 +126,45 @@ def test_a_caught_error_mid_launch_whose_step_goes_on_is_no_crash(tmp_path, no_w
     path = tmp_path / "train.log"
     path.write_text(_iters(0, 150) + OOM.replace("torch.OutOfMemoryError", "ValueError") + _iters(151, 300))
     assert not _sl306(_run(path))
+
+
+# ------------------------------------------------------------------ a NaN the log says, not its curves
+
+
+def _ppo(epochs: int) -> str:
+    return "".join(f"Epoch: {e}, global_step={e * 3200}\nSPS: 5100, pg_loss: 0.0{e % 7 + 1}, v_loss: 0.{e % 5 + 1}\n"
+                   for e in range(1, epochs + 1))
+
+
+NAN_CRASH = ("Traceback (most recent call last):\n  File \"ppo.py\", line 410, in <module>\n"
+             "    action, logprob, _, value = agent.get_action_and_value(next_obs)\n"
+             "ValueError: Expected parameter loc (Tensor of shape (3200, 7)) of distribution Normal(loc: "
+             "torch.Size([3200, 7])) to satisfy the constraint Real(), but found invalid values:\n"
+             "tensor([[nan, nan, nan,  ..., nan, nan, nan],\n        [nan, nan, nan,  ..., nan, nan, nan]], "
+             "device='cuda:0', grad_fn=<CatBackward0>)\n")
+
+
+def test_a_crash_whose_error_says_nan_is_a_nan_at_the_last_step(tmp_path, no_workers):
+    path = tmp_path / "ppo.log"
+    path.write_text(_ppo(120) + NAN_CRASH)
+    run = _run(path)
+    (nan,) = [f for f in run.findings if f.kind == "nan"]
+    assert (nan.severity, nan.start_step, nan.metric) == ("error", 120 * 3200, None)
+    assert "found invalid values" in nan.evidence["nan_message"]
+    assert _sl306(run)[0].severity == "error"
+
+
+def test_a_run_stopped_by_its_own_nan_check_is_a_nan(tmp_path, no_workers):
+    path = tmp_path / "log.txt"  # DeiT/MAE: print("Loss is {}, stopping training"); sys.exit(1)
+    path.write_text(_ppo(80) + "Loss is nan, stopping training\n")
+    (nan,) = [f for f in _run(path).findings if f.kind == "nan"]
+    assert nan.start_step == 80 * 3200 and nan.evidence["nan_message"] == "Loss is nan, stopping training"
+
+
+def test_a_crash_without_nan_and_nan_values_read_as_values_are_not_this(tmp_path, no_workers):
+    path = tmp_path / "ppo.log"
+    path.write_text(_ppo(120) + OOM)  # an OOM names no NaN
+    assert not [f for f in _run(path).findings if f.kind == "nan"]
+    path.write_text(_ppo(120) + "Epoch: 121, global_step=387200\nSPS: 5100, pg_loss: nan, v_loss: nan\n" + OOM)
+    nans = [f for f in _run(path).findings if f.kind == "nan"]
+    assert nans and all(f.metric is not None for f in nans)  # the curves say it: no second finding from the text

@@ -101,6 +101,30 @@ def ended_early_finding(run: str, meta: dict[str, Any], *, first_step: int | Non
                    extra={"planned_steps": plan.get("planned_steps"), "planned_epochs": plan.get("planned_epochs")})
 
 
+def nan_crash_finding(run: str, meta: dict[str, Any], ended: Finding | None, last_step: int | None) -> Finding | None:
+    """SL201 `nan` for a run whose log says after its last value that values went NaN/inf
+    (`plan.error_nan`: a crash's `found invalid values: tensor([[nan, ...`, `Loss is nan,
+    stopping training`) while the logged curves were still finite: the NaN is what ended it,
+    so it leads the verdict. None when the log does not say so, or the loss itself already
+    showed it (the curve's nan finding says it then)."""
+    said = meta.get("plan.error_nan")
+    if not said or (ended is not None and ended.evidence.get("loss_ended_nonfinite")):
+        return None
+    step = ended.start_step if ended is not None else last_step
+    if step is None:
+        return None
+    logged = not (ended is not None and ended.evidence.get("values_logged") == 0)
+    where = f"after step {step}" if logged else "before logging any value"
+    error = meta.get("plan.error")
+    msg = (f"the run ended on NaN/inf values {where}, which its logged metrics did not show: {_short(str(said))}"
+           + (f" ({_short(str(error), 100)})" if error and str(error) != str(said) else ""))
+    ev = {"nan_message": str(said), "first_nonfinite_step": int(step), "from_log_message": True}
+    if error:
+        ev["error_line"] = str(error)
+    return Finding(kind="nan", code="SL201", run=run, metric=None, severity="error", message=msg,
+                   start_step=int(step), peak_step=int(step), end_step=int(step), evidence=ev)
+
+
 def launch_crash_findings(run: str, meta: dict[str, Any]) -> list[Finding]:
     """SL306 (info) for each earlier launch of a text log that died and was launched again
     (`plan.launch_errors`, see `textsignals.Signals.launch_errors`): the run went on, so it

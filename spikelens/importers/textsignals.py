@@ -35,6 +35,11 @@ _CRASH_LINE = (r"(?i)^(?:\[[^\]]*\]:?\s*)?(?:.*\bSegmentation fault\b|Killed\s*$
                r"|.*\bterminate called after throwing\b|slurmstepd: error: .*(?:CANCELLED|TIME LIMIT|OUT OF MEMORY|oom)"
                r"|srun: error: .*(?:Exited|Killed|exit code)|.*\bChildFailedError\b|.*\(core dumped\)|Aborted\s*$)")
 """Crash messages that come without a Python traceback."""
+_NAN_MESSAGE = (r"(?i)tensor\(\[+\s*-?nan\b|found invalid values|\b(?:loss|grad(?:ient)?s?|outputs?|logits|values?|weights?)"
+                r" (?:is|are|became|contains?|has|have) (?:a )?(?:nan|inf)\b|\bnan (?:or inf )?(?:detected|encountered|found)"
+                r"|non-?finite (?:loss|values?|grad)|\bNaN or Inf\b|\bnan loss\b")
+"""A message that says values went NaN/inf (a crash's error, a tensor dump after it, `Loss is nan,
+stopping training`), not a value line (`loss: nan` is read as a value)."""
 _FATAL = r"(?i)out of memory|OutOfMemoryError|\bCUDA error\b|\bNCCL\b|\bcore dumped\b"
 """An exception that ends a launch whatever the code around it does."""
 _NEXT_LOOK = 20
@@ -96,10 +101,12 @@ def _chunk_steps(lines: pl.DataFrame, pattern: LinePattern, test) -> pl.DataFram
 
 
 def _chunk_errors(lines: pl.DataFrame, test) -> pl.DataFrame:
-    flags = {"tb": test("tb", _STRIPPED.str.contains(_TRACEBACK), _TRACEBACK),
+    flags = {"nanmsg": test("nanmsg", _STRIPPED.str.contains(_NAN_MESSAGE), _NAN_MESSAGE),
+             "tb": test("tb", _STRIPPED.str.contains(_TRACEBACK), _TRACEBACK),
              "exc": test("exc", _STRIPPED.str.contains(_EXCEPTION_LINE), _EXCEPTION_LINE),
              "crash": test("crash", _STRIPPED.str.contains(_CRASH_LINE), _CRASH_LINE)}
-    return (lines.select("row", "line_no", "text", **flags).filter(pl.col("tb") | pl.col("exc") | pl.col("crash"))
+    return (lines.select("row", "line_no", "text", **flags)
+            .filter(pl.col("tb") | pl.col("exc") | pl.col("crash") | pl.col("nanmsg"))
             .with_columns(_STRIPPED))
 
 
@@ -222,6 +229,15 @@ class Signals:
             out.append({"error": shown(text.replace("\x00", "").strip(), newlines=False), "line_no": line_no, "last_step": last, "next_step": nxt})
         return out
 
+    def nan_message(self, last_value_row: int | None) -> str | None:
+        """The first line after the last value that says values went NaN/inf (`_NAN_MESSAGE`):
+        the run that then ended in an error died of it."""
+        if not self.errors:
+            return None
+        after = pl.concat(self.errors).filter((pl.col("row") > (last_value_row if last_value_row is not None else -1))
+                                              & pl.col("nanmsg"))
+        return after.item(0, "text").replace("\x00", "").strip() if after.height else None
+
     def meta(self, rows: pl.DataFrame) -> dict:
         """The table meta these signals give: `plan.steps`, `plan.error` (see `detect.ended`) and
         `launch_offsets` (frame rows where a relaunch begins; discovery splits the table there)."""
@@ -240,6 +256,9 @@ class Signals:
         err = self.final_error(last)
         if err is not None:
             meta["plan.error"], meta["plan.error_line_no"] = err[0], err[1] + 1
+        nan = self.nan_message(last)
+        if nan is not None:
+            meta["plan.error_nan"] = shown(nan, newlines=False)
         return meta
 
 
