@@ -53,7 +53,7 @@ def test_jsonl_killed_attempts_and_a_rollback_to_a_checkpoint(tmp_path):
     killed, rollback = sorted(_kinds(run, "resume_overlap"), key=lambda f: f.start_step)
     assert killed.severity == "info" and killed.evidence["killed_early"] and killed.extra["resume_step"] == 20
     assert killed.evidence["restarts"] == 2 and "2 attempts stopped early" in killed.message
-    assert rollback.severity == "warning" and (rollback.extra["resume_step"], rollback.extra["rolled_back_from"]) == \
+    assert rollback.severity == "info" and (rollback.extra["resume_step"], rollback.extra["rolled_back_from"]) == \
         (7520, 7580)
     (restart,) = _kinds(run, "step_reset")  # the note that the counter went back to the start, no reset warning
     assert restart.severity == "info" and restart.evidence["killed_early"] and restart.start_step == 20

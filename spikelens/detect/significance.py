@@ -14,6 +14,18 @@ is. Some curves move by design, and their spikes, swings and climbs are notes, n
 - a loss that has fallen to almost nothing (its peak under `NEGLIGIBLE_SHARE` of where it
   started) multiplies on noise: a 100x 'spike' from 1e-5 is still ~0.
 
+And what an engineer acts on is what the run is judged by, beyond its own noise:
+
+- an event on one term or one eval set (not the run's main loss or main eval loss) is that
+  term's: when the main curve shows an event at the same steps it is an echo of that one,
+  otherwise the run did not feel it;
+- a spike or excursion that came back and never reached `RECOVERED_LOUD` times its level is
+  within what a training loss does (a harder stretch of data, an epoch boundary);
+- repeated data read off a dip and a jump back, with no relaunch in the log to cause it, is
+  a guess the log does not back;
+- a relaunch (a rollback, a step counter reset) is how the log was written; what it cost
+  shows as an event on the loss after it, with the relaunch as its cause.
+
 Each demoted finding keeps its numbers and says in its message why it is a note.
 """
 from __future__ import annotations
@@ -34,6 +46,14 @@ TOTAL_MOVED = 1.2
 """...and the total counts as moved with it when it rose this far above its level before."""
 NEGLIGIBLE_SHARE = 0.02
 """A spike whose peak is under this share of the loss's starting level is negligible."""
+RECOVERED_LOUD = 2.0
+"""A spike or excursion that came back is an alarm only when it reached this many times its level."""
+MAIN_KINDS = CURVE_KINDS + ("overfitting", "repeated_data")
+"""Kinds that belong to one curve: on a term or a side eval set, the main curve decides."""
+TWIN_KINDS = ("nan", "spike", "divergence", "oscillation", "excursion", "plateau", "overfitting", "repeated_data")
+"""Events of the main curve a term's event at the same steps is an echo of (a level shift, open to
+the end of the run, would claim every later event)."""
+RELAUNCH_KINDS = ("resume_overlap", "step_reset")
 
 _ADVERSARIAL = re.compile(
     r"discrim|generator|(?:^|[^a-z])(?:gan|adv|adversarial)(?:$|[^a-z])|(?:^|[/_\-. ])(?:err|loss|l)_?[gd](?:$|[/_\-. ])"
@@ -47,21 +67,32 @@ def weigh(findings: list[Finding], ctx: RunContext) -> list[Finding]:
     """Demote to notes the loud curve findings on series whose movement does not mean what
     it would on a training loss; each says why."""
     for f in findings:
-        if f.severity == "info" or f.kind not in CURVE_KINDS or f.metric is None:
+        if f.severity == "info":
             continue
-        if ctx.roles.get(f.metric) not in ("loss", "eval_loss"):
+        if f.kind in RELAUNCH_KINDS:
+            _demote(f, "relaunch", _relaunch(f))
+            continue
+        if f.metric is None or ctx.roles.get(f.metric) not in ("loss", "eval_loss"):
             continue
         series = ctx.series.get(f.metric)
         if series is None or not len(series):
             continue
-        for reason in (_adversarial, _running_average, _reinforcement, _minor_term, _negligible):
-            why = reason(f, series, ctx)
+        reasons = (_adversarial, _running_average, _reinforcement, _minor_term, _negligible, _small_recovered) \
+            if f.kind in CURVE_KINDS else ()
+        if f.kind == "repeated_data":
+            reasons = (_no_relaunch,)
+        for reason in reasons + ((_not_main,) if f.kind in MAIN_KINDS else ()):
+            why = reason(f, series, ctx) if reason is not _not_main else _not_main(f, series, ctx, findings)
             if why:
-                f.severity = "info"
-                f.evidence["note_because"] = reason.__name__.lstrip("_")
-                f.message += f"; {why}"
+                _demote(f, reason.__name__.lstrip("_"), why)
                 break
     return findings
+
+
+def _demote(f: Finding, because: str, why: str) -> None:
+    f.severity = "info"
+    f.evidence["note_because"] = because
+    f.message += f"; {why}"
 
 
 def is_adversarial(metric: str) -> bool:
@@ -163,3 +194,46 @@ def _negligible(f: Finding, series: Series, ctx: RunContext) -> str | None:
         return None
     return (f"at most {top:.3g}, {100 * top / start:.2g}% of where {series.metric} started ({start:.4g}): a loss "
             f"this near zero multiplies on noise; negligible in absolute terms")
+
+
+def _small_recovered(f: Finding, series: Series, ctx: RunContext) -> str | None:
+    """A spike or an excursion that came back without reaching `RECOVERED_LOUD` times its level."""
+    came_back = (f.kind == "spike" and f.recovery in ("fast", "slow")) or (f.kind == "excursion" and f.end_step is not None)
+    if not came_back or f.magnitude is None or not f.magnitude < RECOVERED_LOUD:
+        return None
+    return (f"it came back and reached {f.magnitude:.2f}x at most: within what a training loss does "
+            f"(a harder stretch of data, an epoch boundary), no alarm under {RECOVERED_LOUD:g}x")
+
+
+def _no_relaunch(f: Finding, series: Series, ctx: RunContext) -> str | None:
+    """Repeated data read off the curve alone, with no relaunch at its start that would restart the data."""
+    if f.evidence.get("resume_boundary", True):
+        return None
+    return ("no relaunch in the log at its start that would restart the data loader: a dip and a jump back this "
+            "far apart is also the curve's own wander; worth a look only if the run was restarted outside this log")
+
+
+def _relaunch(f: Finding) -> str:
+    return ("a relaunch is how the log was written, not a training failure: what it cost shows as an event on "
+            "the loss after it, with the relaunch as its cause")
+
+
+def _not_main(f: Finding, series: Series, ctx: RunContext, findings: list[Finding]) -> str | None:
+    """An event on a term or a side eval set: an echo of the main curve's event at the same steps,
+    or one the run as a whole did not feel."""
+    role = ctx.roles.get(series.metric)
+    main = ctx.main(role) if role else None
+    if main is None or main.metric == series.metric or f.start_step is None:
+        return None
+    lo, hi = f.span() or (f.start_step, f.start_step)
+    pad = 0.02 * float(max(main.step[-1] - main.step[0], 1)) if len(main) else 0.0
+    twin = next((o for o in findings if o is not f and o.metric == main.metric and o.kind in TWIN_KINDS
+                 and o.span() is not None and o.span()[0] - pad <= hi and o.span()[1] + pad >= lo), None)
+    if twin is not None:
+        twin.evidence.setdefault("echoes", []).append(
+            {"metric": f.metric, "kind": f.kind, "step": f.anchor_step, "severity": f.severity})
+        return (f"the same steps as the {twin.kind} of {main.metric}, the run's main "
+                f"{'eval ' if role == 'eval_loss' else ''}loss, at step {twin.anchor_step}: reported there")
+    what = "eval loss" if role == "eval_loss" else "loss"
+    return (f"{main.metric}, the run's main {what}, shows no event there: this {f.kind} is {series.metric}'s "
+            f"alone, not the run's")

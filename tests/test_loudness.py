@@ -1,0 +1,99 @@
+"""What stays loud (`detect/significance.py`, issue 25): an alarm needs evidence beyond the run's
+own noise and a consequence an engineer would act on. An event on one term that the main loss
+did not feel, a recovered wander under 2x, repeated data with no relaunch to cause it and a
+relaunch itself are notes; each loud look-alike still fires.
+Fixtures: `fixtures/writers/loudness.py`, written into the test's own folder."""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+import spikelens
+from spikelens.detect.base import RunContext, Series
+from spikelens.detect.significance import weigh
+from spikelens.model.finding import Finding
+
+from conftest import FIXTURES
+
+sys.path.insert(0, str(FIXTURES))
+from writers import curve_kinds as ck  # noqa: E402
+from writers import loudness as lw  # noqa: E402
+
+
+def _run(root):
+    (run,) = spikelens.analyze(root, jobs=1).runs
+    return run
+
+
+def _loud(run):
+    return [f for f in run.findings if f.severity != "info"]
+
+
+def test_a_5x_climb_of_a_term_at_3_percent_of_the_total_is_the_terms_note(tmp_path):
+    run = _run(lw.terms(tmp_path / "term"))
+    assert _loud(run) == []
+    (note,) = [f for f in run.findings if f.metric == "loss_weak"]
+    assert note.evidence["note_because"] == "not_main" and note.magnitude > 4
+    assert "total_loss, the run's main loss, shows no event there" in note.message
+
+
+def test_the_same_climb_on_the_total_is_loud(tmp_path):
+    (spike,) = _loud(_run(lw.terms(tmp_path / "total", on="total_loss")))
+    assert spike.metric == "total_loss" and spike.kind == "spike" and spike.magnitude > 4
+
+
+def test_a_1_6x_bump_that_came_back_is_a_note_and_a_2_5x_bump_is_loud(tmp_path):
+    run = _run(ck.bump(tmp_path / "small", ratio=1.6))
+    assert _loud(run) == []
+    assert [f for f in run.findings if f.evidence.get("note_because") == "small_recovered"]
+    assert _loud(_run(ck.bump(tmp_path / "big", ratio=2.5)))
+
+
+def test_a_rollback_to_a_checkpoint_is_a_relaunch_note_that_the_verdict_still_names(tmp_path):
+    from spikelens.report.verdict import status, verdict
+
+    run = _run(lw.rollback(tmp_path))
+    (back,) = [f for f in run.findings if f.kind == "resume_overlap"]
+    assert back.severity == "info" and back.evidence["note_because"] == "relaunch"
+    assert back.extra["resume_step"] == 800 and back.extra["rolled_back_from"] == 1199
+    assert status(run) == "ok" and "resumed with rollback at step 800" in verdict(run)
+
+
+def test_a_dip_and_jump_back_with_no_relaunch_is_a_repeated_data_note(tmp_path):
+    run = _run(lw.undone_dip(tmp_path))
+    (rep,) = [f for f in run.findings if f.kind == "repeated_data"]
+    assert rep.severity == "info" and rep.evidence["note_because"] == "no_relaunch"
+    assert (rep.start_step, rep.end_step) == (1000, 2000)
+
+
+def _ctx() -> RunContext:
+    step = np.arange(0, 1000, 10)
+    s = {m: Series(m, r, step, np.linspace(2, 1, step.size)) for m, r in
+         (("total_loss", "loss"), ("loss_ce", "loss"), ("val_loss", "eval_loss"), ("val_ce", "eval_loss"))}
+    s["total_loss"].value = s["total_loss"].value + 3  # the largest: the total
+    return RunContext(run="r", roles={m: x.role for m, x in s.items()}, series=s)
+
+
+def _f(kind, metric, start, end=None, severity="warning", **kw):
+    return Finding(kind=kind, code="SL000", run="r", metric=metric, severity=severity, message=kind,
+                   start_step=start, end_step=end, **kw)
+
+
+def test_a_term_diverging_inside_the_totals_spike_is_its_echo_and_the_main_events_stay_loud():
+    spike = _f("spike", "total_loss", 400, 450, peak_step=420, recovery="fast", magnitude=4.0)
+    div = _f("divergence", "loss_ce", 380, None, severity="error", magnitude=600.0)
+    over = _f("overfitting", "val_loss", 300, 990, magnitude=1.3)
+    side = _f("overfitting", "val_ce", 600, 990, magnitude=1.5)
+    weigh([spike, div, over, side], _ctx())
+    assert (spike.severity, over.severity) == ("warning", "warning")  # the main loss and the main eval loss
+    assert div.severity == "info" and "the same steps as the spike of total_loss" in div.message
+    assert spike.evidence["echoes"] == [{"metric": "loss_ce", "kind": "divergence", "step": 380, "severity": "error"}]
+    assert side.severity == "info" and "val_loss" in side.message  # an echo of the main eval loss's overfitting
+
+
+def test_nan_and_crashes_are_never_demoted():
+    nan = _f("nan", "loss_ce", 500, None, severity="error")
+    crash = _f("ended_early", None, 900, 900, severity="error")
+    weigh([nan, crash], _ctx())
+    assert (nan.severity, crash.severity) == ("error", "error")
