@@ -118,6 +118,12 @@ def test_a_long_stall_is_found_between_its_steps(tmp_path):
     assert s.evidence["seconds"] > 3500
 
 
+def test_a_pause_of_days_is_a_later_session_noted_not_a_stall_warning(tmp_path):
+    log = _nanochat(tmp_path / "days" / "train.log", 600, {}, {401: 40 * 3600.0})  # 40 h: no job waits this long
+    (s,) = _findings(log, "stall")
+    assert s.severity == "info" and "later session" in s.message and (s.start_step, s.end_step) == (400, 401)
+
+
 def test_step_time_rise_without_throughput_is_found(tmp_path):
     """nanochat's dt alone (tok/sec dropped from the line): the step time doubles at 300."""
     log = _nanochat(tmp_path / "dt" / "train.log", 600, {s: 2.0 for s in range(300, 601)}, {})

@@ -334,6 +334,10 @@ class StallDetector(Detector):
     """How many times longer than the longest pause of the run's routine."""
     warn_seconds: float = 1800.0
     """A pause this long is a warning; shorter ones are info (a slow checkpoint write)."""
+    session_seconds: float = 6 * 3600.0
+    """A pause longer than this is info again: no job waits that long (collective timeouts are
+    minutes), so it is most often a later session appended to the log whose counter went on
+    (a notebook's runs, a script started again next day), not a hang."""
 
     def detect_run(self, ctx: RunContext) -> list[Finding]:
         s = _timed_series(ctx)
@@ -367,9 +371,11 @@ class StallDetector(Detector):
                 continue
             i = int(at[k])
             gap = float(dt[k])
-            sev = "warning" if gap >= self.warn_seconds else "info"
+            sev = "warning" if self.warn_seconds <= gap <= self.session_seconds else "info"
             msg = (f"no step for {_duration(gap)} between steps {int(step[i])} and {int(step[i + 1])} "
                    f"(a logged step usually takes {_duration(float(per_gap[k]))})")
+            if gap > self.session_seconds:
+                msg += ": longer than a job waits, most likely a later session appended to the log"
             out.append(Finding(kind=self.kind, code=self.code, run=ctx.run, metric=s.metric, severity=sev,
                                message=msg, start_step=int(step[i]), end_step=int(step[i + 1]),
                                magnitude=gap / float(per_gap[k]) if per_gap[k] > 0 else None,
