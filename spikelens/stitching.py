@@ -42,6 +42,7 @@ import polars as pl
 from .model.finding import Finding
 from .detect.base import main_name_score
 from .detect.ended import crashed_before_logging_finding, ended_early_finding, launch_crash_findings, nan_crash_finding
+from .detect.memory import grew_before_oom
 from .detect.resume import Boundary, Curve, boundary_findings, from_scratch, locate_reset
 from .detect.stats import median_interval
 from .discover import Run
@@ -95,6 +96,9 @@ def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol:
     ended = _ended_early(run, frame, main)
     if ended is not None:
         findings.append(ended)
+    grew = grew_before_oom(run.name, frame, infer_roles(metrics, roles), ended)
+    if grew is not None:
+        findings.append(grew)
     died_of_nan = _died_of_nan(run, frame, main, ended)
     if died_of_nan is not None:
         findings.append(died_of_nan)

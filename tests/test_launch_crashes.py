@@ -168,3 +168,24 @@ def test_a_crash_without_nan_and_nan_values_read_as_values_are_not_this(tmp_path
     path.write_text(_ppo(120) + "Epoch: 121, global_step=387200\nSPS: 5100, pg_loss: nan, v_loss: nan\n" + OOM)
     nans = [f for f in _run(path).findings if f.kind == "nan"]
     assert nans and all(f.metric is not None for f in nans)  # the curves say it: no second finding from the text
+
+
+# ------------------------------------------------------------------ memory that grew into the out-of-memory
+
+
+def _zero3(mem: list[float]) -> str:
+    return "".join(f"[Step {i}/100] Loss: {5.15 + 0.02 * i:.4f} | Global Tokens/s: 2100.5 | GPU Mem (GB): {m:.2f} | "
+                   f"Peak Mem: {m * 1.2:.2f}\n" for i, m in enumerate(mem, start=1))
+
+
+@pytest.mark.parametrize("mem, ends_oom, grew", [([25.21, 50.46], True, True), ([25.2, 25.3, 25.2], True, False),
+                                                 ([25.21, 50.46], False, False)])
+def test_memory_that_doubled_before_an_out_of_memory_crash(tmp_path, no_workers, mem, ends_oom, grew):
+    path = tmp_path / "zero_3.log"
+    path.write_text(PREAMBLE + _zero3(mem) + (OOM if ends_oom else "done\n"))
+    found = [f for f in _run(path).findings if f.kind == "memory_growth"]
+    assert bool(found) == grew
+    if grew:
+        (f,) = found
+        assert f.severity == "warning" and f.evidence["before_oom"] and (f.start_step, f.end_step) == (1, 2)
+        assert "ran out of memory" in f.message

@@ -227,3 +227,40 @@ def out_of_memory(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | N
         unit = "%" if is_percent(s) else ""
         text += f"; {s.label} went from {tr['first']:.4g}{unit} to {tr['last']:.4g}{unit} before it"
     return Cause("out_of_memory", 0.7 if bare_kill else 0.95, text, numbers)
+
+
+OOM_GROWTH = 1.5
+"""How many times its first logged value a memory metric must end at, before an out-of-memory
+crash, for its rise to be told in a run too short for the leak test."""
+
+
+def grew_before_oom(run: str, frame, roles: dict[str, str], ended: Finding | None,
+                    min_points: int = MemoryGrowthDetector.min_points) -> Finding | None:
+    """SL505 for a run that crashed out of memory (the `ended_early` error says so) after a memory
+    metric rose to `OOM_GROWTH` times its first value or more, when it logged too few points for
+    the leak test (a ZeRO-3 run at 25 GB after its first step, 50 GB after its second, then out of
+    memory). A warning: the crash is the error; this is what led to it, in numbers."""
+    import polars as pl
+
+    if ended is None or ended.severity != "error" or not OOM.search(str(ended.evidence.get("error_line") or "")):
+        return None
+    best = None
+    for metric in (m for m, r in roles.items() if r == "memory" and not _TOTAL.search(m) and not _FREE.search(m)):
+        pts = (frame.filter((pl.col("metric") == metric) & ~pl.col("superseded") & pl.col("value").is_finite())
+               .sort("step", "seq"))
+        if not 2 <= pts.height < min_points:
+            continue
+        v, st = pts.get_column("value").to_numpy(), pts.get_column("step").to_numpy()
+        if v[0] > 0 and v[-1] >= OOM_GROWTH * v[0] and v[-1] >= v.max() * 0.999 and (best is None or v[-1] / v[0] > best[0]):
+            best = (float(v[-1] / v[0]), metric, int(st[0]), int(st[-1]), float(v[0]), float(v[-1]))
+    if best is None:
+        return None
+    ratio, metric, a, b, first, last = best
+    msg = (f"{metric} grew {ratio:.2g}x, from {first:.4g} at step {a} to {last:.4g} at step {b}, and the run then "
+           f"ran out of memory")
+    return Finding(kind="memory_growth", code="SL505", run=run, metric=metric, severity="warning", message=msg,
+                   start_step=a, end_step=b, magnitude=ratio,
+                   evidence={"first": first, "last": last, "growth": ratio - 1, "first_step": a, "last_step": b,
+                             "before_oom": True, "leak": False, "at_capacity": False,
+                             "error_line": str(ended.evidence.get("error_line"))})
+
