@@ -39,13 +39,13 @@ def series_of(frame: pl.DataFrame, roles: dict[str, str]) -> dict[str, Series]:
     """Each metric's live (not superseded) points, sorted by step, as NumPy arrays; one
     point a step (see `one_per_step`). A squared grad norm is judged as its root, a
     perplexity that stands for the loss as its log."""
-    live = frame.filter(~pl.col("superseded")) if "superseded" in frame.columns else frame
-    live = live.filter(pl.col("value").is_not_null())
+    if "superseded" in frame.columns and (frame.get_column("superseded").any()
+                                          or frame.get_column("superseded").null_count()):
+        frame = frame.filter(~pl.col("superseded"))
+    live = frame.filter(pl.col("value").is_not_null()) if frame.get_column("value").null_count() else frame
     out: dict[str, Series] = {}
-    for (metric,), part in live.sort("step", "seq").group_by("metric", maintain_order=True):
-        step, value, wall = one_per_step(part.get_column("step").to_numpy(),
-                                         part.get_column("value").to_numpy().astype(np.float64, copy=False),
-                                         part.get_column("wall_time").to_numpy())
+    for metric, step, value, wall in _by_metric(live):
+        step, value, wall = one_per_step(step, value.astype(np.float64, copy=False), wall)
         role = roles.get(metric, "other")
         scale = ""
         if role == "grad_norm" and is_squared_norm(metric):
@@ -56,6 +56,43 @@ def series_of(frame: pl.DataFrame, roles: dict[str, str]) -> dict[str, Series]:
                 value, scale = np.log(value), "log"  # a perplexity standing for the loss is judged as the loss
         out[metric] = Series(metric=metric, role=role, step=step, value=value, wall_time=wall, scale=scale)
     return out
+
+
+def _by_metric(live: pl.DataFrame) -> Iterator[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
+    """(metric, step, value, wall_time) of each metric, rows sorted by (step, seq), metrics
+    in the order they first appear so sorted. Readers write rows in `seq` order and steps
+    rarely go back within a metric: then the rows of each metric in frame order are that
+    order already, and a stable sort on the metric codes (no sorted copy of the frame)
+    finds them. Otherwise the frame is sorted."""
+    groups = _metric_runs_in_order(live) if live.height else None
+    if groups is None:
+        for (metric,), part in live.sort("step", "seq").group_by("metric", maintain_order=True):
+            yield (metric, part.get_column("step").to_numpy(), part.get_column("value").to_numpy(),
+                   part.get_column("wall_time").to_numpy())
+        return
+    yield from groups
+
+
+def _metric_runs_in_order(live: pl.DataFrame) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] | None:
+    seq = live.get_column("seq").to_numpy()
+    if not (seq[1:] > seq[:-1]).all():
+        return None
+    codes = live.get_column("metric").to_physical().to_numpy()
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = codes[order]
+    bounds = np.flatnonzero(sorted_codes[1:] != sorted_codes[:-1]) + 1
+    step = live.get_column("step").to_numpy()[order]
+    back = step[1:] < step[:-1]
+    back[bounds - 1] = False  # a new metric may start lower
+    if back.any():
+        return None
+    value = live.get_column("value").to_numpy()[order]
+    wall = live.get_column("wall_time").to_numpy()[order]
+    starts = np.concatenate([[0], bounds])
+    ends = np.concatenate([bounds, [order.size]])
+    names = live.get_column("metric").gather(order[starts]).to_list()
+    first = sorted(range(starts.size), key=lambda g: (int(step[starts[g]]), int(seq[order[starts[g]]])))
+    return [(names[g], step[starts[g]:ends[g]], value[starts[g]:ends[g]], wall[starts[g]:ends[g]]) for g in first]
 
 
 def one_per_step(step: np.ndarray, value: np.ndarray, wall: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
