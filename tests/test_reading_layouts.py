@@ -213,3 +213,35 @@ def test_what_was_not_read_is_said_by_the_shape_of_its_lines(tmp_path):
     assert "30 lines of prose (e.g. line 1 'Epoch 0 finished" in msg
     assert "30 lines whose numbers no key names (e.g. line 2 '0 0.00 3.000')" in msg
     assert "10 lines of settings behind dotted leaders (e.g. line 3 'lr ............ 0')" in msg
+
+
+def test_an_ordinal_step_on_its_own_line_then_the_loss(tmp_path):
+    # print('current step: %dth step' % step); print('batch loss:%s' % loss), a TF1 script
+    out = ["start from 0"]
+    for s in range(1, 31):
+        out += [f"current step: {s}th step", f"batch loss:{4 - s * 0.01:.7f}"]
+        if s % 10 == 0:
+            out.append(f"model saved in file: ./ckpt/model.ckpt-{s} / {s} th step")
+    frame, _ = read(write(tmp_path, "train.log", out))
+    loss = curve(frame, "batch_loss")
+    assert [s for s, _ in loss] == list(range(1, 31)) and loss[9][1] == pytest.approx(3.9)
+
+
+def test_a_phase_word_and_a_loss_after_the_step_key(tmp_path):
+    # minGPT's projects: print(f"iter_dt {dt * 1000:.2f}ms; iter {n}: train loss {loss:.5f}")
+    out = [f"iter_dt {78.12 + s:.2f}ms; iter {s * 10}: train loss {2.3 - s * 0.01:.5f}" for s in range(20)]
+    out.insert(5, "GPT claims that 12 + 34 = 46 but gt is 47")
+    frame, _ = read(write(tmp_path, "adder.md", out))
+    assert [s for s, _ in curve(frame, "train_loss")] == list(range(0, 200, 10))
+    assert set(frame.get_column("metric").unique().to_list()) == {"train_loss", "iter_dt_ms"}
+
+
+def test_a_tab_separated_table_whose_names_hold_spaces(tmp_path):
+    # f.write('total loss\tscore loss\t...\n') once, then one row of numbers a logging interval
+    out = ["total loss\tscore loss\tborder loss\tctc loss\t"]
+    out += [f"{46 - k * 0.5:.6f}\t{0.25 - k * 0.001:.6f}\t0.176002\t{9.2 - k * 0.1:.6f}\t" for k in range(12)]
+    frame, meta = read(write(tmp_path, "train_log.txt", out))
+    assert meta["step.from"] == "order"
+    total = curve(frame, "total_loss")
+    assert [s for s, _ in total] == list(range(12)) and total[2][1] == pytest.approx(45.0)
+    assert curve(frame, "ctc_loss")[1][1] == pytest.approx(9.1)

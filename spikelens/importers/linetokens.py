@@ -74,7 +74,8 @@ _STAMP = re.compile(STAMP)
 _PHASE = re.compile(r"\((?P<phase>train|training|val|valid|validation|eval|test)\)", re.I)
 _TOKEN = re.compile(
     rf"(?P<ctr>(?<![\w.])\d+\s*/\s*\d+(?![\w.]))"
-    rf"|(?P<num>(?<![\w.]){NUM_BODY})(?:(?P<unit>{_UNIT_RE})|\s(?P<sunit>{_SPACED_RE}))?(?![A-Za-z/\d]|\.\d)"
+    rf"|(?P<num>(?<![\w.]){NUM_BODY})(?:(?P<unit>{_UNIT_RE})|(?P<ord>(?<=\d)(?:st|nd|rd|th))|\s(?P<sunit>{_SPACED_RE}))?"
+    r"(?![A-Za-z/\d]|\.\d)"
     r"|(?P<word>[A-Za-z_](?:[\w./\-]*\w)?)"
     r"|(?P<link>[:=])"
     r"|(?P<hard>\||,(?=\s|$)|;|\s-\s|[{}\x01]+)"
@@ -85,6 +86,8 @@ EVAL_WORDS = {"val": "val", "valid": "val", "validation": "val", "validate": "va
               "eval": "val", "evaluation": "val", "evaluate": "val", "evaluating": "val",
               "test": "test", "testing": "test"}
 _EVAL_NAMED = re.compile(r"(?i)(?:^|[_/\-. ])(?:val|valid|validation|eval|test|dev)(?:$|[_/\-. ])|^(?:val|eval|test)")
+_TRAIN_WORDS = {"train", "training"}
+"""A phase word before a key (`iter 10: train loss 2.11`): part of the name, no prose."""
 _TRAIN_NAMED = re.compile(r"(?i)train(?:ing)?(?:$|[_/\-. ])")
 _KEY_COUNTS = {"last", "top", "first", "past", "over", "per", "every"}
 """Words after which an integer belongs to the key (`last 100 episodes:`, `top 5 acc:`)."""
@@ -95,6 +98,8 @@ _PAIR_NEXT = re.compile(r"[ \t]+[-+]?(?:\d|\.\d|(?i:nan|inf))")
 _WORD_VALUES = {"True", "False", "None", "true", "false", "none", "null"}
 _COPULAS = {"is", "was", "are", "were", "equals"}
 """Words that link a name to its number in a sentence a script prints (`avg loss so far is 0.11`)."""
+_CLAUSES = {"but", "and", "or", "that", "which", "because", "while", "if", "when", "than", "where"}
+"""Words that begin a clause: `... but gt is 47` is a sentence, not a name and its value."""
 _WINDOW_TAIL = re.compile(r"\)[ \t]*[:=][ \t]*[-+]?(?:\d|\.\d|(?i:nan|inf))")
 """What follows the window of a running mean in its key (`Avg Reward (100): 0.67`)."""
 _JOINERS = {"in", "at", "for", "of", "on", "after", "@", "the"}
@@ -215,7 +220,8 @@ def tokenise(line: str) -> Template:
         if not words:
             return None
         joined = linked or (group is not None and words[0] is group)
-        if not joined and len([w for w in words if w not in _LEVELS and w.lower() not in EVAL_WORDS]) > 1:
+        named = [w for w in words if w not in _LEVELS and w.lower() not in EVAL_WORDS and w.lower() not in _TRAIN_WORDS]
+        if not joined and len(named) > 1:
             last = words[-1].lower()
             if _step_name(last) or last in EPOCH_NAMES:  # `Training Epoch 3`, `Global Step 10`: the counter
                 lead[:] = words[:-1]
@@ -223,7 +229,8 @@ def tokenise(line: str) -> Template:
                 return str(words[-1])
             drop(words)  # `Model has 124M parameters`: a sentence names no metric
             return _PROSE
-        run = words[-4:] if joined else words[-1:]
+        run = (words[-4:] if joined else words[-2:] if len(words) > 1 and words[-2].lower() in _TRAIN_WORDS
+               else words[-1:])
         if len(run) > 1 and (_step_name(run[-1].lower()) or run[-1].lower() in EPOCH_NAMES):
             run = run[-1:]  # `checkpoint saved at it=100`: the step, not a metric of four words
         drop(words[: len(words) - len(run)])
@@ -248,7 +255,7 @@ def tokenise(line: str) -> Template:
 
     last_end = 0
     for m in _TOKEN.finditer(clean):
-        kind = m.lastgroup if m.lastgroup not in ("unit", "sunit") else "num"
+        kind = m.lastgroup if m.lastgroup not in ("unit", "sunit", "ord") else "num"  # `5th`: a plain 5
         if m.group("num") is not None:
             kind = "num"
         gap, last_end = clean[last_end:m.start()], m.end()
@@ -349,7 +356,8 @@ def tokenise(line: str) -> Template:
             words, linked = [], False
             continue
         lead.clear()
-        if len(words) >= 2 and not linked and words[-1].lower() in _COPULAS:
+        if (len(words) >= 2 and not linked and words[-1].lower() in _COPULAS
+                and not any(w.lower() in _CLAUSES for w in words[-5:-1])):
             words, linked = words[:-1], ":"  # `avg loss so far is 0.11`: the words before `is` name it
             spoken = True
         key_phase[0] = None
@@ -393,6 +401,9 @@ def tokenise(line: str) -> Template:
             continue
         if low in IGNORED:
             continue
+        if m.group("ord") is not None:  # `the 1st run`: an ordinal counts steps or epochs, nothing else
+            out.unkeyed += 1
+            continue
         name = f"{key}_{suffix}" if suffix else key
         if key_phase[0] is not None:
             name = _eval_name(name, key_phase[0])
@@ -431,13 +442,15 @@ def _eval_name(name: str, phase: str) -> str:
 
 _ANSI = re.compile(r"\x1b\[[\d;?]*[ -/]*[@-~]|\x1b[()][A-Za-z\d]|\x1b")
 _CELL = re.compile(r"\S+")
+_TAB_CELL = re.compile(r"[^\t\s](?:[^\t]*[^\t\s])?")
 _CELL_NUM = re.compile(rf"(?P<num>{NUM_BODY})(?P<unit>{_UNIT_RE})?$")
 _CELL_CTR = re.compile(r"(\d+)/(\d+)$")
-_HEAD_CELL = re.compile(r"[A-Za-z(_][\w()\-./%@]*:?$")
+_HEAD_CELL = re.compile(r"[A-Za-z(_](?:[\w()\-./%@]| (?=[^ :]))*:?$")
 
 
 def _cells(line: str) -> list[tuple[str, int, int, int]]:
-    """The line's cells split at white space: text, start in the line, and its display
+    """The line's cells split at white space (at tabs in a tab-separated line, whose cells
+    may hold spaces: `total loss<TAB>score loss`): text, start in the line, and its display
     columns (start, end) with ANSI codes taking no room."""
     plain, where = [], []
     pos = 0
@@ -449,8 +462,9 @@ def _cells(line: str) -> list[tuple[str, int, int, int]]:
     where.append(pos)
     out = []
     col = 0
+    cell = _TAB_CELL if "\t" in line else _CELL
     for piece, base in zip(plain, where):
-        for m in _CELL.finditer(piece):
+        for m in cell.finditer(piece):
             out.append((m.group(), base + m.start(), col + m.start(), col + m.end()))
         col += len(piece)
     return out
@@ -485,7 +499,7 @@ def _edge(text: str) -> str:
 
 def _column_name(text: str) -> str:
     """`mAP50-95):` -> `mAP50-95`, `Box(P` -> `Box_P`: a header cell as a metric name."""
-    text = text.rstrip(":")
+    text = text.rstrip(":").replace(" ", "_")
     if text.count("(") > text.count(")"):
         text = text.replace("(", "_")
     if text.count(")") > text.count("("):
