@@ -41,8 +41,10 @@ MAX_SCAN_BYTES = 256 << 20
 
 
 def attach(findings: list[Finding], ctx: RunContext, sources: Iterable[str]) -> None:
-    """Put a remedy in the evidence of every loud spike and divergence of the run."""
-    todo = [f for f in findings if f.kind in REMEDIED and f.severity != "info" and f.start_step is not None]
+    """Put a remedy in the evidence of every loud spike and divergence of the run (not where a wrong
+    setting drove it: every batch sees the setting, so skipping some changes nothing)."""
+    todo = [f for f in findings if f.kind in REMEDIED and f.severity != "info" and f.start_step is not None
+            and not any(c.cause == "setting" for c in f.causes)]
     if not todo:
         return
     sources = [str(s) for s in sources]

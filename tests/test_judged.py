@@ -153,7 +153,19 @@ def _report(*findings):
     ((_f("settings", evidence={"setting": "learning_rate", "value": 5.0, "rows": 10, "of": 10}),
       _f("spike", start_step=10, peak_step=12, end_step=40, recovery="fast")),
      "learning_rate 5 on every row; 1 spike at step 12, recovered fast (28 steps)"),
-    ((_f("ended_early", "warning", metric=None, start_step=520),), "1 other finding (ended_early)"),
+    ((_f("ended_early", "warning", metric=None, start_step=520),), "interrupted after step 520"),
+    ((_f("spike", "error", start_step=3, peak_step=3, recovery="none",
+         evidence={"settled_plateau": {"reading": "chance", "level": 10.37, "chance_classes": 32000}}),
+      _f("settings", evidence={"setting": "learning_rate", "value": 5.0, "rows": 40, "of": 40}),
+      _f("plateau", "info", start_step=4, end_step=40, evidence={"note_because": "settled_level", "reading": "chance"})),
+     "spike at step 3 never recovered (stuck at chance level); learning_rate 5 on every row"),
+    ((_f("spike", "info", metric="val", start_step=300, peak_step=310, recovery="none",
+         evidence={"note_because": "not_main"}),
+      _f("oscillation", "info", metric="val", start_step=100, end_step=400, evidence={"note_because": "not_main"}),
+      _f("repeated_data", "info", start_step=50, end_step=90, evidence={"note_because": "no_relaunch"}),
+      _f("resume_overlap", "info", metric=None, start_step=200, end_step=260, extra={"resume_step": 200},
+         evidence={"note_because": "relaunch"})),
+     "resumed with rollback at step 200"),
 ])
 def test_the_verdict_leads_with_what_cost_the_run_most(findings, expected):
     assert verdict(_report(*findings)) == expected

@@ -97,3 +97,25 @@ def test_nan_and_crashes_are_never_demoted():
     crash = _f("ended_early", None, 900, 900, severity="error")
     weigh([nan, crash], _ctx())
     assert (nan.severity, crash.severity) == ("error", "error")
+
+
+def test_an_lr_of_5_that_blew_the_loss_up_to_chance_is_the_settings_event_with_no_batches_to_skip(tmp_path):
+    from spikelens.explain.catalog import next_steps
+    from spikelens.report.verdict import verdict
+
+    run = _run(lw.lr_blowup(tmp_path / "lr5"))
+    (spike,) = [f for f in run.findings if f.kind == "spike"]
+    assert spike.severity == "error" and spike.causes[0].cause == "setting" and "remedy" not in spike.evidence
+    assert spike.evidence["settled_plateau"]["reading"] == "chance"
+    assert not any("skip" in t.lower() and "batch" in t.lower() and "no batch" not in t for t in next_steps(spike))
+    (flat,) = [f for f in run.findings if f.kind == "plateau"]
+    assert flat.severity == "info" and flat.evidence["note_because"] == "settled_level"
+    assert verdict(run) == "spike at step 3 never recovered (stuck at chance level); learning_rate 5 on every row"
+    settings = next(f for f in run.findings if f.kind == "settings")
+    assert not any("loss scaling" in t for t in next_steps(settings))  # the LR's advice, not fp16's
+
+
+def test_the_same_blow_up_at_a_sane_lr_keeps_its_skip_remedy(tmp_path):
+    run = _run(lw.lr_blowup(tmp_path / "sane", lr=2e-5))
+    (spike,) = [f for f in run.findings if f.kind == "spike"]
+    assert not [c for c in spike.causes if c.cause == "setting"] and spike.evidence["remedy"]["skip_batches"]

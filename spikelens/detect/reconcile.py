@@ -96,6 +96,8 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
                 div.evidence.setdefault("folded", []).append(f"{f.kind} at step {f.anchor_step}")
     for plateau in by_kind.get("plateau", []):
         _fold_into_never_learned(plateau, findings, ctx, drop)
+        if id(plateau) not in drop:
+            _fold_into_blowup(plateau, by_kind.get("spike", []), ctx, drop)
     # a slow excursion that another event of the same loss covers is that event, smoothed
     for ex in by_kind.get("excursion", []):
         if any(f.kind in EVENT_KINDS and f.metric == ex.metric and _overlaps(f, ex) for f in findings):
@@ -146,6 +148,35 @@ def _fold_into_never_learned(plateau: Finding, findings: list[Finding], ctx: Run
     if folded:
         plateau.evidence["folded"] = folded
         plateau.message += f"; {len(folded)} smaller event{'s' if len(folded) > 1 else ''} inside it folded in"
+
+
+def _fold_into_blowup(plateau: Finding, spikes: list[Finding], ctx: RunContext, drop: set[int]) -> None:
+    """A loss that jumped and never came back, then sat flat from right after the jump: the flat
+    stretch is the level the spike settled on (often chance, after an LR far too high), one event:
+    the spike carries it, the plateau stays as a note that points at the spike."""
+    if plateau.start_step is None or plateau.evidence.get("never_learned"):
+        return
+    s = ctx.series.get(plateau.metric) if plateau.metric else None
+    if s is None or not len(s):
+        return
+    margin = max(5 * median_interval(s.step), 0.05 * float(s.step[-1] - s.step[0]))
+    for f in spikes:
+        if f.metric != plateau.metric or f.recovery != "none" or f.peak_step is None or id(f) in drop:
+            continue
+        if f.peak_step <= plateau.start_step <= f.peak_step + margin:
+            ev = plateau.evidence
+            if plateau.severity != "info":
+                plateau.severity = "info"
+                ev["note_because"] = "settled_level"
+                plateau.message += f"; the level the spike at step {f.peak_step} settled on, reported with it"
+            k = ev.get("chance_classes")
+            at = f" (ln {k}, chance level)" if k and ev.get("reading") == "chance" else ""
+            level = ev.get("level")
+            f.evidence["settled_plateau"] = {"start_step": plateau.start_step, "end_step": plateau.end_step,
+                                             "level": level, "reading": ev.get("reading"), "chance_classes": k}
+            where = f"{level:.4g}" if isinstance(level, (int, float)) else "one level"
+            f.message += f"; it sat at {where}{at} from step {plateau.start_step} to the end"
+            return
 
 
 def _overlaps(f: Finding, ex: Finding) -> bool:

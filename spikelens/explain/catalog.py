@@ -486,6 +486,18 @@ CAUSES: tuple[Entry, ...] = (
         ("throughput_drop", "stall", "spike"),
     ),
     _cause(
+        "setting", "A wrong setting",
+        "A logged setting no schedule makes right (a learning rate far above any optimizer's range on "
+        "most rows) was in force when the event began: the event is what the setting does.",
+        "Every batch is trained with the same setting, so skipping batches or rolling back to a "
+        "checkpoint changes nothing: the run fails the same way until the setting is fixed.",
+        ("Fix the setting against what was meant (5 for 5e-5 is a common typo; a schedule multiplier "
+         "is sometimes logged under the LR's name) and train again; no batch needs skipping.",
+         "If the early steps are worth keeping, resume from a checkpoint before {start_step|the event} "
+         "with the corrected value."),
+        ("settings", "spike", "divergence", "plateau"),
+    ),
+    _cause(
         "hardware", "One rank's hardware",
         "Only one rank went wrong (or is slower) while the others, holding the same weights, did not.",
         "A GPU that computes wrongly or slowly poisons or holds back the whole run.",
@@ -585,13 +597,17 @@ def next_steps(finding, limit: int = 3) -> list[str]:
     causes = sorted(finding.causes, key=lambda c: -float(c.confidence))
     strong = [c.cause for c in causes if float(c.confidence) > 0.3]
     weak = [c.cause for c in causes if float(c.confidence) <= 0.3]
-    for name in (*strong[:1], finding.kind, *weak[:1]):
+    names = (*strong[:1],) if strong[:1] and strong[0] in OWNS_THE_ADVICE else (*strong[:1], finding.kind, *weak[:1])
+    for name in names:
         for tip in _tries(name, finding):
             tip = advice(tip, finding)
             if tip not in tips:
                 tips.append(tip)
     return tips[:limit]
 
+
+OWNS_THE_ADVICE = ("setting",)
+"""Causes whose fix is the whole advice: a spike an LR of 5 drove gets no skip-the-batches recipe."""
 
 _SETUP_CHECK = ("check that the optimizer holds the model's parameters and they require gradients, that the "
                 "LR is not zero, and that labels line up with inputs (train on one batch: the loss must fall).")
@@ -604,9 +620,22 @@ READING_TIPS: dict[tuple[str, str], tuple[str, ...]] = {
                            "If the setup is right, the LR may be far too low for this model: try 10x."),
     ("plateau", "breakthrough"): ("Stuck, then a breakthrough: a larger LR, a better initialisation or a warm-up "
                                   "usually shortens the stuck stretch.",),
+    ("settings", "learning_rate"): (
+        "Check the config value against what was meant (5 for 5e-5 is a common typo; a schedule multiplier "
+        "is sometimes logged under the LR's name).",
+        "Every step trained at this LR is wasted: train again from the start, or from a checkpoint saved "
+        "before the LR took this value."),
+    ("settings", "loss_scale"): ("In fp16, turn dynamic loss scaling on (or train in bf16); in bf16 or fp32 "
+                                 "a loss scale of 1 is right and needs nothing.",
+                                 "If the run is fp16, look for gradients that underflow to zero (a grad "
+                                 "norm at 0, a loss that stops moving)."),
+    ("settings", "warmup_steps"): ("Add a warm-up of a few hundred to a few thousand steps.",
+                                   "If the run trained well without it, nothing needs doing: a warm-up "
+                                   "matters most for transformers and large learning rates."),
 }
-"""The kind's tips for one reading of it (`evidence.reading`): a plateau the model broke out of
-late gets no advice meant for a run at chance."""
+"""The kind's tips for one reading of it (`evidence.reading`, or `evidence.setting` for a wrong
+setting): a plateau the model broke out of late gets no advice meant for a run at chance, and an
+LR of 5 no advice about loss scaling."""
 
 
 def _tries(name: str, finding) -> tuple[str, ...]:
@@ -614,7 +643,8 @@ def _tries(name: str, finding) -> tuple[str, ...]:
     if entry is None:
         return ()
     if name == finding.kind:
-        reading = (finding.evidence or {}).get("reading")
+        ev = finding.evidence or {}
+        reading = ev.get("setting") if name == "settings" else ev.get("reading")
         return READING_TIPS.get((name, reading), entry.tries)
     return entry.tries
 

@@ -182,14 +182,20 @@ def data_source(f: Finding, ctx: RunContext, every: list[Finding]) -> Cause | No
         if main is None or main.metric == f.metric:
             return None
         return Cause("data", 0.8,
-                     f"at step {f.peak_step} only {f.metric} spiked; {', '.join(calm[:6])}"
-                     f"{' and more' if len(calm) > 6 else ''} stayed calm: one data source's batches or "
+                     f"at step {f.peak_step} only {f.metric} spiked; {_names(calm)} stayed calm: one data "
+                     f"source's batches or "
                      f"this loss term alone, not the optimizer",
                      {"spiked": [f.metric], "calm": sorted(calm)})
     return Cause("data", 0.85,
-                 f"at step {f.peak_step} the spike is in {', '.join(spiked + [f.metric])} but not in "
-                 f"{', '.join(calm)}: one data source's batches, not the optimizer",
+                 f"at step {f.peak_step} the spike is in {_names(spiked + [f.metric])} but not in "
+                 f"{_names(calm)}: one data source's batches, not the optimizer",
                  {"spiked": sorted(spiked + [f.metric]), "calm": sorted(calm)})
+
+
+def _names(metrics: list[str], shown: int = 6) -> str:
+    """'a, b, c' or 'a, b, c, d, e, f and 24 more': a sentence a person reads, not a dump."""
+    more = f" and {len(metrics) - shown} more" if len(metrics) > shown else ""
+    return ", ".join(metrics[:shown]) + more
 
 
 def _metrics_of(f: Finding) -> set[str | None]:
@@ -214,6 +220,28 @@ def resume(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | None:
                  {"resume_step": int(b), "offset_steps": int(start - b)})
 
 
-RULES: tuple[Rule, ...] = (fp16_overflow, lr_jump, resume, grad_explosion, data_source, warmup_end, bad_batch, slowdown)
-KIND_RULES: dict[str, tuple[Rule, ...]] = {"ended_early": (out_of_memory,)}
+def setting(f: Finding, ctx: RunContext, every: list[Finding]) -> Cause | None:
+    """A wrong setting (the settings detector's warning: an LR far above any optimizer's range on
+    most rows) was in force when the event began: the event is the setting's, not a batch's."""
+    start = _anchor(f)
+    if start is None:
+        return None
+    bad = [s for s in every if s.kind == "settings" and s.severity != "info" and s.start_step is not None
+           and s.start_step <= start]
+    if not bad:
+        return None
+    s = min(bad, key=lambda s: s.start_step)
+    ev = s.evidence
+    value, rows, of = ev.get("value"), ev.get("rows"), ev.get("of")
+    shown = f"{value:.4g}" if isinstance(value, (int, float)) else str(value)
+    return Cause("setting", 0.95,
+                 f"{s.metric} was {shown} on {rows} of {of} logged rows from step {s.start_step}, before the "
+                 f"event: the setting drove it, not a batch",
+                 {"setting": ev.get("setting"), "metric": s.metric, "value": value, "rows": rows, "of": of,
+                  "from_step": s.start_step})
+
+
+RULES: tuple[Rule, ...] = (setting, fp16_overflow, lr_jump, resume, grad_explosion, data_source, warmup_end, bad_batch,
+                           slowdown)
+KIND_RULES: dict[str, tuple[Rule, ...]] = {"ended_early": (out_of_memory,), "plateau": (setting,)}
 """Rules for run-level kinds the event rules do not read (an out-of-memory crash)."""

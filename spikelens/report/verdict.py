@@ -85,7 +85,8 @@ def verdict(run: RunReport) -> str:
     fs = run.findings
     by: dict[str, list[Finding]] = {}
     for f in fs:
-        by.setdefault(f.kind, []).append(f)
+        if _told(f):
+            by.setdefault(f.kind, []).append(f)
     said: set[int] = set()
 
     def say(hits: list[Finding]) -> None:
@@ -109,6 +110,7 @@ def verdict(run: RunReport) -> str:
         fatal.append((_order(f) if nans else -2, "crashed before logging any value" if f.evidence.get("values_logged") == 0
                       else f"crashed after step {f.start_step}"))
         say(crashed)
+    stopped = [f for f in by.get("ended_early", []) if f.severity == "warning"]
     if "divergence" in by:
         f = _first(by["divergence"], run)
         cut = f.evidence.get("lr_cut_step")
@@ -119,22 +121,27 @@ def verdict(run: RunReport) -> str:
             fatal.append((_order(f), f"diverged{_where(f, run)} at step {_step(f)}"))
         say(by["divergence"])
     spikes = by.get("spike", [])
-    stuck = [f for f in spikes if f.recovery == "none"]
+    stuck = [f for f in spikes if f.recovery == "none" and f.severity != "info"]
     if stuck:
         f = stuck[0]
-        fatal.append((_order(f), f"spike at step {_step(f)} never recovered" if len(stuck) == 1 else
-                      f"{len(stuck)} spikes never recovered (first at step {_step(f)})"))
+        settled = f.evidence.get("settled_plateau") or {}
+        chance = " (stuck at chance level)" if settled.get("reading") == "chance" else ""
+        fatal.append((_order(f), f"spike at step {_step(f)} never recovered{chance}" if len(stuck) == 1 else
+                      f"{len(stuck)} spikes never recovered (first at step {_step(f)}){chance}"))
         say(stuck)
     parts += [(_TOP, text) for _, text in sorted(fatal, key=lambda t: t[0])]
+    for f in stopped:  # interrupted (Ctrl-C, a time limit): what the owner did, said as such
+        add(f"interrupted after step {f.start_step}", [f])
+    say(stopped)
     settings = [f for f in by.get("settings", []) if f.severity != "info"]
     for f in settings:
         add(f"{f.evidence.get('setting', 'setting')} {number(f.evidence.get('value'))}"
             f"{' on every row' if f.evidence.get('rows') == f.evidence.get('of') else ''}", [f])
     say(settings)
     if "oscillation" in by:
-        f = by["oscillation"][0]
+        f = _first(by["oscillation"], run)
         end = f"–{f.end_step}" if f.end_step is not None else " onwards"
-        add(f"oscillating over steps {f.start_step}{end}", by["oscillation"])
+        add(f"oscillating{_where(f, run)} over steps {f.start_step}{end}", by["oscillation"])
         say(by["oscillation"])
     if "level_shift" in by:
         f = by["level_shift"][0]
@@ -194,6 +201,18 @@ def verdict(run: RunReport) -> str:
         return "no loss-like metric read: not checked"
     notes = sum(1 for f in fs if f.severity == "info")
     return "clean" + (f" ({notes} note{'s' if notes > 1 else ''})" if notes else "")
+
+
+SHOWN_NOTES = ("relaunch",)
+"""Why-notes (`evidence.note_because`) the verdict still names: a relaunch is how the run went."""
+
+
+def _told(f: Finding) -> bool:
+    """Is the finding the verdict's business? Not a note that significance or reconcile demoted
+    (a term's event the main loss did not feel, an echo reported on the main loss, a wander under
+    2x, repeated data with no relaunch): the card lists it, the verdict is about the run."""
+    why = f.evidence.get("note_because")
+    return f.severity != "info" or why is None or why in SHOWN_NOTES
 
 
 def _never_learned(plateaus: list[Finding], run: RunReport) -> list[str]:
