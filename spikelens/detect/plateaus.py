@@ -230,9 +230,9 @@ class PlateauDetector(Detector):
                f"{int(step[-1])}: the model never got an answer right on that set (labels or classes mapped wrong "
                f"for evaluation, an empty target, a metric fed the wrong output)")
         return Finding(kind="plateau", code=self.code, run=ctx.run, metric=s.metric, severity="warning",
-                       message=msg, start_step=int(step[0]), end_step=int(step[-1]),
+                       message=msg, start_step=_run_start(ctx, int(step[0])), end_step=int(step[-1]),
                        evidence={"reading": "never", "level": float(np.median(v)), "points": int(v.size),
-                                 "higher_is_better": True, "held_out": True})
+                                 "higher_is_better": True, "held_out": True, "first_evaluation": int(step[0])})
 
     def _chance_score(self, s: Series, ctx: RunContext) -> Finding | None:
         """An accuracy at 1/k from its first evaluation over at least `min_chance_share` of
@@ -252,7 +252,8 @@ class PlateauDetector(Detector):
                + (": the model never learned" if whole else
                   f", then rose to {float(np.max(v[b:])):.4g}: it learned only after a long stretch at chance"))
         return Finding(kind="plateau", code=self.code, run=ctx.run, metric=s.metric,
-                       severity="warning" if whole else "info", message=msg, start_step=int(step[0]),
+                       severity="warning" if whole else "info", message=msg,
+                       start_step=_run_start(ctx, int(step[0])) if whole else int(step[0]),
                        end_step=int(step[b - 1]),
                        evidence={"reading": "chance", "level": level, "points": int(b), "chance_classes": k,
                                  "held_out": True, **({"higher_is_better": True} if whole else {})})
@@ -402,6 +403,13 @@ def judged_loss(ctx: RunContext) -> Series | None:
     """The run's training loss (its main `loss`: the total among components); the main
     eval loss when the run logs no training loss."""
     return ctx.main("loss") or ctx.main("eval_loss")
+
+
+def _run_start(ctx: RunContext, first_eval: int) -> int:
+    """Where a run that never learned starts: its first logged step (a held-out score's first
+    evaluation comes after steps that taught the model nothing either)."""
+    firsts = [int(s.step[0]) for s in ctx.series.values() if len(s)]
+    return min([first_eval, *firsts])
 
 
 def _log_change(series: Series, start: int, end: int) -> float | None:
