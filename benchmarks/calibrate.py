@@ -16,7 +16,8 @@ so the trade-off of a threshold is read off the dev side. `--refit` then picks, 
 parameter, the value that finds the most events (high-confidence first) among those that meet the
 target (the fewest loud findings on clean runs when none does) and prints them as the
 `[tool.spikelens.detectors]` table a user or `config.py` takes; with `--refit` and no `--sweep`, the
-thresholds in `REFIT` are swept (each value is one pass over the dev side: minutes).
+thresholds in `REFIT` are swept (each value is one pass over the dev side: minutes; a value equal to
+the detector's default reuses the defaults' pass).
 """
 from __future__ import annotations
 
@@ -36,13 +37,12 @@ from score import ALIAS, LOUD, judge, run_spikelens  # noqa: E402
 TARGET_LOUD_PER_10_CLEAN = 1.0
 TARGET_LOUD_FALSE_PER_10_RUNS = 1.0
 REFIT = (
-    "spike.bad_batch_ratio=4,5,7",
-    "spike.corroborated_ratio=2.5,3,4",
-    "plateau.max_blind_fall=0.15,0.25,0.4",
-    "divergence.min_rise_sigmas=8,12,16",
-    "oscillation.min_amp_ratio=2.5,3,4",
+    "overfitting.loud_rise=0.1,0.25",
+    "oscillation.min_amp_ratio=3,4",
 )
-"""The thresholds `--refit` sweeps when no `--sweep` is given (their defaults are the middle values)."""
+"""The thresholds `--refit` sweeps when no `--sweep` is given (the first value is the default): the
+detector thresholds that decide loudness once `detect/significance.py` has made notes of what moves
+by design (the rise that makes overfitting a warning, the swing that makes an oscillation one)."""
 
 
 def dev_runs(only: list[str] | None) -> list[dict]:
@@ -142,6 +142,10 @@ def main() -> int:
             return 2
         for v in values.split(","):
             name = f"{param}={v}"
+            if _is_default(param, v):
+                print(f"{name}: the default, scored above")
+                out[name] = out["baseline"]
+                continue
             out[name] = report(name, _swept(runs, cmd, name, a.jobs), a.show)
     if a.refit:
         out["refit"] = refit(out, a.sweep)
@@ -185,6 +189,22 @@ def refit(out: dict, sweeps: list[str]) -> dict[str, str]:
     for det, items in by_detector.items():
         print(f"{det} = {{ {', '.join(items)} }}")
     return chosen
+
+
+def _is_default(param: str, value: str) -> bool:
+    """Is `value` the installed detector's default for `param` (DETECTOR.PARAM, kind or code)?"""
+    try:
+        from spikelens.detect.registry import DETECTORS
+    except ImportError:
+        return False
+    det, _, name = param.partition(".")
+    for cls in DETECTORS:
+        if det in (cls.kind, cls.code) and name in cls.params():
+            try:
+                return float(getattr(cls(), name)) == float(value)
+            except (TypeError, ValueError):
+                return str(getattr(cls(), name)) == value
+    return False
 
 
 def _swept(runs: list[dict], cmd: list[str], param: str, jobs: int):

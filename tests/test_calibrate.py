@@ -25,3 +25,14 @@ def test_refit_picks_the_most_high_confidence_events_among_values_meeting_the_ta
 def test_refit_falls_back_to_the_quietest_value_when_none_meets_the_target():
     figures = {"2": _fig(3.0, 2.0, 30, 40), "4": _fig(1.2, 1.5, 25, 35)}
     assert calibrate.best(figures) == "4"
+
+
+def test_a_swept_value_equal_to_the_detectors_default_reuses_the_defaults_pass():
+    from spikelens.detect.registry import DETECTORS
+
+    osc = next(cls for cls in DETECTORS if cls.kind == "oscillation")
+    default = osc().min_amp_ratio
+    assert calibrate._is_default("oscillation.min_amp_ratio", str(default))
+    assert calibrate._is_default(f"{osc.code}.min_amp_ratio", str(default))
+    assert not calibrate._is_default("oscillation.min_amp_ratio", str(default + 1))
+    assert not calibrate._is_default("nosuch.min_amp_ratio", "3")
