@@ -101,6 +101,13 @@ def test_final_error_kill_messages_and_a_cut_off_log():
     slurm = "iter 1: loss 2.0\nslurmstepd: error: *** JOB 42 ON n1 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***\n"
     assert "TIME LIMIT" in textsignals.final_error(_lines(slurm), 0)[0]
     assert textsignals.final_error(_lines("iter 1: loss 2.0\niter 2: lo"), 0) is None
+    node = "iter 1: loss 2.0\nslurmstepd-c17: error: *** JOB 7 ON c17 CANCELLED AT 2024-04-05T13:06:20 DUE TO TIME LIMIT ***\n"
+    assert textsignals.final_error(_lines(node), 0)[0].startswith("slurmstepd-c17: error:")
+    darknet = ("iter 1: loss 2.0\nDarknet error location: ./src/parser.c, parse_yolo(), line #458\n"
+               "Error: l.outputs == params.inputs: Success\nbacktrace (10 entries)\n")
+    assert textsignals.final_error(_lines(darknet), 0) == ("Darknet error location: ./src/parser.c, parse_yolo(), "
+                                                           "line #458", 1)
+    assert textsignals.final_error(_lines("iter 1: loss 2.0\nError: could not reach wandb, retrying\n"), 0) is None
 
 
 def test_keyboard_interrupt_is_a_warning_not_a_crash():

@@ -32,9 +32,10 @@ _TRACEBACK = r"Traceback \(most recent call last\)"
 _EXCEPTION_LINE = r"^(?:\[[^\]]*\]:?\s*|\d+:\s+)?[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Failure)\b(?::.*)?\s*$"
 """`RuntimeError: CUDA out of memory...`, `[rank0]: torch.OutOfMemoryError: ...`, `KeyboardInterrupt`."""
 _CRASH_LINE = (r"(?i)^(?:\[[^\]]*\]:?\s*)?(?:.*\bSegmentation fault\b|Killed\s*$|.*\bCUDA error\b|.*\bNCCL error\b"
-               r"|.*\bterminate called after throwing\b|slurmstepd: error: .*(?:CANCELLED|TIME LIMIT|OUT OF MEMORY|oom)"
-               r"|srun: error: .*(?:Exited|Killed|exit code)|.*\bChildFailedError\b|.*\(core dumped\)|Aborted\s*$)")
-"""Crash messages that come without a Python traceback."""
+               r"|.*\bterminate called after throwing\b|slurmstepd(?:-[\w.-]+)?: error: .*(?:CANCELLED|TIME LIMIT|OUT OF MEMORY|oom)"
+               r"|srun: error: .*(?:Exited|Killed|exit code)|.*\bChildFailedError\b|.*\(core dumped\)|Aborted\s*$|\w+ error location: .*)")
+"""Crash messages that come without a Python traceback (a SLURM cancel names its node:
+`slurmstepd-c17: error: ...`; darknet's `error()` prints `Darknet error location: FILE, FUNC, line`)."""
 _NAN_MESSAGE = (r"(?i)tensor\(\[+\s*-?nan\b|found invalid values|\b(?:loss|grad(?:ient)?s?|outputs?|logits|values?|weights?)"
                 r" (?:is|are|became|contains?|has|have) (?:a )?(?:nan|inf)\b|\bnan (?:or inf )?(?:detected|encountered|found)"
                 r"|non-?finite (?:loss|values?|grad)|\bNaN or Inf\b|\bnan loss\b")
