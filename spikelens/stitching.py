@@ -77,7 +77,12 @@ def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol:
         return Stitched(frame=frame.with_columns(superseded=pl.lit(False)),
                         findings=[f for f in (crashed, died_of_nan) if f is not None])
     empty = [int(s["segment"]) for s in run.segments if s.get("points", 1) == 0]
-    frame, renumbered = split_relaunches(frame, empty=empty)
+    twice = _logged_twice(frame)
+    unsplit = frame
+    frame, renumbered = split_relaunches(frame, empty=empty, twice=twice)
+    # no (segment, metric, step) logged twice, and no launch split off: shifting a whole
+    # launch's steps cannot make one, so _supersede need not look again
+    none_twice = frame is unsplit and not twice.any()
     metrics = frame.get_column("metric").unique(maintain_order=True).to_list()
     main = main_metric(frame, infer_roles(metrics, roles))
     data_numbers = {o: n for o, n in renumbered.items() if o not in set(empty)}
@@ -87,7 +92,7 @@ def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol:
         frame = frame.with_columns(
             (pl.col("step") + pl.col("segment").replace_strict(
                 dict(enumerate(offsets.tolist())), return_dtype=pl.Int64)).alias("step"))
-    frame = _supersede(frame, layout, offsets, boundaries, main, identical_rtol)
+    frame = _supersede(frame, layout, offsets, boundaries, main, identical_rtol, none_twice=none_twice)
     segments = _segment_table(frame, layout, offsets, boundaries)
     segments = _with_empty_launches(segments, run.segments, renumbered)
     live = {s["segment"] for s in segments if s["points"] > s["superseded"]}
@@ -191,7 +196,8 @@ def _natural(text: str) -> list:
 
 
 def split_relaunches(frame: pl.DataFrame, *, max_steps: int = 3, max_fraction: float = 0.005,
-                      empty: tuple[int, ...] | list[int] = ()) -> tuple[pl.DataFrame, dict[int, int]]:
+                      empty: tuple[int, ...] | list[int] = (), twice: pl.Series | None = None
+                      ) -> tuple[pl.DataFrame, dict[int, int]]:
     """Give a launch that re-logged the previous launch's last step, inside the same
     file, its own segment; also return the new number of every old segment (the
     `empty` ones, launches that logged nothing, included: they keep their place).
@@ -200,11 +206,12 @@ def split_relaunches(frame: pl.DataFrame, *, max_steps: int = 3, max_fraction: f
     value. A logger that writes some tag several times per step (gradient accumulation)
     does it at many steps; only a few such steps (`max_steps`, or `max_fraction` of
     the steps) count as relaunches. Identical repeats (rank-duplicated lines, the
-    `epoch` of HF train and eval entries) never do.
+    `epoch` of HF train and eval entries) never do. `twice`: `_logged_twice(frame)`
+    when the caller has it.
     """
     key = ["segment", "metric", "step"]
     same_numbers = {int(x): int(x) for x in frame.get_column("segment").unique()} | {int(e): int(e) for e in empty}
-    twice = _logged_twice(frame)
+    twice = _logged_twice(frame) if twice is None else twice
     if not twice.any():
         return frame, same_numbers
     v = pl.col("value")
@@ -370,15 +377,13 @@ class _Layout:
 
     @classmethod
     def of(cls, frame: pl.DataFrame, main: str | None, branch: dict[int, int], purge: list[int]) -> "_Layout":
-        logged = frame.filter(pl.col("value").is_not_null())
+        logged = frame.filter(pl.col("value").is_not_null()) if frame.get_column("value").null_count() else frame
         stats = logged.group_by("segment", "metric").agg(
             pl.col("step").min().alias("first"), pl.col("step").max().alias("last"))
         segs = (frame.group_by("segment").agg(
             pl.col("source").first(), pl.col("wall_time").drop_nans().min().alias("w0"),
             pl.col("wall_time").drop_nans().max().alias("w1")).sort("segment"))
-        mains = (logged.filter(pl.col("metric") == main).sort("segment", "step")
-                 .group_by("segment", maintain_order=True).agg(pl.col("step")))
-        main_steps = {int(s): np.asarray(st, dtype=np.int64) for s, st in mains.iter_rows()}
+        main_steps = _steps_by_segment(logged, main)
         per_metric: dict[int, dict[str, tuple[int, int]]] = {}
         for s, m, a, b in stats.iter_rows():
             per_metric.setdefault(int(s), {})[m] = (int(a), int(b))
@@ -418,6 +423,22 @@ class _Layout:
         if s in self.declared:
             start = min(start, self.declared[s])
         return (start if self.on_axis[s][metric] else span[0]) + offset
+
+
+def _steps_by_segment(logged: pl.DataFrame, metric: str | None) -> dict[int, np.ndarray]:
+    """Sorted steps of one metric in each segment that logs it (in NumPy: no Python list
+    of every step)."""
+    if metric is None:
+        return {}
+    rows = logged.filter(pl.col("metric") == metric)
+    seg = rows.get_column("segment").to_numpy()
+    step = rows.get_column("step").to_numpy().astype(np.int64, copy=False)
+    if seg.size > 1 and not ((seg[1:] > seg[:-1]) | ((seg[1:] == seg[:-1]) & (step[1:] >= step[:-1]))).all():
+        order = np.lexsort((step, seg))
+        seg, step = seg[order], step[order]
+    cuts = np.flatnonzero(seg[1:] != seg[:-1]) + 1
+    heads = np.concatenate([[0], cuts]) if seg.size else cuts
+    return {int(seg[h]): part for h, part in zip(heads.tolist(), np.split(step, cuts))}
 
 
 def _declared_starts(run: Run, renumbered: dict[int, int]) -> tuple[dict[int, int], list[int]]:
@@ -621,7 +642,7 @@ def _aux_pairs(frame: pl.DataFrame, prev: int, new: int, main: str, prev_offset:
 
 
 def _supersede(frame: pl.DataFrame, lay: _Layout, offsets: np.ndarray, boundaries: list[Boundary],
-               main: str | None, rtol: float) -> pl.DataFrame:
+               main: str | None, rtol: float, none_twice: bool = False) -> pl.DataFrame:
     """Mark superseded points: earlier launches' points from a later launch's start on,
     and earlier copies of a (metric, step) logged twice inside one launch."""
     frame = frame.with_columns(superseded=pl.lit(False))
@@ -638,6 +659,8 @@ def _supersede(frame: pl.DataFrame, lay: _Layout, offsets: np.ndarray, boundarie
             _compare_overlap(frame, b, main, rtol)
         frame = frame.drop("_new")
     key = ["segment", "metric", "step"]
+    if none_twice:
+        return frame
     twice = _logged_twice(frame)
     if not twice.any():
         return frame
