@@ -62,8 +62,8 @@ def _by_metric(live: pl.DataFrame) -> Iterator[tuple[str, np.ndarray, np.ndarray
     """(metric, step, value, wall_time) of each metric, rows sorted by (step, seq), metrics
     in the order they first appear so sorted. Readers write rows in `seq` order and steps
     rarely go back within a metric: then the rows of each metric in frame order are that
-    order already, and a stable sort on the metric codes (no sorted copy of the frame)
-    finds them. Otherwise the frame is sorted."""
+    order already, and one pass over the metric codes per metric (no sorted copy of the
+    frame) finds them. Otherwise the frame is sorted."""
     groups = _metric_runs_in_order(live) if live.height else None
     if groups is None:
         for (metric,), part in live.sort("step", "seq").group_by("metric", maintain_order=True):
@@ -78,21 +78,19 @@ def _metric_runs_in_order(live: pl.DataFrame) -> list[tuple[str, np.ndarray, np.
     if not (seq[1:] > seq[:-1]).all():
         return None
     codes = live.get_column("metric").to_physical().to_numpy()
-    order = np.argsort(codes, kind="stable")
-    sorted_codes = codes[order]
-    bounds = np.flatnonzero(sorted_codes[1:] != sorted_codes[:-1]) + 1
-    step = live.get_column("step").to_numpy()[order]
-    back = step[1:] < step[:-1]
-    back[bounds - 1] = False  # a new metric may start lower
-    if back.any():
+    counts = np.bincount(codes)
+    present = np.flatnonzero(counts)
+    if present.size > 64:
+        return None  # many metrics: one pass each would cost more than the sort
+    step_all = live.get_column("step").to_numpy()
+    rows = [np.flatnonzero(codes == c) for c in present.tolist()]
+    steps = [step_all[r] for r in rows]
+    if any((s[1:] < s[:-1]).any() for s in steps):
         return None
-    value = live.get_column("value").to_numpy()[order]
-    wall = live.get_column("wall_time").to_numpy()[order]
-    starts = np.concatenate([[0], bounds])
-    ends = np.concatenate([bounds, [order.size]])
-    names = live.get_column("metric").gather(order[starts]).to_list()
-    first = sorted(range(starts.size), key=lambda g: (int(step[starts[g]]), int(seq[order[starts[g]]])))
-    return [(names[g], step[starts[g]:ends[g]], value[starts[g]:ends[g]], wall[starts[g]:ends[g]]) for g in first]
+    value, wall = live.get_column("value").to_numpy(), live.get_column("wall_time").to_numpy()
+    names = live.get_column("metric").gather([int(r[0]) for r in rows]).to_list()
+    first = sorted(range(len(rows)), key=lambda g: (int(steps[g][0]), int(seq[rows[g][0]])))
+    return [(names[g], steps[g], value[rows[g]], wall[rows[g]]) for g in first]
 
 
 def one_per_step(step: np.ndarray, value: np.ndarray, wall: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
