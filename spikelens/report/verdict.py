@@ -102,7 +102,10 @@ def verdict(run: RunReport) -> str:
     nans = [f for f in by.get("nan", []) if f.severity != "info"]  # info: a skipped fp16 step
     if nans:
         f = _first(nans, run)
-        fatal.append((_order(f), f"NaN{_where(f, run)} at step {_step(f)}"))
+        from_start = "first_nonfinite_step" in f.evidence and "last_finite" not in f.evidence \
+            and "blowup_start_step" not in f.evidence  # never finite: a setup bug, not an instability
+        fatal.append((_order(f), f"NaN{_where(f, run)} from the first logged step ({_step(f)})" if from_start
+                      else f"NaN{_where(f, run)} at step {_step(f)}"))
         say(nans)
     crashed = [f for f in by.get("ended_early", []) if f.severity == "error"]
     if crashed:  # a crash is the first thing the owner needs to know, after what led to it
