@@ -189,3 +189,9 @@ def test_memory_that_doubled_before_an_out_of_memory_crash(tmp_path, no_workers,
         (f,) = found
         assert f.severity == "warning" and f.evidence["before_oom"] and (f.start_step, f.end_step) == (1, 2)
         assert "ran out of memory" in f.message
+
+
+def test_a_nan_warning_at_the_end_of_a_run_that_did_not_stop_on_it_is_no_nan(tmp_path, no_workers):
+    path = tmp_path / "train.log"  # TensorBoard's summary warning, no crash, no stop
+    path.write_text(_ppo(80) + "W tensorflow/core/kernels/check_numerics_op.cc: NaN or Inf found in input tensor.\n")
+    assert not [f for f in _run(path).findings if f.kind == "nan"]

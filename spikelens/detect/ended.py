@@ -110,6 +110,9 @@ def nan_crash_finding(run: str, meta: dict[str, Any], ended: Finding | None, las
     said = meta.get("plan.error_nan")
     if not said or (ended is not None and ended.evidence.get("loss_ended_nonfinite")):
         return None
+    crashed = ended is not None and ended.severity == "error"
+    if not crashed and not _STOPS.search(str(said)):
+        return None  # a NaN warning the run printed at its end (TF's `NaN or Inf found`) need not have ended it
     step = ended.start_step if ended is not None else last_step
     if step is None:
         return None
@@ -164,6 +167,10 @@ def crashed_before_logging_finding(run: str, meta: dict[str, Any]) -> Finding | 
     return Finding(kind=KIND, code=CODE, run=run, metric=None, severity=severity, message=msg,
                    start_step=0, end_step=0, evidence=ev,
                    extra={"planned_steps": ev.get("planned_steps"), "planned_epochs": ev.get("planned_epochs")})
+
+
+_STOPS = re.compile(r"(?i)\b(?:stop|stopping|abort|aborting|exit|exiting|terminat\w*|halt\w*)\b")
+"""A NaN message that says the run stops on it (`Loss is nan, stopping training`)."""
 
 
 def _fraction_done(plan: dict[str, Any], *, first_step: int | None, last_step: int,
