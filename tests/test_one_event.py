@@ -51,7 +51,7 @@ def test_a_component_that_spikes_alone_is_its_own_finding_with_cause_data():
     run = _findings(EVENTS / "detectron2_component" / "metrics.json")
     spikes = [f for f in run.findings if f.kind == "spike"]
     assert [(f.metric, f.peak_step) for f in spikes] == [(ev.ALONE, ev.SPIKE_ITER)]
-    assert spikes[0].severity == "warning"
+    assert spikes[0].severity == "info" and spikes[0].evidence["note_because"] == "not_main"  # the total did not feel it
     assert spikes[0].causes and spikes[0].causes[0].cause == "data"
     assert spikes[0].causes[0].numbers["spiked"] == [ev.ALONE]
 

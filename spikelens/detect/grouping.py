@@ -173,8 +173,10 @@ def _comparable(lead: Finding, ctx: RunContext) -> list[Series]:
 
 
 def _fold(lead: Finding, members: list[Finding], ctx: RunContext) -> None:
-    rank = max(SEVERITY_RANK[f.severity] for f in [lead] + members)
-    lead.severity = next(k for k, v in SEVERITY_RANK.items() if v == rank)
+    main = ctx.main(ctx.roles.get(lead.metric or "", ""))
+    if main is None or main.metric != lead.metric:  # on the main curve, its own severity: a total that
+        rank = max(SEVERITY_RANK[f.severity] for f in [lead] + members)  # came back is not an error
+        lead.severity = next(k for k, v in SEVERITY_RANK.items() if v == rank)  # because a term did not
     also = [{"metric": f.metric, "kind": f.kind, "step": f.anchor_step, "severity": f.severity,
              **({"ratio": float(f.magnitude)} if f.magnitude is not None and math.isfinite(f.magnitude) else {})}
             for f in sorted(members, key=lambda f: (f.anchor_step, f.metric))]

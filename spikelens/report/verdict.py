@@ -30,6 +30,11 @@ _OTHER_WORDS = {
     "grad_norm_outlier": "gradient-norm outliers",
     "plateau": "plateau",
     "sudden_drop": "sudden drop",
+    "throughput_drop": "throughput dropped",
+    "step_time_rise": "step time rose",
+    "stall": "stalled",
+    "memory_growth": "memory grew",
+    "rank_outlier": "one rank off the others",
 }
 """Verdict words of the kinds that need attention only when a detector says so (not info)."""
 
@@ -146,14 +151,17 @@ def verdict(run: RunReport) -> str:
         end = f"–{f.end_step}" if f.end_step is not None else " onwards"
         add(f"oscillating{_where(f, run)} over steps {f.start_step}{end}", by["oscillation"])
         say(by["oscillation"])
-    if "level_shift" in by:
-        f = by["level_shift"][0]
+    shifts = [f for f in by.get("level_shift", []) if f.severity != "info" or not _where(f, run)]
+    say(by.get("level_shift", []))  # a term's level shift is its card's note, not the run's verdict
+    if shifts:
+        by["level_shift"] = shifts
+        f = shifts[0]
         add(f"level shift{_where(f, run)} at step {_step(f)}", by["level_shift"])
         say(by["level_shift"])
     back = [f for f in spikes if f.recovery != "none"]
     jumps = [f for f in back if f.evidence.get("bad_batch")]
     blips = [f for f in back if f.evidence.get("one_point") and not f.evidence.get("bad_batch")]
-    back = [f for f in back if not f.evidence.get("one_point")]
+    back = [f for f in back if not f.evidence.get("one_point") and f.severity != "info"]  # a wander is a note
     for f in sorted(jumps, key=_order):
         add(_jumps(f, run), [f])
     if back:
