@@ -119,3 +119,12 @@ def test_the_same_blow_up_at_a_sane_lr_keeps_its_skip_remedy(tmp_path):
     run = _run(lw.lr_blowup(tmp_path / "sane", lr=2e-5))
     (spike,) = [f for f in run.findings if f.kind == "spike"]
     assert not [c for c in spike.causes if c.cause == "setting"] and spike.evidence["remedy"]["skip_batches"]
+
+
+def test_a_plateau_the_loss_broke_out_of_after_15_percent_of_the_run_is_a_delay_and_after_40_an_alarm():
+    short = _f("plateau", "total_loss", 210, 360, evidence={"reading": "breakthrough"})
+    long = _f("plateau", "total_loss", 100, 500, evidence={"reading": "breakthrough"})
+    stuck = _f("plateau", "total_loss", 0, 990, evidence={"reading": "chance"})
+    weigh([short], _ctx()), weigh([long], _ctx()), weigh([stuck], _ctx())
+    assert short.severity == "info" and short.evidence["note_because"] == "short_stall" and "delay" in short.message
+    assert (long.severity, stuck.severity) == ("warning", "warning")

@@ -20,7 +20,8 @@ And what an engineer acts on is what the run is judged by, beyond its own noise:
   term's: when the main curve shows an event at the same steps it is an echo of that one,
   otherwise the run did not feel it;
 - a spike or excursion that came back and never reached `RECOVERED_LOUD` times its level is
-  within what a training loss does (a harder stretch of data, an epoch boundary);
+  within what a training loss does (a harder stretch of data, an epoch boundary); a plateau the
+  loss broke out of after less than `STALL_LOUD` of the run is a delay, not a failure;
 - repeated data read off a dip and a jump back, with no relaunch in the log to cause it, is
   a guess the log does not back;
 - a relaunch (a rollback, a step counter reset) is how the log was written; what it cost
@@ -48,6 +49,8 @@ NEGLIGIBLE_SHARE = 0.02
 """A spike whose peak is under this share of the loss's starting level is negligible."""
 RECOVERED_LOUD = 2.0
 """A spike or excursion that came back is an alarm only when it reached this many times its level."""
+STALL_LOUD = 0.25
+"""A plateau the loss broke out of is an alarm only when it held this share of the run's steps."""
 MAIN_KINDS = CURVE_KINDS + ("overfitting", "repeated_data")
 """Kinds that belong to one curve: on a term or a side eval set, the main curve decides."""
 TWIN_KINDS = ("nan", "spike", "divergence", "oscillation", "excursion", "plateau", "overfitting", "repeated_data")
@@ -77,8 +80,8 @@ def weigh(findings: list[Finding], ctx: RunContext) -> list[Finding]:
         series = ctx.series.get(f.metric)
         if series is None or not len(series):
             continue
-        reasons = (_adversarial, _running_average, _reinforcement, _minor_term, _negligible, _small_recovered) \
-            if f.kind in CURVE_KINDS else ()
+        reasons = (_adversarial, _running_average, _reinforcement, _minor_term, _negligible, _small_recovered,
+                   _short_stall) if f.kind in CURVE_KINDS else ()
         if f.kind == "repeated_data":
             reasons = (_no_relaunch,)
         for reason in reasons + ((_not_main,) if f.kind in MAIN_KINDS else ()):
@@ -203,6 +206,19 @@ def _small_recovered(f: Finding, series: Series, ctx: RunContext) -> str | None:
         return None
     return (f"it came back and reached {f.magnitude:.2f}x at most: within what a training loss does "
             f"(a harder stretch of data, an epoch boundary), no alarm under {RECOVERED_LOUD:g}x")
+
+
+def _short_stall(f: Finding, series: Series, ctx: RunContext) -> str | None:
+    """A plateau the loss broke out of by itself, after a stretch short against the whole run."""
+    if f.kind != "plateau" or f.evidence.get("reading") != "breakthrough" or f.end_step is None \
+            or f.start_step is None or not len(series):
+        return None
+    span = float(series.step[-1] - series.step[0])
+    share = (f.end_step - f.start_step) / span if span > 0 else 1.0
+    if share >= STALL_LOUD:
+        return None
+    return (f"it broke out by itself after {100 * share:.0f}% of the run: a delay, not a failure "
+            f"(an alarm from {100 * STALL_LOUD:g}% of the run)")
 
 
 def _no_relaunch(f: Finding, series: Series, ctx: RunContext) -> str | None:
