@@ -151,3 +151,23 @@ def test_a_loss_that_never_went_below_its_first_value_never_learned(tmp_path):
     (p,) = _of(_run(tmp_path / "worse" / "metrics.csv"), "plateau")
     assert p.severity == "info" and p.start_step == 49 and "never went below its first logged value" in p.message
     assert not _of(_run(tmp_path / "flat" / "metrics.csv"), "plateau")
+
+
+def test_a_loss_printed_identical_to_the_end_is_frozen(tmp_path):
+    """'Epoch [e/300], Train Loss: 0.0138' for the last 200 epochs: nothing is updated. The same
+    tail printed as 0.25 (two decimals, 4% steps) or moving in its last digit stays silent."""
+    e = np.arange(1, 301)
+    fall = 0.0138 + 0.15 * np.exp(-e / 20.0)
+    cases = {"frozen": np.where(e > 100, 0.0138, fall), "coarse": np.where(e > 100, 0.25, 0.25 + fall),
+             "moving": fall + 0.0002 * np.sin(e)}
+    for name, loss in cases.items():
+        path = tmp_path / name / "train.log"
+        path.parent.mkdir()
+        fmt = "{:.2f}" if name == "coarse" else "{:.4f}"
+        path.write_text("".join(f"Epoch [{i}/300], Train Loss: {fmt.format(v)}\n" for i, v in zip(e, loss)))
+    (p,) = _of(_run(tmp_path / "frozen" / "train.log"), "plateau")
+    assert p.evidence["reading"] == "frozen" and p.severity == "warning" and p.start_step in (100, 101)
+    assert "exactly 0.0138" in p.message
+    for name in ("coarse", "moving"):
+        assert not [f for f in _of(_run(tmp_path / name / "train.log"), "plateau")
+                    if f.evidence.get("reading") == "frozen"], name

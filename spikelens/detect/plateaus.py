@@ -70,7 +70,7 @@ class PlateauDetector(Detector):
 
     code = "SL205"
     kind = "plateau"
-    roles = ("loss", "reward", "accuracy", "other")
+    roles = ("loss", "reward", "accuracy", "other", "entropy")
     """A run that logs a reward (reinforcement learning) is judged by its reward: its policy
     loss is not expected to fall. Held-out scores (an eval accuracy, a dice, a WER) are judged
     once per run (see `scores.held_out_scores`)."""
@@ -111,6 +111,13 @@ class PlateauDetector(Detector):
     a loss that swings 70% batch to batch (blind to a 34% fall), or 50 single-batch losses
     that swing 20% (blind to 24%), cannot tell a slow start from no learning."""
 
+    min_frozen_points: int = 20
+    min_frozen_share: float = 0.25
+    """A loss (or a policy's entropy) exactly the same on its last points, this many in a row
+    and this share of the run, is frozen."""
+    max_frozen_quantum: float = 0.01
+    """...when the log resolves it to 1% of its level or finer (0.0138 printed to 4 decimals is
+    0.7%; a loss printed as 0.25 could sit there by rounding)."""
     min_stall_share: float = 0.5
     """A score that stopped improving for at least this share of its points (after it had
     improved) is a note: the steps after it bought nothing on that score."""
@@ -132,7 +139,15 @@ class PlateauDetector(Detector):
             return self._reward_flat(series, ctx) or self._reward_stalled(series, ctx)
         if series.role in ("accuracy", "other"):
             return self._held_out(series, ctx) if scores.direction(series) else []
-        if series is not judged_loss(ctx) or ctx.main("reward") is not None:
+        if series.role == "entropy":
+            frozen = self._frozen(series, ctx) if series is ctx.main("entropy") else None
+            return [frozen] if frozen is not None else []
+        if series is not judged_loss(ctx):
+            return []
+        frozen = self._frozen(series, ctx)
+        if frozen is not None:
+            return [frozen]
+        if ctx.main("reward") is not None:
             return []
         step, value = _usable(series)
         if step.size < self.min_run_points:
@@ -171,6 +186,35 @@ class PlateauDetector(Detector):
                         message=msg, start_step=int(s[0]), end_step=int(s[-1]),
                         evidence={"reading": "never", "level": level, "moved": float(-fall), "robust_z": float(-z),
                                   "points": int(s.size), "higher_is_better": True})]
+
+    def _frozen(self, series: Series, ctx: RunContext) -> Finding | None:
+        """The same value logged over and over to the end of the run (at least `min_frozen_share`
+        of the points and `min_frozen_points` in a row), at a resolution finer than
+        `max_frozen_quantum` of its level: nothing is being updated (an LR decayed to zero, frozen
+        parameters, a policy whose entropy never changes), however the run was logged."""
+        step, v = series.finite()
+        n = v.size
+        if n < self.min_frozen_points:
+            return None
+        same = v[1:] == v[:-1]
+        if not same[-1]:
+            return None
+        a = n - 1 - int(np.argmax(~same[::-1])) if not same.all() else 0  # the first point of the last run
+        length = n - a
+        if length < max(self.min_frozen_points, self.min_frozen_share * n):
+            return None
+        diffs = np.abs(np.diff(np.unique(v)))
+        quantum = float(diffs[diffs > 0].min()) if (diffs > 0).any() else 0.0
+        level = abs(float(v[-1]))
+        if level == 0 or (quantum and quantum > self.max_frozen_quantum * level):
+            return None  # a value at zero (another reading) or printed too coarsely to tell
+        which = f"all its {length} logged points" if a == 0 else f"every one of its last {length} logged points"
+        msg = (f"{series.label} was exactly {v[-1]:.6g} on {which}, from step {int(step[a])} to the end: nothing is being updated (a learning rate decayed to zero, frozen "
+               f"parameters, an optimizer over the wrong parameters, a policy that never changes)")
+        return Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric, severity="warning",
+                       message=msg, start_step=int(step[a]), end_step=int(step[-1]),
+                       evidence={"reading": "frozen", "level": float(v[-1]), "points": int(length),
+                                 "moved_percent": 0.0, "chance_classes": None})
 
     def _reward_stalled(self, series: Series, ctx: RunContext) -> list[Finding]:
         """A reward that rose and then stopped improving for the rest of the run (at least
