@@ -314,11 +314,32 @@ def _packed_key(frame: pl.DataFrame) -> pl.Series | None:
     return (segment.cast(pl.Int64) * n_codes + codes.cast(pl.Int64)) * span + (step - lo)
 
 
+def _steps_rise_per_metric(frame: pl.DataFrame, max_metrics: int = 64) -> bool:
+    """True when, for each metric in row order, the segment never goes back and the step
+    rises strictly within a segment (how readers write a log with no repeats): then no
+    (segment, metric, step) occurs twice, found with one pass a metric (no hash of 1M keys)."""
+    if frame.height == 0:
+        return False
+    codes = frame.get_column("metric").to_physical().to_numpy()
+    present = np.flatnonzero(np.bincount(codes))
+    if present.size > max_metrics:
+        return False
+    step, segment = frame.get_column("step").to_numpy(), frame.get_column("segment").to_numpy()
+    for c in present.tolist():
+        rows = np.flatnonzero(codes == c)
+        st, sg = step[rows], segment[rows]
+        if not ((sg[1:] > sg[:-1]) | ((sg[1:] == sg[:-1]) & (st[1:] > st[:-1]))).all():
+            return False
+    return True
+
+
 def _logged_twice(frame: pl.DataFrame) -> pl.Series:
     """True for rows whose (segment, metric, step) occurs more than once. Packed into
     one integer when the ranges allow, counting distinct keys answers 'none' cheaply;
     otherwise a hash first, and the few candidates are checked exactly."""
     key = ["segment", "metric", "step"]
+    if _steps_rise_per_metric(frame):
+        return pl.Series(np.zeros(frame.height, dtype=bool))
     packed = _packed_key(frame) if frame.height else None
     if packed is not None:
         if packed.n_unique() == frame.height:
