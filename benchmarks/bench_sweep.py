@@ -13,7 +13,9 @@ worker).
 with the reports it holds): the CLI runs in a process that prints its own VmHWM (peak
 RSS) and its RSS after imports at exit; workers are other processes. Run it at two sweep
 sizes (`--runs 1000`, `--runs 10000`, small runs: `--steps 500`): the slope is the parent's
-cost per run, and 10^5 runs is projected from it.
+cost per run, and 10^5 runs is projected from it. The CLI spools a sweep of
+`pipeline.sweep.SPOOL_FROM` groups or more (reports on disk, a summary of each run in the
+parent); `PYTHONPATH` pointing at an older tree measures that tree.
 """
 from __future__ import annotations
 
