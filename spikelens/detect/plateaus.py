@@ -239,13 +239,17 @@ class PlateauDetector(Detector):
             return []
         if train is not None:
             fell = _log_change(train, int(train.step[0]), int(train.step[-1]))
-            if fell is None or fell > -self.min_score_train_fall:
-                return []  # the training loss did not fall either: its own plateau is the finding
+            if fell is None or abs(fell) < self.min_score_train_fall:
+                return []  # the training loss stood still too: its own plateau is the finding
         for s in held:
             if scores.never_above_zero(s):
                 return [self._zero_score(s, ctx)]
         for s in held:
             found = self._chance_score(s, ctx)
+            if found is not None:
+                return [found]
+        for s in held:
+            found = self._score_never_improved(s, ctx)
             if found is not None:
                 return [found]
         if train is None:
@@ -266,6 +270,28 @@ class PlateauDetector(Detector):
                 note = f" while {train.label} still fell {-np.expm1(fell) * 100:.0f}%"
                 return [self._stall_finding(s, ctx, st, y, a, note)]
         return []
+
+    def _score_never_improved(self, s: Series, ctx: RunContext) -> Finding | None:
+        """A held-out score evaluated from the start of the run (`min_reward_points` times or
+        more) that never improved beyond its noise from its first third to its last and held one
+        level: the run taught the model nothing it could show on that set (a note: a model that
+        starts good looks the same)."""
+        step, y = scores.oriented(s)
+        first = min(int(v.step[0]) for v in ctx.series.values() if len(v))
+        if y.size < self.min_reward_points or step[0] - first > 0.1 * max(step[-1] - first, 1):
+            return None
+        z, fall = _movement(y)
+        if -z > self.max_z or not _steady(y, self.max_stuck_move * max(abs(float(np.median(y))), 1e-9)):
+            return None
+        sign = scores.direction(s)
+        level = float(np.median(y)) * sign
+        msg = (f"{s.label} never improved: {level:.4g} from its first evaluation at step {int(step[0])} to its last "
+               f"at step {int(step[-1])} ({y.size} evaluations, within its noise): nothing the run learned showed on "
+               f"that set")
+        return Finding(kind="plateau", code=self.code, run=ctx.run, metric=s.metric, severity="info", message=msg,
+                       start_step=_run_start(ctx, int(step[0])), end_step=int(step[-1]),
+                       evidence={"reading": "never", "level": level, "points": int(y.size), "held_out": True,
+                                 "direction": "higher" if sign > 0 else "lower", "robust_z": float(-z)})
 
     def _zero_score(self, s: Series, ctx: RunContext) -> Finding:
         step, v = s.finite()
