@@ -245,3 +245,49 @@ def test_a_tab_separated_table_whose_names_hold_spaces(tmp_path):
     total = curve(frame, "total_loss")
     assert [s for s, _ in total] == list(range(12)) and total[2][1] == pytest.approx(45.0)
     assert curve(frame, "ctc_loss")[1][1] == pytest.approx(9.1)
+
+
+def _json_read(path: Path) -> pl.DataFrame:
+    from spikelens.importers.jsonhistory import JsonHistoryImporter
+
+    imp = JsonHistoryImporter()
+    assert imp.claims(path, path.read_bytes()[:4096])
+    (table,) = imp.read(path)
+    return table.frame
+
+
+def test_a_json_list_of_records_with_a_step_key(tmp_path):
+    import json
+
+    path = tmp_path / "training_log.json"
+    path.write_text(json.dumps([{"step": s * 100, "train_loss": 4.75 - s * 0.1, "val_acc": s / 10, "epoch": s}
+                                for s in range(5)]))
+    frame = _json_read(path)
+    assert curve(frame, "train_loss")[2] == (200, pytest.approx(4.55))
+    assert [s for s, _ in curve(frame, "val_acc")] == [0, 100, 200, 300, 400]
+    assert "epoch" not in frame.get_column("metric").to_list()  # a counter, no metric
+    dets = tmp_path / "detections.json"  # a list of records with no step nor loss: not a history
+    dets.write_text(json.dumps([{"image_id": 1, "category_id": 3, "bbox": [1, 2, 3, 4], "score": 0.9}]))
+    from spikelens.importers.jsonhistory import JsonHistoryImporter
+    assert not JsonHistoryImporter().claims(dets, dets.read_bytes())
+
+
+def test_json_points_and_sacred_columns_a_metric(tmp_path):
+    import json
+
+    pairs = tmp_path / "scalars.json"  # {tag: [[step, value], ...]}, an eval tag every 20 updates
+    pairs.write_text(json.dumps({"train/ep_return": [[u, 0.5 + u / 100] for u in range(1, 41)],
+                                 "eval/success": [[u, 0.25] for u in range(20, 41, 20)]}))
+    frame = _json_read(pairs)
+    assert curve(frame, "train/ep_return")[9] == (10, pytest.approx(0.6))
+    assert curve(frame, "eval/success") == [(20, 0.25), (40, 0.25)]
+    sacred = tmp_path / "metrics.json"  # Sacred's FileStorageObserver: trainLoss twice an epoch
+    sacred.write_text(json.dumps({
+        "trainLoss": {"steps": list(range(6)), "values": [9.0, 8.0, 7.5, 7.0, float("nan"), 6.0],
+                      "timestamps": [f"2020-07-10T23:08:3{k}.000000" for k in range(6)]},
+        "validLoss": {"steps": [0, 1, 2], "values": [8.5, 7.8, 7.2], "timestamps": []}}))
+    frame = _json_read(sacred)
+    loss = frame.filter(pl.col("metric") == "trainLoss")
+    assert loss.get_column("step").to_list() == list(range(6)) and loss.get_column("value").is_nan().sum() == 1
+    assert loss.get_column("wall_time")[1] - loss.get_column("wall_time")[0] == pytest.approx(1.0)
+    assert curve(frame, "validLoss")[2] == (2, pytest.approx(7.2))

@@ -14,8 +14,20 @@ as the i-th point of that curve, so:
 - nested objects give `outer/inner` names (`{"train": {"loss": [...]}}`); `null` and
   text in a list are "not logged" at that index; NaN and Infinity are kept.
 
+Three more layouts hold the same curves, each read as its writer means it:
+
+- a list of records, `[{"step": 0, "train_loss": 4.75, "val_acc": 0.01}, ...]` (a script's
+  `json.dump(history, f)` of one dict a logging step): each record a point of every metric
+  it holds, at its step key (else its index); claimed only when the records carry a step
+  key or a loss, so a list of detections (`image_id`, `bbox`, `score`) is not a history;
+- an object of points a metric, `{"train/ep_return": [[step, value], ...]}` (tensorboardX's
+  `export_scalars_to_json` writes `[wall_time, step, value]`);
+- an object of columns a metric, `{"trainLoss": {"steps": [...], "values": [...],
+  "timestamps": [...]}}` (Sacred's `FileStorageObserver` `metrics.json`): each metric at
+  its own steps, with its wall times.
+
 Claimed from the first bytes: a `.json` file that opens an object whose first value is a
-list.
+list or such a column object, or a list whose first item is an object.
 """
 from __future__ import annotations
 
@@ -32,8 +44,12 @@ from . import decoding
 from .base import Importer, Table, long_table
 from .csvlogs import read_bytes
 
-_HEAD = re.compile(rb'^\s*\{\s*"[^"\\]{1,200}"\s*:\s*\[\s*(?:[-\d.NI\]]|null)')
-"""An object whose first value is a list of numbers (or an empty list)."""
+_HEAD = re.compile(rb'^\s*\{\s*"[^"\\]{1,200}"\s*:\s*(?:\[\s*(?:[-\d.NI\]\[]|null)'
+                   rb'|\{\s*"(?:steps|values|timestamps)"\s*:)')
+"""An object whose first value is a list of numbers (or an empty list, or of points), or a
+metric's columns (`{"steps": [...], "values": [...]}`)."""
+_RECORDS_HEAD = re.compile(rb'^\s*\[\s*\{')
+"""A list whose first item is an object: records, maybe."""
 STEP_KEYS = ("global_step", "global_steps", "steps", "step", "iterations", "iteration", "iters", "iter",
              "updates", "num_updates", "timesteps", "samples")
 EPOCH_KEYS = ("epochs", "epoch")
@@ -96,7 +112,12 @@ class JsonHistoryImporter(Importer):
     looks_for = "*.json holding one object of lists ({\"loss\": [...], \"val_loss\": [...]}: a Keras history)"
 
     def claims(self, path: Path, head: bytes) -> bool:
-        return path.suffix.lower() == ".json" and bool(_HEAD.match(head.lstrip(b"\xef\xbb\xbf")))
+        if path.suffix.lower() != ".json":
+            return False
+        head = head.lstrip(b"\xef\xbb\xbf")
+        if _HEAD.match(head):
+            return True
+        return bool(_RECORDS_HEAD.match(head)) and _records_look_logged(head)
 
     def read(self, path: Path) -> list[Table]:
         text = decoding.decode_file(path, read_bytes(path))
@@ -104,11 +125,110 @@ class JsonHistoryImporter(Importer):
             obj = json.loads(text)
         except ValueError as exc:
             raise FormatError(path, f"not a whole JSON document ({exc.msg} at line {exc.lineno})") from None
+        if isinstance(obj, list):
+            frame, step_key = records_long(path, obj)
+            return [Table(frame=frame, source=path, format=self.name, run_key=str(path), segment_key=str(path),
+                          meta={"step.from": step_key or "list index"})]
         if not isinstance(obj, dict):
             raise FormatError(path, "not a JSON object of lists")
+        points = points_long(obj)
+        if points is not None:
+            return [Table(frame=points, source=path, format=self.name, run_key=str(path), segment_key=str(path),
+                          meta={"step.from": "each metric's own steps"})]
         frame, step_key = history_long(series_of(obj))
         if frame is None:
             raise FormatError(path, "a JSON object with no list of numbers but counters")
         meta = {"step.from": step_key or "list index"}
         return [Table(frame=frame, source=path, format=self.name, run_key=str(path), segment_key=str(path),
                       meta=meta)]
+
+
+_LOGGED_KEY = re.compile(rb'"(?:global_step|steps?|iterations?|iters?|epochs?|updates|timesteps|[^"]{0,40}loss[^"]{0,40})"\s*:',
+                         re.I)
+
+
+def _records_look_logged(head: bytes) -> bool:
+    """The first record of a list names a step or a loss (a history, not a list of detections)."""
+    first = head[: head.find(b"}") + 1 or len(head)]
+    return bool(_LOGGED_KEY.search(first))
+
+
+def records_long(path: Path, records: list):
+    """A list of records (see the module doc): the long frame and the step key used."""
+    rows = [r for r in records if isinstance(r, dict)]
+    if not rows:
+        raise FormatError(path, "a JSON list with no record (object) in it")
+    keys = {k for r in rows for k in r}
+    step_key = next((k for name in STEP_KEYS for k in sorted(keys) if k.lower() == name
+                     and all(isinstance(r.get(k), int) and not isinstance(r.get(k), bool) for r in rows if k in r)),
+                    None)
+    steps, names, values = [], [], []
+    for i, r in enumerate(rows):
+        at = r.get(step_key, i) if step_key else i
+        for k, v in series_of({k: [v] for k, v in r.items() if k != step_key and not isinstance(v, dict)}).items():
+            if v[0] is not None:
+                steps.append(at)
+                names.append(k)
+                values.append(v[0])
+        for k, v in r.items():
+            if isinstance(v, dict):
+                for name, vals in series_of({k: {kk: [vv] for kk, vv in v.items()}}).items():
+                    if vals[0] is not None:
+                        steps.append(at)
+                        names.append(name)
+                        values.append(vals[0])
+    counters = {k for k in set(names) if k.lower() in EPOCH_KEYS}
+    kept = [i for i, n in enumerate(names) if n not in counters or n == step_key]
+    if not kept:
+        raise FormatError(path, "a JSON list of records holding no number but counters")
+    step = np.asarray([steps[i] for i in kept], dtype=np.int64)
+    return long_table(step, [None] * step.size, [names[i] for i in kept],
+                      np.asarray([values[i] for i in kept], dtype=np.float64)), step_key
+
+
+def points_long(obj: dict):
+    """An object of points a metric (`[[step, value], ...]`, `[[wall, step, value], ...]`) or of
+    columns a metric (`{"steps": [...], "values": [...], "timestamps": [...]}`); None for any
+    other object."""
+    steps, walls, names, values = [], [], [], []
+    for name, v in obj.items():
+        if isinstance(v, dict) and isinstance(v.get("values"), list) and isinstance(v.get("steps"), list):
+            vals, at = v["values"], v["steps"]
+            stamps = v.get("timestamps") if isinstance(v.get("timestamps"), list) else []
+            for i, (st, val) in enumerate(zip(at, vals)):
+                num = _number(val)
+                if num is None or _number(st) is None:
+                    continue
+                steps.append(int(st))
+                walls.append(_stamp(stamps[i]) if i < len(stamps) else None)
+                names.append(name)
+                values.append(num)
+        elif isinstance(v, list) and v and all(isinstance(p, list) and len(p) in (2, 3) for p in v):
+            for p in v:
+                nums = [_number(x) for x in p]
+                if any(x is None for x in nums):
+                    continue
+                wall, st, val = (None, *nums) if len(p) == 2 else nums
+                steps.append(int(st))
+                walls.append(wall)
+                names.append(name)
+                values.append(val)
+        else:
+            return None
+    if not names:
+        return None
+    wall = walls if any(w is not None for w in walls) else [None] * len(walls)
+    return long_table(np.asarray(steps, dtype=np.int64), wall, names, np.asarray(values, dtype=np.float64))
+
+
+def _stamp(text: Any) -> float | None:
+    """Seconds since the epoch of an ISO time stamp (Sacred writes them without a zone: UTC)."""
+    from datetime import datetime, timezone
+
+    if not isinstance(text, str):
+        return _number(text)
+    try:
+        t = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return (t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp()
