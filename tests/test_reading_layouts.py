@@ -291,3 +291,17 @@ def test_json_points_and_sacred_columns_a_metric(tmp_path):
     assert loss.get_column("step").to_list() == list(range(6)) and loss.get_column("value").is_nan().sum() == 1
     assert loss.get_column("wall_time")[1] - loss.get_column("wall_time")[0] == pytest.approx(1.0)
     assert curve(frame, "validLoss")[2] == (2, pytest.approx(7.2))
+
+
+def test_a_monitor_csv_whose_header_comment_has_a_space(tmp_path):
+    # pytorch-a2c-ppo-acktr's bench.Monitor: '# {"t_start": ..., "env_id": ...} ' then r,l,t
+    from spikelens.importers.sb3 import RlProgressImporter
+
+    path = tmp_path / "0.monitor.csv"
+    path.write_text('# {"t_start": 1551811846.0171442, "env_id": "HalfCheetah-v2"} \nr,l,t\n'
+                    + "".join(f"{-700 + 50 * k:.6f},1000,{1.19 + k * 1.26:.6f}\n" for k in range(6)))
+    imp = RlProgressImporter()
+    assert imp.claims(path, path.read_bytes())
+    (table,) = imp.read(path)
+    reward = curve(table.frame, "episode/reward")
+    assert [s for s, _ in reward] == [1000, 2000, 3000, 4000, 5000, 6000] and reward[2][1] == pytest.approx(-600)

@@ -113,10 +113,11 @@ def counts_timesteps(lines: list[str]) -> bool:
 
 
 def is_monitor_head(lines: list[str]) -> bool:
-    """SB3 `Monitor`: a `#{"t_start": ..., "env_id": ...}` line, then `r,l,t`."""
-    if len(lines) < 2 or not lines[0].startswith("#{"):
+    """SB3 `Monitor`: a `#{"t_start": ..., "env_id": ...}` line (OpenAI baselines' writes
+    `# {...}`), then `r,l,t`."""
+    if len(lines) < 2 or not lines[0].startswith("#") or not lines[0][1:].lstrip().startswith("{"):
         return False
-    meta = json_object(lines[0][1:])
+    meta = json_object(lines[0][1:].strip())
     return meta is not None and "t_start" in meta and split_fields(lines[1], ",")[:3] == ["r", "l", "t"]
 
 
@@ -125,7 +126,7 @@ def monitor_long(path: Path, raw: bytes):
     `l`), the wall time `t_start + t`; `r` and `l` are named as in `MONITOR_NAMES`."""
     text = decode(path, raw)
     first, _, body = text.partition("\n")
-    t_start = (json_object(first[1:]) or {}).get("t_start")
+    t_start = (json_object(first[1:].strip()) or {}).get("t_start")
     parsed = read_string_frame(path, body)
     frame = parsed.frame
     if frame.height == 0 or "l" not in frame.columns:
