@@ -171,3 +171,16 @@ def test_a_loss_printed_identical_to_the_end_is_frozen(tmp_path):
     for name in ("coarse", "moving"):
         assert not [f for f in _of(_run(tmp_path / name / "train.log"), "plateau")
                     if f.evidence.get("reading") == "frozen"], name
+
+
+def test_a_loss_that_climbs_from_its_first_points_diverged_from_there(tmp_path):
+    """A distillation run's task loss rising from its first logged iteration to the end: the
+    warm-up points the detector skips hold the turn, not the first point after them."""
+    rng = np.random.default_rng(8)
+    s = np.arange(10, 20001, 10)
+    loss = 3.3 * np.exp(0.8 * np.sqrt((s - 10) / 20000) + 0.05 * rng.standard_normal(s.size))
+    path = tmp_path / "kd" / "metrics.csv"
+    path.parent.mkdir()
+    path.write_text("step,task_loss\n" + "".join(f"{a},{b:.4f}\n" for a, b in zip(s, loss)))
+    (d,) = _of(_run(path), "divergence")
+    assert d.start_step <= 200 and d.severity == "error"

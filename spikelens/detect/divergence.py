@@ -101,6 +101,8 @@ class DivergenceDetector(Detector):
         last = n - 1 if cut is None else cut - 1
         low_step = int(step[i_min])
         i_min = _onset(sm, i_min, last + 1, tail, self.onset_share)
+        if cut is None and i_min - lo <= w:
+            i_min = _from_the_start(sm, i_min, self.min_monotonic)
         start_step = int(step[i_min])
         v0 = float(np.exp(sm[i_min])) if is_log else float(sm[i_min])
         v1 = float(np.exp(tail)) if is_log else tail
@@ -279,6 +281,16 @@ def _onset(sm: np.ndarray, i_min: int, end: int, tail: float, share: float) -> i
     if j - i_min < 3 or rank_correlation(sm[i_min:j + 1]) > 0.5:
         return i_min
     return j
+
+
+def _from_the_start(sm: np.ndarray, i_min: int, min_rho: float) -> int:
+    """The first points (skipped as warm-up) hold the turn when the loss was already rising
+    steadily from its lowest point among them to `i_min`: a loss that climbed from its first
+    logged points diverged from there. A warm-up hump falls back, so its minimum lies later."""
+    g = int(np.nanargmin(sm[:i_min + 1]))
+    if g < i_min - 2 and sm[g] < sm[i_min] and rank_correlation(sm[g:i_min + 1]) >= min_rho:
+        return g
+    return i_min
 
 
 def _largest_step(y: np.ndarray, k: int) -> float:

@@ -420,7 +420,7 @@ class PlateauDetector(Detector):
         if m < 20 or not is_log or s[0] > 0.05 * max(s[-1], 1) and s[0] >= 100:
             return None  # too few points, a loss around zero, or a continuation (flat may be converged)
         z, moved = _movement(y)
-        if (y[1:] > y[0]).all() and z <= self.max_z:
+        if (y[1:] > y[0]).all() and abs(z) <= self.max_z:  # (a steady climb is a divergence's)
             # every later point above the first: a flat level would put about half of them below
             # it, however noisy the run (a probe whose loss went from 2.35 to about 3.0)
             return {"how": "never", "a": 0, "b": m, "z": z, "moved": moved, "chance": None, "above_start": True}
