@@ -305,3 +305,13 @@ def test_a_monitor_csv_whose_header_comment_has_a_space(tmp_path):
     (table,) = imp.read(path)
     reward = curve(table.frame, "episode/reward")
     assert [s for s, _ in reward] == [1000, 2000, 3000, 4000, 5000, 6000] and reward[2][1] == pytest.approx(-600)
+
+
+def test_a_log_overwritten_in_place_starts_with_zeros(tmp_path):
+    # Windows keeps the old length of a file rewritten in place as NUL bytes before the new text
+    path = tmp_path / "training.log"
+    text = "".join(f"step {s:5d} | loss {4.5 - s / 1000:.4f} | lr 2.99e-04 | 427 tok/s\r\n" for s in range(700, 900, 10))
+    path.write_bytes(b"\x00" * 11000 + b" " * 300 + text.encode())
+    frame, _ = read(path)
+    loss = curve(frame, "loss")
+    assert [s for s, _ in loss] == list(range(700, 900, 10)) and loss[0][1] == pytest.approx(3.8)

@@ -77,6 +77,26 @@ def looks_binary(head: bytes) -> bool:
     return len(_CONTROL_BYTES.findall(rest)) > BINARY_SHARE * len(rest)
 
 
+def past_zeros(path, head: bytes, limit: int = 8 * 1024 * 1024) -> bytes:
+    """The head a reader should judge: when the file starts with nothing but NULs (and
+    blanks), the bytes after that run (a log overwritten in place keeps its old length in
+    zeros before the new text; a preallocated file); else `head` itself."""
+    if head.replace(b"\x00", b"").strip() and not head.startswith(b"\x00"):
+        return head
+    with open(path, "rb") as fh:
+        seen = 0
+        while seen < limit:
+            block = fh.read(64 * 1024)
+            if not block:
+                return b""
+            start = len(block) - len(block.lstrip(b"\x00 \t\r\n"))
+            seen += len(block)
+            if start < len(block):
+                fh.seek(seen - len(block) + start)
+                return fh.read(len(head) or 4096)
+    return head
+
+
 def _valid_utf8(data: bytes) -> int:
     """Length of the longest prefix of `data` that is valid UTF-8."""
     try:

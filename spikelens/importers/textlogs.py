@@ -791,13 +791,17 @@ class TextLogImporter(Importer):
         self._general: dict[tuple, linerecords.Verdict | None] = {}
 
     def claims(self, path: Path, head: bytes) -> bool:
-        if path.suffix.lower() not in TEXT_SUFFIXES or looks_binary(head) or not head.strip():
+        if path.suffix.lower() not in TEXT_SUFFIXES:
+            return False
+        head = decoding.past_zeros(path, head)  # a log overwritten in place: zeros, then its text
+        if looks_binary(head) or not head.strip():
             return False
         return self.pattern_for(path) is not None or self.general_for(path) is not None
 
     def claims_named(self, path: Path, head: bytes) -> bool:
         """A file named on its own is read by its content whatever its extension (a log
         pasted into `log.md`, a `train.stdout`)."""
+        head = decoding.past_zeros(path, head)
         if looks_binary(head) or not head.strip():
             return False
         if self.pattern_for(path) is not None:
