@@ -315,3 +315,14 @@ def test_a_log_overwritten_in_place_starts_with_zeros(tmp_path):
     frame, _ = read(path)
     loss = curve(frame, "loss")
     assert [s for s, _ in loss] == list(range(700, 900, 10)) and loss[0][1] == pytest.approx(3.8)
+
+
+def test_a_run_killed_after_its_first_record(tmp_path):
+    # nanoGPT's eval print (a fork logging bits per character), then the traceback that ended it
+    out = ["Compiling the model...", "step 0: train loss 12.6510 BPC, val loss 12.6486 BPC",
+           "Traceback (most recent call last):", '  File "train.py", line 300, in <module>',
+           "    logits, loss = model(X, Y)", "torch.OutOfMemoryError: CUDA out of memory."]
+    frame, meta = read(write(tmp_path, "output.log", out))
+    assert curve(frame, "train_loss") == [(0, pytest.approx(12.651))]
+    assert curve(frame, "val_loss") == [(0, pytest.approx(12.6486))]
+    assert "OutOfMemoryError" in meta.get("plan.error", "")

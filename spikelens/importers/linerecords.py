@@ -622,6 +622,8 @@ def sniff(text: str, whole: bool, name: str = "") -> Verdict | None:
     need = 2 if whole else 3
     if anchored and top >= need:
         return Verdict(True)
+    if whole and anchored and _names_a_loss(temps[anchored[0]]):
+        return Verdict(True)  # a run killed after its first record (`step 0: train loss 12.65`, then a traceback)
     free = Counter(frozenset(n for n, _, _ in temps[i].values) for i in records)
     if free and (common := free.most_common(1)[0]) and common[1] >= 5 and len(common[0]) >= 2:
         same = [i for i in records if frozenset(n for n, _, _ in temps[i].values) == common[0]]
@@ -636,6 +638,12 @@ def sniff(text: str, whole: bool, name: str = "") -> Verdict | None:
     if len(numeric) >= 10 and len(numeric) >= 0.5 * non_empty:
         return Verdict(False, unread_reason(lines, temps, sorted(numeric), set(anchored)))
     return None
+
+
+def _names_a_loss(t: Template) -> bool:
+    from ..frame import infer_role
+
+    return any(infer_role(name) == "loss" for name, _, _ in t.values)
 
 
 _WHY = {  # why lines of each kind were not read: said of all of them, and of a group of them

@@ -233,7 +233,12 @@ def tokenise(line: str) -> Template:
                else words[-1:])
         if len(run) > 1 and (_step_name(run[-1].lower()) or run[-1].lower() in EPOCH_NAMES):
             run = run[-1:]  # `checkpoint saved at it=100`: the step, not a metric of four words
-        drop(words[: len(words) - len(run)])
+        head = words[: len(words) - len(run)]
+        if not joined and out.values and out.evaluation is None and any(w.lower() in EVAL_WORDS for w in head):
+            # `train loss 12.6, val loss 12.7`: the phase of this key, not of the line
+            key_phase[0] = next(EVAL_WORDS[w.lower()] for w in reversed(head) if w.lower() in EVAL_WORDS)
+            head = [w for w in head if w.lower() not in EVAL_WORDS]
+        drop(head)
         levels = [i for i, w in enumerate(run) if w in _LEVELS]
         if levels:  # `semantic_segmentation INFO: Sample: 1`: the logger's name and level are no key
             drop(run[: levels[-1]])
@@ -250,7 +255,10 @@ def tokenise(line: str) -> Template:
         if not joined:
             for w in words[:-1]:
                 if w.lower() in EVAL_WORDS:
-                    out.evaluation = out.evaluation or EVAL_WORDS[w.lower()]
+                    if out.values and out.evaluation is None:  # `train loss 12.6, val loss 12.7`
+                        key_phase[0] = EVAL_WORDS[w.lower()]
+                    else:
+                        out.evaluation = out.evaluation or EVAL_WORDS[w.lower()]
         return "_".join(run) or None
 
     last_end = 0
