@@ -13,7 +13,7 @@ reads the run's timeline and what its writers declared, not a curve:
   `Traceback`, or a launcher's kill message).
 
 A crash is an error: it is the first thing the run's owner needs to know (a run
-stopped by hand, `KeyboardInterrupt`, is a warning). A run that stopped well short of
+stopped by hand, `KeyboardInterrupt`, is info: deliberate). A run that stopped well short of
 its plan with no error in its log is info: on real runs that is most often a run its
 owner stopped on purpose (a fine-tune planned for many epochs and stopped once good
 enough), and it may also be still running; the finding says where it stopped. A stop
@@ -87,8 +87,8 @@ def ended_early_finding(run: str, meta: dict[str, Any], *, first_step: int | Non
     ev["loss_ended_nonfinite"] = bool(loss_ended_nonfinite)
     where = _plan_text(plan, done)
     if error:
-        severity = "warning" if _interrupted(str(error)) else "error"
-        verb = "was interrupted" if severity == "warning" else "crashed"
+        severity = "info" if _interrupted(str(error)) else "error"
+        verb = "was interrupted" if severity == "info" else "crashed"
         msg = f"the run {verb} after step {last_step}{where}: {_short(str(error))}"
     else:
         severity = "info"
@@ -158,8 +158,8 @@ def crashed_before_logging_finding(run: str, meta: dict[str, Any]) -> Finding | 
     error = meta.get("plan.error")
     if not error:
         return None
-    severity = "warning" if _interrupted(str(error)) else "error"
-    verb = "was interrupted" if severity == "warning" else "crashed"
+    severity = "info" if _interrupted(str(error)) else "error"
+    verb = "was interrupted" if severity == "info" else "crashed"
     ev: dict[str, Any] = {"last_step": None, "error_line": str(error), "values_logged": 0, **plan_of(meta)}
     if meta.get("plan.error_line_no") is not None:
         ev["error_line_no"] = int(meta["plan.error_line_no"])
