@@ -100,19 +100,21 @@ def judge(run: dict, report: dict | None, why: str) -> dict:
     fs = [f for r in runs for f in r.get("findings", [])]
     steps = [x for f in fs for x in anchors(f)]
     span = max(steps) if steps else max(run.get("n_steps") or 1, 1)
-    events = [e for e in run.get("events", []) if e.get("kind") in ALIAS and e.get("step") is not None]
+    # A crash labelled without a step (the run died before logging one) is matched by any crash finding.
+    events = [e for e in run.get("events", []) if e.get("kind") in ALIAS
+              and (e.get("step") is not None or e.get("kind") == "crash")]
     out["events"] = []
     matched = set()
     for e in events:
-        tol = max(0.05 * max(span, e.get("end_step") or 0, e["step"]), 3)
+        tol = max(0.05 * max(span, e.get("end_step") or 0, e.get("step") or 0), 3)
         hit = None
         for i, f in enumerate(fs):
             if f.get("kind") not in ALIAS[e["kind"]]:
                 continue
             lo, hi = f.get("start_step"), f.get("end_step")
-            if (lo is not None and hi is not None and lo - tol <= e["step"] <= hi + tol) or \
-                    any(abs(x - e["step"]) <= tol for x in anchors(f)) or \
-                    (e["kind"] == "crash" and f.get("kind") == "ended_early"):
+            if (e["kind"] == "crash" and f.get("kind") == "ended_early") or \
+                    (lo is not None and hi is not None and lo - tol <= e["step"] <= hi + tol) or \
+                    any(abs(x - e["step"]) <= tol for x in anchors(f)):
                 hit = i
                 break
         out["events"].append((e["kind"], e.get("confidence"), hit is not None))
