@@ -357,10 +357,11 @@ def steps(lines: pl.DataFrame, kinds: dict[int, frozenset] | None = None) -> tup
         has = {a: records.get_column(a).null_count() < records.height for a in _ANCHORS}
     # a step key or counter on a line or two (DeepSpeed's `step=0` before training, a loading
     # bar's `2/2`) that the records, printed without it, would all take: not the file's step
-    if has["step"] and not _tells_apart(lines, main, _named(lines, records)):
+    # (records that print the step themselves need no check: nothing is carried to them)
+    if has["step"] and main.get_column("step").null_count() and not _tells_apart(lines, main, _named(lines, records)):
         has["step"] = False
     counted = _counted(lines, records) if has["inner"] and not has["step"] else None
-    if counted is not None and not _tells_apart(lines, main, counted[0]):
+    if counted is not None and main.get_column("inner").null_count() and not _tells_apart(lines, main, counted[0]):
         has["inner"] = False
     own = pl.col("step")
     meta: dict = {}
@@ -438,13 +439,16 @@ def _carried(lines: pl.DataFrame) -> pl.DataFrame:
              & (pl.col("step").is_not_null() | pl.col("inner").is_not_null()))
     if not lines.select(opens.any()).item():
         return lines
-    record = pl.col("anchored").cum_sum()
-    take = (opens.first().over(record) & ~pl.col("anchored") & (pl.col("values") > 0) & ~pl.col("evaluation")
-            & (pl.len().over("kind") >= 2))
+    # each line's record opens at the last line with an anchor before it (a gather, not a window
+    # over as many groups as records)
+    head = pl.when(pl.col("anchored")).then(pl.int_range(pl.len(), dtype=pl.Int64)).forward_fill()
+    lines = lines.with_columns(_head=head)
+    take = (opens.gather(pl.col("_head").fill_null(0)) & pl.col("_head").is_not_null() & ~pl.col("anchored")
+            & (pl.col("values") > 0) & ~pl.col("evaluation") & (pl.len().over("kind") >= 2))
     return lines.with_columns(
-        *[pl.when(take).then(pl.col(c).first().over(record)).otherwise(pl.col(c)).alias(c)
+        *[pl.when(take).then(pl.col(c).gather(pl.col("_head").fill_null(0))).otherwise(pl.col(c)).alias(c)
           for c in ("step", "inner", "inner_total")],
-        anchored=pl.col("anchored") | take)
+        anchored=pl.col("anchored") | take).drop("_head")
 
 
 def _loop_totals(records: pl.DataFrame, ranked: list[int], kinds: dict[int, frozenset] | None) -> list[int]:
