@@ -403,11 +403,11 @@ def _first_bad(buf: bytes, u8: np.ndarray, headers: np.ndarray, lengths: np.ndar
 # ------------------------------------------------------------------ reading a file
 
 
-BLOCK_SIZE = 1 << 22
-"""Bytes read at a time: memory holds one block (plus a record longer than that). 4 MB:
+BLOCK_SIZE = 1 << 21
+"""Bytes read at a time: memory holds one block (plus a record longer than that). 2 MB:
 each block costs a fixed ~5 ms (the walk's probe, the span check's top levels, one small
-frame), 1 MB blocks spent ~0.15 CPU-s more on a 52 MB file."""
-BLOCK_RECORDS = 1 << 17
+frame): 1 MB blocks spent ~0.1 CPU-s more on a 52 MB file, 4 MB ones 2-3 MB more memory."""
+BLOCK_RECORDS = 1 << 16
 """Records walked, checked and handed on at a time."""
 _AFTER_DAMAGE = 64
 """Records walked after a resync, growing 4x a walk that ends clean: damage drops the rest
