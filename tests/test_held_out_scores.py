@@ -184,3 +184,12 @@ def test_a_loss_that_climbs_from_its_first_points_diverged_from_there(tmp_path):
     path.write_text("step,task_loss\n" + "".join(f"{a},{b:.4f}\n" for a, b in zip(s, loss)))
     (d,) = _of(_run(path), "divergence")
     assert d.start_step <= 200 and d.severity == "error"
+
+
+def test_an_accuracy_that_fell_after_the_loss_went_nan_is_not_overfitting(tmp_path):
+    e = np.arange(EPOCHS)
+    loss = np.where(e < 20, _falling_loss(), np.nan)
+    acc = np.where(e < 20, 0.8 - 0.7 * np.exp(-e / 5.0), 0.1)
+    _keras(tmp_path / "nan" / "training.log", {"loss": loss, "val_accuracy": acc})
+    run = _run(tmp_path / "nan" / "training.log")
+    assert _of(run, "nan") and not _of(run, "overfitting")

@@ -89,6 +89,9 @@ class OverfittingDetector(Detector):
 
     def _turn(self, series: Series, train: Series | None) -> dict | None:
         step, v = series.finite()
+        if train is not None and not np.isfinite(train.value).all():
+            keep = step < train.step[np.argmax(~np.isfinite(train.value))]
+            step, v = step[keep], v[keep]  # after the training loss went non-finite, the NaN is the event
         n = v.size
         if n < self.min_evals + 2 or v.min() <= 0:
             return None
