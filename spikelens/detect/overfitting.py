@@ -10,7 +10,6 @@ import numpy as np
 from ..model.finding import Finding
 from . import scores
 from .base import Detector, RunContext, Series, main_name_score
-from .plateaus import judged_loss
 from .stats import MAD_TO_SIGMA, rolling_median
 
 
@@ -54,7 +53,7 @@ class OverfittingDetector(Detector):
     minimum must rise instead."""
 
     def detect_run(self, ctx: RunContext) -> list[Finding]:
-        train = judged_loss(ctx)
+        train = scores.judged_loss(ctx)
         if train is not None and train.role != "loss":
             train = None
         turned = []

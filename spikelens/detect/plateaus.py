@@ -142,7 +142,7 @@ class PlateauDetector(Detector):
         if series.role == "entropy":
             frozen = self._frozen(series, ctx) if series is ctx.main("entropy") else None
             return [frozen] if frozen is not None else []
-        if series is not judged_loss(ctx):
+        if series is not scores.judged_loss(ctx):
             return []
         frozen = self._frozen(series, ctx)
         if frozen is not None:
@@ -232,7 +232,7 @@ class PlateauDetector(Detector):
         """Held-out scores, judged once per run (on the first of them): one that never rose
         above zero, one that sat at a chance accuracy from its first evaluation, one that
         stopped improving while the training loss still fell; the first reading that holds."""
-        train = judged_loss(ctx)
+        train = scores.judged_loss(ctx)
         train = train if train is not None and train.role == "loss" else None
         held = scores.held_out_scores(ctx, train)
         if not held or series is not held[0]:
@@ -467,12 +467,6 @@ class PlateauDetector(Detector):
                        evidence={"reading": f["how"], "level": level, "moved_percent": float(pct),
                                  "robust_z": float(f["z"]), "chance_classes": k, "points": int(b - a),
                                  "breakthrough_fall_log": f.get("fall")})
-
-
-def judged_loss(ctx: RunContext) -> Series | None:
-    """The run's training loss (its main `loss`: the total among components); the main
-    eval loss when the run logs no training loss."""
-    return ctx.main("loss") or ctx.main("eval_loss")
 
 
 def _run_start(ctx: RunContext, first_eval: int) -> int:

@@ -116,3 +116,9 @@ def chance_accuracy(series: Series, value: np.ndarray, tolerance: float = 0.05, 
         if abs(float(np.median(value)) - level) <= tolerance * level and float(np.quantile(off, 0.9)) <= spread:
             return k
     return None
+
+
+def judged_loss(ctx: RunContext) -> Series | None:
+    """The run's training loss (its main `loss`: the total among components); the main
+    eval loss when the run logs no training loss."""
+    return ctx.main("loss") or ctx.main("eval_loss")

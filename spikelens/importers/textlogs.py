@@ -37,6 +37,7 @@ from .. import diagnostics
 from ..config import load_config
 from ..errors import FormatError, InputError
 from . import decoding, linerecords, lineshapes, ranksplit, textsignals
+from .textlines import _CUT, split_lines  # noqa: F401 (split_lines: read here and by callers of this module)
 from .base import Importer, Table, long_table, to_float
 from .patterns import CATALOGUE, RESERVED_GROUPS, LinePattern, Rule, user_patterns
 
@@ -46,9 +47,6 @@ _STRUCTURED = frozenset({".json", ".jsonl", ".csv", ".tsv", ".yaml", ".yml", ".x
 SNIFF_BYTES = 64 * 1024
 DEEP_SNIFF_BYTES = 8 * 1024 * 1024
 _CHUNK = 1024 * 1024
-_CUT = "\x00"
-"""Appended to a last line that has no newline: a value running into the end of the
-file may be cut short, and `END` in the regexes does not accept this character."""
 
 _LINE_COLS = {"row": pl.Int64, "line_no": pl.Int64, "text": pl.String}
 """The lines of a file as read: read order, line number (0-based), text."""
@@ -141,24 +139,6 @@ def sniff(path: Path, patterns: tuple[LinePattern, ...]) -> LinePattern | None:
 
 
 # ------------------------------------------------------------------ reading
-
-
-def split_lines(text: str) -> pl.DataFrame:
-    """`row` (read order), `line_no` (0-based, by newline) and `text`; a carriage return
-    (progress bars) also ends a piece of a line."""
-    cut = bool(text) and not text.endswith(("\n", "\r"))
-    if cut:
-        text += _CUT
-    frame = (
-        pl.DataFrame({"text": [text]})
-        .select(pl.col("text").str.split("\n"))
-        .explode("text")
-        .with_row_index("line_no")
-    )
-    if "\r" not in text:  # no progress bars: a row is a line (saves a second split of every line)
-        return frame.select(pl.col("line_no").cast(pl.Int64).alias("row"), pl.col("line_no").cast(pl.Int64), "text")
-    frame = frame.with_columns(pl.col("text").str.split("\r")).explode("text").with_row_index("row")
-    return frame.with_columns(pl.col("row").cast(pl.Int64), pl.col("line_no").cast(pl.Int64))
 
 
 READ_BLOCK = 2 * 1024 * 1024

@@ -1,6 +1,6 @@
 """What a text log says about its launches, beside its values.
 
-Three signals, read from the split lines (`textlogs.split_lines`) without touching how
+Three signals, read from the split lines (`textlines.split_lines`) without touching how
 lines become values:
 
 - `launch_starts`: rows where a relaunch appended to the same file begins, from the
@@ -26,6 +26,7 @@ import polars as pl
 
 from ..sanitize import shown
 from . import lineshapes
+from .textlines import split_lines
 from .patterns import LinePattern
 
 _TRACEBACK = r"Traceback \(most recent call last\)"
@@ -46,7 +47,7 @@ _FATAL = r"(?i)out of memory|OutOfMemoryError|\bCUDA error\b|\bNCCL\b|\bcore dum
 _NEXT_LOOK = 20
 """Value lines after an error looked at for where the step went next."""
 _STRIPPED = pl.col("text").str.strip_chars().str.strip_chars("\x00")
-"""A line as the error signal reads it (a cut-off last line ends in NUL, see `textlogs._CUT`)."""
+"""A line as the error signal reads it (a cut-off last line ends in NUL, see `textlines._CUT`)."""
 _LAST_LOOK = 64
 """Lines looked at from a chunk's end for its last non-empty line, before the whole chunk."""
 
@@ -327,8 +328,6 @@ def tail_error(path) -> tuple[str, int] | None:
         before += 1
         raw = raw[cut + 1:]
     text = clean_bytes(raw)[0].decode("utf-8", errors="replace")
-    from .textlogs import split_lines
-
     found = final_error(split_lines(text), None)
     if found is None:
         return None
