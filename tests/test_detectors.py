@@ -134,9 +134,13 @@ def test_no_level_shift_where_the_early_fall_bends(seed):
 
 
 def test_a_slow_spike_is_the_spike_detectors_not_an_excursion():
-    """A bump that the spike detector sees (a fast enough rise) is reported once, as a spike."""
-    found = run_all(cases.excursion(1500, length=1000, interval=10))
+    """A bump that the spike detector sees (a fast enough rise) is reported once, as a spike; a
+    bump that came back below 2x its level is only a note (significance.RECOVERED_LOUD)."""
+    found = run_all(cases.excursion(1500, length=1000, interval=10, height=3.0))
     assert [f.kind for f in found if f.severity != "info"] == ["spike"]
+    small = run_all(cases.excursion(1500, length=1000, interval=10, height=1.8))
+    assert [f.kind for f in small if f.severity != "info"] == []
+    assert "spike" in [f.kind for f in small]
 
 
 def test_spike_recovery_classes():
