@@ -190,9 +190,9 @@ def cli_app(monkeypatch):
     seen: dict = {}
 
     def fake_analyze(*paths, config=None, detector_params=None, progress=None, keep_frames=True,
-                     executor="local", findings=None, jobs=None):
+                     executor="local", findings=None, jobs=None, spool=False):
         seen.update(paths=paths, config=config, params=detector_params, progress=progress, executor=executor,
-                    findings=findings)
+                    findings=findings, spool=spool)
         return sample_report()
 
     monkeypatch.setattr(api, "analyze", fake_analyze)
@@ -210,6 +210,7 @@ def test_config_and_command_line_merge(cli_app, tmp_path, monkeypatch):
     assert seen["config"].roles == {"my/ce": "loss", "x/gn": "grad_norm"}
     assert seen["params"]["SL101"] == {"recovery_fast_steps": 500, "window": 40, "z_min": 6.5}
     assert seen["progress"] is None  # stderr is not a terminal here
+    assert seen["spool"] is True  # the CLI spools a big sweep's reports (pipeline/spool.py)
     assert json.loads(res.stdout)["runs"][0]["run"] == "gpt-small-3"
 
 
