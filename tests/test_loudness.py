@@ -128,3 +128,25 @@ def test_a_plateau_the_loss_broke_out_of_after_15_percent_of_the_run_is_a_delay_
     weigh([short], _ctx()), weigh([long], _ctx()), weigh([stuck], _ctx())
     assert short.severity == "info" and short.evidence["note_because"] == "short_stall" and "delay" in short.message
     assert (long.severity, stuck.severity) == ("warning", "warning")
+
+
+def _printed_log(path, level: float, jump_at: int, jump: float, decimals: int = 4, n: int = 400):
+    """A console log from step 140000 on (no start to compare with), values printed at `decimals`,
+    with a three-point jump to `jump` times the level at `jump_at`."""
+    rng = np.random.default_rng(3)
+    lines = []
+    for i in range(n):
+        value = level * (1 + 0.3 * rng.standard_normal()) if not jump_at <= i < jump_at + 3 else level * jump
+        lines.append(f"step {140000 + 10 * i} | loss {max(value, 0):.{decimals}f} | lr 2.0e-05")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_jump_of_a_few_printed_units_near_zero_is_rounding_and_a_real_jump_stays_loud(tmp_path):
+    near_zero = spikelens.analyze(_printed_log(tmp_path / "a" / "train.log", 0.0002, 200, 8.0), jobs=1).runs[0]
+    spikes = [f for f in near_zero.findings if f.kind == "spike"]
+    assert spikes and _loud(near_zero) == []
+    assert any(f.evidence.get("note_because") == "rounding" and "units of the 0.0001" in f.message for f in spikes)
+    real = spikelens.analyze(_printed_log(tmp_path / "b" / "train.log", 0.5, 200, 8.0), jobs=1).runs[0]
+    assert [f.kind for f in _loud(real)] == ["spike"]

@@ -60,9 +60,9 @@ RELAUNCH_KINDS = ("resume_overlap", "step_reset")
 
 _ADVERSARIAL = re.compile(
     r"discrim|generator|(?:^|[^a-z])(?:gan|adv|adversarial)(?:$|[^a-z])|(?:^|[/_\-. ])(?:err|loss|l)_?[gd](?:$|[/_\-. ])"
-    r"|(?:^|[/_\-. ])[gd]_(?:loss|gan|adv|fake|real|total)|(?:^|[/_\-. ])(?:d|g|disc|gen)_?loss(?:$|[/_\-. ])",
+    r"|(?:^|[/_\-. ])[gd]_(?:loss|gan|adv|fake|real|total)|(?:^|[/_\-. ])(?:d|g|dis|disc|gen)[_/]?loss(?:$|[/_\-. ])",
     re.I)
-"""`D_loss`, `loss_G`, `errD`, `G_GAN`, `disc_loss`, `Discriminator Loss`, `adv_loss`."""
+"""`D_loss`, `loss_G`, `errD`, `G_GAN`, `disc_loss`, `Discriminator Loss`, `adv_loss`, chainer's `gen/loss`."""
 _RUNNING = re.compile(r"^(?P<raw>.+?)[_\-. /]?(?:avg|average|running|running_mean|smoothed|ema)$", re.I)
 
 
@@ -80,8 +80,8 @@ def weigh(findings: list[Finding], ctx: RunContext) -> list[Finding]:
         series = ctx.series.get(f.metric)
         if series is None or not len(series):
             continue
-        reasons = (_adversarial, _running_average, _reinforcement, _minor_term, _negligible, _small_recovered,
-                   _short_stall) if f.kind in CURVE_KINDS else ()
+        reasons = (_adversarial, _running_average, _reinforcement, _minor_term, _negligible, _rounding,
+                   _small_recovered, _short_stall) if f.kind in CURVE_KINDS else ()
         if f.kind == "repeated_data":
             reasons = (_no_relaunch,)
         for reason in reasons + ((_not_main,) if f.kind in MAIN_KINDS else ()):
@@ -185,7 +185,7 @@ def _negligible(f: Finding, series: Series, ctx: RunContext) -> str | None:
     if f.kind not in ("spike", "excursion", "oscillation"):
         return None
     step, value = series.finite()
-    if step.size < 20 or not value.min() > 0 or step[0] > 0.05 * max(step[-1], 1):
+    if step.size < 20 or value.min() < 0 or step[0] > 0.05 * max(step[-1], 1):  # (a loss may reach 0)
         return None
     start = float(np.median(value[:max(3, step.size // 50)]))
     lo, hi = f.start_step, f.end_step if f.end_step is not None else int(step[-1])
@@ -197,6 +197,32 @@ def _negligible(f: Finding, series: Series, ctx: RunContext) -> str | None:
         return None
     return (f"at most {top:.3g}, {100 * top / start:.2g}% of where {series.metric} started ({start:.4g}): a loss "
             f"this near zero multiplies on noise; negligible in absolute terms")
+
+
+ROUNDING_UNITS = 20
+"""A spike whose peak is within this many units of the log's last printed digit is rounding."""
+
+
+def _rounding(f: Finding, series: Series, ctx: RunContext) -> str | None:
+    """A spike of a loss printed so near zero that its peak is a few units of the last printed
+    digit (0.0001 -> 0.001 at four decimals): the ratio measures the rounding, not the loss."""
+    if f.kind != "spike" or f.magnitude is None:
+        return None
+    _, value = series.finite()
+    levels = np.unique(value[: 4096])
+    steps = np.diff(levels)
+    steps = steps[steps > 0]
+    if levels.size < 3 or not steps.size:
+        return None
+    unit = float(steps.min())
+    peak = f.evidence.get("peak_value")
+    if not isinstance(peak, (int, float)) or not np.isfinite(peak):
+        return None
+    exact = np.allclose(value[:4096] / unit, np.round(value[:4096] / unit), rtol=0, atol=1e-3)
+    if not exact or peak > ROUNDING_UNITS * unit:
+        return None
+    return (f"its peak {peak:.3g} is {peak / unit:.0f} units of the {unit:.2g} the log prints values in: "
+            f"the ratio measures the rounding of a loss this near zero")
 
 
 def _small_recovered(f: Finding, series: Series, ctx: RunContext) -> str | None:
