@@ -36,7 +36,7 @@ def falling(n, start=6.0, end=2.0, seed=0, noise=0.01):
     (["G_GAN", "G_GAN_Feat", "D_fake", "D_real", "acc"], {"G_GAN": "loss", "D_fake": "loss", "D_real": "loss", "acc": "accuracy"}),
     (["G_A", "D_A", "cycle_A"], {"G_A": "loss", "D_A": "loss"}),
     (["train/loss", "ppl", "D_fake"], {"train/loss": "loss", "ppl": "perplexity", "D_fake": "other"}),
-    (["D", "Dice", "Grad"], {"D": "other", "Dice": "other", "Grad": "other"}),
+    (["D", "Dice", "Grad"], {"D": "other", "Dice": "accuracy", "Grad": "other"}),  # a dice is a score, not a loss
 ])
 def test_what_stands_for_a_loss_only_when_none_is_named(metrics, expected):
     roles = infer_roles(metrics)
