@@ -129,6 +129,17 @@ def analyzed_run(path: Path):
     return run
 
 
+def only_run(root: Path):
+    """The report of the one run under `root`, analysed in this process (`jobs=1`)."""
+    (run,) = api.analyze(root, jobs=1).runs
+    return run
+
+
+def loud(run) -> list:
+    """A run's findings that are warnings or errors (what alarms a user)."""
+    return [f for f in run.findings if f.severity in ("warning", "error")]
+
+
 def metric(run, name: str) -> pl.DataFrame:
     """The rows of one metric in a run's long frame, in read order."""
     return run.frame.filter(pl.col("metric") == name)

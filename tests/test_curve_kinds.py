@@ -5,19 +5,12 @@ from __future__ import annotations
 
 import sys
 
-import spikelens
-
-from conftest import FIXTURES
+from conftest import FIXTURES, only_run as _run
 
 sys.path.insert(0, str(FIXTURES))
 from writers import curve_kinds as ck  # noqa: E402
 
 CURVE = ("spike", "oscillation", "excursion", "divergence", "plateau", "level_shift")
-
-
-def _run(root):
-    (run,) = spikelens.analyze(root, jobs=1).runs
-    return run
 
 
 def _loud(run, metric=None):

@@ -11,19 +11,10 @@ import spikelens
 from spikelens.model.finding import Finding
 from spikelens.report.verdict import status, verdict
 
-from conftest import FIXTURES
+from conftest import FIXTURES, only_run as _run, loud as _loud
 
 sys.path.insert(0, str(FIXTURES))
 from writers import judged as j  # noqa: E402
-
-
-def _run(root):
-    (run,) = spikelens.analyze(root, jobs=1).runs
-    return run
-
-
-def _loud(run):
-    return [f for f in run.findings if f.severity != "info"]
 
 
 # -- 1. magnitude-aware one-step spikes

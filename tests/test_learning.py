@@ -15,7 +15,7 @@ import pytest
 import spikelens
 from spikelens.detect.plateaus import chance_classes
 
-from conftest import FIXTURES
+from conftest import FIXTURES, loud as _loud
 
 sys.path.insert(0, str(FIXTURES))
 from writers import learning as lw  # noqa: E402
@@ -30,10 +30,6 @@ def _run(path):
 
 def _kind(run, kind):
     return [f for f in run.findings if f.kind == kind]
-
-
-def _loud(run):
-    return [f for f in run.findings if f.severity in ("warning", "error")]
 
 
 def test_SL205_keras_run_stuck_at_ln10_is_a_plateau_at_chance():

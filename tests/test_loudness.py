@@ -14,20 +14,11 @@ from spikelens.detect.base import RunContext, Series
 from spikelens.detect.significance import weigh
 from spikelens.model.finding import Finding
 
-from conftest import FIXTURES
+from conftest import FIXTURES, only_run as _run, loud as _loud
 
 sys.path.insert(0, str(FIXTURES))
 from writers import curve_kinds as ck  # noqa: E402
 from writers import loudness as lw  # noqa: E402
-
-
-def _run(root):
-    (run,) = spikelens.analyze(root, jobs=1).runs
-    return run
-
-
-def _loud(run):
-    return [f for f in run.findings if f.severity != "info"]
 
 
 def test_a_5x_climb_of_a_term_at_3_percent_of_the_total_is_the_terms_note(tmp_path):

@@ -16,7 +16,7 @@ from spikelens.detect.reconcile import reconcile
 from spikelens.frame import infer_role, is_squared_norm
 from spikelens.importers.base import TABLE_SCHEMA
 
-from conftest import FIXTURES
+from conftest import FIXTURES, loud as _loud
 
 sys.path.insert(0, str(FIXTURES))
 from writers import events as ev  # noqa: E402
@@ -27,10 +27,6 @@ EVENTS = FIXTURES / "events"
 def _findings(path):
     (run,) = spikelens.analyze(path, jobs=1).runs
     return run
-
-
-def _loud(run):
-    return [f for f in run.findings if f.severity in ("warning", "error")]
 
 
 def test_spike_in_a_total_and_its_components_is_one_finding_on_the_total():
