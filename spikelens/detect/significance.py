@@ -206,20 +206,16 @@ ROUNDING_UNITS = 20
 def _rounding(f: Finding, series: Series, ctx: RunContext) -> str | None:
     """A spike of a loss printed so near zero that its peak is a few units of the last printed
     digit (0.0001 -> 0.001 at four decimals): the ratio measures the rounding, not the loss."""
-    if f.kind != "spike" or f.magnitude is None:
-        return None
-    _, value = series.finite()
-    levels = np.unique(value[: 4096])
-    steps = np.diff(levels)
-    steps = steps[steps > 0]
-    if levels.size < 3 or not steps.size:
-        return None
-    unit = float(steps.min())
     peak = f.evidence.get("peak_value")
-    if not isinstance(peak, (int, float)) or not np.isfinite(peak):
+    if f.kind != "spike" or f.magnitude is None or not isinstance(peak, (int, float)) or not np.isfinite(peak):
         return None
-    exact = np.allclose(value[:4096] / unit, np.round(value[:4096] / unit), rtol=0, atol=1e-3)
-    if not exact or peak > ROUNDING_UNITS * unit:
+    head = series.finite()[1][:4096]
+    levels = np.unique(head)  # sorted and distinct: every difference is a positive step
+    if levels.size < 3:
+        return None
+    unit = float(np.diff(levels).min())
+    on_grid = np.allclose(head / unit, np.round(head / unit), rtol=0, atol=1e-3)
+    if not on_grid or peak > ROUNDING_UNITS * unit:
         return None
     return (f"its peak {peak:.3g} is {peak / unit:.0f} units of the {unit:.2g} the log prints values in: "
             f"the ratio measures the rounding of a loss this near zero")
