@@ -16,6 +16,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 CACHE = Path(os.environ.get("SPIKELENS_REALWORLD_CACHE", Path.home() / ".cache" / "spikelens-realworld"))
 SPLITS = ("dev", "holdout")
+# Where the parts are read from: a new collection is kept in `incoming/` (not yet part of the corpus the
+# detectors are tuned on) and scored on its own by pointing this at that folder.
+PARTS = Path(os.environ.get("SPIKELENS_REALWORLD_PARTS", HERE))
 
 
 def split_of(repo: str) -> str:
@@ -25,7 +28,7 @@ def split_of(repo: str) -> str:
 
 def manifest_rows() -> list[dict]:
     rows = []
-    for part in sorted(HERE.glob("manifest.*.jsonl")):
+    for part in sorted(PARTS.glob("manifest.*.jsonl")):
         for line in part.read_text().splitlines():
             if line.strip():
                 rows.append(json.loads(line))
@@ -35,7 +38,7 @@ def manifest_rows() -> list[dict]:
 def labelled_runs(split: str) -> list[dict]:
     """Labels of one side (or both with split='all'); a run's side is its repository's, recomputed."""
     runs = []
-    for part in sorted(HERE.glob("labels.*.json")):
+    for part in sorted(PARTS.glob("labels.*.json")):
         for run in json.loads(part.read_text()):
             repo = run.get("repo") or _repo_of(run)
             side = split_of(repo) if repo else run.get("split", "dev")
