@@ -48,6 +48,10 @@ class OverfittingDetector(Detector):
     """A rise under this (a YOLO val/obj_loss 8% above its minimum late in a clean run) is a
     note that names the best checkpoint, not a warning: the cost is a few percent of eval loss."""
     min_z: float = 3.0
+    min_given_back: float = 0.01
+    """A rise that gives back under this share of what the held-out curve gained from its first
+    evaluation to its best (in its own units) is a note: near zero the log scale makes a
+    thousandth of a nat look like a fourfold rise."""
     few_points: int = 8
     """Below this many evaluations the noise cannot be estimated: most steps after the
     minimum must rise instead."""
@@ -78,6 +82,12 @@ class OverfittingDetector(Detector):
         found = self._finding(series, hit, train, others, ctx)
         if np.expm1(max(h["rise"] for _, h in turned)) < self.loud_rise:
             found.severity = "info"
+        elif all(h["given_back"] is not None and h["given_back"] < self.min_given_back for _, h in turned):
+            # a held-out loss at a thousandth of where it started (0.0003 -> 0.0013 after 4.8 at the start):
+            # large on the log scale, nothing the model lost
+            found.severity = "info"
+            found.message += (f"; it gave back {100 * hit['given_back']:.2g}% of what it had gained since its first "
+                              f"evaluation ({_num(hit['first_value'])}): negligible, no alarm")
         judged = [s for s in ctx.by_role("eval_loss") if np.isfinite(s.value).sum() >= self.min_evals + 2]
         if len(judged) >= 4 and len(turned) < len(judged) / 4:
             # one class's or one head's eval loss turning while most held: not the model overfitting
@@ -112,7 +122,7 @@ class OverfittingDetector(Detector):
                 return None
             z = None
         else:
-            se = max(curve_noise(y), 1e-6) * 1.2533 * np.sqrt(1.0 / k + 1.0 / w)
+            se = max(local_noise(y, i, self.few_points - 2), 1e-6) * 1.2533 * np.sqrt(1.0 / k + 1.0 / w)
             z = rise / se
             if z < self.min_z:
                 return None
@@ -120,8 +130,12 @@ class OverfittingDetector(Detector):
         if fell is not None and fell >= 0:
             return None  # the training loss rose (or stood still) too: divergence, not overfitting
         sign = -1.0 if scores.direction(series) > 0 else 1.0
-        return {"min_step": int(step[i]), "min_value": float(np.exp(sign * low)), "end_value": float(np.exp(sign * end)),
-                "rise": rise, "z": z, "last_step": int(step[-1]), "train_change": fell}
+        first = float(np.median(v[:max(1, min(i, n // 10))])) if i > 0 else float(v[0])
+        best, last = float(np.exp(sign * low)), float(np.exp(sign * end))
+        gained = abs(first - best)
+        return {"min_step": int(step[i]), "min_value": best, "end_value": last,
+                "rise": rise, "z": z, "last_step": int(step[-1]), "train_change": fell,
+                "given_back": abs(last - best) / gained if gained > 0 else None, "first_value": first}
 
     def _finding(self, series: Series, hit: dict, train: Series | None, others: list[tuple[str, dict]],
                  ctx: RunContext) -> Finding:
@@ -158,6 +172,20 @@ def curve_noise(y: np.ndarray) -> float:
     differences would count a steep early fall as noise."""
     d2 = np.diff(y, n=2)
     return MAD_TO_SIGMA * float(np.median(np.abs(d2))) / np.sqrt(6.0) if d2.size else 0.0
+
+
+def local_noise(y: np.ndarray, i: int, min_points: int) -> float:
+    """Point noise where the rise is judged: `curve_noise` of the stretch from the best
+    evaluation `i` to the end when it holds `min_points` or more, else of the whole curve.
+    The fall before the best (a steep first epoch, a score climbing from 0.01) bends the curve
+    and inflates its second differences; the rise is measured against the scatter of the
+    evaluations it is made of."""
+    tail = y[i:]
+    return curve_noise(tail) if tail.size >= min_points else curve_noise(y)
+
+
+def _num(x: float) -> str:
+    return f"{x:.4g}"
 
 
 def _train_change(train: Series | None, start: int, end: int) -> float | None:
