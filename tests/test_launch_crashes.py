@@ -144,14 +144,16 @@ NAN_CRASH = ("Traceback (most recent call last):\n  File \"ppo.py\", line 410, i
              "device='cuda:0', grad_fn=<CatBackward0>)\n")
 
 
-def test_a_crash_whose_error_says_nan_is_a_nan_at_the_last_step(tmp_path, no_workers):
-    path = tmp_path / "ppo.log"
+def test_a_crash_whose_error_says_nan_is_one_crash_that_names_the_nan(tmp_path, no_workers):
+    path = tmp_path / "ppo.log"  # one error line: one error finding (the crash), not a crash and its echo
     path.write_text(_ppo(120) + NAN_CRASH)
     run = _run(path)
-    (nan,) = [f for f in run.findings if f.kind == "nan"]
-    assert (nan.severity, nan.start_step, nan.metric) == ("error", 120 * 3200, None)
-    assert "found invalid values" in nan.evidence["nan_message"]
-    assert _sl306(run)[0].severity == "error"
+    assert not [f for f in run.findings if f.kind == "nan"]
+    (crash,) = _sl306(run)
+    assert (crash.severity, crash.start_step) == ("error", 120 * 3200)
+    assert "found invalid values" in crash.evidence["nan_message"] and crash.evidence["died_of_nan"]
+    assert "NaN/inf" in crash.message and "ValueError" in crash.message
+    assert [f for f in run.findings if f.severity == "error"] == [crash]
 
 
 def test_a_run_stopped_by_its_own_nan_check_is_a_nan(tmp_path, no_workers):

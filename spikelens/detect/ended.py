@@ -103,15 +103,20 @@ def ended_early_finding(run: str, meta: dict[str, Any], *, first_step: int | Non
 
 def nan_crash_finding(run: str, meta: dict[str, Any], ended: Finding | None, last_step: int | None) -> Finding | None:
     """SL201 `nan` for a run whose log says after its last value that values went NaN/inf
-    (`plan.error_nan`: a crash's `found invalid values: tensor([[nan, ...`, `Loss is nan,
-    stopping training`) while the logged curves were still finite: the NaN is what ended it,
-    so it leads the verdict. None when the log does not say so, or the loss itself already
-    showed it (the curve's nan finding says it then)."""
+    (`Loss is nan, stopping training`: the run's own check stopped it) while the logged curves
+    were still finite. None when the log does not say so, or the loss itself already showed it
+    (the curve's nan finding says it then). When the NaN is in the error line of a crash
+    (`found invalid values: tensor([[nan, ...`), the crash finding is the one event: the NaN is
+    folded into it (`fold_nan_into_crash`) and None is returned, so one error line never
+    makes two errors."""
     said = meta.get("plan.error_nan")
     if not said or (ended is not None and ended.evidence.get("loss_ended_nonfinite")):
         return None
     crashed = ended is not None and ended.severity == "error"
-    if not crashed and not _STOPS.search(str(said)):
+    if crashed:
+        fold_nan_into_crash(ended, str(said))
+        return None
+    if not _STOPS.search(str(said)):
         return None  # a NaN warning the run printed at its end (TF's `NaN or Inf found`) need not have ended it
     step = ended.start_step if ended is not None else last_step
     if step is None:
@@ -126,6 +131,17 @@ def nan_crash_finding(run: str, meta: dict[str, Any], ended: Finding | None, las
         ev["error_line"] = str(error)
     return Finding(kind="nan", code="SL201", run=run, metric=None, severity="error", message=msg,
                    start_step=int(step), peak_step=int(step), end_step=int(step), evidence=ev)
+
+
+def fold_nan_into_crash(ended: Finding, said: str) -> None:
+    """The crash `ended` says what its error line says about NaN/inf values: the message names
+    them (the cause the owner looks for first) and the evidence keeps the line
+    (`nan_message`, `died_of_nan`)."""
+    ended.evidence.update(nan_message=said, died_of_nan=True, first_nonfinite_step=ended.start_step)
+    logged = ended.evidence.get("values_logged") != 0
+    ended.message += "; its error names NaN/inf values" + (", which its logged metrics did not show" if logged else "")
+    if said != ended.evidence.get("error_line"):
+        ended.message += f" ({_short(said, 100)})"
 
 
 def launch_crash_findings(run: str, meta: dict[str, Any]) -> list[Finding]:
