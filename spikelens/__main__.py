@@ -4,4 +4,4 @@ install()  # before the CLI's heavy imports: an early Ctrl-C exits 130 with one 
 
 from .cli import main  # noqa: E402
 
-main()
+main(exit_fast=True)  # the program: ends without the interpreter's teardown (cli._finish)
