@@ -16,6 +16,11 @@ sizes (`--runs 1000`, `--runs 10000`, small runs: `--steps 500`): the slope is t
 cost per run, and 10^5 runs is projected from it. The CLI spools a sweep of
 `pipeline.sweep.SPOOL_FROM` groups or more (reports on disk, a summary of each run in the
 parent); `PYTHONPATH` pointing at an older tree measures that tree.
+
+`--synthetic` measures the parent's own Python objects (tracemalloc) in this process, over
+`--runs` small runs made in memory (one spike each at one of five shared steps: the links
+put a data cause on every run, the worst case), the discovery and the workers left out:
+the sweep, then each of `--outputs` written to /dev/null. Fast enough for 10^5 runs.
 """
 from __future__ import annotations
 
@@ -66,6 +71,75 @@ def parent_memory(n_runs: int, n_steps: int) -> tuple[str, dict]:
                   "parent_kb_per_run": per_run / 1e3, "json_mb": len(s.stdout) / 1e6}
 
 
+def synthetic_report(i: int):
+    """A small run's report as a worker would send it: one spike at one of five shared steps."""
+    from spikelens.model.finding import Finding
+    from spikelens.model.report import RunReport
+
+    name, at = f"run_{i:06d}", 100 + 10 * (i % 5)
+    source = f"/sweep/{name}/metrics.csv"
+    spike = Finding(kind="spike", code="SL101", run=name, metric="train/loss", severity="warning",
+                    message=f"train/loss spiked 3.0x at step {at}", start_step=at, peak_step=at, end_step=at + 3,
+                    recovery="fast", magnitude=3.0, evidence={"robust_z": 12.5})
+    return RunReport(run=name, sources=[source], metrics={"train/loss": "loss"}, findings=[spike], formats=["csv"],
+                     segments=[{"segment": 0, "source": source, "first_step": 0, "last_step": 499, "points": 500}],
+                     points=500, stats={"main_metric": "train/loss", "first_step": 0, "last_step": 499,
+                                        "first_value": 2.5, "last_value": 1.1, "points": 500})
+
+
+def synthetic(n_runs: int, outputs: list[str]) -> tuple[str, dict]:
+    """tracemalloc's peak over a spooled sweep of `n_runs` synthetic runs, then over each output."""
+    import gc
+    import os
+    import tracemalloc
+
+    from spikelens.config import Config
+    from spikelens.pipeline import sweep
+
+    writers = _writers()
+
+    def execute(executor, fn, items, shared, jobs):
+        for (i,) in items:
+            yield [synthetic_report(i)], []
+
+    sweep.source_groups = lambda roots: [[i] for i in range(n_runs)]
+    sweep.execute = execute
+    rows, numbers = [], {"runs": n_runs}
+    with _bench.scratch("sweep-synthetic") as tmp:
+        (tmp / "logs").mkdir()  # an empty log folder; the spool beside it
+        gc.collect()
+        tracemalloc.start()
+        base = tracemalloc.get_traced_memory()[0]
+        t = time.perf_counter()
+        report = sweep.analyze_roots([tmp / "logs"], Config(), keep_frames=False, spool=tmp)
+        held, peak = (x - base for x in tracemalloc.get_traced_memory())
+        rows.append(["sweep (gather, mirrors, names, links)", f"{peak / n_runs:,.0f}", f"{held / n_runs:,.0f}",
+                     f"{time.perf_counter() - t:.1f}"])
+        numbers["sweep"] = {"peak_bytes_per_run": peak / n_runs, "held_bytes_per_run": held / n_runs}
+        for name in outputs:
+            tracemalloc.reset_peak()
+            t = time.perf_counter()
+            with open(os.devnull, "w") as sink:
+                writers[name](report, sink)
+            peak = tracemalloc.get_traced_memory()[1] - base
+            rows.append([f"  then --format/--html {name}", f"{peak / n_runs:,.0f}", "", f"{time.perf_counter() - t:.1f}"])
+            numbers[name] = {"peak_bytes_per_run": peak / n_runs}
+        tracemalloc.stop()
+        report.runs.spool.close()
+    text = (f"sweep parent, synthetic: {n_runs:,} runs in this process (tracemalloc; load avg {_bench.load_avg()})\n"
+            + _bench.table(["stage", "peak B/run", "held after B/run", "seconds"], rows))
+    return text, numbers
+
+
+def _writers() -> dict:
+    from spikelens.report.concise import write_concise
+    from spikelens.report.html import write_html
+    from spikelens.report.json_report import write_json
+    from spikelens.report.markdown import write_markdown
+
+    return {"json": write_json, "concise": write_concise, "markdown": write_markdown, "html": write_html}
+
+
 def run(n_runs: int, n_steps: int, repeats: int) -> tuple[str, dict]:
     with _bench.scratch("sweep") as tmp:
         sweep = tmp / "sweep"
@@ -109,10 +183,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, help="also write the numbers to this file")
     ap.add_argument("--parent-memory", action="store_true",
                     help="measure the parent process's own peak memory instead (see the module doc)")
+    ap.add_argument("--synthetic", action="store_true",
+                    help="the parent's own objects (tracemalloc) over --runs small runs made in memory")
+    ap.add_argument("--outputs", default="concise",
+                    help="with --synthetic: outputs written after the sweep, of json,concise,markdown,html")
     args = ap.parse_args(argv)
     n_runs = args.runs or (20 if args.quick else 1000)
     n_steps = args.steps or (1000 if args.quick else 10_000)
     repeats = args.repeats or 1
+    if args.synthetic:
+        return _bench.report(synthetic, args, n_runs, [o for o in args.outputs.split(",") if o])
     if args.parent_memory:
         return _bench.report(parent_memory, args, n_runs, n_steps)
     return _bench.report(run, args, n_runs, n_steps, repeats)

@@ -73,7 +73,7 @@ def run_summary(run: Run, role_overrides: dict[str, str] | None = None) -> dict[
 def analyze(*paths: PathLike, config: Config | None = None, detector_params: dict | None = None,
             progress: Callable[[str], None] | None = None, jobs: int | None = None,
             keep_frames: bool = True, executor: str = "local", findings: PathLike | None = None,
-            spool: bool = False) -> Report:
+            spool: bool | Path = False) -> Report:
     """Find every run under the paths and report what happened in each, with causes.
 
     Runs are analysed on an `executor`: "local" (worker processes, `jobs`, default all
@@ -82,7 +82,8 @@ def analyze(*paths: PathLike, config: Config | None = None, detector_params: dic
     that need no plots). `findings` (a .parquet file or a folder) receives the findings as
     data, and a later sweep with the same dataset reads only the runs whose files changed.
     `spool=True` keeps a large sweep's reports in a temporary file, each read back when
-    `report.runs` is gone over (changes to a run read back are not kept).
+    `report.runs` is gone over (changes to a run read back are not kept); a folder instead
+    of True keeps that file there (`SPIKELENS_SPOOL_DIR` comes first).
 
     Instead of paths, a long frame (the schema `load` returns, e.g. built from your own
     tracker) is analysed as it is: `spikelens.analyze(frame)`."""

@@ -108,9 +108,12 @@ def analyze_cmd(
     with progress(quiet) as update:
         # frames only feed pictures: a JSON sweep of 1,000 runs would otherwise hold them all
         keep_frames = html is not None or plot is not None or (charts and format != ReportFormat.json)
-        # spool: a large sweep's reports wait in a temporary file, each output reads them back a run at a time
+        # spool: a large sweep's reports wait in a temporary file (next to the first output file: with
+        # frames they may not fit /tmp), each output reads them back a run at a time
+        beside = next((p.parent for p in (html, remedy, plot) if p is not None), None)
         report = api.analyze(*paths, config=cfg, detector_params=params, progress=update,
-                             keep_frames=keep_frames, executor=executor.value, findings=findings, spool=True)
+                             keep_frames=keep_frames, executor=executor.value, findings=findings,
+                             spool=beside if beside is not None else True)
     require_loss(report, paths, allow_empty)
     emit_warnings(report.warnings, quiet)
     if verbose and not quiet:
@@ -124,26 +127,32 @@ def analyze_cmd(
     if format == ReportFormat.json:
         from ..report.json_report import write_json
 
-        try:
-            write_json(report, sys.stdout)  # a run at a time: a sweep's report is not held twice more
-            sys.stdout.flush()
-        except BrokenPipeError:  # `| head` left after a few writes: quietly, as the entry point does (141)
-            import os
-
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            raise typer.Exit(141) from None
+        _to_stdout(lambda out: write_json(report, out))  # a run at a time: a sweep's report is never held
     elif format == ReportFormat.markdown:
-        from ..report.markdown import render_markdown
+        from ..report.markdown import write_markdown
 
-        typer.echo(render_markdown(report, charts=charts), nl=False)
+        _to_stdout(lambda out: write_markdown(report, out, charts=charts))
     elif format == ReportFormat.concise:
-        from ..report.concise import render_concise
+        from ..report.concise import write_concise
 
-        typer.echo(render_concise(report), nl=False)
+        _to_stdout(lambda out: write_concise(report, out))
     else:
         from ..report.terminal import render_terminal
 
         render_terminal(report, stdout_console(), verbose=verbose, charts=charts, quiet=quiet)
+
+
+def _to_stdout(write) -> None:
+    """An output written to stdout as it is made; `| head` leaving after a few writes ends
+    it quietly, as the entry point does (141)."""
+    try:
+        write(sys.stdout)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(141) from None
 
 
 def require_loss(report, paths: list[Path], allow_empty: bool) -> None:
@@ -326,12 +335,15 @@ def _write_remedy(report, path: Path, quiet: bool, force: bool) -> None:
 
 
 def _write_html(report, path: Path, quiet: bool, *, static: bool = False, force: bool = False) -> None:
-    from ..report.html import render_html
+    from ..report.html import write_html
 
-    page = render_html(report, static=static)
+    def write(tmp: Path) -> None:  # written as it is made: a sweep's page is never one string
+        with tmp.open("w", encoding="utf-8") as fh:
+            write_html(report, fh, static=static, scratch=path.parent)
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_output(path, lambda tmp: tmp.write_text(page, encoding="utf-8"), "--html", force=force)
+        write_output(path, write, "--html", force=force)
     except OSError as exc:
         raise UsageError(f"{path}: cannot write the HTML report ({exc.strerror or exc})") from None
     if not quiet:

@@ -159,6 +159,10 @@ def _rank_groups(runs: list) -> dict[str, dict[int, Any]]:
     return groups
 
 
+rank_groups = _rank_groups
+"""The ranks of one training among runs analysed together: {parent folder: {rank: run}}."""
+
+
 def _near(g: Finding, at: int, tol: int) -> bool:
     s = g.peak_step if g.peak_step is not None else g.start_step
     return s is not None and abs(int(s) - int(at)) <= tol

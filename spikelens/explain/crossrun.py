@@ -19,17 +19,20 @@ from ..detect.ranks import link_ranks
 from ..model.report import Report, RunReport
 
 
-def link_runs(report: Report, tolerance_steps: int = 2, *, ranks: bool = True) -> None:
+def link_runs(report: Report, tolerance_steps: int = 2, *, ranks: bool = True,
+              settled: Callable[[Finding], None] | None = None) -> None:
     """Add a `data` cause to spikes that occur at the same step in two or more runs,
     and promote one-point outliers shared by two or more runs to such spikes. The runs
     may be full reports or a sweep's summaries (pipeline.runsummary: its stubs are read
     as findings); `ranks=False` when the ranks were linked already (a spooled sweep links
-    them on full reports, a group at a time)."""
+    them on full reports, a group at a time). `settled(f)` is told of each finding whose
+    data cause is final (a spooled sweep moves it to disk at once: a fleet linked at one
+    step would otherwise hold a cause a run)."""
     if ranks:
         link_ranks(report)  # ranks of one training logged apart: the rank that went bad is named
     if len(report.runs) < 2:
         return
-    _link_level_shifts(report)
+    _link_level_shifts(report, settled)
     _promote_shared_outliers(report)
     spikes = [(r.run, f) for r in report.runs for f in r.findings
               if f.kind == "spike" and f.peak_step is not None]
@@ -53,10 +56,13 @@ def link_runs(report: Report, tolerance_steps: int = 2, *, ranks: bool = True) -
             continue
         at = ", ".join(str(s) for s in shared[:6]) + (f" and {len(shared) - 6} more" if len(shared) > 6 else "")
         word = "step" if len(shared) == 1 else "steps"
-        _put_data_cause(f, sorted(linked), run, shared[0], 0.92, lambda n, shown: (
+        names = around[shared[0]] if len(shared) == 1 else sorted(linked)  # sorted once per step, not per run
+        _put_data_cause(f, names, run, shared[0], 0.92, lambda n, shown: (
             f"{n} other run(s) analysed with it spiked at the same {word} {at} "
             f"({shown}): runs sharing a data order saw the same batch"))
         f.causes[0].numbers["steps"] = shared
+        if settled is not None:
+            settled(f)
 
 
 def _spike_steps(f: Finding) -> list[int]:
@@ -119,7 +125,7 @@ def _shared_spike(run: RunReport, outliers: Finding, step: int, ratio: float | N
         evidence={"one_point": True, "shared_by_runs": n_runs, "ratio": ratio})
 
 
-def _link_level_shifts(report: Report) -> None:
+def _link_level_shifts(report: Report, settled: Callable[[Finding], None] | None = None) -> None:
     """Level shifts in the same direction within a quarter window of each other in two
     runs (three when more than six runs are analysed together: chance meetings) are one
     data boundary: each gets a `data` cause, and every other run logging the same loss is
@@ -148,6 +154,8 @@ def _link_level_shifts(report: Report) -> None:
                 if f not in r.findings:
                     r.findings.append(f)
                     r.findings.sort(key=lambda g: (g.anchor_step if g.anchor_step is not None else -1, g.kind))
+                if settled is not None:
+                    settled(f)
 
 
 def _clusters(shifts: list) -> list[list]:

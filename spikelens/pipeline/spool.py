@@ -1,8 +1,8 @@
 """A sweep's reports on disk, in arrival order: the parent of a sweep of 10^5 runs holds
 one run's report at a time, not all of them (issue 28).
 
-Each entry is pickled into one file of a private temporary folder (`mkdtemp`, mode 0700)
-that this process created and alone reads, and is removed with the spool (closed, the
+Each entry is pickled into one file of a private temporary folder (`mkdtemp`, mode 0700;
+in the system's temporary folder or one the caller names) that this process created and alone reads, and is removed with the spool (closed, the
 spool collected, or the process ending): never a file another process wrote, so pickle
 (exact, frames included, fast) is safe here where a shared findings dataset uses
 validated JSON (`statejson`). Entries are read with `pread`, so two passes over the
@@ -24,8 +24,11 @@ PREFIX = "spikelens-spool-"
 class Spool:
     """Objects appended and read back by index; a few bytes of memory each (offset, length)."""
 
-    def __init__(self) -> None:
-        self.folder = tempfile.mkdtemp(prefix=PREFIX)
+    def __init__(self, where: str | os.PathLike | None = None) -> None:
+        """A private folder inside `where` (made if missing; None: the system's temporary folder)."""
+        if where is not None:
+            os.makedirs(where, exist_ok=True)
+        self.folder = tempfile.mkdtemp(prefix=PREFIX, dir=where)
         path = os.path.join(self.folder, "entries.bin")
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         self._end = 0

@@ -5,16 +5,17 @@ findings dataset keep the findings as data and skip the groups that did not chan
 """
 from __future__ import annotations
 
+import os
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .. import diagnostics, findings_data, storage
 from ..outputs import refuse_overlap
 from ..config import Config
 from ..discover import Run, source_groups
-from ..errors import UsageError
-from ..detect.ranks import _rank_groups, link_ranks
+from ..errors import OutputOverlap, UsageError
+from ..detect.ranks import link_ranks, rank_groups
 from ..explain.crossrun import link_runs
 from ..explain.mirrors import drop_mirrors
 from ..model.report import Report, RunReport
@@ -23,75 +24,128 @@ from . import incremental
 from .executors import execute
 from .progress import as_progress
 from .run import analyze_group, report_run
-from .runsummary import RunSummary, SpooledRuns, summaries_report
-from .spool import Spool
+from .runsummary import RunSummary, SpooledRuns, keep_causes, summaries_report
+from .spool import PREFIX, Spool
 
 SPOOL_FROM = 64
 """A sweep of this many groups or more keeps its reports on disk when the caller lets it
 (`spool=True`): its parent then holds a summary of each run, not the run's report."""
+SPOOL_ENV = "SPIKELENS_SPOOL_DIR"
+"""The folder a spooled sweep keeps its reports in (a private folder made inside it), before
+the caller's choice and the system's temporary folder: a sweep's reports, frames included
+with `--html`, may not fit a small /tmp."""
 
 
 def analyze_roots(roots: list[Path], cfg: Config, *, detector_params: dict | None = None,
                   executor: str = "local", jobs: int | None = None,
                   progress: Callable[[str], None] | None = None, keep_frames: bool = True,
-                  findings: Path | None = None, spool: bool = False) -> Report:
+                  findings: Path | None = None, spool: bool | Path = False) -> Report:
     """Report every run under the roots. With `findings`, write the findings dataset, and
     reuse the reports of groups whose files have not changed since it was written (only
     when no frames are wanted: a reused run has none). With `spool`, a sweep of
     `SPOOL_FROM` groups or more keeps its reports in a temporary file: `report.runs` is
     then a sequence that reads each run back when asked (`runsummary.SpooledRuns`), for
-    callers that go over the runs and let each go (the CLI's outputs)."""
+    callers that go over the runs and let each go (the CLI's outputs). `spool` may name
+    the folder to keep it in (next to an output file); `SPIKELENS_SPOOL_DIR` comes first,
+    the system's temporary folder last. The spool is removed when the report is let go,
+    at exit, or at once when the sweep fails or is interrupted."""
     if findings is not None:
         refuse_overlap(findings, roots, "--findings")  # the user's logs: never written, never removed
         _cache_outside(roots)
+    if spool is not False:
+        spool = spool_folder(spool, roots)
     return _sweep(roots, cfg, detector_params, executor, jobs, progress, keep_frames, findings, spool)
+
+
+def spool_folder(spool: bool | Path, roots: list[Path]) -> Path | None:
+    """Where a spool is made: `SPIKELENS_SPOOL_DIR`, else the folder the caller names (next
+    to an output file) unless it is a log folder, else None (the system's temporary folder).
+    The spool's own folder is never inside the logs, nor beside a log file read."""
+    named = os.environ.get(SPOOL_ENV)
+    if named:
+        refuse_overlap(Path(named) / PREFIX, roots, SPOOL_ENV, near_files=True)
+        return Path(named)
+    if isinstance(spool, Path):
+        try:
+            refuse_overlap(spool / PREFIX, roots, "the spool", near_files=True)
+        except OutputOverlap:  # an output beside the logs: the temporary folder instead
+            return None
+        return spool
+    return None
 
 
 def _sweep(roots: list[Path], cfg: Config, detector_params: dict | None, executor: str, jobs: int | None,
            progress: Callable[[str], None] | None, keep_frames: bool, findings: Path | None,
-           spool: bool) -> Report:
+           spool: bool | Path | None) -> Report:
     report = Report(command="analyze")
     # with a dataset, object storage is copied into the cache and kept: the next sweep fetches what changed
     # sweeps into one folder dataset run one after the other (its lock)
     with diagnostics.collecting() as diag, findings_data.locked(findings), \
             storage.kept_copies() if findings else nullcontext():
         groups = source_groups(roots)
+        n_groups = len(groups)
         tell = as_progress(progress)
         if tell:
-            tell.start(len(groups))
+            tell.start(n_groups)
         settings = incremental.settings(cfg, detector_params, roots) if findings else ""
         before, hashes = incremental.previous(findings, settings) if findings else ({}, {})
         if keep_frames:
             before = {}
         keys = [incremental.group_key(g) for g in groups] if findings else []
         prints = [incremental.fingerprint(g) for g in groups] if findings else []
-        todo = [i for i in range(len(groups)) if not _unchanged(before, keys, prints, i)]
-        fresh = execute(executor, analyze_group, [groups[i] for i in todo],
+        todo: Sequence[int] = ([i for i in range(n_groups) if not _unchanged(before, keys, prints, i)]
+                               if before else range(n_groups))  # a range: no list of 10^5 numbers
+        fresh = execute(executor, analyze_group, _HandedOut(groups[i] for i in todo),
                         (roots, cfg, detector_params, keep_frames), jobs)
+        del groups  # each group is let go once handed out (`_HandedOut`)
         states: dict[str, tuple[findings_data.GroupState, list[RunReport]]] = {}
-        spooled = Spool() if spool and len(groups) >= SPOOL_FROM else None
-        todo_set = set(todo)
-        for i in range(len(groups)):
-            if i in todo_set:
-                reports, warnings = next(fresh)
-                kept = incremental.keep(keys[i], prints[i], settings, reports, warnings) if findings else None
-            else:
-                kept = before.pop(keys[i])  # the parent lets it go once written
-                reports, warnings = incremental.restore(kept)
-            if tell:
-                tell.advance(reports, len(warnings))
+        spooled = _spool_in(spool) if spool is not False and n_groups >= SPOOL_FROM else None
+        todo_set = set(todo) if before else todo
+        try:
+            for i in range(n_groups):
+                if i in todo_set:
+                    reports, warnings = next(fresh)
+                    kept = incremental.keep(keys[i], prints[i], settings, reports, warnings) if findings else None
+                else:
+                    kept = before.pop(keys[i])  # the parent lets it go once written
+                    reports, warnings = incremental.restore(kept)
+                if tell:
+                    tell.advance(reports, len(warnings))
+                if spooled is not None:
+                    reports = [RunSummary(spooled.append(r), r, spooled) for r in reports]
+                if kept is not None:
+                    states[keys[i]] = (kept.spooled(spooled) if spooled is not None else kept, reports)
+                report.runs.extend(reports)
+                for line in warnings:
+                    diagnostics.warn(line)
+            _cross_run(report, spooled)
+            if findings:  # still collecting: a damaged partition replaced is a warning of this sweep
+                findings_data.write(findings, findings_data.row_chunks(report, states), hashes)  # streamed
+        except BaseException:  # an error, Ctrl-C or SIGTERM: the spool goes now, not at exit
             if spooled is not None:
-                reports = [RunSummary(spooled.append(r), r, spooled) for r in reports]
-            if kept is not None:
-                states[keys[i]] = (kept.spooled(spooled) if spooled is not None else kept, reports)
-            report.runs.extend(reports)
-            for line in warnings:
-                diagnostics.warn(line)
-        _cross_run(report, spooled)
-        if findings:  # still collecting: a damaged partition replaced is a warning of this sweep
-            findings_data.write(findings, findings_data.row_chunks(report, states), hashes)  # streamed
+                spooled.close()
+            raise
     report.warnings = diag.lines
     return report
+
+
+def _spool_in(folder: Path | None) -> Spool:
+    try:
+        return Spool(folder)
+    except OSError as exc:
+        where = folder if folder is not None else "the temporary folder"
+        raise UsageError(f"{where}: cannot keep the sweep's reports there ({exc.strerror or exc}); "
+                         f"set {SPOOL_ENV} to another folder") from None
+
+
+class _HandedOut(list):
+    """The groups to analyse; each slot is emptied as an executor takes its group, so the
+    parent does not hold every group's sources while the sweep runs."""
+
+    def __iter__(self) -> Iterator[Any]:
+        for i in range(len(self)):
+            item, self[i] = self[i], None
+            yield item
 
 
 def analyze_runs(runs: Iterable[Run], cfg: Config, *, detector_params: dict | None = None,
@@ -123,14 +177,16 @@ def _cross_run(report: Report, spooled: Spool | None) -> None:
     if spooled is None:
         link_runs(report)
         return
-    for group in _rank_groups(runs.runs).values():
+    for group in rank_groups(runs.runs).values():
         if len(group) >= 2:
             members = list(group.values())
             full = [m.full() for m in members]
             link_ranks(Report(command=report.command, runs=full))
             for m, rep in zip(members, full):
                 m.store(rep)
-    link_runs(runs, ranks=False)
+    link_runs(runs, ranks=False, settled=lambda f: keep_causes(spooled, f))
+    for s in runs.runs:
+        s.settle()  # what only the links read is let go
     report.runs = SpooledRuns(spooled, runs.runs)  # type: ignore[assignment]
 
 

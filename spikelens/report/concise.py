@@ -7,10 +7,13 @@ on one line whatever they hold (no control character, no newline).
 """
 from __future__ import annotations
 
+import io
 import os
 import re
+from typing import TextIO
 
 from ..model.report import Report, RunReport
+from ..pipeline.runsummary import reordered
 from ..sanitize import shown
 
 LINE = re.compile(r"^(?P<path>.+):(?P<step>\d+|-): (?P<code>[A-Z]+\d+) (?P<severity>[a-z]+) (?P<message>.*)$")
@@ -34,17 +37,39 @@ def _one_line(text: str) -> str:
     return " ".join(shown(str(text)).split())
 
 
-def concise_lines(report: Report) -> list[str]:
+def run_lines(run: RunReport) -> list[tuple]:
+    """(path, step, code, severity, line) of each of the run's findings."""
+    path = _one_line(run_path(run))
     rows = []
-    for run in report.runs:
-        path = _one_line(run_path(run))
-        for f in run.findings:
-            step = f.anchor_step
-            rows.append((path, -1 if step is None else step, f.code, f.severity,
-                         f"{path}:{'-' if step is None else step}: {f.code} {f.severity} {_one_line(f.message)}"))
-    return [row[-1] for row in sorted(rows)]
+    for f in run.findings:
+        step = f.anchor_step
+        rows.append((path, -1 if step is None else step, f.code, f.severity,
+                     f"{path}:{'-' if step is None else step}: {f.code} {f.severity} {_one_line(f.message)}"))
+    return rows
+
+
+def concise_lines(report: Report) -> list[str]:
+    """Every line, sorted (all in memory: `write_concise` writes them a path at a time)."""
+    return [row[-1] for row in sorted(row for run in report.runs for row in run_lines(run))]
 
 
 def render_concise(report: Report) -> str:
-    lines = concise_lines(report)
-    return "".join(line + "\n" for line in lines)
+    buf = io.StringIO()
+    write_concise(report, buf)
+    return buf.getvalue()
+
+
+def write_concise(report: Report, out: TextIO) -> None:
+    """The lines, sorted, written a path at a time: the runs are ordered by their path first
+    (one pass; a spooled sweep's runs are read back one at a time), then the runs of each
+    path are read again and their lines sorted. Lines sort by path first, so this is the
+    order of all lines sorted at once, without them all in memory."""
+    paths = [_one_line(run_path(run)) for run in report.runs]
+    order = sorted(range(len(paths)), key=paths.__getitem__)
+    runs = reordered(report.runs, order)
+    rows: list[tuple] = []
+    for k, run in enumerate(runs):
+        rows += run_lines(run)
+        if k + 1 == len(order) or paths[order[k + 1]] != paths[order[k]]:
+            out.writelines(row[-1] + "\n" for row in sorted(rows))
+            rows = []

@@ -13,18 +13,26 @@ The series are decimated keeping every extreme (see `chart_data`); the picker's 
 travel apart, coarser, in a script element parsed only when one is added. The charts are
 built when their run scrolls into view (all at once before printing, or with `static`),
 so a sweep of hundreds of runs opens at once. Past `MAX_CHARTED_RUNS` runs, only the runs with findings get a section.
+The page is written as it is made (`write_html`), a run at a time.
 """
 from __future__ import annotations
 
 import html
+import io
 import json
 import re
+import shutil
+import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
+
+import numpy as np
 
 from ..explain.catalog import next_steps
 from ..model.finding import SEVERITY_RANK, Finding
 from ..model.report import Report, RunReport
+from ..pipeline.runsummary import reordered
 from .chart_data import (EXTRA_POINTS_PER_PAGE, EXTRA_POINTS_PER_RUN, drawn_metrics, extra_chart, metric_parts,
                          natural_key, run_chart)
 from .verdict import (counts_text, final_loss_text, kind_counts, loss_story, number, segments_text, span_text,
@@ -60,79 +68,114 @@ def _json_script(payload: Any) -> str:
     return json.dumps(payload, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")
 
 
-def ordered_runs(report: Report) -> list[RunReport]:
-    """Errors first, then warnings, then clean runs; by name inside each."""
-    return sorted(report.runs, key=lambda r: (STATUS_ORDER[status(r)], r.run))
+class Sweep:
+    """What the page says of all runs, read in one pass over them (each run let go after):
+    the page order, each run's status, the kinds seen and counted, the main metrics' roles.
+    A sweep's runs may wait on disk (`pipeline.runsummary.SpooledRuns`): the page then holds
+    this and one run at a time."""
 
+    def __init__(self, runs: Sequence[RunReport]) -> None:
+        keys, self.states = [], []
+        self.total: dict[str, list[int]] = {}
+        self.worst: dict[str, int] = {}
+        self.roles: set[str] = set()
+        for i, r in enumerate(runs):
+            st = status(r)
+            keys.append((STATUS_ORDER[st], r.run, i))
+            for k, n in kind_counts(r).items():
+                t = self.total.setdefault(k, [0, 0])
+                t[0] += n
+                t[1] += 1
+            for f in r.findings:
+                self.worst[f.kind] = max(self.worst.get(f.kind, 0), SEVERITY_RANK[f.severity])
+            if r.stats.get("main_metric"):
+                self.roles.add(r.metrics.get(r.stats["main_metric"], "other"))
+        keys.sort()
+        self.order = [i for _, _, i in keys]
+        """Errors first, then warnings, then clean runs; by name inside each."""
+        self.states = [("error", "warning", "ok")[k[0]] for k in keys]
+        """Each run's status, in page order."""
+        flagged = [j for j, st in enumerate(self.states) if st != "ok"]
+        self.charted = list(range(len(keys))) if len(keys) <= MAX_CHARTED_RUNS else flagged[:MAX_SECTIONS]
+        """Page positions of the runs that get a section: all of them up to MAX_CHARTED_RUNS, else
+        the ones with findings (at most MAX_SECTIONS)."""
 
-def charted_runs(runs: list[RunReport]) -> list[RunReport]:
-    """The runs that get a section: all of them up to MAX_CHARTED_RUNS, else the ones
-    with findings (at most MAX_SECTIONS)."""
-    if len(runs) <= MAX_CHARTED_RUNS:
-        return runs
-    return [r for r in runs if status(r) != "ok"][:MAX_SECTIONS]
-
-
-def left_out_note(runs: list[RunReport], charted: list[RunReport]) -> str:
-    """What the page leaves to the summary table, and why."""
-    clean = sum(1 for r in runs if status(r) == "ok")
-    flagged = len(runs) - clean - len(charted)
-    parts = [f"{clean} clean run{'s' if clean != 1 else ''}"] if clean else []
-    if flagged:
-        parts.append(f"{flagged} run{'s' if flagged != 1 else ''} with findings past the first {MAX_SECTIONS}")
-    return (f"{' and '.join(parts)} {'are' if len(runs) - len(charted) != 1 else 'is'} listed above only: "
-            f"more than {MAX_CHARTED_RUNS} runs, so charts are drawn for the runs with findings"
-            + (f" (at most {MAX_SECTIONS}, worst first)." if flagged else "."))
+    def left_out_note(self) -> str:
+        """What the page leaves to the summary table, and why."""
+        n, clean = len(self.states), self.states.count("ok")
+        flagged = n - clean - len(self.charted)
+        parts = [f"{clean} clean run{'s' if clean != 1 else ''}"] if clean else []
+        if flagged:
+            parts.append(f"{flagged} run{'s' if flagged != 1 else ''} with findings past the first {MAX_SECTIONS}")
+        return (f"{' and '.join(parts)} {'are' if n - len(self.charted) != 1 else 'is'} listed above only: "
+                f"more than {MAX_CHARTED_RUNS} runs, so charts are drawn for the runs with findings"
+                + (f" (at most {MAX_SECTIONS}, worst first)." if flagged else "."))
 
 
 def render_html(report: Report, *, static: bool = False) -> str:
-    """The page, as one string. Charts are drawn as they scroll into view, and all of them before
-    printing; `static` draws every chart as the page opens (headless screenshots, archives)."""
-    runs = ordered_runs(report)
-    charted = charted_runs(runs)
-    ids = {id(r): i for i, r in enumerate(runs)}
-    fids = {id(r): {id(f): f"f{ids[id(r)]}-{j}" for j, f in enumerate(r.findings)} for r in runs}
-    states = [status(r) for r in runs]
-    counts = [f"{states.count(s)} {w}" for s, w in
-              (("error", "with errors"), ("warning", "with warnings"), ("ok", "clean")) if states.count(s)]
-    title = f"spikelens {report.command}: {len(runs)} run{'s' if len(runs) != 1 else ''}"
-    charted_ids = {id(r) for r in charted}
+    """The page, as one string (`write_html` into a string)."""
+    buf = io.StringIO()
+    write_html(report, buf, static=static)
+    return buf.getvalue()
+
+
+def write_html(report: Report, out: TextIO, *, static: bool = False, scratch: str | Path | None = None) -> None:
+    """The page, written a part at a time: a sweep of 10^5 runs is read run by run, twice (the
+    summary's order and counts, then its rows and sections), never held. Charts are drawn as
+    they scroll into view, and all of them before printing; `static` draws every chart as the
+    page opens (headless screenshots, archives). The charts' data, which the page carries after
+    its sections, waits in an unnamed temporary file in `scratch` (None: the system's)."""
+    seen = Sweep(report.runs)
+    runs = reordered(report.runs, seen.order)
+    n = len(seen.states)
+    counts = [f"{seen.states.count(s)} {w}" for s, w in
+              (("error", "with errors"), ("warning", "with warnings"), ("ok", "clean")) if seen.states.count(s)]
+    title = f"spikelens {report.command}: {n} run{'s' if n != 1 else ''}"
     eager = ' data-static="1"' if static else ""
-    out = ["<!DOCTYPE html>", f'<html lang="en"{eager}><head><meta charset="utf-8">',
-           '<meta name="viewport" content="width=device-width, initial-scale=1">',
-           '<link rel="icon" href="data:,">',
-           f"<title>{_e(title)}</title>",
-           f"<style>{_asset('vendor/uPlot.min.css')}\n{_asset('html_page.css')}</style></head><body>",
-           f"<header><h1>{_e(title)}</h1><p class=\"counts\">{_e(', '.join(counts) or 'nothing to report')}</p>"
-           "</header>"]
-    if runs:
-        out.append(filter_bar(runs))
-        out.append(summary_table(runs, charted_ids, fids))
-        out.append(kinds_table(runs))
-        if len(charted) < len(runs):
-            out.append(f'<p class="note">{_e(left_out_note(runs, charted))}</p>')
-    charts, extras = {}, {}
+    for line in ("<!DOCTYPE html>", f'<html lang="en"{eager}><head><meta charset="utf-8">',
+                 '<meta name="viewport" content="width=device-width, initial-scale=1">',
+                 '<link rel="icon" href="data:,">',
+                 f"<title>{_e(title)}</title>",
+                 f"<style>{_asset('vendor/uPlot.min.css')}\n{_asset('html_page.css')}</style></head><body>",
+                 f"<header><h1>{_e(title)}</h1><p class=\"counts\">{_e(', '.join(counts) or 'nothing to report')}</p>"
+                 "</header>"):
+        out.write(line + "\n")
+    charted = set(seen.charted)
+    if n:
+        out.write(filter_bar(sorted(seen.total), n) + "\n")
+        _summary_table(out, runs, charted, final_column(seen.roles))
+        out.write(kinds_table(seen.total, seen.worst) + "\n")
+        if len(charted) < n:
+            out.write(f'<p class="note">{_e(seen.left_out_note())}</p>\n')
     budget = min(EXTRA_POINTS_PER_RUN, EXTRA_POINTS_PER_PAGE // max(1, len(charted)))
-    for run in charted:
-        i = ids[id(run)]
-        parts = metric_parts(run)
-        extras[i], left_out = extra_chart(run, parts, budget)
-        out.append(run_section(run, i, fids[id(run)], metric_picker(run, parts, left_out)))
-        charts[i] = run_chart(run, fids[id(run)], parts)
-    if report.warnings:
-        out.append('<section class="warnings"><h2>Warnings while reading</h2><ul>')
-        out += [f"<li>{_e(w)}</li>" for w in report.warnings]
-        out.append("</ul></section>")
-    out.append("<footer>More on any kind or cause: <code>spikelens explain NAME</code>. "
-               f"Charts drawn with uPlot {UPLOT_VERSION} (MIT), embedded in this page.</footer>")
-    for i, payload in charts.items():
-        out.append(f'<script type="application/json" id="chart-{i}">{_json_script(payload)}</script>')
-        if extras[i]["series"]:  # parsed only when the picker adds one of them
-            out.append(f'<script type="application/json" id="more-{i}">{_json_script(extras[i])}</script>')
-    out.append(f"<script>{_asset('vendor/uPlot.iife.min.js')}</script>")
-    out.append(f"<script>{_asset('html_app.js')}</script>")
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"
+    with tempfile.TemporaryFile("w+", encoding="utf-8", dir=scratch) as data:
+        for i in seen.charted:
+            run = runs[i]
+            fids = finding_ids(run, i)
+            parts = metric_parts(run)
+            extras, left_out = extra_chart(run, parts, budget)
+            out.write(run_section(run, i, fids, metric_picker(run, parts, left_out)) + "\n")
+            data.write(f'<script type="application/json" id="chart-{i}">{_json_script(run_chart(run, fids, parts))}'
+                       "</script>\n")
+            if extras["series"]:  # parsed only when the picker adds one of them
+                data.write(f'<script type="application/json" id="more-{i}">{_json_script(extras)}</script>\n')
+        if report.warnings:
+            out.write('<section class="warnings"><h2>Warnings while reading</h2><ul>\n')
+            for w in report.warnings:
+                out.write(f"<li>{_e(w)}</li>\n")
+            out.write("</ul></section>\n")
+        out.write("<footer>More on any kind or cause: <code>spikelens explain NAME</code>. "
+                  f"Charts drawn with uPlot {UPLOT_VERSION} (MIT), embedded in this page.</footer>\n")
+        data.seek(0)
+        shutil.copyfileobj(data, out)
+    out.write(f"<script>{_asset('vendor/uPlot.iife.min.js')}</script>\n")
+    out.write(f"<script>{_asset('html_app.js')}</script>\n")
+    out.write("</body></html>\n")
+
+
+def finding_ids(run: RunReport, i: int) -> dict[int, str]:
+    """Each finding's element id (`f{run's place}-{finding's place}`), by the finding's id()."""
+    return {id(f): f"f{i}-{j}" for j, f in enumerate(run.findings)}
 
 
 def _row_attrs(run: RunReport, i: int) -> str:
@@ -141,8 +184,7 @@ def _row_attrs(run: RunReport, i: int) -> str:
             f'data-name="{_e(run.run.lower())}"')
 
 
-def filter_bar(runs: list[RunReport]) -> str:
-    kinds = sorted({f.kind for r in runs for f in r.findings})
+def filter_bar(kinds: list[str], n: int) -> str:
     options = "".join(f'<option value="{_e(k)}">{_e(k)}</option>' for k in kinds)
     return ('<div class="filters" id="filters">'
             '<label>severity <select id="f-sev" autocomplete="off"><option value="all">all runs</option>'
@@ -150,28 +192,28 @@ def filter_bar(runs: list[RunReport]) -> str:
             '<option value="warning">warnings</option><option value="ok">clean</option></select></label>'
             f'<label>kind <select id="f-kind" autocomplete="off"><option value="">any</option>{options}</select></label>'
             '<label>run <input id="f-name" type="search" autocomplete="off" placeholder="name contains…"></label>'
-            f'<span id="f-count">{len(runs)} of {len(runs)} runs</span></div>')
+            f'<span id="f-count">{n} of {n} runs</span></div>')
 
 
-def summary_table(runs: list[RunReport], charted: set[int], fids: dict[int, dict[int, str]]) -> str:
-    final, final_tip = final_column(runs)
-    rows = ['<table class="summary" id="summary"><thead><tr><th>run</th>'
-            '<th title="the worst severity among the run\'s findings (ok: none needs attention)">status</th>'
-            "<th>verdict</th><th>findings</th><th title=\"first and last step logged\">steps</th>"
-            "<th class=\"num\" title=\"values read, every metric\">points read</th>"
-            f"<th class=\"num\" title=\"{_e(final_tip)}\">{_e(final)}</th>"
-            "<th>log format</th></tr></thead><tbody>"]
+def _summary_table(out: TextIO, runs: Sequence[RunReport], charted: set[int], final: tuple[str, str]) -> None:
+    """The summary, a row a run (`charted`: the page positions that have a section)."""
+    title, tip = final
+    out.write('<table class="summary" id="summary"><thead><tr><th>run</th>'
+              '<th title="the worst severity among the run\'s findings (ok: none needs attention)">status</th>'
+              "<th>verdict</th><th>findings</th><th title=\"first and last step logged\">steps</th>"
+              "<th class=\"num\" title=\"values read, every metric\">points read</th>"
+              f"<th class=\"num\" title=\"{_e(tip)}\">{_e(title)}</th>"
+              "<th>log format</th></tr></thead><tbody>\n")
     for i, r in enumerate(runs):
         st = status(r)
-        name = (f'<a href="#{_anchor(i)}">{_e(r.run)}</a>' if id(r) in charted else _e(r.run))
-        rows.append(
+        name = (f'<a href="#{_anchor(i)}">{_e(r.run)}</a>' if i in charted else _e(r.run))
+        out.write(
             f"<tr {_row_attrs(r, i)}><td class=\"name\">{name}</td><td><span class=\"sev {st}\">{st}</span></td>"
-            f"<td>{_e(verdict(r))}</td><td>{_chips(r, i, fids[id(r)], id(r) in charted)}</td>"
+            f"<td>{_e(verdict(r))}</td><td>{_chips(r, i, finding_ids(r, i), i in charted)}</td>"
             f"<td class=\"steps\">{_e(steps_text(r))}</td><td class=\"num\">{r.points:,}</td>"
             f"<td class=\"num\">{_e(final_loss_text(r))}{_main_metric(r)}</td>"
-            f"<td>{_e(', '.join(r.formats) or '—')}</td></tr>")
-    rows.append("</tbody></table>")
-    return "\n".join(rows)
+            f"<td>{_e(', '.join(r.formats) or '—')}</td></tr>\n")
+    out.write("</tbody></table>\n")
 
 
 FINAL_TITLES = {"loss": "final loss", "eval_loss": "final eval loss", "perplexity": "final perplexity",
@@ -179,11 +221,10 @@ FINAL_TITLES = {"loss": "final loss", "eval_loss": "final eval loss", "perplexit
 """The last-value column's title when every run's main metric has this role."""
 
 
-def final_column(runs: list[RunReport]) -> tuple[str, str]:
-    """(title, tooltip) of the last-value column: 'final loss' when every run's main metric is
-    a loss, 'final perplexity' when each is a perplexity, else 'final value' (each cell names
-    its metric under the number)."""
-    roles = {r.metrics.get(r.stats["main_metric"], "other") for r in runs if r.stats.get("main_metric")}
+def final_column(roles: set[str]) -> tuple[str, str]:
+    """(title, tooltip) of the last-value column, from the roles of the runs' main metrics:
+    'final loss' when every run's main metric is a loss, 'final perplexity' when each is a
+    perplexity, else 'final value' (each cell names its metric under the number)."""
     title = FINAL_TITLES.get(next(iter(roles)), "final value") if len(roles) == 1 else "final value"
     return title, "the last value of each run's main metric, named under it"
 
@@ -239,17 +280,9 @@ def _at(f: Finding) -> str:
     return "" if s is None else f"@{s}"
 
 
-def kinds_table(runs: list[RunReport]) -> str:
-    """Findings and runs per kind, worst kinds first; a kind's name filters by it."""
-    total: dict[str, list[int]] = {}
-    worst: dict[str, int] = {}
-    for r in runs:
-        for k, n in kind_counts(r).items():
-            t = total.setdefault(k, [0, 0])
-            t[0] += n
-            t[1] += 1
-        for f in r.findings:
-            worst[f.kind] = max(worst.get(f.kind, 0), SEVERITY_RANK[f.severity])
+def kinds_table(total: dict[str, list[int]], worst: dict[str, int]) -> str:
+    """Findings and runs per kind (`total`: kind -> [findings, runs]; `worst`: kind -> its worst
+    severity's rank), worst kinds first; a kind's name filters by it."""
     if not total:
         return '<p class="note">No findings in any run.</p>'
     rows = ['<table class="kinds" id="kinds"><thead><tr><th>kind</th><th>worst severity</th>'
@@ -300,7 +333,9 @@ def evidence_rows(f: Finding, limit: int = 12) -> list[tuple[str, str]]:
     """(name, value) pairs of a finding's evidence as a person reads them."""
     out = []
     for k, v in f.evidence.items():
-        if v is None or v == [] or v == {}:  # nothing measured: no row, never a raw None
+        if isinstance(v, np.ndarray):  # a detector's array: read as the list it holds
+            v = v.tolist()
+        if v is None or (isinstance(v, (list, dict)) and not v):  # nothing measured: no row, never a raw None
             continue
         out.append((k.replace("_", " "), _evidence_text(v)))
         if len(out) == limit:
@@ -310,6 +345,8 @@ def evidence_rows(f: Finding, limit: int = 12) -> list[tuple[str, str]]:
 
 def _evidence_text(v: Any, depth: int = 0) -> str:
     """One evidence value as a person reads it: numbers to 4 digits, nested records as 'key value'."""
+    if isinstance(v, np.ndarray):
+        v = v.tolist()
     if v is None:
         return "—"
     if isinstance(v, bool):

@@ -4,7 +4,10 @@ neighbourhood charts in code blocks).
 """
 from __future__ import annotations
 
+import io
 import re
+from collections.abc import Sequence
+from typing import TextIO
 
 from ..model.finding import Finding
 from ..explain.catalog import next_steps
@@ -36,27 +39,60 @@ def code(text: str) -> str:
 
 def render_markdown(report: Report, *, charts: bool = True) -> str:
     """The whole report as one markdown document (ends with a newline)."""
-    runs = by_name(report.runs)  # a spooled sweep's runs are read back one at a time
-    out: list[str] = [f"# spikelens {report.command}: {_headline(runs)}", ""]
+    buf = io.StringIO()
+    write_markdown(report, buf, charts=charts)
+    return buf.getvalue()
+
+
+def write_markdown(report: Report, out: TextIO, *, charts: bool = True) -> None:
+    """`render_markdown`, written a run at a time: a spooled sweep's runs are read back one
+    at a time (three passes: the headline's counts, the table, the sections), never held."""
+    runs = by_name(report.runs)
+    states = [status(r) for r in runs]
+    doc = _Document(out)
+    doc.add([f"# spikelens {report.command}: {_headline(states)}", ""])
     if runs:
-        out += summary_table(runs) + [""]
+        doc.add(summary_table(runs) + [""])
+    flagged = False
     for run in runs:
         if run.findings:
-            out += run_section(run, charts=charts)
+            flagged = True
+            doc.add(run_section(run, charts=charts))
     if report.warnings:
-        out += ["## Warnings while reading", ""]
-        out += [f"- {escape(w)}" for w in report.warnings] + [""]
-    if any(run.findings for run in runs):  # not report.findings(): every finding of a sweep at once
-        out += ["---", "", "More on any kind or cause: `spikelens explain NAME`.", ""]
-    return "\n".join(out).rstrip("\n") + "\n"
+        doc.add(["## Warnings while reading", ""])
+        doc.add([f"- {escape(w)}" for w in report.warnings] + [""])
+    if flagged:  # not report.findings(): every finding of a sweep at once
+        doc.add(["---", "", "More on any kind or cause: `spikelens explain NAME`.", ""])
+    doc.end()
 
 
-def _headline(runs: list[RunReport]) -> str:
-    n = len(runs)
+class _Document:
+    """Lines joined by newlines as they come, ending with exactly one newline (the text's
+    trailing newlines are held back until more text follows)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out, self.first, self.held = out, True, ""
+
+    def add(self, lines: list[str]) -> None:
+        for line in lines:
+            text = line if self.first else "\n" + line
+            self.first = False
+            body = text.rstrip("\n")
+            if body:
+                self.out.write(self.held + body)
+                self.held = text[len(body):]
+            else:
+                self.held += text
+
+    def end(self) -> None:
+        self.out.write("\n")
+
+
+def _headline(states: list[str]) -> str:
+    n = len(states)
     head = f"{n} run{'s' if n != 1 else ''}"
     if not n:
         return head + ", nothing to report"
-    states = [status(r) for r in runs]
     parts = [f"{states.count(s)} {word}" for s, word in
              (("error", "with errors"), ("warning", "with warnings"), ("ok", "clean")) if states.count(s)]
     return head + " — " + ", ".join(parts)
@@ -66,7 +102,7 @@ def _cell(text: str) -> str:
     return escape(text).replace("\n", " ")
 
 
-def summary_table(runs: list[RunReport]) -> list[str]:
+def summary_table(runs: Sequence[RunReport]) -> list[str]:
     lines = ["| run | format | worst | verdict | steps | points | final loss | findings |",
              "|---|---|---|---|---|---:|---:|---|"]
     for r in runs:

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from ..model.finding import Finding
 from ..model.report import Report, RunReport
 from .verdict import verdict
 
@@ -343,30 +344,44 @@ def write_plots(report: Report, folder: str | Path, *, force: bool = True) -> di
     """Write one PNG per run into `folder` (created), and beside it one zoomed PNG per
     finding that needs attention (`RUN--KIND-STEP.png`, at most MAX_FINDING_PNGS a run,
     worst first); returns run name → its paths, the run's picture first. Without `force`,
-    a PNG already there is refused (outputs.claim) before any is drawn."""
-    from ..model.finding import SEVERITY_RANK
+    a PNG already there is refused (outputs.claim) before any is drawn. The runs are gone
+    over twice, by name (the files' names and claims, then the drawing), one at a time: a
+    spooled sweep's runs, frames and all, are read back one at a time, never all held."""
     from ..outputs import atomic_write_bytes, claim
-    from .verdict import split_findings
+    from ..pipeline.runsummary import by_name
 
     folder = Path(folder)
+    runs = by_name(report.runs)
     used: set[str] = set()
-    planned: list[tuple[str, Path, object]] = []  # (run, path, what draws it)
-    for run in sorted(report.runs, key=lambda r: r.run):
-        planned.append((run.run, folder / file_name(run.run, used), lambda run=run: plot_run(run)))
-        major = split_findings(run)[0]
-        worst = sorted(major, key=lambda f: -SEVERITY_RANK[f.severity])[:MAX_FINDING_PNGS]
-        for f in [f for f in major if any(f is w for w in worst)]:
+    planned: list[list[tuple[Path, int | None]]] = []  # per run: (path, the finding's place or None: the run)
+    for run in runs:
+        paths = [(folder / file_name(run.run, used), None)]
+        for j, f in _pictured(run):
             at = f.anchor_step if f.anchor_step is not None else "x"
-            planned.append((run.run, folder / file_name(f"{run.run}--{f.kind}-{at}", used),
-                            lambda run=run, f=f: plot_finding(run, f)))
-    for _, path, _ in planned:
-        claim(path, "--plot", force=force)
+            paths.append((folder / file_name(f"{run.run}--{f.kind}-{at}", used), j))
+        planned.append(paths)
+        for path, _ in paths:
+            claim(path, "--plot", force=force)
     folder.mkdir(parents=True, exist_ok=True)
-    out: dict[str, list[Path]] = {r.run: [] for r in report.runs}
-    for name, path, draw in planned:
-        png = draw()
-        if png is None:
-            continue
-        atomic_write_bytes(path, png, replace=force)  # written whole or not at all
-        out[name].append(path)
+    out: dict[str, list[Path]] = {}
+    for run, paths in zip(runs, planned):
+        written = out.setdefault(run.run, [])
+        for path, j in paths:
+            png = plot_run(run) if j is None else plot_finding(run, run.findings[j])
+            if png is None:
+                continue
+            atomic_write_bytes(path, png, replace=force)  # written whole or not at all
+            written.append(path)
     return out
+
+
+def _pictured(run: RunReport) -> list[tuple[int, Finding]]:
+    """(place, finding) of the findings that get a zoomed PNG: those needing attention in
+    timeline order, the worst MAX_FINDING_PNGS of them."""
+    from ..model.finding import SEVERITY_RANK
+    from .verdict import split_findings
+
+    major = split_findings(run)[0]
+    worst = sorted(major, key=lambda f: -SEVERITY_RANK[f.severity])[:MAX_FINDING_PNGS]
+    place = {id(f): j for j, f in enumerate(run.findings)}
+    return [(place[id(f)], f) for f in major if any(f is w for w in worst)]
