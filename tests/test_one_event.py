@@ -69,9 +69,10 @@ def test_nan_in_loss_grad_norm_and_val_loss_is_one_finding_on_the_loss():
 
 def test_an_oscillation_is_one_finding_from_where_its_swings_start():
     run = _findings(EVENTS / "oscillation_early.csv")
-    loud = _loud(run)
-    assert [f.kind for f in loud] == ["oscillation"], [f.message for f in loud]
-    osc = loud[0]
+    assert not _loud(run), [f.message for f in _loud(run)]  # the trend kept falling through it: a note (#25)
+    events = [f for f in run.findings if f.kind in ("oscillation", "spike", "excursion")]
+    assert [f.kind for f in events] == ["oscillation"], [f.message for f in events]
+    osc = events[0]
     assert abs(osc.start_step - ev.OSC_START) <= 0.01 * ev.OSC_STEPS, osc.message
     assert abs(osc.end_step - ev.OSC_END) <= 0.01 * ev.OSC_STEPS, osc.message
 

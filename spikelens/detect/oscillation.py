@@ -5,7 +5,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import scores
 from .base import Detector, RunContext, Series
+from ..frame import is_eval
 from ..model.finding import Finding
 from .stats import log_scale, rolling_median, true_runs
 
@@ -17,17 +19,25 @@ class OscillationDetector(Detector):
     Detects: the rolling median absolute deviation of the detrended log-loss rising
     to `min_amp_ratio` times its run-wide median and staying there for at least
     `min_points` logged points (one spike barely moves a median, so it never counts);
-    the stretch is reported once, with its start and end.
+    the stretch is reported once, with its start and end; a warning only when it cost
+    progress (the trend stalled under the swings, `stall_swings`), a note otherwise.
     Why it matters: the optimizer is bouncing across a valley instead of descending;
     progress stalls and a spike or NaN often follows.
     Likely causes: an LR too high (often right after an LR jump or a restart), too
     little warm-up, β2 too low, batch size too small for the LR.
+    A held-out curve of few evaluations (an eval loss, a val accuracy or mAP, too few points for
+    a swing amplitude) oscillates when nearly every evaluation reverses the last one's move and
+    the typical move is half the curve's level or more (`held_swing`): its numbers are noise, a
+    tiny or unbalanced validation set, a decision threshold flipping. A warning when the curve
+    ended no better than it started (the swings cost the progress); a note otherwise.
     Evidence: start and end steps, amplitude against the usual noise, number of swings.
     """
 
     code = "SL203"
     kind = "oscillation"
-    roles = ("loss",)
+    roles = ("loss", "eval_loss", "accuracy", "other")
+    """The training loss is judged for sustained swings; held-out curves (eval losses and
+    scores) for evaluation-to-evaluation swings."""
 
     detrend_points: int = 15
     """Centred median that removes the trend (at least; grows with long runs)."""
@@ -47,8 +57,20 @@ class OscillationDetector(Detector):
     min_fraction: float = 0.02
     merge_gap_points: int = 20
     """Stretches closer than this (or half the earlier stretch) are one oscillation."""
+    stall_swings: float = 2.0
+    """An oscillation is a warning only when it cost progress: over its stretch the trend fell by
+    less than this many typical swings (a loss still falling steadily under growing noise, late in
+    a clean run, is a note)."""
+    held_swing: float = 1.5
+    """A held-out curve whose typical move between evaluations is this factor (on its log, or
+    half its level for a score that touches zero) ..."""
+    held_reversals: float = 0.6
+    """... and whose moves reverse direction this often (at least 3 times) oscillates."""
+    held_min_points: int = 6
 
     def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
+        if series.role != "loss":
+            return self._held_out_lead(series, ctx) if _held_out(series, ctx) else []
         step, value = series.finite()
         n = step.size
         if n < 3 * self.window_points:
@@ -92,20 +114,106 @@ class OscillationDetector(Detector):
             if stretches and a <= stretches[-1][1] + max(self.merge_gap_points, 0.5 * (stretches[-1][1] - stretches[-1][0])):
                 a = stretches.pop()[0]  # the refined edges close the gap: one oscillation
             stretches.append((a, b))
+        trend = rolling_median(y, window, center=True, min_samples=1) if stretches else y
         for a, b in stretches:
             seg = resid[a:b + 1]
             swings = int(np.sum(np.diff(np.sign(seg[np.abs(seg) > typical])) != 0))
             r = float(np.nanmedian(ratio[a:b + 1]))
             s0, s1 = int(step[a]), int(step[b])
+            swing = float(np.nanmedian(np.abs(seg)))
+            progress = float(trend[a] - trend[b])  # what the trend still fell over the stretch
+            stalled = progress < self.stall_swings * swing
             msg = (f"{series.label} oscillated from step {s0} to {s1}: swings {r:.1f}x its usual noise "
                    f"({swings} reversals over {b - a + 1} points)")
+            if not stalled:
+                msg += (f"; its trend kept falling through them ({progress / max(swing, 1e-12):.0f} typical swings"
+                        f"{' on its log' if is_log else ''}): noise that did not cost progress, no alarm")
             out.append(Finding(kind="oscillation", code=self.code, run=ctx.run, metric=series.metric,
-                               severity="warning", message=msg, start_step=s0, end_step=s1, magnitude=r,
+                               severity="warning" if stalled else "info", message=msg, start_step=s0, end_step=s1,
+                               magnitude=r,
                                evidence={"amplitude_ratio": r, "swings": swings, "points": b - a + 1,
                                          "typical_amplitude": typical,
-                                         "amplitude": float(np.nanmedian(amp[a:b + 1]))}))
+                                         "amplitude": float(np.nanmedian(amp[a:b + 1])),
+                                         "trend_progress": progress, "stalled": bool(stalled)}))
         return out
 
+
+
+    def _held_out_lead(self, series: Series, ctx: RunContext) -> list[Finding]:
+        """One finding a run for its held-out curves that swing: on the first of them (the main
+        eval loss, then eval losses, then scores, by name), naming the others."""
+        mine = self._held_out(series, ctx)
+        if not mine:
+            return []
+        main = ctx.main("eval_loss")
+        rank = lambda s: (s is not main, s.role != "eval_loss", s.metric)  # noqa: E731
+        others = [(s, f) for s in ctx.series.values() if s is not series and _held_out(s, ctx)
+                  for f in self._held_out(s, ctx)]
+        if any(rank(s) < rank(series) for s, _ in others):
+            return []  # another held-out curve leads and names this one
+        (found,) = mine
+        if others:
+            names = [s.metric for s, _ in others]
+            found.message += f"; {len(names)} other held-out curve{'s' if len(names) > 1 else ''} swung too ({', '.join(names[:5])})"
+            found.evidence["also_on"] = [{"metric": s.metric, "kind": "oscillation", "step": f.start_step,
+                                          "severity": f.severity, "ratio": f.magnitude} for s, f in others]
+            if any(f.severity == "warning" for _, f in others) and found.severity == "info":
+                found.severity = "warning"
+        return [found]
+
+    def _held_out(self, series: Series, ctx: RunContext) -> list[Finding]:
+        """Evaluation-to-evaluation swings of a held-out curve too short for the amplitude
+        statistics (see the class doc)."""
+        step, v = series.finite()
+        n = v.size
+        if n < self.held_min_points or n >= 3 * self.window_points:
+            return []
+        level = float(np.median(np.abs(v)))
+        if level <= 0:
+            return []
+        on_log = bool(v.min() > 0.01 * level)  # a score that touches 0 (a mAP of 0.000) moves on its level
+        d = np.diff(np.log(v)) if on_log else np.diff(v) / level
+        moved = np.flatnonzero(d != 0)
+        if moved.size < 4:
+            return []
+        signs = np.sign(d[moved])
+        flips = int(np.sum(signs[1:] != signs[:-1]))
+        if flips < 3 or flips < self.held_reversals * (moved.size - 1):
+            return []
+        swing = float(np.median(np.abs(d[moved])))
+        if swing < (np.log(self.held_swing) if on_log else self.held_swing - 1):
+            return []
+        better = scores.direction(series) or -1  # an eval loss is better when lower
+        k = max(2, n // 3)
+        first, last = float(np.median(v[:k])), float(np.median(v[-k:]))
+        stalled = better * (last - first) <= 0
+        a = int(moved[0])
+        s0, s1 = int(step[a]), int(step[-1])
+        size = f"{np.exp(swing):.1f}x" if on_log else f"{swing:.0%} of its level"
+        msg = (f"{series.label} swung {size} between evaluations (median move), reversing {flips} times over "
+               f"{n} evaluations from step {s0} to {s1}: its numbers are mostly noise (a small or unbalanced "
+               f"validation set, a decision threshold flipping)")
+        msg += (f", and it ended no better than it started ({first:.4g} -> {last:.4g}): choose checkpoints by "
+                f"something steadier" if stalled else "; its trend still improved, read it over several evaluations")
+        return [Finding(kind="oscillation", code=self.code, run=ctx.run, metric=series.metric,
+                        severity="warning" if stalled else "info", message=msg, start_step=s0, end_step=s1,
+                        magnitude=float(np.exp(swing)) if on_log else 1.0 + swing,
+                        evidence={"held_out": True, "median_move": swing, "on_log": on_log, "reversals": flips,
+                                  "points": int(n), "first_level": first, "last_level": last,
+                                  "stalled": bool(stalled)})]
+
+
+def _held_out(series: Series, ctx: RunContext) -> bool:
+    """An eval loss, or a score measured on held-out data (named so, or logged at most half as
+    often as the training loss); a running best never swings."""
+    if series.role == "eval_loss":
+        return True
+    if scores.direction(series) == 0 or series.role == "reward" or scores._BEST.search(series.metric):
+        return False
+    if is_eval(series.metric):
+        return True
+    train = ctx.main("loss")
+    return train is not None and len(series) <= 0.5 * len(train)
 
 
 def _swing_edges(resid: np.ndarray, amp: np.ndarray, a: int, b: int, reach: int) -> tuple[int, int]:
