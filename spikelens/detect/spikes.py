@@ -7,7 +7,7 @@ import numpy as np
 
 from .base import Detector, RunContext, Series
 from ..model.finding import Finding
-from .stats import forward_median, log_scale, noise_sigma, rolling_median
+from .stats import forward_median, global_sigma, log_scale, noise_sigma, rolling_median
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,10 +109,136 @@ class SpikeDetector(Detector):
     (a short per-epoch run falls fast): the level before a resume is the median of this many
     points right before it."""
 
+    kl_jump_ratio: float = 100.0
+    """A KL term (how far one policy update moved the policy) at this many times its own median
+    over the run is an update far outside the run's normal steps: healthy PPO and GRPO runs'
+    largest update stays within about ten times their median one, so two orders of magnitude is
+    a policy that jumped, however noisy the KL is between (its size, not its noise, is the test)."""
+    kl_local_ratio: float = 10.0
+    """...and this many times the median of the `bad_batch_context` points on each side, so a KL
+    that grew over training to a new level is not a jump."""
+
+    eval_burst_ratio: float = 2.0
+    """An eval loss whose peak stands this many times its running level (the median of the
+    `resume_context` evaluations before it) ..."""
+    eval_burst_held: float = 1.5
+    """... with at least two evaluations in a row at this many times that level (one evaluation
+    alone is `eval_jump_ratio`'s) ..."""
+    eval_burst_back: float = 1.25
+    """... that came back within this ratio of the level later, is a spike of the held-out loss: a
+    held-out set does not double over consecutive evaluations by noise, and overfitting, which
+    also lifts it, does not come back."""
+    eval_burst_noise: float = 4.0
+    """The peak's excess (log) is also at least this many times the curve's own typical move between
+    two evaluations: a small, noisy validation set that swings 2x up and down has no spikes."""
+
     def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
         if series.role == "loss":
             return with_bad_batches(self, series, ctx, spikes_of(self, series, ctx))
-        return with_bad_batches(self, series, ctx, [])
+        if series.role == "kl":
+            jumps = kl_jumps(self, series)
+            if jumps.size:
+                return [_kl_finding(self, series, ctx, jumps)]
+        found = with_bad_batches(self, series, ctx, [])
+        if series.role == "eval_loss":
+            taken = {s for f in found for s in f.evidence.get("steps", [])}
+            found += [f for f in eval_bursts(self, series, ctx)
+                      if not any(f.start_step <= s <= f.end_step for s in taken)]
+        return found
+
+
+def eval_bursts(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Finding]:
+    """Rises of an eval loss to `eval_burst_ratio` x its running level over two or more
+    evaluations that came back (a detector's val box loss 2.4x for five epochs, then back)."""
+    step, value = series.finite()
+    n = value.size
+    if n < 8 or not (value.min() > 0):
+        return []
+    y = np.log(value)
+    level = rolling_median(y, det.resume_context, trailing_exclusive=True, min_samples=3)
+    typical = global_sigma(y)
+    held, out, i = np.log(det.eval_burst_held), [], 0
+    while i < n - 2:
+        lv = level[i]
+        if not np.isfinite(lv) or y[i] - lv < held or y[i + 1] - lv < held:
+            i += 1
+            continue
+        j = i + 1
+        while j + 1 < n and y[j + 1] - lv >= held:
+            j += 1
+        peak = i + int(np.argmax(y[i:j + 1]))
+        back = np.flatnonzero(y[j + 1:] - lv <= np.log(det.eval_burst_back))
+        excess = y[peak] - lv
+        if back.size and excess >= np.log(det.eval_burst_ratio) and excess >= det.eval_burst_noise * typical:
+            end = j + 1 + int(back[0])
+            out.append(_eval_burst_finding(det, series, ctx, step, value, i, peak, end, float(np.exp(lv))))
+            i = end
+        else:
+            i = j + 1
+    return out
+
+
+def _eval_burst_finding(det: SpikeDetector, series: Series, ctx: RunContext, step: np.ndarray, value: np.ndarray,
+                        start: int, peak: int, end: int, level: float) -> Finding:
+    ratio = float(value[peak] / level)
+    evals = end - start
+    message = (f"{series.label} rose to {ratio:.2f}x its running level at step {int(step[peak])} ({value[peak]:.4g} "
+               f"vs {level:.4g} before), above it for {evals} evaluations from step {int(step[start])}, and was back "
+               f"by step {int(step[end])}: the model was worse on the held-out set for that stretch (an LR too high "
+               f"for that stage, a bad stretch of training data), then recovered")
+    return Finding(
+        kind="spike", code=det.code, run=ctx.run, metric=series.metric, severity="warning", message=message,
+        start_step=int(step[start]), peak_step=int(step[peak]), end_step=int(step[end]),
+        recovery="fast" if evals <= det.resume_context else "slow", magnitude=ratio,
+        evidence={"peak_value": float(value[peak]), "baseline": level, "ratio": ratio, "evaluations": int(evals),
+                  "recovery_steps": int(step[end] - step[peak]), "one_point": False, "points": int(evals)})
+
+
+def kl_jumps(det: SpikeDetector, series: Series) -> np.ndarray:
+    """Indices of the points of a KL series at `kl_jump_ratio` x its median over the run and
+    `kl_local_ratio` x the median of its neighbours (a KL may touch or dip below zero: SB3's
+    approx_kl is -1e-8 at times, so no log is taken)."""
+    _, value = series.finite()
+    if value.size < 10:
+        return np.empty(0, dtype=np.int64)
+    typical = float(np.median(value))
+    if not typical > 0:
+        return np.empty(0, dtype=np.int64)
+    k = det.bad_batch_context
+    local = np.array([np.median(np.concatenate([value[max(0, i - k):i], value[i + 1:i + 1 + k]]))
+                      for i in np.flatnonzero(value >= det.kl_jump_ratio * typical)])
+    idx = np.flatnonzero(value >= det.kl_jump_ratio * typical)
+    return idx[value[idx] >= det.kl_local_ratio * np.maximum(local, typical)]
+
+
+def _kl_finding(det: SpikeDetector, series: Series, ctx: RunContext, idx: np.ndarray) -> Finding:
+    step, value = series.finite()
+    typical = float(np.median(value))
+    ratios = value[idx] / typical
+    top = int(np.argmax(ratios))
+    named = [int(step[i]) for i in idx]
+    order = np.argsort(-ratios, kind="stable")
+    listed = ", ".join(f"{named[i]} ({value[idx[i]]:.4g}, {ratios[i]:.0f}x)" for i in order[:8])
+    more = f" and {len(named) - 8} more" if len(named) > 8 else ""
+    many = len(named) > 1
+    message = (f"{series.label} was {ratios.min():.0f}-{ratios.max():.0f}x its median ({typical:.3g}) at "
+               f"{len(named)} updates: {listed}{more}" if many else
+               f"{series.label} was {ratios[0]:.0f}x its median at step {named[0]} ({value[idx[0]]:.4g} vs "
+               f"{typical:.3g})")
+    message += (": policy updates two orders of magnitude beyond the run's normal step (a learning rate or "
+                "clip range too large for the policy, unnormalised advantages, a reference policy out of step)")
+    context = _policy_context(ctx, [named[top]])
+    if context:
+        message += f"; at step {named[top]}: " + context.pop("text")
+    peak = int(idx[top])
+    return Finding(
+        kind="spike", code=det.code, run=ctx.run, metric=series.metric, severity="warning", message=message,
+        start_step=named[0], peak_step=int(step[peak]), end_step=named[-1], recovery="fast",
+        magnitude=float(ratios[top]),
+        # listed step by step as the one-update jumps are (`bad_batch`): the verdict and the remedy name them
+        evidence={"kl_jump": True, "bad_batch": True, "one_point": True, "steps": named, "ratios": [float(r) for r in ratios], "median": typical,
+                  "peak_value": float(value[peak]), "baseline": typical, "ratio": float(ratios[top]),
+                  "points": int(idx.size), **context})
 
 
 def with_bad_batches(det: SpikeDetector, series: Series, ctx: RunContext, found: list[Finding]) -> list[Finding]:
