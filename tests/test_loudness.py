@@ -101,6 +101,9 @@ def test_an_lr_of_5_that_blew_the_loss_up_to_chance_is_the_settings_event_with_n
     assert not any("skip" in t.lower() and "batch" in t.lower() and "no batch" not in t for t in next_steps(spike))
     (flat,) = [f for f in run.findings if f.kind == "plateau"]
     assert flat.severity == "info" and flat.evidence["note_because"] == "settled_level"
+    # one root cause, one alarm: the setting is the spike's cause, a note the verdict still names
+    (lr,) = [f for f in run.findings if f.kind == "settings"]
+    assert lr.severity == "info" and lr.evidence["drove"]["kind"] == "spike" and len(_loud(run)) == 1
     assert verdict(run) == "spike at step 3 never recovered (stuck at chance level); learning_rate 5 on every row"
     settings = next(f for f in run.findings if f.kind == "settings")
     assert not any("loss scaling" in t for t in next_steps(settings))  # the LR's advice, not fp16's

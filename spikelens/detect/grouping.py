@@ -247,3 +247,31 @@ def _scale_collapse_is_a_cause(findings: list[Finding], ctx: RunContext) -> None
                 col.message += f" (the fp16 overflow behind the {ev.kind} of {ev.metric} at step {ev.anchor_step})"
                 ev.evidence["loss_scale_halvings"] = col.evidence.get("halvings")
                 break
+
+
+SETTING_DRIVES = ("nan", "divergence", "spike", "oscillation", "excursion", "plateau")
+"""Loss events a wrong setting in force before them is taken to have driven."""
+
+
+def setting_is_a_cause(findings: list[Finding], ctx: RunContext) -> None:
+    """A wrong setting (an Adam LR of 5 on every row) and the loss event it drove are one root
+    cause seen twice: the event is the alarm (what happened to the run), the setting is its
+    cause, kept as a note that names the event and put in the event's evidence. A wrong
+    setting with no loss event after it stays an alarm of its own."""
+    events = sorted((f for f in findings if f.kind in SETTING_DRIVES and f.severity != "info"
+                     and ctx.roles.get(f.metric or "") == "loss" and f.start_step is not None),
+                    key=lambda f: (-SEVERITY_RANK[f.severity], f.start_step))
+    for st in findings:
+        if st.kind != "settings" or st.severity == "info" or st.start_step is None:
+            continue
+        ev = next((f for f in events if f.start_step >= st.start_step), None)
+        if ev is None:
+            continue
+        st.evidence["drove"] = {"kind": ev.kind, "metric": ev.metric, "step": ev.anchor_step,
+                                "severity": ev.severity}
+        st.evidence["note_because"] = "drove_event"
+        st.severity = "info"
+        st.message += f"; it drove the {ev.kind} of {ev.metric} at step {ev.anchor_step}, reported there with it as the cause"
+        ev.evidence["setting"] = {"metric": st.metric, "setting": st.evidence.get("setting"),
+                                  "value": st.evidence.get("value")}
+

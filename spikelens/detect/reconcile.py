@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import RunContext
-from .grouping import group_events
+from .grouping import group_events, setting_is_a_cause
 from .significance import weigh
 from ..model.finding import EVENT_KINDS, Finding
 from .stats import median_interval
@@ -52,6 +52,9 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
             if near:
                 drop.add(id(f))
                 nan.evidence.setdefault("folded", []).append(f"{f.kind} at step {anchor}")
+
+    for div in by_kind.get("divergence", []):
+        _fold_swing_into_runaway(div, by_kind.get("spike", []), ctx, drop)
 
     for rep in by_kind.get("repeated_data", []):
         margin = 10 * interval(rep.metric)
@@ -95,6 +98,7 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
                 drop.add(id(f))
                 div.evidence.setdefault("folded", []).append(f"{f.kind} at step {f.anchor_step}")
     for plateau in by_kind.get("plateau", []):
+        _fold_frozen_into_never_rose(plateau, by_kind.get("plateau", []), ctx, drop)
         _fold_into_never_learned(plateau, findings, ctx, drop)
         if id(plateau) not in drop:
             _fold_into_blowup(plateau, by_kind.get("spike", []), ctx, drop)
@@ -106,7 +110,9 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
                                             and not f.evidence.get("bad_batch") and not f.evidence.get("one_point")]
     findings = findings + _sawtooth(teeth, findings, ctx, drop)
     # what the curve is decides whether its event is an alarm (after grouping: the lead judged)
-    return weigh(group_events([f for f in findings if id(f) not in drop], ctx), ctx)
+    findings = weigh(group_events([f for f in findings if id(f) not in drop], ctx), ctx)
+    setting_is_a_cause(findings, ctx)  # after weighing: only an event that stayed loud takes the setting in
+    return findings
 
 
 RUNAWAY_FOLDS = ("spike", "oscillation", "excursion", "level_shift", "plateau", "outliers", "repeated_data")
@@ -148,6 +154,51 @@ def _fold_into_never_learned(plateau: Finding, findings: list[Finding], ctx: Run
     if folded:
         plateau.evidence["folded"] = folded
         plateau.message += f"; {len(folded)} smaller event{'s' if len(folded) > 1 else ''} inside it folded in"
+
+
+def _fold_swing_into_runaway(div: Finding, spikes: list[Finding], ctx: RunContext, drop: set[int]) -> None:
+    """A spike of a loss that ends where the same loss starts to run away is the runaway's first
+    swing, as the blow-up before a NaN is the NaN's: one event, the divergence, with the swing in
+    its evidence (an encoder loss that leapt 1000x, came back, and ran away from there)."""
+    if div.start_step is None or div.metric is None:
+        return
+    s = ctx.series.get(div.metric)
+    if s is None or not len(s):
+        return
+    margin = 10 * median_interval(s.step)  # as for the blow-up before a NaN
+    for f in spikes:
+        if f.metric != div.metric or id(f) in drop or f.start_step is None or f.start_step > div.start_step:
+            continue
+        end = f.end_step if f.end_step is not None else float("inf")  # one that never came back runs on into it
+        if end >= div.start_step - margin:
+            drop.add(id(f))
+            div.evidence.setdefault("folded", []).append(f"{f.kind} at step {f.anchor_step}")
+            size = f" {f.magnitude:.4g}x" if f.magnitude else ""
+            div.message += f"; the{size} spike at step {f.anchor_step} just before it was its first swing"
+
+
+def _fold_frozen_into_never_rose(plateau: Finding, plateaus: list[Finding], ctx: RunContext, drop: set[int]) -> None:
+    """A reward that never rose and a loss frozen at one value over the same steps are one
+    event: nothing was updated, so the policy never improved. The reward's plateau is the
+    finding (what the run is judged by); the frozen loss is its likely cause, in its message."""
+    ev = plateau.evidence
+    if not (ev.get("higher_is_better") and ev.get("reading") == "never") or plateau.start_step is None \
+            or ctx.roles.get(plateau.metric or "") != "reward":
+        return
+    hi = plateau.end_step if plateau.end_step is not None else plateau.start_step
+    for f in plateaus:
+        if f is plateau or id(f) in drop or f.evidence.get("reading") != "frozen" or f.start_step is None:
+            continue
+        f_end = f.end_step if f.end_step is not None else f.start_step
+        overlap = min(hi, f_end) - max(plateau.start_step, f.start_step)
+        if overlap < 0.5 * max(hi - plateau.start_step, 1):
+            continue  # frozen over another stretch: its own finding
+        drop.add(id(f))
+        ev.setdefault("folded", []).append(f"{f.kind} at step {f.anchor_step}")
+        ev["frozen"] = {"metric": f.metric, "level": f.evidence.get("level"), "start_step": f.start_step}
+        level = f.evidence.get("level")
+        at = f" {level:.6g}" if isinstance(level, (int, float)) else " one value"
+        plateau.message += f"; {f.metric} was exactly{at} over the same steps: nothing was being updated, which is why"
 
 
 def _fold_into_blowup(plateau: Finding, spikes: list[Finding], ctx: RunContext, drop: set[int]) -> None:

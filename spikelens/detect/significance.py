@@ -72,6 +72,11 @@ def weigh(findings: list[Finding], ctx: RunContext) -> list[Finding]:
     for f in findings:
         if f.severity == "info":
             continue
+        if f.kind == "plateau" and f.evidence.get("reading") == "frozen":
+            why = _frozen_while_rewarded(f, ctx)
+            if why:
+                _demote(f, "reward_rose", why)
+                continue
         if f.kind in RELAUNCH_KINDS:
             _demote(f, "relaunch", _relaunch(f))
             continue
@@ -185,8 +190,10 @@ def _negligible(f: Finding, series: Series, ctx: RunContext) -> str | None:
     if f.kind not in ("spike", "excursion", "oscillation"):
         return None
     step, value = series.finite()
-    if step.size < 20 or value.min() < 0 or step[0] > 0.05 * max(step[-1], 1):  # (a loss may reach 0)
+    if step.size < 20 or value.min() < 0:  # (a loss may reach 0)
         return None
+    # measured against where this log's loss started, wherever the log starts: a log that picks a
+    # run up late starts at a level already reached, which only makes the test stricter
     start = float(np.median(value[:max(3, step.size // 50)]))
     lo, hi = f.start_step, f.end_step if f.end_step is not None else int(step[-1])
     during = value[(step >= (lo if lo is not None else step[0])) & (step <= hi)]
@@ -241,6 +248,26 @@ def _short_stall(f: Finding, series: Series, ctx: RunContext) -> str | None:
         return None
     return (f"it broke out by itself after {100 * share:.0f}% of the run: a delay, not a failure "
             f"(an alarm from {100 * STALL_LOUD:g}% of the run)")
+
+
+def _frozen_while_rewarded(f: Finding, ctx: RunContext) -> str | None:
+    """A series frozen at one value says 'nothing is being updated' only if the run agrees: a
+    policy whose reward rose over the frozen stretch was updated; what stood still is a part
+    that is fixed by design (the exploration noise of a policy whose std is not learned)."""
+    reward = ctx.main("reward")
+    if reward is None or f.metric == reward.metric or f.start_step is None:
+        return None
+    step, value = reward.finite()
+    hi = f.end_step if f.end_step is not None else int(step[-1]) if step.size else f.start_step
+    v = value[(step >= f.start_step) & (step <= hi)]
+    if v.size < 10:
+        return None
+    k = max(3, v.size // 5)
+    first, last = v[:k], v[-k:]
+    if not float(np.median(last)) > float(np.quantile(first, 0.9)):  # most of the end above nearly all the start
+        return None
+    return (f"{reward.metric} rose over the same steps ({float(np.median(first)):.4g} -> {float(np.median(last)):.4g}): "
+            f"the policy was updated; a value fixed by design (an exploration noise that is not learned), a note")
 
 
 def _no_relaunch(f: Finding, series: Series, ctx: RunContext) -> str | None:

@@ -226,8 +226,8 @@ def setting(f: Finding, ctx: RunContext, every: list[Finding]) -> Cause | None:
     start = _anchor(f)
     if start is None:
         return None
-    bad = [s for s in every if s.kind == "settings" and s.severity != "info" and s.start_step is not None
-           and s.start_step <= start]
+    bad = [s for s in every if s.kind == "settings" and s.start_step is not None and s.start_step <= start
+           and (s.severity != "info" or s.evidence.get("note_because") == "drove_event")]
     if not bad:
         return None
     s = min(bad, key=lambda s: s.start_step)

@@ -141,10 +141,15 @@ def verdict(run: RunReport) -> str:
     for f in stopped:  # interrupted (Ctrl-C, a time limit): what the owner did, said as such
         add(f"interrupted after step {f.start_step}", [f])
     say(stopped)
-    settings = [f for f in by.get("settings", []) if f.severity != "info"]
-    for f in settings:
-        add(f"{f.evidence.get('setting', 'setting')} {number(f.evidence.get('value'))}"
-            f"{' on every row' if f.evidence.get('rows') == f.evidence.get('of') else ''}", [f])
+    settings = [f for f in by.get("settings", []) if f.severity != "info" or f.evidence.get("drove")]
+    for f in settings:  # one that drove an event is said with that event's weight: it is why
+        text = (f"{f.evidence.get('setting', 'setting')} {number(f.evidence.get('value'))}"
+                f"{' on every row' if f.evidence.get('rows') == f.evidence.get('of') else ''}")
+        drove = f.evidence.get("drove")
+        if drove:
+            parts.append((SEVERITY_RANK.get(drove.get("severity"), 0), text))
+        else:
+            add(text, [f])
     say(settings)
     if "oscillation" in by:
         f = _first(by["oscillation"], run)
@@ -214,8 +219,9 @@ def verdict(run: RunReport) -> str:
     return "clean" + (f" ({notes} note{'s' if notes > 1 else ''})" if notes else "")
 
 
-SHOWN_NOTES = ("relaunch",)
-"""Why-notes (`evidence.note_because`) the verdict still names: a relaunch is how the run went."""
+SHOWN_NOTES = ("relaunch", "drove_event")
+"""Why-notes (`evidence.note_because`) the verdict still names: a relaunch is how the run went; a
+setting that drove an event is that event's cause."""
 
 
 def _told(f: Finding) -> bool:
