@@ -157,8 +157,8 @@ def _fold_into_never_learned(plateau: Finding, findings: list[Finding], ctx: Run
 
 
 def _fold_swing_into_runaway(div: Finding, spikes: list[Finding], ctx: RunContext, drop: set[int]) -> None:
-    """A spike of a loss that ends where the same loss starts to run away is the runaway's first
-    swing, as the blow-up before a NaN is the NaN's: one event, the divergence, with the swing in
+    """A spike of a loss at the onset of a runaway of the same loss (ending where it begins, or
+    starting within a few logged steps of its start) is the runaway's first swing, as the blow-up before a NaN is the NaN's: one event, the divergence, with the swing in
     its evidence (an encoder loss that leapt 1000x, came back, and ran away from there)."""
     if div.start_step is None or div.metric is None:
         return
@@ -166,15 +166,19 @@ def _fold_swing_into_runaway(div: Finding, spikes: list[Finding], ctx: RunContex
     if s is None or not len(s):
         return
     margin = 10 * median_interval(s.step)  # as for the blow-up before a NaN
+    swings = []
     for f in spikes:
-        if f.metric != div.metric or id(f) in drop or f.start_step is None or f.start_step > div.start_step:
+        if f.metric != div.metric or id(f) in drop or f.start_step is None or f.start_step > div.start_step + margin:
             continue
         end = f.end_step if f.end_step is not None else float("inf")  # one that never came back runs on into it
         if end >= div.start_step - margin:
             drop.add(id(f))
             div.evidence.setdefault("folded", []).append(f"{f.kind} at step {f.anchor_step}")
-            size = f" {f.magnitude:.4g}x" if f.magnitude else ""
-            div.message += f"; the{size} spike at step {f.anchor_step} just before it was its first swing"
+            swings.append(f)
+    if swings:
+        top = max(swings, key=lambda f: f.magnitude or 0.0)
+        size = f" of {top.magnitude:.4g}x" if top.magnitude else ""
+        div.message += f"; the spike{size} at step {top.anchor_step} was its first swing"
 
 
 def _fold_frozen_into_never_rose(plateau: Finding, plateaus: list[Finding], ctx: RunContext, drop: set[int]) -> None:

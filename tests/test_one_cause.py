@@ -1,0 +1,104 @@
+"""One root cause, one alarm (issue 25; `detect/reconcile.py`, `detect/grouping.py`,
+`detect/significance.py`): a wrong setting and the loss event it drove, a spike and the runaway
+it opened, a frozen loss and the reward that never rose because of it are one event each, reported
+once with the other in its evidence; a value frozen by design while the reward rose is a note.
+Each has a look-alike that must stay loud. Logs are plain text the test writes (the general reader)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from conftest import loud, only_run
+
+
+def _write(root: Path, rows: list[dict[str, float]], start: int = 1) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    lines = [f"step {start + i} | " + " | ".join(f"{k} {v:.6g}" for k, v in row.items()) for i, row in enumerate(rows)]
+    (root / "train.log").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def test_an_lr_of_5_with_no_loss_event_stays_an_alarm_of_its_own(tmp_path):
+    rng = np.random.default_rng(1)
+    loss = 2.0 * np.exp(-np.arange(60) / 40) * (1 + 0.01 * rng.standard_normal(60))
+    run = only_run(_write(tmp_path, [{"loss": v, "learning_rate": 5} for v in loss]))
+    (lr,) = [f for f in run.findings if f.kind == "settings"]
+    assert lr.severity == "warning" and "drove" not in lr.evidence
+
+
+def _runaway(spike_at: int, n: int = 80) -> list[dict[str, float]]:
+    """A loss near 1 that leaps 20x at `spike_at`, comes back at once, then climbs a
+    hundredfold from step 45 to the end."""
+    rng = np.random.default_rng(2)
+    v = np.exp(-np.arange(n) / 200) * (1 + 0.02 * rng.standard_normal(n))
+    v[spike_at - 1] = 20.0
+    v[44:] = np.geomspace(1.0, 100.0, n - 44)
+    return [{"loss": float(x)} for x in v]
+
+
+def test_a_spike_that_ends_where_the_loss_runs_away_is_the_divergences_first_swing(tmp_path):
+    run = only_run(_write(tmp_path, _runaway(40)))
+    (div,) = loud(run)
+    assert div.kind == "divergence"
+    assert any(s.startswith("spike at step 40") for s in div.evidence["folded"]) and "first swing" in div.message
+    assert not [f for f in run.findings if f.kind == "spike"]
+
+
+def test_a_spike_long_before_the_runaway_keeps_its_own_finding(tmp_path):
+    run = only_run(_write(tmp_path, _runaway(10)))
+    assert sorted(f.kind for f in loud(run)) == ["divergence", "spike"]
+
+
+def _policy(rows: int, reward, entropy) -> list[dict[str, float]]:
+    return [{"episode_reward": float(reward[i]), "entropy_loss": float(entropy[i]),
+             "value_loss": float(0.5 + 0.1 * np.sin(i))} for i in range(rows)]
+
+
+def test_a_frozen_entropy_while_the_reward_rose_is_a_fixed_part_a_note(tmp_path):
+    rng = np.random.default_rng(3)
+    n = 120
+    reward = np.linspace(-150, 80, n) + 10 * rng.standard_normal(n)
+    run = only_run(_write(tmp_path, _policy(n, reward, np.full(n, -1.41894))))
+    (flat,) = [f for f in run.findings if f.kind == "plateau" and f.metric == "entropy_loss"]
+    assert flat.severity == "info" and flat.evidence["note_because"] == "reward_rose" and loud(run) == []
+
+
+def test_a_frozen_entropy_while_the_reward_stayed_flat_stays_loud_as_the_rewards_cause(tmp_path):
+    rng = np.random.default_rng(3)
+    n = 120
+    reward = 20 + 10 * rng.standard_normal(n)
+    run = only_run(_write(tmp_path, _policy(n, reward, np.full(n, -0.349651))))
+    (flat,) = loud(run)
+    assert flat.metric == "episode_reward" and flat.evidence["frozen"]["metric"] == "entropy_loss"
+
+
+def test_a_frozen_loss_under_a_reward_that_never_rose_is_one_event_on_the_reward(tmp_path):
+    rng = np.random.default_rng(4)
+    n = 300
+    rows = [{"episode_return": float(0.018 + 0.002 * rng.standard_normal()), "avg_loss": -4.0} for _ in range(n)]
+    run = only_run(_write(tmp_path, rows, start=0))
+    (flat,) = loud(run)
+    assert flat.kind == "plateau" and flat.metric == "episode_return"
+    assert flat.evidence["frozen"]["metric"] == "avg_loss" and "nothing was being updated" in flat.message
+    assert not [f for f in run.findings if f.kind == "plateau" and f.metric == "avg_loss"]
+
+
+def _continued(jump: float) -> list[dict[str, float]]:
+    """A log that picks a fine-tune up at step 140000: the loss starts at 6, collapses to ~0.001
+    within 20 steps, and jumps to `jump` for three points at step 140200."""
+    rng = np.random.default_rng(5)
+    v = np.concatenate([np.full(20, 6.05), 0.0012 * (1 + 0.05 * rng.standard_normal(380))])
+    v[200:203] = jump
+    return [{"loss": round(float(x), 4)} for x in v]
+
+
+def test_a_spike_near_zero_after_a_collapse_is_negligible_in_a_log_that_starts_late(tmp_path):
+    run = only_run(_write(tmp_path / "tiny", _continued(0.004), start=140000))
+    assert loud(run) == []
+    assert any(f.kind == "spike" and f.evidence.get("note_because") in ("negligible", "rounding") for f in run.findings)
+
+
+def test_a_jump_back_to_the_starting_level_in_that_log_stays_loud(tmp_path):
+    run = only_run(_write(tmp_path / "big", _continued(5.0), start=140000))
+    assert [f.kind for f in loud(run)] == ["spike"]
