@@ -100,3 +100,10 @@ def test_swings_under_which_the_trend_kept_falling_are_a_note(tmp_path):
     (osc,) = _osc(run)
     assert osc.severity == "info" and not osc.evidence["stalled"]
     assert "did not cost progress" in osc.message and osc not in loud(run)
+
+
+def test_a_val_loss_that_moves_by_its_last_printed_digit_does_not_oscillate(tmp_path):
+    # 4 decimals at the 1e-4 level: 0.0001 <-> 0.0002 is 2x on the log, and one printed digit
+    val = [0.0002, 0.0001, 0.0003, 0.0001, 0.0002, 0.0001, 0.0002, 0.0001, 0.0003]
+    path = _keras(tmp_path / "training.log", {"loss": TRAIN, "val_loss": val})
+    assert not _osc(_run(path))

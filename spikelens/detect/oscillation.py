@@ -171,6 +171,9 @@ class OscillationDetector(Detector):
         level = float(np.median(np.abs(v)))
         if level <= 0:
             return []
+        grid = np.diff(np.unique(v))
+        if grid.size and float(np.median(np.abs(np.diff(v)))) < 3 * float(grid.min()):
+            return []  # moves of a digit or two of what the log prints (0.0006 -> 0.0007) are its rounding
         on_log = bool(v.min() > 0.01 * level)  # a score that touches 0 (a mAP of 0.000) moves on its level
         d = np.diff(np.log(v)) if on_log else np.diff(v) / level
         moved = np.flatnonzero(d != 0)
