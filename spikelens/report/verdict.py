@@ -97,7 +97,13 @@ def verdict(run: RunReport) -> str:
     def say(hits: list[Finding]) -> None:
         said.update(id(f) for f in hits)
 
-    parts: list[tuple[int, str]] = [(_TOP, t) for t in _never_learned(by.get("plateau", []), run)]
+    ruined = any(f.severity != "info" and (f.kind in ("nan", "divergence") or (f.kind == "ended_early" and
+                 f.severity == "error") or (f.kind == "spike" and f.recovery == "none")) for f in fs)
+    # a never-learned note (a held-out score that never rose) leads only when nothing ruined the run:
+    # beside a NaN or a divergence it is their consequence, told on its card
+    learned_not = [f for f in by.get("plateau", []) if f.severity != "info" or not ruined]
+    parts: list[tuple[int, str]] = [(_TOP, t) for t in _never_learned(learned_not, run)]
+    never = bool(parts)
 
     def add(text: str, hits: list[Finding]) -> None:
         parts.append((max((SEVERITY_RANK[f.severity] for f in hits), default=0), text))
@@ -151,11 +157,12 @@ def verdict(run: RunReport) -> str:
         else:
             add(text, [f])
     say(settings)
-    if "oscillation" in by:
-        f = _first(by["oscillation"], run)
+    swings = [f for f in by.get("oscillation", []) if f.severity != "info"]  # a note's swings are its card's
+    say(by.get("oscillation", []))
+    if swings:
+        f = _first(swings, run)
         end = f"–{f.end_step}" if f.end_step is not None else " onwards"
-        add(f"oscillating{_where(f, run)} over steps {f.start_step}{end}", by["oscillation"])
-        say(by["oscillation"])
+        add(f"oscillating{_where(f, run)} over steps {f.start_step}{end}", swings)
     shifts = [f for f in by.get("level_shift", []) if f.severity != "info" or not _where(f, run)]
     say(by.get("level_shift", []))  # a term's level shift is its card's note, not the run's verdict
     if shifts:
@@ -171,7 +178,7 @@ def verdict(run: RunReport) -> str:
         add(_jumps(f, run), [f])
     if back:
         add(_recovered(back), back)
-    if blips:
+    if blips and not never:  # beside 'never learned' a blip that came back is filler
         add(f"1 one-point spike at step {_step(blips[0])}, back at the next point" if len(blips) == 1
             else f"{len(blips)} one-point spikes, each back at the next point", blips)
     say(spikes)
@@ -201,6 +208,11 @@ def verdict(run: RunReport) -> str:
             f"launches logged nothing", [counted])
     for kind, words in _OTHER_WORDS.items():
         hits = [f for f in by.get(kind, []) if f.severity != "info" and id(f) not in said]
+        frozen = [f for f in hits if kind == "plateau" and f.evidence.get("reading") == "frozen"]
+        for f in frozen:  # the same value on every point: 'frozen', not a plateau to wait out
+            add(f"{f.metric} frozen at {number(f.evidence.get('level'))} from step {f.start_step}", [f])
+        hits = [f for f in hits if all(f is not z for z in frozen)]
+        say(frozen)
         if hits:
             f = _first(hits, run)
             more = f" (+{len(hits) - 1} more)" if len(hits) > 1 else ""
