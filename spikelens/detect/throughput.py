@@ -403,6 +403,9 @@ def _segments(ctx: RunContext, s: Series) -> np.ndarray:
     f = ctx.frame
     if f is None or "segment" not in f.columns:
         return np.zeros(len(s), dtype=np.int64)
+    one = f.get_column("segment")
+    if f.height and one.min() == one.max():  # one launch (most runs): no filter and group-by of the frame
+        return np.full(len(s), int(one[0]), dtype=np.int64)
     import polars as pl
 
     part = f.filter((pl.col("metric") == s.metric) & pl.col("value").is_not_null())
