@@ -96,7 +96,7 @@ def synthetic(n_runs: int, outputs: list[str]) -> tuple[str, dict]:
     from spikelens.config import Config
     from spikelens.pipeline import sweep
 
-    writers = _writers()
+    writers = _writers(outputs)
 
     def execute(executor, fn, items, shared, jobs):
         for (i,) in items:
@@ -131,13 +131,13 @@ def synthetic(n_runs: int, outputs: list[str]) -> tuple[str, dict]:
     return text, numbers
 
 
-def _writers() -> dict:
-    from spikelens.report.concise import write_concise
-    from spikelens.report.html import write_html
-    from spikelens.report.json_report import write_json
-    from spikelens.report.markdown import write_markdown
+def _writers(names: list[str]) -> dict:
+    """Each output's writer, its module imported now (an import's objects are not the sweep's;
+    an older tree has only `write_json`)."""
+    from importlib import import_module
 
-    return {"json": write_json, "concise": write_concise, "markdown": write_markdown, "html": write_html}
+    where = {"json": "json_report", "concise": "concise", "markdown": "markdown", "html": "html"}
+    return {name: getattr(import_module(f"spikelens.report.{where[name]}"), f"write_{name}") for name in names}
 
 
 def run(n_runs: int, n_steps: int, repeats: int) -> tuple[str, dict]:

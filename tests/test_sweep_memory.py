@@ -201,3 +201,36 @@ def test_the_spool_is_removed_when_the_sweep_fails_or_is_interrupted(monkeypatch
         _sweep(tmp_path)
     assert len(made) == 1 and not os.path.exists(made[0])  # at once, not when the traceback is let go
     assert os.listdir(tmp_path / "spool") == []
+
+
+def test_the_cli_keeps_the_spool_beside_the_html_and_removes_it(tmp_path, monkeypatch, capsys, no_workers,
+                                                               in_empty_folder):
+    """`analyze --html out/page.html`: the reports, frames and all, wait next to the page (not in
+    a small /tmp), never in the logs, and nothing is left of them afterwards."""
+    import csv
+
+    from conftest import main_in_process
+
+    logs = tmp_path / "logs"
+    for k in range(3):
+        (logs / f"r{k}").mkdir(parents=True)
+        with (logs / f"r{k}" / "metrics.csv").open("w", newline="") as fh:
+            csv.writer(fh).writerows([["step", "train_loss"]] + [[s, 2.0 - s / 200 + 0.01 * ((s * 7 + k) % 5)]
+                                                                 for s in range(120)])
+    made: list[str] = []
+    real = spool_mod.Spool.__init__
+
+    def init(self, where=None):
+        real(self, where)
+        made.append(self.folder)
+
+    monkeypatch.setattr(spool_mod.Spool, "__init__", init)
+    monkeypatch.setattr(sweep, "SPOOL_FROM", 0)
+    monkeypatch.delenv(sweep.SPOOL_ENV, raising=False)
+    code, out, _ = main_in_process(capsys, "analyze", logs, "--html", tmp_path / "out" / "page.html",
+                                   "--format", "concise", "-q")
+    assert code in (0, None)
+    assert len(made) == 1 and Path(made[0]).parent == tmp_path / "out"
+    gc.collect()
+    assert sorted(os.listdir(tmp_path / "out")) == ["page.html"]
+    assert sorted(p.name for p in logs.rglob("*")) == ["metrics.csv"] * 3 + ["r0", "r1", "r2"]

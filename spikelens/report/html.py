@@ -23,6 +23,7 @@ import json
 import re
 import shutil
 import tempfile
+from array import array
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -75,7 +76,7 @@ class Sweep:
     this and one run at a time."""
 
     def __init__(self, runs: Sequence[RunReport]) -> None:
-        keys, self.states = [], []
+        keys: list[tuple[int, str, int]] = []
         self.total: dict[str, list[int]] = {}
         self.worst: dict[str, int] = {}
         self.roles: set[str] = set()
@@ -91,7 +92,7 @@ class Sweep:
             if r.stats.get("main_metric"):
                 self.roles.add(r.metrics.get(r.stats["main_metric"], "other"))
         keys.sort()
-        self.order = [i for _, _, i in keys]
+        self.order = array("q", (i for _, _, i in keys))
         """Errors first, then warnings, then clean runs; by name inside each."""
         self.states = [("error", "warning", "ok")[k[0]] for k in keys]
         """Each run's status, in page order."""
