@@ -102,3 +102,38 @@ def test_a_spike_near_zero_after_a_collapse_is_negligible_in_a_log_that_starts_l
 def test_a_jump_back_to_the_starting_level_in_that_log_stays_loud(tmp_path):
     run = only_run(_write(tmp_path / "big", _continued(5.0), start=140000))
     assert [f.kind for f in loud(run)] == ["spike"]
+
+
+def _epochs(root: Path, break_at: int | None, n: int = 300) -> Path:
+    """A DeiT-style `log.txt` (one JSON record an epoch): a train loss creeping down with tiny noise
+    and a held-out accuracy near 74; `break_at`: the loss jumps 1.18x there and eases back while the
+    accuracy falls to 55 at once and climbs back only to 65. None: the accuracy instead slides
+    slowly from epoch 150 while the train loss keeps falling (overfitting)."""
+    import json
+
+    rng = np.random.default_rng(6)
+    e = np.arange(n)
+    loss = 4.6 - 0.0008 * e + 0.003 * rng.standard_normal(n)
+    acc = 74 + 0.15 * rng.standard_normal(n)
+    if break_at is None:
+        acc = acc - np.clip(e - 150, 0, None) * 0.06
+    else:
+        after = e >= break_at
+        loss = loss + after * 0.8 * np.exp(-(e - break_at) / 15)
+        acc = np.where(after, 55 + 10 * (1 - np.exp(-(e - break_at) / 30)), acc)
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "log.txt").write_text("".join(json.dumps({"train_loss": float(a), "test_acc1": float(b), "epoch": int(i)})
+                                          + "\n" for i, a, b in zip(e, loss, acc)))
+    return root
+
+
+def test_an_accuracy_that_fell_at_once_when_the_loss_jumped_is_the_jumps_cost_not_overfitting(tmp_path):
+    run = only_run(_epochs(tmp_path / "break", 201))
+    (spike,) = loud(run)
+    assert spike.kind == "spike" and spike.evidence["cost"]["metric"] == "test_acc1" and "cost progress" in spike.message
+    assert all(f.severity == "info" for f in run.findings if f.kind == "overfitting")
+
+
+def test_an_accuracy_that_slid_slowly_stays_overfitting(tmp_path):
+    run = only_run(_epochs(tmp_path / "slide", None))
+    assert [f.kind for f in loud(run)] == ["overfitting"]

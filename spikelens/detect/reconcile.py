@@ -112,7 +112,55 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
     # what the curve is decides whether its event is an alarm (after grouping: the lead judged)
     findings = weigh(group_events([f for f in findings if id(f) not in drop], ctx), ctx)
     setting_is_a_cause(findings, ctx)  # after weighing: only an event that stayed loud takes the setting in
+    _break_that_cost(findings, ctx)
     return findings
+
+
+BREAK_MOVE = 5.0
+"""An eval curve's move at a loss spike is the spike's cost when it is this many times the curve's
+median move between evaluations (and most of its fall)."""
+
+
+def _break_that_cost(findings: list[Finding], ctx: RunContext) -> None:
+    """Overfitting is a slow rise of the held-out loss while training improves; a held-out curve
+    that fell in one evaluation, at the step the training loss jumped, and did not come back is
+    that jump's cost: one event, the spike, loud whatever its ratio (it cost progress), with the
+    eval curve's fall in its evidence; the 'overfitting' that read it is folded into it."""
+    main = ctx.main("loss")
+    if main is None:
+        return
+    spikes = [f for f in findings if f.kind == "spike" and f.metric == main.metric and f.peak_step is not None]
+    for over in [f for f in findings if f.kind == "overfitting" and f.severity != "info" and f.metric]:
+        s = ctx.series.get(over.metric)
+        if s is None or len(s) < 5:
+            continue
+        step, value = s.finite()
+        worse = -np.diff(value) if ctx.roles.get(s.metric) in ("accuracy", "reward") else np.diff(value)
+        if worse.size < 4:
+            continue
+        j = int(np.argmax(worse))
+        typical = float(np.median(np.abs(worse)))
+        best = over.start_step if over.start_step is not None else int(step[0])
+        fall = float(worse[(step[1:] > best)].sum()) if (step[1:] > best).any() else 0.0
+        if not worse[j] > BREAK_MOVE * typical or not worse[j] >= 0.5 * fall:
+            continue
+        at = int(step[j + 1])
+        gap = max(int(step[j + 1] - step[j]), 1)
+        spike = next((f for f in spikes if f.start_step is not None and f.start_step - gap <= at <= f.peak_step + gap),
+                     None)
+        if spike is None:
+            continue
+        over.severity = "info"
+        over.evidence["note_because"] = "break_cost"
+        over.message += f"; its fall came in one evaluation, at the jump of {main.metric} at step {spike.peak_step}: reported there"
+        before, after = float(value[j]), float(value[j + 1])
+        spike.evidence["cost"] = {"metric": s.metric, "step": at, "before": before, "after": after,
+                                  "end": float(value[-1])}
+        spike.message += (f"; it cost progress: {s.metric} went from {before:.4g} to {after:.4g} at step {at} "
+                          f"and ended at {float(value[-1]):.4g}")
+        if spike.severity == "info":
+            spike.severity = "warning"
+            spike.evidence.pop("note_because", None)
 
 
 RUNAWAY_FOLDS = ("spike", "oscillation", "excursion", "level_shift", "plateau", "outliers", "repeated_data")
