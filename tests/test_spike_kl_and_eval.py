@@ -129,3 +129,15 @@ def test_one_noisy_evaluation_at_1_4x_is_no_spike(tmp_path):
     val[20] *= 1.4
     run = _run(_keras(tmp_path / "blip" / "training.log", {"loss": loss, "val_loss": val}))
     assert _spikes(run, "val_loss") == [] and not loud(run)
+
+
+def test_one_epoch_blips_in_a_short_run_whose_epochs_jump_as_far_several_times_are_summarised(tmp_path):
+    rng = np.random.default_rng(8)
+    e = np.arange(60)
+    loss = 0.8 * np.exp(-e / 100) * np.exp(0.02 * rng.standard_normal(60))
+    for at, r in ((20, 1.5), (33, 1.7), (47, 1.6)):  # the run's own habit, not one event
+        loss[at] *= r
+    run = _run(_keras(tmp_path / "habit" / "training.log", {"loss": loss}))
+    assert _spikes(run, "loss") == [] and not loud(run)
+    (note,) = [f for f in run.findings if f.kind == "outliers"]
+    assert sorted(note.evidence["steps"]) == [20, 33, 47]

@@ -403,6 +403,7 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
         return [_finding(det, series, ctx, step, y, is_log, *held)] if held else []
     fwd = forward_median(y, det.recovery_smooth)
     blip_z = max(det.z_min, det.tail_factor * expected_max_z(z))
+    up = np.where(np.isfinite(resid) & (resid > 0), resid, 0.0)
     events = []
     in_tail: list[int] = []
     last_end = -1
@@ -430,8 +431,12 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
         # a jump at a resume that is still up at the next point is the resume's (lost optimizer
         # state, a warm-up restarting), not per-batch noise, however short the run
         at_resume = start in resumed and end - peak > 1 if end is not None else False
+        # a short run has no noise tail to measure, but it has its other points: a blip far above every
+        # other rise of the curve over its level is not its noise (a 1.6x epoch in a run whose epochs
+        # move 3%)
+        short = n < det.short_run_points and not _above_all_others(det, up, peak, y[peak] - level)
         if end is not None and high <= det.blip_points and not at_resume \
-                and (z[peak] < blip_z or small or n < det.short_run_points):
+                and (z[peak] < blip_z or small or short):
             last_end = end
             in_tail.append(peak)  # a one-point blip inside the run's own noise tail: summarised
             continue
@@ -461,6 +466,14 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
     if outliers.size:
         findings.append(_noise_summary(det, series, ctx, step, y, is_log, base, outliers, blip_z))
     return findings
+
+
+def _above_all_others(det: SpikeDetector, up: np.ndarray, peak: int, excess: float) -> bool:
+    """The rise at `peak` is `bad_batch_noise_factor` x the largest rise of any other point of the
+    run over its trailing level (`up`): in a run too short for a tail estimate, the run's own
+    largest excursion is the scale a one-point blip is judged on."""
+    others = np.delete(up, [i for i in (peak - 1, peak, peak + 1) if 0 <= i < up.size])
+    return bool(others.size) and excess >= det.bad_batch_noise_factor * float(others.max())
 
 
 def _held_jump(det: SpikeDetector, y: np.ndarray, is_log: bool, sigma: np.ndarray) -> tuple | None:
