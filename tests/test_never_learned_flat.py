@@ -82,3 +82,28 @@ def test_a_quantised_reward_that_rose_several_steps_is_learning(tmp_path):
     run = _run(_csv(tmp_path / "learns" / "progress.csv", ["frame", "episode_reward"],
                     ((640 * (i + 1), f"{v:.2f}") for i, v in enumerate(reward))))
     assert _never(run, "episode_reward") == []
+
+
+def _frozen_loss(frozen_from: int, n: int = 300, seed: int = 4) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    loss = 2.3 * np.exp(-np.arange(n) / 80) * np.exp(0.05 * rng.standard_normal(n))
+    loss[frozen_from:] = 1.234567
+    return loss
+
+
+def test_a_loss_frozen_at_one_value_from_its_first_step_never_learned_and_leads_the_verdict(tmp_path):
+    from spikelens.report.verdict import verdict
+
+    loss = _frozen_loss(0)  # the whole run at one value, as a loss detached from the model logs it
+    run = _run(_csv(tmp_path / "frozen" / "train_log.csv", ["step", "loss"],
+                    ((i, f"{v:.6f}") for i, v in enumerate(loss))))
+    (p,) = [f for f in run.findings if f.kind == "plateau"]
+    assert p.evidence["reading"] == "frozen" and p.evidence.get("never_learned") and p.severity == "warning"
+    assert verdict(run).startswith("never learned")
+
+
+def test_a_loss_frozen_only_for_its_last_third_is_frozen_but_learned_first(tmp_path):
+    run = _run(_csv(tmp_path / "late" / "train_log.csv", ["step", "loss"],
+                    ((i, f"{v:.6f}") for i, v in enumerate(_frozen_loss(200)))))
+    (p,) = [f for f in run.findings if f.kind == "plateau"]
+    assert p.evidence["reading"] == "frozen" and p.start_step == 200 and not p.evidence.get("never_learned")

@@ -173,7 +173,8 @@ def _fold_into_never_learned(plateau: Finding, findings: list[Finding], ctx: Run
     its noise, and a grad norm that was never finite is its likely cause, not alarms of
     their own; the verdict leads with it."""
     s = ctx.series.get(plateau.metric) if plateau.metric else None
-    if s is None or not len(s) or plateau.evidence.get("reading") not in ("chance", "never", "zero"):
+    # (a loss frozen at one exact value from its first point never learned either: nothing was updated)
+    if s is None or not len(s) or plateau.evidence.get("reading") not in ("chance", "never", "zero", "frozen"):
         return
     first, last = int(s.step[0]), int(s.step[-1])
     span = max(last - first, 1)
