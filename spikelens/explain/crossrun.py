@@ -44,19 +44,19 @@ def link_runs(report: Report, tolerance_steps: int = 2, *, ranks: bool = True,
             runs_at[step].add(run)
     around: dict[int, list[str]] = {}  # the runs within tolerance of a step, sorted once per step
     for run, f in spikes:
-        shared, linked = [], set()
+        shared = []
         for step in _spike_steps(f):
             if step not in around:
                 near = range(step - tolerance_steps, step + tolerance_steps + 1)
                 around[step] = sorted(set().union(*(runs_at.get(s, ()) for s in near)))
             if len(around[step]) >= 2:  # the run itself is among them
                 shared.append(step)
-                linked.update(around[step])
         if not shared:
             continue
         at = ", ".join(str(s) for s in shared[:6]) + (f" and {len(shared) - 6} more" if len(shared) > 6 else "")
         word = "step" if len(shared) == 1 else "steps"
-        names = around[shared[0]] if len(shared) == 1 else sorted(linked)  # sorted once per step, not per run
+        # one step: its runs, sorted once for every run there (a fleet sharing a step is not copied per run)
+        names = around[shared[0]] if len(shared) == 1 else sorted(set().union(*(around[s] for s in shared)))
         _put_data_cause(f, names, run, shared[0], 0.92, lambda n, shown: (
             f"{n} other run(s) analysed with it spiked at the same {word} {at} "
             f"({shown}): runs sharing a data order saw the same batch"))
