@@ -126,8 +126,9 @@ def bulk_simple_values(u8: np.ndarray, starts: np.ndarray, lengths: np.ndarray):
 
 def unique_tags(u8: np.ndarray, tag_start: np.ndarray, tag_len: np.ndarray) -> tuple[list[bytes], np.ndarray]:
     """Distinct tag byte strings and each row's index into them, without a Python loop:
-    tags are gathered into a zero-padded matrix, hashed per row, uniqued by hash, and
-    the hash grouping is checked byte for byte (a collision falls back to sorting rows)."""
+    tags are gathered into a zero-padded matrix, hashed per row as 8-byte words, uniqued
+    by hash, and the hash grouping is checked word for word (the words and the length
+    determine the tag's bytes exactly; a collision falls back to sorting rows)."""
     if tag_start.size == 0:
         return [], np.zeros(0, dtype=np.int64)
     width = int(-(-int(tag_len.max()) // 8) * 8)
@@ -135,17 +136,24 @@ def unique_tags(u8: np.ndarray, tag_start: np.ndarray, tag_len: np.ndarray) -> t
     cols = np.arange(width, dtype=index)
     idx = tag_start.astype(index)[:, None] + cols
     mat = np.where(cols < tag_len[:, None], _at(u8, idx), np.uint8(0))
-    words = np.ascontiguousarray(mat).view("<u8")
+    return _group_tags(u8, tag_start, tag_len, np.ascontiguousarray(mat).view("<u8"))
+
+
+def _group_tags(u8: np.ndarray, tag_start: np.ndarray, tag_len: np.ndarray,
+                words: np.ndarray) -> tuple[list[bytes], np.ndarray]:
     h = tag_len.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     for j in range(words.shape[1]):
         h = (h ^ words[:, j]) * np.uint64(0x100000001B3)
     _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
-    if not ((mat == mat[first[inverse]]).all() and (tag_len == tag_len[first[inverse]]).all()):
-        rows = np.ascontiguousarray(mat).view(f"V{width}").ravel()
+    inverse = inverse.ravel()
+    if not ((words == words[first[inverse]]).all() and (tag_len == tag_len[first[inverse]]).all()):
+        rows = np.ascontiguousarray(words).view(f"V{8 * words.shape[1]}").ravel()
         keyed = np.rec.fromarrays([tag_len, rows])
         _, first, inverse = np.unique(keyed, return_index=True, return_inverse=True)
-    tags = [bytes(mat[i, : tag_len[i]]) for i in first.tolist()]
-    return tags, inverse.ravel().astype(np.int64)
+        inverse = inverse.ravel()
+    starts, lens = tag_start[first].tolist(), tag_len[first].tolist()
+    tags = [u8[a:a + b].tobytes() for a, b in zip(starts, lens)]
+    return tags, inverse.astype(np.int64)
 
 
 # ------------------------------------------------------------------ upb path
@@ -290,39 +298,61 @@ class EventDecoder:
 
     `plugins` carries the tag → plugin memory across the files of one run (a restart
     file may hold tensor values whose metadata was written in an earlier file).
-    `bulk=False` parses everything with upb (the tests compare both). Each block
-    becomes one small frame in file order; `result()` joins them into one chunk per column
-    (copied once: every later `to_numpy` of a column is then a view, where 25 chunks of a
-    1M-point file made each one a copy: ~30 MB less at the analysis peak, and faster).
+    `bulk=False` parses everything with upb (the tests compare both). Each block's points
+    are written into one array per column, sized from `size_hint` (the file's bytes) after
+    the first block and grown when that falls short; `result()` builds the frame on those
+    arrays without a copy, one chunk per column (every later `to_numpy` is a view). Pages
+    of the estimate that are never written are never resident. Before, each block became
+    a small frame and the frames were joined: two copies of the points at the end of a
+    read, and 25 chunks a column for a 1M-point file.
     """
 
-    def __init__(self, plugins: dict[str, str] | None = None, *, bulk: bool = True):
+    def __init__(self, plugins: dict[str, str] | None = None, *, bulk: bool = True, size_hint: int | None = None):
         self.plugins = {} if plugins is None else plugins
         self.bulk = bulk
-        self.frames: list[pl.DataFrame] = []
+        self.size_hint = size_hint
+        self.names: dict[str, int] = {}
+        """Tag → code, for the whole file (the metric column is built from the codes at the end)."""
+        self._cols: tuple[np.ndarray, ...] | None = None  # step, wall, value, code
+        self._n = 0
+        self._bytes = 0
         self.purge_steps: list[int] = []
         self.undecodable = 0
         self.events = 0
 
     def add(self, buf: bytes, starts: np.ndarray, lengths: np.ndarray) -> None:
-        """Decode the records at `starts` (data offsets into `buf`): one frame per call,
-        decoded BULK_CHUNK records at a time (chunks bound the gather matrices' memory)."""
+        """Decode the records at `starts` (data offsets into `buf`), BULK_CHUNK records at a
+        time (chunks bound the gather matrices' memory), and append their points."""
         self.events += starts.size
-        names: dict[str, int] = {}
+        self._bytes += int(lengths.sum()) + 16 * starts.size  # each record's length, CRCs and data
         parts: list[tuple[np.ndarray, ...]] = []
         for lo in range(0, starts.size, BULK_CHUNK):
-            parts.extend(self._decode(buf, starts[lo:lo + BULK_CHUNK], lengths[lo:lo + BULK_CHUNK], lo, names))
+            parts.extend(self._decode(buf, starts[lo:lo + BULK_CHUNK], lengths[lo:lo + BULK_CHUNK], lo, self.names))
         if not parts:
             return
         record, step, wall, value, code = (np.concatenate(cols) if len(parts) > 1 else cols[0] for cols in zip(*parts))
         if record.size > 1 and (np.diff(record) < 0).any():  # upb's records sit between bulk ones
             order = np.argsort(record, kind="stable")
             step, wall, value, code = step[order], wall[order], value[order], code[order]
-        if not step.size:
-            return
-        metric = pl.Series("metric", list(names), dtype=pl.Categorical).gather(pl.Series(code, dtype=pl.UInt32))
-        self.frames.append(pl.DataFrame({"step": step, "wall_time": wall, "metric": metric, "value": value},
-                                        schema=TABLE_SCHEMA))
+        if step.size:
+            self._append(step, wall, value, code)
+
+    def _append(self, *block: np.ndarray) -> None:
+        n, k = self._n, block[0].size
+        if self._cols is None or n + k > self._cols[0].size:
+            need = n + k
+            if self.size_hint and self._bytes:  # the points a byte so far, over the whole file
+                need = max(need, int(need * self.size_hint / self._bytes * 1.05) + 1024)
+            cap = max(need, 2 * self._cols[0].size if self._cols is not None else 0)
+            dtypes = (np.int64, np.float64, np.float64, np.uint32)
+            grown = tuple(np.empty(cap, dtype=t) for t in dtypes)
+            if self._cols is not None:
+                for new, old in zip(grown, self._cols):
+                    new[:n] = old[:n]
+            self._cols = grown
+        for col, part in zip(self._cols, block):
+            col[n:n + k] = part
+        self._n = n + k
 
     def _decode(self, buf: bytes, starts: np.ndarray, lengths: np.ndarray, first: int,
                 names: dict[str, int]) -> list[tuple[np.ndarray, ...]]:
@@ -351,7 +381,13 @@ class EventDecoder:
         return parts
 
     def result(self) -> EventScalars:
-        frame = pl.concat(self.frames, rechunk=True) if self.frames else pl.DataFrame(schema=TABLE_SCHEMA)
+        if self._cols is None:
+            frame = pl.DataFrame(schema=TABLE_SCHEMA)
+        else:
+            step, wall, value, code = (c[:self._n] for c in self._cols)
+            metric = pl.Series("metric", list(self.names), dtype=pl.Categorical).gather(pl.Series(code))
+            frame = pl.DataFrame({"step": step, "wall_time": wall, "metric": metric, "value": value},
+                                 schema=TABLE_SCHEMA)
         return EventScalars(frame=frame, purge_steps=self.purge_steps, undecodable=self.undecodable,
                             events=self.events)
 

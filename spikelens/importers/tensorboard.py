@@ -230,7 +230,8 @@ class TensorBoardImporter(Importer):
         decoder = EventDecoder(plugins, bulk=self.bulk)
         try:
             with open(path, "rb") as fh:
-                records = RecordStream(fh, size=os.fstat(fh.fileno()).st_size, verify=self.verify)
+                decoder.size_hint = os.fstat(fh.fileno()).st_size  # sizes the decoder's columns
+                records = RecordStream(fh, size=decoder.size_hint, verify=self.verify)
                 for block in records:
                     decoder.add(block.buf, block.starts, block.lengths)
         except OSError as exc:
