@@ -86,7 +86,7 @@ _SQUARED = re.compile(r"squared?|(?:^|[/_\-. ])sq(?:$|[/_\-. ])|norm[\s_\-]?sq|n
 _NOT_GRAD = re.compile(r"param|weight|update|activation|act_|embed|logit", re.I)
 _LOSS = re.compile(r"loss|^trl$|^tel$|nll|cross[\s_\-]?entropy|perplexity$|^ppl$|(?:^|[/_\-. ])ce$|objective"
                    r"|(?:^|/)cost$|(?:^|[/_\-. ])bp[bc]$|bits[\s_\-]?per[\s_\-]?(?:byte|char)"
-                   r"|(?:^|[/_\-. ])(?:r?mse|mae|huber|bce)$", re.I)
+                   r"|(?:^|[/_\-. ])(?:r?mse|mae|huber|bce)$|smooth[\s_\-]?l1", re.I)
 _NOT_LOSS = re.compile(r" vs |_vs_|samples|tokens$|loss[\s_\-]?scal|ppl|perplex|runtime|per_second|num_|count", re.I)
 _PERPLEXITY = re.compile(r"perplexity|(?:^|[/_\-. ])ppl(?:$|[/_\-. ])", re.I)
 _B = r"(?:^|[/_\-. (@])"  # the start of a name's word
@@ -110,6 +110,9 @@ _STEP_TIME = re.compile(rf"{_B}(?:dt|ms|step_?time|iter_?time|batch_?time|data_?
                         r"|time/(?:step|iter|batch)", re.I)
 _MEMORY = re.compile(rf"{_B}(?:mem|memory|vram|gpu_?mem|max_?mem(?:ory)?|[gm]i?b|max_?allocated|allocated|reserved){_E}"
                      r"|memory", re.I)
+_TOTAL = re.compile(r"^(?:(?:train|val|eval|test)[_/\-. ])?total$", re.I)
+"""A bare `total` (YOLO's console table, JDE's, a script's `total: 1.35`): in a run that names no
+loss, the total a training log prints is the sum of its loss terms."""
 _LOSS_TERM = re.compile(r"^l_[a-z]", re.I)
 """BasicSR's loss terms (`l_pix`, `l_percep`, `l_g_gan`): the `l_` prefix names a loss."""
 _LOWER_BETTER = re.compile(rf"{_B}(?:distance|dist|error|err|wer|cer|fid|regret){_E}", re.I)
@@ -206,7 +209,7 @@ def infer_roles(metrics, overrides: Mapping[str, str] | None = None) -> dict[str
         roles[m] = role if role is not None else infer_role(m)
     if not any(r in ("loss", "eval_loss") for r in roles.values()):
         rewarded = any(r == "reward" for r in roles.values())  # an RL run's objective is its reward
-        for stands_for_loss in (is_perplexity, lambda m: bool(_ADVERSARIAL.search(m)),
+        for stands_for_loss in (is_perplexity, lambda m: bool(_TOTAL.search(m)), lambda m: bool(_ADVERSARIAL.search(m)),
                                 lambda m: bool(_LOSS_TERM.search(m)),
                                 lambda m: not rewarded and bool(_LOWER_BETTER.search(m))):
             chosen = [m for m in guessed if roles[m] in ("other", "perplexity") and stands_for_loss(m)]
@@ -214,6 +217,9 @@ def infer_roles(metrics, overrides: Mapping[str, str] | None = None) -> dict[str
                 roles[m] = "eval_loss" if re.search(_EVAL, m, re.I) else "loss"
             if chosen:
                 break
+    for m in guessed:  # `L` beside `L_crf` and `L_selection`: the name its loss terms extend is their total
+        if roles[m] == "other" and sum(1 for n, r in roles.items() if r == "loss" and n.startswith(f"{m}_")) >= 2:
+            roles[m] = "eval_loss" if re.search(_EVAL, m, re.I) else "loss"
     return roles
 
 

@@ -357,18 +357,23 @@ def _logged_twice(frame: pl.DataFrame) -> pl.Series:
 # ------------------------------------------------------------------ which metric, which axis
 
 
+_OBJECTIVES = ("eval_loss", "reward", "accuracy", "perplexity")
+"""What a run that names no loss is judged by, in this order: its evaluation loss, the reward
+of an RL run, the accuracy or score of a classifier (MXNet's `Train-accuracy` alone)."""
+
+
 def main_metric(frame: pl.DataFrame, roles: dict[str, str]) -> str | None:
-    """The loss with the most finite points (the curve launches are judged on); among
-    losses logged as often, the total (`total_loss` over its components, as
-    `RunContext.main` chooses)."""
+    """The loss with the most finite points (the curve launches are judged on), else the
+    objective of a run that names no loss (`_OBJECTIVES`); among losses logged as often,
+    the total (`total_loss` over its components, as `RunContext.main` chooses)."""
     counts = (frame.filter(pl.col("value").is_finite()).group_by("metric").len()
               .sort(["len", "metric"], descending=[True, False]))
     if counts.height == 0:
         return None
     names, lens = counts.get_column("metric").to_list(), counts.get_column("len").to_list()
     losses = [(m, n) for m, n in zip(names, lens) if roles.get(m) == "loss"]
-    if not losses:
-        return names[0]
+    if not losses:  # a run that names no loss: its objective (what it trains to lower or raise)
+        return next((m for role in _OBJECTIVES for m in names if roles.get(m) == role), names[0])
     most = losses[0][1]
     tied = [m for m, n in losses if n >= 0.98 * most]
     return max(tied, key=lambda m: main_name_score(str(m), "loss")) if len(tied) > 1 else tied[0]

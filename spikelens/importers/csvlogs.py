@@ -441,6 +441,9 @@ def to_long(path: Path, frame: pl.DataFrame, sep: str, *, step_col: str | None,
     floats = float_columns(frame, [c for c in columns if c not in skip or c == step_col], sep)
     metrics = numeric_columns(path, {c: f for c, f in floats.items() if c != step_col})
     step = _step_expr(path, frame, step_col, floats.get(step_col))
+    counter = _batch_counter(frame, floats, step_col) if step is not None else None
+    if counter is not None:  # `Epoch,Batch,...`: the batch count starts again each epoch
+        step, metrics = counter[0], [c for c in metrics if c != counter[1]]
     if step is None:  # the step column could not be used; it may still be a metric
         if step_col is not None and step_col.strip().lower() == "epoch" and step_col not in metrics:
             metrics = [step_col] + metrics
@@ -468,6 +471,34 @@ def to_long(path: Path, frame: pl.DataFrame, sep: str, *, step_col: str | None,
 def _warn_stepless(path: Path, step_col: str | None, rows: int, values: int) -> None:
     diagnostics.warn(f"{path}: {rows} row(s) without a readable {step_col!r} (empty, text or not a whole "
                      f"number) skipped, with {values} value(s)")
+
+
+_BATCH_NAMES = ("batch", "batch_idx", "batch_id", "batch_num", "minibatch", "i")
+"""Columns that count batches within an epoch (`csv.writer` rows of `epoch, batch, loss`)."""
+
+
+def _batch_counter(frame: pl.DataFrame, floats: dict, step_col: str | None) -> tuple[pl.Expr, str] | None:
+    """The step of an `epoch` column with a batch count beside it that starts again as each
+    new epoch begins: (epoch - first epoch) * batches an epoch + batch, and that column's name.
+    None when there is no such column, or it does not start again at every new epoch (a
+    global count, or rows of one record per epoch)."""
+    if step_col is None or step_col.strip().lower() != "epoch":
+        return None
+    col = next((c for c in frame.columns if c.strip().lower() in _BATCH_NAMES and c in floats), None)
+    if col is None:
+        return None
+    both = frame.select(e=floats[step_col].expr, b=floats[col].expr).drop_nulls()
+    if both.height < 4 or not both.select((pl.col("b") == pl.col("b").floor()).all()).item():
+        return None
+    up, back = pl.col("e").diff() > 0, pl.col("b").diff() < 0
+    ups, restarts = both.select(up.sum()).item(), both.select((up & back).sum()).item()
+    if not ups or restarts != ups:
+        return None
+    b = both.get_column("b")
+    per = int(b.max()) + (1 if int(b.min()) == 0 else 0)
+    first = int(both.get_column("e").min())
+    step = ((floats[step_col].expr - first) * per + floats[col].expr).cast(pl.Int64, strict=False)
+    return step, col
 
 
 def _step_expr(path: Path, frame: pl.DataFrame, step_col: str | None, floats: Floats | None) -> pl.Expr | None:

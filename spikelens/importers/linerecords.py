@@ -249,7 +249,11 @@ def _tabled(text: pl.Series, ids: pl.Series, book: ShapeBook) -> pl.Series:
         hdr=pl.when(pl.col("_sid").is_in(heads)).then(pl.col("_sid")).forward_fill().fill_null(-1))
     cand = frame.filter(pl.col("_sid").is_in(rows))
     pairs = cand.group_by("hdr", "_sid", maintain_order=True).agg(pl.col("text").first())
-    new = [book.compose(h, s, t) for h, s, t in pairs.iter_rows()]
+    # a row under the latest header, else under an earlier one it lines up with: a training
+    # table's rows go on after an evaluation table's header (JDE's `Image  Total  P  R  mAP`)
+    others = [*reversed(heads), -1]
+    new = [next((c for c in (book.compose(g, s, t) for g in [h, *(g for g in others if g != h)]) if c is not None),
+                None) for h, s, t in pairs.iter_rows()]
     mapping = pairs.select("hdr", "_sid", new=pl.Series(new, dtype=pl.Int64))
     cand = cand.join(mapping, on=["hdr", "_sid"], how="left").filter(pl.col("new").is_not_null())
     if cand.height == 0:
@@ -358,10 +362,12 @@ def steps(lines: pl.DataFrame, kinds: dict[int, frozenset] | None = None) -> tup
     # a step key or counter on a line or two (DeepSpeed's `step=0` before training, a loading
     # bar's `2/2`) that the records, printed without it, would all take: not the file's step
     # (records that print the step themselves need no check: nothing is carried to them)
-    if has["step"] and main.get_column("step").null_count() and not _tells_apart(lines, main, _named(lines, records)):
+    if has["step"] and ((main.get_column("step").null_count() and not _tells_apart(lines, main, _named(lines, records)))
+                        or _constant(main, _named(lines, records))):
         has["step"] = False
     counted = _counted(lines, records) if has["inner"] and not has["step"] else None
-    if counted is not None and main.get_column("inner").null_count() and not _tells_apart(lines, main, counted[0]):
+    if counted is not None and ((main.get_column("inner").null_count() and not _tells_apart(lines, main, counted[0]))
+                                or _constant(main, counted[0])):
         has["inner"] = False
     own = pl.col("step")
     meta: dict = {}
@@ -407,13 +413,18 @@ def _objective(records: pl.DataFrame, kinds: dict[int, frozenset] | None) -> pl.
         return records
     from ..frame import infer_roles
 
-    repeated = (records.group_by("kind").agg(pl.len(), pl.col("anchored").any())
-                .filter((pl.col("len") >= 2) | pl.col("anchored")).get_column("kind").to_list())
+    by_kind = (records.group_by("kind").agg(pl.len(), pl.col("anchored").any())
+               .filter((pl.col("len") >= 2) | pl.col("anchored")))
+    repeated = by_kind.get_column("kind").to_list()
+    counted = set(by_kind.filter(pl.col("anchored")).get_column("kind").to_list())
     names = {k: kinds.get(k, frozenset()) for k in repeated}
     roles = infer_roles(sorted(set().union(*names.values())) if names else [])
     for wanted in (("loss",), ("reward",)):
         chosen = [k for k, ns in names.items() if any(roles.get(n) in wanted for n in ns)]
         if chosen:
+            # the kinds that print a counter of their own choose it (a table of training rows
+            # `0/29  40/165 ... total`, not an evaluation table's rows beside it with none)
+            chosen = [k for k in chosen if k in counted] or chosen
             return records.filter(pl.col("kind").is_in(chosen))
     return records
 
@@ -426,6 +437,14 @@ def _tells_apart(lines: pl.DataFrame, main: pl.DataFrame, step: pl.Expr) -> bool
     filled = lines.select("row", _s=step.forward_fill())
     got = main.select("row").join(filled, on="row", how="left").get_column("_s")
     return got.drop_nulls().n_unique() >= 0.5 * main.height
+
+
+def _constant(main: pl.DataFrame, step: pl.Expr) -> bool:
+    """Whether a step key or counter gives every record that chooses the step one and the same
+    step: a setting printed once and carried on (`batch = 405` before `Epoch 0/69` banners), a
+    finished bar's `1568/1568` before each epoch's summary. Such a number counts nothing."""
+    got = main.select(step.alias("_s")).get_column("_s").drop_nulls()
+    return got.len() >= 4 and got.n_unique() == 1
 
 
 def _carried(lines: pl.DataFrame) -> pl.DataFrame:
@@ -480,7 +499,10 @@ def _named(lines: pl.DataFrame, records: pl.DataFrame) -> pl.Expr:
     seen = records.filter(pl.col("step").is_not_null())
     back = seen.filter(pl.col("step").diff() < 0)
     if back.height and seen.get_column("epoch").null_count() == 0:
-        ep_up = seen.filter(pl.col("step").diff() < 0).height == seen.filter(
+        # the count starts again as each new epoch begins (other steps back are relaunches, kept
+        # as such: `epoch 0, iter 3000` then `epoch 0, iter 1000`)
+        ups = seen.filter(pl.col("epoch").diff() > 0)
+        ep_up = ups.height > 0 and ups.height == seen.filter(
             (pl.col("step").diff() < 0) & (pl.col("epoch").diff() > 0)).height
         if ep_up:
             per = int(seen.get_column("step").max()) + (1 if int(seen.get_column("step").min()) == 0 else 0)

@@ -78,7 +78,7 @@ _TOKEN = re.compile(
     r"(?![A-Za-z/\d]|\.\d)"
     r"|(?P<word>[A-Za-z_](?:[\w./\-]*\w)?)"
     r"|(?P<link>[:=])"
-    r"|(?P<hard>\||,(?=\s|$)|;|\s-\s|[{}\x01]+)"
+    r"|(?P<hard>\||,(?=\s|$)|(?<=[\d)\]]),(?=[A-Za-z_])|;|\s-\s|[{}\x01]+)"
     r"|(?P<open>\()"
     r"|(?P<soft>\s{2,}|[\[\])<>])"
 )
@@ -110,6 +110,10 @@ _PROSE = ""
 _LEADER = re.compile(r"(?:^|\s)[A-Za-z_][\w.\-]*\s+\.{3,}\s*\S")
 """A setting printed after a dotted leader (`zero_optimization_stage ...... 2`, Megatron's and
 DeepSpeed's argument dumps): a value of the run's configuration, never a record."""
+_SETTINGS = re.compile(r"\bNamespace\(|(?i:\b(?:hyper[\s_\-]?parameters|hyps?|args|arguments|config|configs|options"
+                       r"|settings)\s*[:=]\s*[\[{(]?\s*[A-Za-z_][\w.]*\s*[=:])")
+"""A run's settings printed as a whole: argparse's `Namespace(lr=0.1, ...)`, `hyperparameters: lr0=0.01,
+...`, `config: {lr: 0.1, ...}`. Nothing on such a line is a record."""
 _LEVELS = {"INFO", "DEBUG", "WARNING", "WARN", "ERROR", "CRITICAL", "TRACE", "SUCCESS", "NOTICE"}
 STEP_NAMES = ("global_step", "num_updates", "step", "iteration", "iter", "iters", "it", "update",
               "updates", "batch", "train_step", "optimizer_step", "i")
@@ -192,7 +196,7 @@ def tokenise(line: str) -> Template:
     """The template of one line (see the module doc)."""
     clean, stamp, phase = _blanked(line)
     out = Template(stamp=stamp, evaluation=phase)
-    if _LEADER.search(clean):
+    if _LEADER.search(clean) or _SETTINGS.search(clean):
         out.setting = True
         return out
     words: list[str] = []
@@ -207,6 +211,7 @@ def tokenise(line: str) -> Template:
     group: _Word | None = None  # a label naming the pairs after it (`Losses: x 0.27, y 0.25, total 15.1`)
     key_phase: list[str | None] = [None]  # an evaluation word heading a key after other values: its phase
     spoken = False  # a value named in a sentence (`... is 0.11`): the sentence is how the script logs it
+    tight = False  # a `:` touching the words on both sides (`INFO:tensorflow:loss`): a path, no link
 
     def drop(loose: list[str]) -> None:
         """Words that name nothing; an evaluation word among them marks the line
@@ -269,6 +274,10 @@ def tokenise(line: str) -> Template:
         gap, last_end = clean[last_end:m.start()], m.end()
         if kind == "word":
             held = None
+            if tight and not gap:  # `INFO:tensorflow:loss = 0.09`: a logger's path before the key names it
+                drop(words)
+                words, linked = [], False
+            tight = False
             if (linked == ":" and len(words) == 1 and words[0] not in _LEVELS and words[0].isalpha()
                     and not _step_name(words[0].lower()) and words[0].lower() not in EPOCH_NAMES
                     and _PAIR_NEXT.match(clean, m.end())):
@@ -293,6 +302,8 @@ def tokenise(line: str) -> Template:
             if group is not None and len(words) > 1 and words[0] is group:  # `recall: 0.1`: a key of its own
                 words, group = words[1:], None
             linked = m.group("link") if words else False
+            tight = (linked == ":" and not gap and clean[m.end():m.end() + 1].isalpha()
+                     and words and words[-1].span[0] + words[-1].span[1] == m.start())
             continue
         if kind == "hard":
             held = None
@@ -378,6 +389,11 @@ def tokenise(line: str) -> Template:
             last_key = None
             out.unkeyed += 1
             continue
+        if (key is None and out.step is not None and suffix is None and _is_int(text) and clean[start - 1] == "-"
+                and sum(out.step[1:]) == start - 1):
+            # MXNet's `Batch [0-20]`: a range of steps counts up to its end
+            out.step = (out.step[0], start, end - start)
+            continue
         if key is None:
             last_key = None
             if suffix and _NAMES_ALONE.search(unit):
@@ -456,10 +472,18 @@ _CELL_CTR = re.compile(r"(\d+)/(\d+)$")
 _HEAD_CELL = re.compile(r"[A-Za-z(_](?:[\w()\-./%@]| (?=[^ :]))*:?$")
 
 
+_LEAD = re.compile(rf"^(?:\s*(?:{STAMP}|\[?(?:{'|'.join(sorted(_LEVELS))})\]?:?|-)(?=\s))+")
+"""What a logger prints before a table's cells (a time stamp, `[INFO]:`, ` - `): no cell of it."""
+
+
 def _cells(line: str) -> list[tuple[str, int, int, int]]:
     """The line's cells split at white space (at tabs in a tab-separated line, whose cells
     may hold spaces: `total loss<TAB>score loss`): text, start in the line, and its display
-    columns (start, end) with ANSI codes taking no room."""
+    columns (start, end) with ANSI codes taking no room. A logger's prefix is no cell
+    (`2021-01-25 05:58:00 [INFO]:    Epoch   Batch   box ...`)."""
+    lead = _LEAD.match(line)
+    if lead:
+        line = " " * lead.end() + line[lead.end():]
     plain, where = [], []
     pos = 0
     for m in _ANSI.finditer(line):

@@ -5,6 +5,7 @@ inside a claimed folder are not read again by a file importer.
 """
 from __future__ import annotations
 
+from .barenumbers import BareNumbersImporter
 from .base import Importer
 from .csvlogs import CsvImporter
 from .dvclive import DvcLiveImporter
@@ -53,5 +54,6 @@ IMPORTERS: tuple[Importer, ...] = (
     UltralyticsResultsTxtImporter(),  # before the text reader: YOLOv5 (< v6) / YOLOv7 results.txt
     TimmSummaryImporter(),  # before CsvImporter: summary.csv (epoch, train_*, eval_*, lr) and its args.yaml
     CsvImporter(),
+    BareNumbersImporter(),  # before the text reader: one number a line, named by the file (loss.txt)
     TextLogImporter(),  # keep last: the most permissive (any .log/.txt a pattern matches)
 )

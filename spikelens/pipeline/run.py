@@ -44,7 +44,8 @@ def analyze_run(run: Run, cfg: Config, *, detector_params: dict | None = None,
 
 
 def run_stats(ctx: RunContext) -> dict[str, Any]:
-    main = ctx.main("loss") or ctx.main("reward")  # an RL run that logs only rewards is judged by them
+    # an RL run that logs only rewards is judged by them, a classifier that logs only accuracy by it
+    main = ctx.main("loss") or ctx.main("reward") or ctx.main("accuracy")
     rates = rate_stats(ctx)
     if main is None:
         return {"rates": rates} if rates else {}
