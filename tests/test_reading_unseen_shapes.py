@@ -98,6 +98,8 @@ def test_a_run_that_names_no_loss_is_judged_by_its_objective():
     assert main_metric(rl, infer_roles(rl.get_column("metric").unique().to_list())) == "Avg_Reward_100"
     ev = frame({"lr": 90, "val_loss": 10, "val_acc": 10})  # only the evaluation loss: it, not the LR
     assert main_metric(ev, infer_roles(ev.get_column("metric").unique().to_list())) == "val_loss"
+    tot = frame({"Loc_Loss": 50, "Cls_Loss": 50, "Tot_Loss": 50})  # `Loc Loss: 0.29,Cls Loss: 0.54,Tot Loss: 0.42`
+    assert main_metric(tot, infer_roles(tot.get_column("metric").unique().to_list())) == "Tot_Loss"
 
 
 def test_a_setting_every_record_would_share_is_no_step(tmp_path):

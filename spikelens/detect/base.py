@@ -88,7 +88,7 @@ def main_name_score(metric: str, role: str) -> int:
     """How much a tag's name says it is the main series of its role: `total_loss` (2),
     `train/loss` (1), `loss_cls` or `ploss_3` (0, a component or one of a numbered set)."""
     leaf = re.split(r"[/.]", metric.lower())[-1]
-    if role == "loss" and "total" in leaf:
+    if role == "loss" and ("total" in leaf or re.match(r"tot(?:$|[_\- ])", leaf)):  # `Tot Loss`: abbreviated
         return 2
     if leaf in _PLAIN.get(role, ()):
         return 1
