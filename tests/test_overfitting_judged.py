@@ -88,3 +88,27 @@ def test_the_same_rise_against_a_modest_gain_stays_loud(tmp_path):
     (run,) = spikelens.analyze(_write(tmp_path, train, evals), jobs=1).runs
     (over,) = _overfitting(run)
     assert over.severity == "warning" and "negligible" not in over.message
+
+
+def test_the_finding_leads_with_the_eval_curve_whose_rise_matters(tmp_path):
+    """A total eval loss that rose 2% because its box term rose 16% while its class term fell:
+    the event is the box term's, and the best checkpoint is where that turned."""
+    rng = np.random.default_rng(5)
+    n_eval = 40
+    box = np.concatenate([np.geomspace(1.6, 1.0, 16), np.geomspace(1.0, 1.16, n_eval - 16)])
+    cls = np.geomspace(1.2, 1.08, n_eval)
+    box, cls = box * np.exp(rng.normal(0, 0.004, n_eval)), cls * np.exp(rng.normal(0, 0.004, n_eval))
+    hist = []
+    for i in range(1, 2 * n_eval + 1):
+        s = 100 * i
+        hist.append({"epoch": i / 2, "learning_rate": 1e-4, "loss": round(2.5 * 0.98 ** i, 4), "step": s})
+        if s % EVAL_EVERY == 0:
+            k = s // EVAL_EVERY - 1
+            hist.append({"epoch": i / 2, "eval_loss": float(box[k] + cls[k]), "eval_box_loss": float(box[k]),
+                         "eval_cls_loss": float(cls[k]), "eval_runtime": 3.0, "step": s})
+    hf.save_to_json(tmp_path / "trainer_state.json", hf.state(hist, 100 * 2 * n_eval, max_steps=100 * 2 * n_eval))
+    (run,) = spikelens.analyze(tmp_path / "trainer_state.json", jobs=1).runs
+    (over,) = _overfitting(run)
+    assert over.metric == "eval_box_loss" and abs(over.start_step - 16 * EVAL_EVERY) <= 2 * EVAL_EVERY
+    assert over.evidence["rise_percent"] > 10
+    assert "eval_loss" in [a["metric"] for a in over.evidence["also_on"]]

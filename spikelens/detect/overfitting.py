@@ -72,10 +72,12 @@ class OverfittingDetector(Detector):
                     turned.append((series, hit))
         if not turned:
             return []
-        # the finding leads with the total eval loss (fewest name parts: valid_loss, not valid_ce_loss),
+        # the finding leads with a curve whose rise matters (a total that rose 2% while its box term rose
+        # 16% is not the event), then the total eval loss (fewest name parts: valid_loss, not valid_ce_loss),
         # the first name, then the clearest turn (an epoch mean's over the per-batch values')
         first = min(s.metric for s, _ in turned)
-        series, hit = max(turned, key=lambda t: (t[0].role == "eval_loss", main_name_score(t[0].metric, "eval_loss"),
+        series, hit = max(turned, key=lambda t: (np.expm1(t[1]["rise"]) >= self.loud_rise, t[0].role == "eval_loss",
+                                                 main_name_score(t[0].metric, "eval_loss"),
                                                  -len(_name_parts(t[0].metric)), t[0].metric == first,
                                                  t[1]["z"] or 0.0))
         others = [(s.metric, h) for s, h in turned if s is not series]
