@@ -141,3 +141,12 @@ def test_one_epoch_blips_in_a_short_run_whose_epochs_jump_as_far_several_times_a
     assert _spikes(run, "loss") == [] and not loud(run)
     (note,) = [f for f in run.findings if f.kind == "outliers"]
     assert sorted(note.evidence["steps"]) == [20, 33, 47]
+
+
+def test_a_kl_numerically_zero_with_updates_of_1e_5_nats_has_no_spike(tmp_path):
+    # TRPO: a KL of 1e-10 on most updates and 1e-5 on some is thousands of times its median, and tiny
+    rng = np.random.default_rng(9)
+    kl = 1e-10 * np.exp(rng.standard_normal(UPDATES))
+    kl[rng.choice(UPDATES, 40, replace=False)] = 1e-5 * np.exp(rng.standard_normal(40))
+    run = _run(_ppo(tmp_path / "trpo", kl))
+    assert _spikes(run, "train/approx_kl") == []

@@ -117,6 +117,9 @@ class SpikeDetector(Detector):
     kl_local_ratio: float = 10.0
     """...and this many times the median of the `bad_batch_context` points on each side, so a KL
     that grew over training to a new level is not a jump."""
+    kl_min_nats: float = 0.1
+    """...and at least this KL (nats): an update that moved the policy by 1e-5 nats moved it by
+    nothing, whatever its ratio to a median that is numerically zero (TRPO's KL sits at 1e-10)."""
 
     eval_burst_ratio: float = 2.0
     """An eval loss whose peak stands this many times its running level (the median of the
@@ -208,7 +211,7 @@ def kl_jumps(det: SpikeDetector, series: Series) -> np.ndarray:
     local = np.array([np.median(np.concatenate([value[max(0, i - k):i], value[i + 1:i + 1 + k]]))
                       for i in np.flatnonzero(value >= det.kl_jump_ratio * typical)])
     idx = np.flatnonzero(value >= det.kl_jump_ratio * typical)
-    return idx[value[idx] >= det.kl_local_ratio * np.maximum(local, typical)]
+    return idx[(value[idx] >= det.kl_local_ratio * np.maximum(local, typical)) & (value[idx] >= det.kl_min_nats)]
 
 
 def _kl_finding(det: SpikeDetector, series: Series, ctx: RunContext, idx: np.ndarray) -> Finding:
