@@ -150,3 +150,13 @@ def test_a_kl_numerically_zero_with_updates_of_1e_5_nats_has_no_spike(tmp_path):
     kl[rng.choice(UPDATES, 40, replace=False)] = 1e-5 * np.exp(rng.standard_normal(40))
     run = _run(_ppo(tmp_path / "trpo", kl))
     assert _spikes(run, "train/approx_kl") == []
+
+
+def test_an_eval_loss_near_zero_that_doubles_for_a_few_epochs_gave_back_nothing_material(tmp_path):
+    # it fell from 0.08 to 0.0006 (4 decimals, as a script prints it); 0.0021 for three epochs is 2% of that
+    e = np.arange(EPOCHS)
+    val = np.round(0.0006 + 0.08 * np.exp(-e / 6), 4)
+    val[40:43] = (0.0018, 0.0021, 0.0017)
+    loss = 0.001 + 0.07 * np.exp(-e / 6)
+    run = _run(_keras(tmp_path / "tiny" / "training.log", {"loss": loss, "val_loss": val}))
+    assert _spikes(run, "val_loss") == []

@@ -131,6 +131,10 @@ class SpikeDetector(Detector):
     """... that came back within this ratio of the level later, is a spike of the held-out loss: a
     held-out set does not double over consecutive evaluations by noise, and overfitting, which
     also lifts it, does not come back."""
+    eval_burst_giveback: float = 0.2
+    """... and the rise gives back at least this share of what the eval loss had fallen from its
+    first evaluations to that level: a loss near zero that doubles (0.0006 to 0.0015 after falling
+    from 0.077) lost 1% of what the run had learned, a doubling only on a log scale."""
     eval_burst_noise: float = 4.0
     """The peak's excess (log) is also at least this many times the curve's own typical move between
     two evaluations: a small, noisy validation set that swings 2x up and down has no spikes."""
@@ -172,7 +176,10 @@ def eval_bursts(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Fin
         peak = i + int(np.argmax(y[i:j + 1]))
         back = np.flatnonzero(y[j + 1:] - lv <= np.log(det.eval_burst_back))
         excess = y[peak] - lv
-        if back.size and excess >= np.log(det.eval_burst_ratio) and excess >= det.eval_burst_noise * typical:
+        learned = float(np.median(value[:3])) - float(np.exp(lv))
+        gave_back = value[peak] - float(np.exp(lv)) >= det.eval_burst_giveback * learned
+        if back.size and excess >= np.log(det.eval_burst_ratio) and excess >= det.eval_burst_noise * typical \
+                and gave_back:
             end = j + 1 + int(back[0])
             out.append(_eval_burst_finding(det, series, ctx, step, value, i, peak, end, float(np.exp(lv))))
             i = end
