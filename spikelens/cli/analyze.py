@@ -7,12 +7,9 @@ import time
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import Any, Iterator, List, Optional
+from typing import TYPE_CHECKING, Any, Iterator, List, Optional
 
 import typer
-from rich.padding import Padding
-from rich.table import Table
-from rich.text import Text
 
 from .. import api
 from ..config import Config, load_config
@@ -22,6 +19,9 @@ from ..frame import ROLES
 from . import app
 from .common import (ALLOW_EMPTY, CHARTS, CONFIG, PARAM, QUIET_RUNS, ROLE, VERBOSE, emit_warnings, force_option,
                      stderr_console, stdout_console)
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 class Executor(str, Enum):
@@ -175,6 +175,10 @@ def explain_cmd(
 
     Example: [bold]spikelens explain fp16_overflow[/]
     """
+    from rich.padding import Padding  # Rich is imported where a terminal page is drawn, not at start-up
+    from rich.table import Table
+    from rich.text import Text
+
     from ..explain import catalog
 
     out = stdout_console()
@@ -205,6 +209,8 @@ def explain_cmd(
 
 
 def catalog_table() -> Table:
+    from rich.table import Table
+
     from ..detect.codes import codes_by_kind
     from ..explain import catalog
 
