@@ -31,11 +31,50 @@ def mask(crc: np.ndarray) -> np.ndarray:
     return (((crc >> np.uint32(15)) | (crc << np.uint32(17))) + np.uint32(_MASK_DELTA)).astype(np.uint32)
 
 
+_C_CRC32C = None
+
+
+def _crc32c():
+    """The `crc32c` package's C function. Loaded from its extension module alone: the
+    package's `__init__` also imports its command line (argparse, gettext) and reads its
+    own version from the installed metadata (importlib.metadata), ~0.03-0.05 s of CPU at
+    every start of a process that reads an event file. The package is imported as usual
+    if that fails."""
+    global _C_CRC32C
+    if _C_CRC32C is None:
+        _C_CRC32C = _extension_crc32c() or __import__("crc32c").crc32c
+    return _C_CRC32C
+
+
+def _extension_crc32c():
+    import importlib.machinery
+    import importlib.util
+    import sys
+
+    if "crc32c._crc32c" in sys.modules:
+        return sys.modules["crc32c._crc32c"].crc32c
+    try:
+        spec = importlib.util.find_spec("crc32c")
+        for folder in (spec.submodule_search_locations or []) if spec else []:
+            for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+                ext = importlib.util.spec_from_file_location("crc32c._crc32c", f"{folder}/_crc32c{suffix}")
+                if ext is None or ext.loader is None:
+                    continue
+                try:
+                    module = importlib.util.module_from_spec(ext)
+                    ext.loader.exec_module(module)
+                except (ImportError, OSError):
+                    continue
+                sys.modules["crc32c._crc32c"] = module  # the package, if imported later, uses this one
+                return module.crc32c
+    except (ImportError, ValueError, AttributeError):
+        return None
+    return None
+
+
 def masked_crc32c(data: bytes) -> int:
     """Masked CRC-32C of one buffer (the `crc32c` package does the CRC)."""
-    import crc32c
-
-    c = crc32c.crc32c(data)
+    c = _crc32c()(data)
     return (((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF
 
 
@@ -83,12 +122,10 @@ every record of a group does not cancel out."""
 
 def each_ok(buf: bytes, starts: np.ndarray, lengths: np.ndarray, stored: np.ndarray) -> np.ndarray:
     """Per record, is crc32c(buf[start:start+length]) the plain CRC `stored`? (one C call each)"""
-    import crc32c
-
     if starts.size == 0:
         return np.zeros(0, dtype=bool)
     pieces = map(buf.__getitem__, map(slice, starts.tolist(), (starts + lengths).tolist()))  # C-level loop
-    return np.fromiter(map(crc32c.crc32c, pieces), dtype=np.uint32, count=starts.size) == stored
+    return np.fromiter(map(_crc32c(), pieces), dtype=np.uint32, count=starts.size) == stored
 
 
 def fold_ok(rows: np.ndarray, stored: np.ndarray) -> np.ndarray:
@@ -108,17 +145,16 @@ def fold_ok(rows: np.ndarray, stored: np.ndarray) -> np.ndarray:
     looks like; other damage slips through with odds of 2**-32, as with per-record
     checks. A row in any failing group is checked on its own.
     """
-    import crc32c
-
+    crc32c = _crc32c()
     k, length = rows.shape
     ok = np.ones(k, dtype=bool)
     if k == 0:
         return ok
-    zero = np.uint32(crc32c.crc32c(bytes(length)))
+    zero = np.uint32(crc32c(bytes(length)))
 
     def failing(folded: np.ndarray, want: np.ndarray, counts: np.ndarray) -> np.ndarray:
         want = np.where(counts % 2 == 0, want ^ zero, want)
-        got = np.fromiter(map(crc32c.crc32c, map(bytes, folded)), dtype=np.uint32, count=folded.shape[0])
+        got = np.fromiter(map(crc32c, map(bytes, folded)), dtype=np.uint32, count=folded.shape[0])
         return np.flatnonzero(got != want)
 
     heads = np.arange(0, k, _GROUP)
@@ -144,7 +180,7 @@ def fold_ok(rows: np.ndarray, stored: np.ndarray) -> np.ndarray:
     for lane in bad_lanes.tolist():
         suspects[lane::_GROUP] = True
     for i in np.flatnonzero(suspects).tolist():
-        ok[i] = crc32c.crc32c(bytes(rows[i])) == stored[i]
+        ok[i] = crc32c(bytes(rows[i])) == stored[i]
     return ok
 
 
@@ -345,6 +381,4 @@ def span_ok(buf: bytes, u8: np.ndarray, headers: np.ndarray, lengths: np.ndarray
         return None
     first, end = int(headers[0]), int(headers[-1] + 16 + lengths[-1])
     expected = _shift_int(end - first, 0xFFFFFFFF) ^ combined ^ 0xFFFFFFFF
-    import crc32c
-
-    return crc32c.crc32c(memoryview(buf)[first:end]) == expected
+    return _crc32c()(memoryview(buf)[first:end]) == expected
