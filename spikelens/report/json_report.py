@@ -55,9 +55,9 @@ def indented(obj: Any, newline: str = "\n") -> str:
     """`json.dumps(obj, indent=1, allow_nan=False)`, each newline written as `newline`, for the
     JSON-safe values `_clean` makes (dicts with string keys, lists, strings, numbers, booleans,
     None). An indented `json.dumps` runs the pure-Python encoder, whose nested functions refer
-    to each other: every call leaves a ~16 KB cycle only the garbage collector frees, and a
-    sweep's parent, holding many long-lived objects, runs a full collection rarely (a test
-    saw ~7 KB a run piled up). This writes the same text with no such cycle."""
+    to each other: every call leaves a ~16 KB cycle only the garbage collector frees (200 runs
+    written: 6,600 objects of such garbage), and a sweep's parent, holding many long-lived
+    objects, runs a full collection rarely. This writes the same text with no such cycle."""
     parts: list[str] = []
     _indent(obj, newline, parts)
     return "".join(parts)
