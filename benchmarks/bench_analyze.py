@@ -9,10 +9,12 @@ writer into a temp folder. Two measurements:
 - in memory: a fresh process reads the run (`api.load_runs`), then times
   `analyze_run(run, cfg)` once cold (first call: lazy imports of the detectors)
   and `--repeats` times warm (median), and the JSON rendering of the report; it
-  prints the split of its own time (imports, read, analyze, render) so the whole-process
+  prints the split of its own time (imports, read, analyze, render; wall, and CPU
+  seconds of all threads, which a shared machine disturbs less) so the whole-process
   number below can be explained;
 - whole process: `spikelens analyze FILE --format json` (the CLI's `main`, in a process
-  that also prints its RSS after the imports and its peak RSS at exit), median of
+  that also prints its RSS after the imports and its peak RSS at exit, from an exit
+  handler: the program's fast exit runs those before `os._exit`), median of
   `--repeats` fresh processes: wall and CPU seconds (user + system, all threads), and the
   analysis memory: peak RSS growth over the RSS after imports, in bytes a point.
 
@@ -55,6 +57,7 @@ def _reset_hwm() -> None:
 
 def _child(path: str, repeats: int, profile: bool) -> None:
     started = time.perf_counter()
+    cpu = {"start": time.process_time()}  # CPU seconds of every thread: steadier than wall on a shared machine
     from spikelens import api
     from spikelens.pipeline.run import analyze_run
     from spikelens.config import load_config
@@ -62,15 +65,18 @@ def _child(path: str, repeats: int, profile: bool) -> None:
     from spikelens.model.report import Report
 
     imported = time.perf_counter()
+    cpu["imported"] = time.process_time()
     runs = api.load_runs(path)
     read = time.perf_counter()
+    cpu["read"] = time.process_time()
     (run,) = runs
     cfg = load_config()
     _reset_hwm()
     before = _bench.rss_now()
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     rep = analyze_run(run, cfg)
     cold = time.perf_counter() - t
+    cpu["cold"] = time.process_time() - c
     warm = []
     for _ in range(repeats):
         t = time.perf_counter()
@@ -91,6 +97,8 @@ def _child(path: str, repeats: int, profile: bool) -> None:
         prof.disable()
         pstats.Stats(prof, stream=sys.stderr).sort_stats("cumulative").print_stats(r"spikelens", 25)
     print(json.dumps({"points": run.frame.height, "imports_s": imported - started, "read_s": read - imported,
+                      "imports_cpu_s": cpu["imported"] - cpu["start"], "read_cpu_s": cpu["read"] - cpu["imported"],
+                      "analyze_cold_cpu_s": cpu["cold"],
                       "analyze_cold_s": cold, "analyze_warm_s": statistics.median(warm) if warm else cold,
                       "analyze_growth": growth, "render_s": render, "json_bytes": len(text),
                       "findings": sorted(f.kind for f in rep.findings)}))
@@ -131,10 +139,12 @@ def run(n_points: int, repeats: int, profile: bool = False, given: Path | None =
                  f"whole process, median of {repeats}; cpu {cli.cpu_s:.2f} s; peak RSS {_bench.mb(cli.maxrss_bytes)} MB"],
                 ["  its memory: peak growth after imports", f"{_bench.mb(growth)} MB",
                  f"{per_point:.0f} bytes a point (median of {repeats})"],
-                ["  of which: imports", f"{inner['imports_s']:.2f}", "in the in-memory process"],
+                ["  of which: imports", f"{inner['imports_s']:.2f}",
+                 f"in the in-memory process; cpu {inner['imports_cpu_s']:.2f} s"],
                 ["  of which: read (load_runs)", f"{inner['read_s']:.2f}",
-                 f"{_bench.rate(n_points, inner['read_s'])} points/s"],
-                ["  of which: analyze_run", f"{inner['analyze_cold_s']:.2f}", "cold"],
+                 f"{_bench.rate(n_points, inner['read_s'])} points/s; cpu {inner['read_cpu_s']:.2f} s"],
+                ["  of which: analyze_run", f"{inner['analyze_cold_s']:.2f}",
+                 f"cold; cpu {inner['analyze_cold_cpu_s']:.2f} s"],
                 ["  of which: JSON report", f"{inner['render_s']:.2f}", f"{inner['json_bytes']:,} bytes"],
             ]),
         f"findings (in memory): {', '.join(inner['findings']) or '-'}; CLI: {', '.join(cli_findings) or '-'}; "
