@@ -137,3 +137,54 @@ def test_an_accuracy_that_fell_at_once_when_the_loss_jumped_is_the_jumps_cost_no
 def test_an_accuracy_that_slid_slowly_stays_overfitting(tmp_path):
     run = only_run(_epochs(tmp_path / "slide", None))
     assert [f.kind for f in loud(run)] == ["overfitting"]
+
+
+def _csv(root: Path, train, val, val_every: int) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    rows = ["step,train_loss,val_loss"] + [f"{i},{t:.5f},{(val[i] if i % val_every == 0 else float('nan')):.5f}"
+                                           .replace("nan", "") for i, t in enumerate(train)]
+    (root / "metrics.csv").write_text("\n".join(rows) + "\n")
+    return root
+
+
+def _slow_spike(n: int = 3000) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(7)
+    step = np.arange(n)
+    train = (3.0 * np.exp(-step / 800) + 2.0) * (1 + 0.01 * rng.standard_normal(n))
+    val = train * 1.05
+    return step, train, val
+
+
+def test_an_eval_loss_up_while_the_training_loss_spiked_is_that_spike_seen_at_an_evaluation(tmp_path):
+    step, train, val = _slow_spike()
+    bump = np.where(step >= 1500, 3.0 * np.exp(-(step - 1500) / 150), 0) * (step >= 1500)
+    run = only_run(_csv(tmp_path, train + bump * train, val + bump * val, 50))
+    (spike,) = loud(run)
+    assert spike.metric == "train_loss" and "val_loss rose with it" in spike.message
+    assert any(a["metric"] == "val_loss" for a in spike.evidence["also_on"])
+
+
+def test_an_eval_loss_that_spiked_while_the_training_loss_was_calm_keeps_its_own_finding(tmp_path):
+    step, train, val = _slow_spike()
+    val = val.copy()
+    val[1500:1700] *= 3.0
+    run = only_run(_csv(tmp_path, train, val, 50))
+    assert [(f.kind, f.metric) for f in loud(run)] == [("spike", "val_loss")]
+
+
+def _stuck(root: Path, val_acc) -> Path:
+    rng = np.random.default_rng(8)
+    n = len(val_acc)
+    root.mkdir(parents=True, exist_ok=True)
+    rows = ["epoch,train_loss,val_acc"] + [f"{i + 1},{np.log(100) + 0.002 * rng.standard_normal():.5f},{a:.4f}"
+                                           for i, a in enumerate(val_acc)]
+    (root / "metrics.csv").write_text("\n".join(rows) + "\n")
+    return root
+
+
+def test_a_held_out_accuracy_swinging_in_a_run_that_never_learned_is_folded_into_never_learned(tmp_path):
+    rng = np.random.default_rng(9)
+    run = only_run(_stuck(tmp_path, np.abs(0.05 * rng.standard_normal(105)) + 0.001))  # alone: a loud swing
+    (flat,) = loud(run)
+    assert flat.kind == "plateau" and flat.evidence.get("never_learned")
+    assert not [f for f in run.findings if f.kind == "oscillation" and f.severity != "info"]

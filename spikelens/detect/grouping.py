@@ -61,7 +61,9 @@ def group_events(findings: list[Finding], ctx: RunContext) -> list[Finding]:
         members = [f for f in leaders[k + 1:] if id(f) not in absorbed and f.metric != lead.metric
                    and _same_event(lead, f, ctx)]
         if lead.kind == "spike":
-            members = _unless_few_components(lead, members, ctx, main_metric)
+            evals = [f for f in members if _seen_at_evaluation(lead, f, ctx)]
+            same = [f for f in members if not _seen_at_evaluation(lead, f, ctx)]
+            members = _unless_few_components(lead, same, ctx, main_metric) + evals
         if not members:
             if lead.kind == "spike":
                 _note_moved(lead, [], ctx)
@@ -116,14 +118,28 @@ def _window(lead: Finding, ctx: RunContext) -> tuple[float, float]:
 def _same_event(lead: Finding, f: Finding, ctx: RunContext) -> bool:
     if f.kind not in ABSORBS[lead.kind]:
         return False
+    if _seen_at_evaluation(lead, f, ctx):
+        m = _margin(lead, ctx)
+        hi = lead.end_step if lead.end_step is not None else lead.peak_step
+        return lead.start_step - m <= f.start_step <= hi + m
     if lead.kind != "nan" and ctx.roles.get(f.metric) != ctx.roles.get(lead.metric):
-        return False  # only a NaN reaches from the loss into the grad norm and the eval losses
+        return False  # only a NaN (and a spike, at the next evaluation) reaches from the loss into the eval losses
     lo, hi = _window(lead, ctx)
     if f.kind == "spike" and lead.kind == "spike":
         steps = [s for s in (f.peak_step, f.start_step) if s is not None]
         return any(lo <= s <= hi for s in steps)
     anchor = f.start_step if f.start_step is not None else f.anchor_step
     return lo <= anchor <= hi
+
+
+def _seen_at_evaluation(lead: Finding, f: Finding, ctx: RunContext) -> bool:
+    """Is `f` a spike of an eval loss that a spike of the training loss may carry? While the
+    training loss is up (from its jump until it is back), the model evaluated is the worse one:
+    an eval loss that rose then is the same event seen at an evaluation, not a second one (an
+    eval loss that spikes while the training loss is calm keeps its own finding)."""
+    return (lead.kind == "spike" and f.kind == "spike" and ctx.roles.get(lead.metric or "") == "loss"
+            and ctx.roles.get(f.metric or "") == "eval_loss" and f.start_step is not None
+            and lead.start_step is not None and (lead.end_step is not None or lead.peak_step is not None))
 
 
 def _unless_few_components(lead: Finding, members: list[Finding], ctx: RunContext,
@@ -182,7 +198,13 @@ def _fold(lead: Finding, members: list[Finding], ctx: RunContext) -> None:
             for f in sorted(members, key=lambda f: (f.anchor_step, f.metric))]
     lead.evidence["also_on"] = also
     if lead.kind == "spike":
-        _note_moved(lead, members, ctx)
+        _note_moved(lead, [f for f in members if not _seen_at_evaluation(lead, f, ctx)], ctx)
+        seen = [f for f in members if _seen_at_evaluation(lead, f, ctx)]
+        if seen:
+            lead.message += "; " + ", ".join(
+                f"{f.metric} rose with it at the evaluation of step {f.start_step}"
+                + (f" ({f.magnitude:.2f}x)" if f.magnitude is not None and math.isfinite(f.magnitude) else "")
+                for f in seen[:MESSAGE_NAMES])
         return
     names = sorted({f.metric for f in members})
     what = "went non-finite too" if lead.kind == "nan" else f"showed the same {lead.kind}"

@@ -188,7 +188,7 @@ def _fold_into_never_learned(plateau: Finding, findings: list[Finding], ctx: Run
     for f in findings:
         if f is plateau or id(f) in drop:
             continue
-        if f.kind in FOLDED_BY_NEVER_LEARNED and f.metric == plateau.metric:
+        if f.kind in FOLDED_BY_NEVER_LEARNED and (f.metric == plateau.metric or _held_out_noise(f, plateau, ctx)):
             drop.add(id(f))
             folded.append(f"{f.kind} at step {f.anchor_step}")
         elif f.kind == "nan" and ctx.roles.get(f.metric or "") == "grad_norm" \
@@ -252,6 +252,16 @@ def _fold_frozen_into_never_rose(plateau: Finding, plateaus: list[Finding], ctx:
         level = f.evidence.get("level")
         at = f" {level:.6g}" if isinstance(level, (int, float)) else " one value"
         plateau.message += f"; {f.metric} was exactly{at} over the same steps: nothing was being updated, which is why"
+
+
+def _held_out_noise(f: Finding, plateau: Finding, ctx: RunContext) -> bool:
+    """A swing or spike of a held-out curve (an eval loss, an accuracy) inside a run that never
+    learned: the model it measures learned nothing, so its moves are the evaluation's noise."""
+    if f.kind not in ("oscillation", "spike", "excursion") or ctx.roles.get(f.metric or "") not in (
+            "eval_loss", "accuracy") or f.start_step is None:
+        return False
+    hi = plateau.end_step if plateau.end_step is not None else f.start_step
+    return plateau.start_step <= f.start_step <= hi
 
 
 def _fold_into_blowup(plateau: Finding, spikes: list[Finding], ctx: RunContext, drop: set[int]) -> None:
