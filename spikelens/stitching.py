@@ -366,7 +366,7 @@ def main_metric(frame: pl.DataFrame, roles: dict[str, str]) -> str | None:
     """The loss with the most finite points (the curve launches are judged on), else the
     objective of a run that names no loss (`_OBJECTIVES`); among losses logged as often,
     the total (`total_loss` over its components, as `RunContext.main` chooses)."""
-    counts = (frame.filter(pl.col("value").is_finite()).group_by("metric").len()
+    counts = (frame.select("metric", "value").filter(pl.col("value").is_finite()).group_by("metric").len()
               .sort(["len", "metric"], descending=[True, False]))
     if counts.height == 0:
         return None
