@@ -200,3 +200,32 @@ def test_a_csv_of_epoch_and_batch_counts_each_epochs_batches(tmp_path):
     with diagnostics.collecting():
         (table,) = CsvImporter().read(glob)
     assert sorted(set(table.frame.get_column("step").to_list())) == [0, 1, 2, 3]
+
+
+def test_a_named_file_whose_banners_outnumber_its_numbers_says_why_it_is_not_read(tmp_path):
+    from spikelens.errors import FormatError
+
+    # a launch banner and rules around every row of a table the reader cannot line up
+    out = []
+    for e in range(12):
+        out += ["-" * 60, f"[START 2021-10-14 15:{e:02d}:13]", "** start training here! **", "-" * 60,
+                f"0.0001   {e}.0    {e}.0        | 0.{500 - e}  80.{e}  96.3          |   0 hr {e:02d} min"]
+    path = tmp_path / "log_train.txt"
+    path.write_text("\n".join(out) + "\n", encoding="utf-8")
+    imp = TextLogImporter()
+    assert imp.claims_named(path, path.read_bytes()[:4096])
+    with pytest.raises(FormatError, match=r"lines hold numbers but .*e\.g\. line \d+") as err:
+        imp.read(path)
+    assert "\n" not in str(err.value)
+
+
+def test_a_header_line_with_a_counter_and_an_epoch_every_record_shares(tmp_path):
+    # OLMo's console: a header line per step, then one `key=value` line per metric
+    out = []
+    for step in range(1, 9):
+        out += [f"2025-12-12 21:37:{step:02d}.963\tround-name-opens-fin-03:0\tolmo.train:979\tINFO\t"
+                f"[step={step}/10000,epoch=0]",
+                f"    optim/total_grad_norm={4.2 - 0.1 * step:.3f}", f"    train/CrossEntropyLoss={11.3 - 0.2 * step:.2f}"]
+    frame, meta = read(tmp_path, "train.log", out)
+    assert [s for s, _ in curve(frame, "train/CrossEntropyLoss")] == list(range(1, 9))
+    assert meta["plan.steps"] == 10000

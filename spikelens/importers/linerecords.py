@@ -357,7 +357,10 @@ def steps(lines: pl.DataFrame, kinds: dict[int, frozenset] | None = None) -> tup
                            & (pl.col("anchored") | (pl.len().over("kind") >= 2)))
     main = _objective(records, kinds)
     has = {a: main.get_column(a).null_count() < main.height for a in _ANCHORS}
-    if not any(has.values()):  # records printed without a counter take that of the lines before them
+    if not any(has.values()) or (has["epoch"] and not (has["step"] or has["inner"])
+                                 and _constant(main, pl.col("epoch"))):
+        # records printed without a counter take that of the lines before them; so do records
+        # whose only anchor is an epoch they all share (OLMo's `[step=1/10000,epoch=0]` header)
         has = {a: records.get_column(a).null_count() < records.height for a in _ANCHORS}
     # a step key or counter on a line or two (DeepSpeed's `step=0` before training, a loading
     # bar's `2/2`) that the records, printed without it, would all take: not the file's step
@@ -536,6 +539,8 @@ def _counted(lines: pl.DataFrame, records: pl.DataFrame) -> tuple[pl.Expr, str, 
     base = _epoch_base(seen)
     epochs = seen.get_column("epoch_total").drop_nulls()
     plan = int(epochs[-1]) * last_total if epochs.len() and last_total else None
+    if plan is None and seen.get_column("epoch").n_unique() == 1:  # one epoch: the counter's total is the plan
+        plan = last_total
     return pl.when(inner.is_not_null()).then((epoch - base) * per + inner), "epoch and counter", plan
 
 
@@ -619,9 +624,11 @@ class Verdict:
     """Why a file whose lines hold numbers is not read (None: not a log at all)."""
 
 
-def sniff(text: str, whole: bool, name: str = "") -> Verdict | None:
+def sniff(text: str, whole: bool, name: str = "", named: bool = False) -> Verdict | None:
     """A console log (its key sets repeat on lines with a step or a counter), a file
-    that looks like one but cannot be read (`Verdict(False, reason)`), or None."""
+    that looks like one but cannot be read (`Verdict(False, reason)`), or None. `named`: a
+    file the user named on its own, whose numbers are said why they were not read even when
+    most of its lines are banners and rules (in a folder such a file is passed over)."""
     lines = [p for raw in text.replace("\r\n", "\n").split("\n") for p in raw.split("\r")]
     if not whole and len(lines) > 1:
         lines = lines[:-1]  # the last line may be cut
@@ -661,7 +668,7 @@ def sniff(text: str, whole: bool, name: str = "") -> Verdict | None:
     numeric += [i for i, (line, t) in enumerate(zip(lines, temps))
                 if (t.setting or t.prose) and i not in set(numeric) and any(c.isdigit() for c in line)]
     non_empty = sum(1 for line in lines if line.strip())
-    if len(numeric) >= 10 and len(numeric) >= 0.5 * non_empty:
+    if len(numeric) >= 10 and (named or len(numeric) >= 0.5 * non_empty):
         return Verdict(False, unread_reason(lines, temps, sorted(numeric), set(anchored)))
     return None
 

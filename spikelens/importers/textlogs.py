@@ -719,9 +719,9 @@ GENERAL_SNIFF_BYTES = 1024 * 1024
 """The head a line-structure sniff reads at most (64 KiB at a time until it is sure)."""
 
 
-def general_sniff(path: Path) -> linerecords.Verdict | None:
+def general_sniff(path: Path, named: bool = False) -> linerecords.Verdict | None:
     """`linerecords.sniff` of the file's head, read in growing pieces until it reads as a
-    console log or 1 MiB has been looked at."""
+    console log or 1 MiB has been looked at (`named`: see `linerecords.sniff`)."""
     verdict = None
     size = path.stat().st_size
     with open(path, "rb") as fh:
@@ -730,7 +730,7 @@ def general_sniff(path: Path) -> linerecords.Verdict | None:
             chunk = fh.read(SNIFF_BYTES)
             data += chunk
             whole = not chunk or len(data) >= size
-            verdict = linerecords.sniff(decoding.text_head(data), whole)  # BOM, UTF-16, NULs as read
+            verdict = linerecords.sniff(decoding.text_head(data), whole, named=named)  # BOM, UTF-16, NULs as read
             if (verdict is not None and verdict.readable) or whole or len(data) >= GENERAL_SNIFF_BYTES:
                 return verdict
 
@@ -788,6 +788,8 @@ class TextLogImporter(Importer):
         if self.pattern_for(path) is not None:
             return True
         verdict = self.general_for(path)  # one that looks like a log and cannot be read is said why
+        if verdict is None and path.suffix.lower() in TEXT_SUFFIXES:  # its banners outnumber its numbers
+            verdict = general_sniff(path, named=True)
         return verdict is not None and (verdict.readable or path.suffix.lower() not in _STRUCTURED)
 
     def general_for(self, path: Path) -> linerecords.Verdict | None:
@@ -832,6 +834,8 @@ class TextLogImporter(Importer):
         if not blocks.has_text:
             raise FormatError(path, "empty text log")
         if pattern is None:
+            if general is None:  # a file named on its own, its banners outnumbering its numbers
+                general = general_sniff(path, named=True)
             if general is not None and general.reason:
                 raise FormatError(path, general.reason)
             names = ", ".join(p.name for p in all_patterns())
