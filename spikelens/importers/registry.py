@@ -12,6 +12,7 @@ from .dvclive import DvcLiveImporter
 from .hf import HfTrainerStateImporter
 from .jsonhistory import JsonHistoryImporter
 from .jsonlines import JsonLinesImporter
+from .kvtables import KeyValueTableImporter
 from .llamafactory import LlamaFactoryImporter
 from .mlflow import MlflowRunImporter
 from .mmengine import MmengineScalarsImporter
@@ -55,5 +56,6 @@ IMPORTERS: tuple[Importer, ...] = (
     TimmSummaryImporter(),  # before CsvImporter: summary.csv (epoch, train_*, eval_*, lr) and its args.yaml
     CsvImporter(),
     BareNumbersImporter(),  # before the text reader: one number a line, named by the file (loss.txt)
+    KeyValueTableImporter(),  # before the text reader: | key | value | tables, one a record (SB3 console)
     TextLogImporter(),  # keep last: the most permissive (any .log/.txt a pattern matches)
 )
