@@ -140,6 +140,21 @@ def loud(run) -> list:
     return [f for f in run.findings if f.severity in ("warning", "error")]
 
 
+def keras_csv(path: Path, rows: dict) -> Path:
+    """What `keras.callbacks.CSVLogger` writes: `epoch` (from 0) then the sorted keys, `repr`
+    floats; `rows` maps each key to its per-epoch values."""
+    import csv
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    keys = sorted(rows)
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["epoch", *keys])
+        for i in range(len(rows[keys[0]])):
+            w.writerow([i, *(repr(float(rows[k][i])) for k in keys)])
+    return path
+
+
 def metric(run, name: str) -> pl.DataFrame:
     """The rows of one metric in a run's long frame, in read order."""
     return run.frame.filter(pl.col("metric") == name)

@@ -13,6 +13,7 @@ import numpy as np
 import spikelens
 
 from conftest import FIXTURES
+from conftest import keras_csv as _keras
 
 sys.path.insert(0, str(FIXTURES))
 from writers import hf  # noqa: E402
@@ -20,15 +21,6 @@ from writers import hf  # noqa: E402
 EPOCHS = 30
 
 
-def _keras(path, rows: dict[str, np.ndarray]) -> None:
-    """What `keras.callbacks.CSVLogger` writes: `epoch` and the sorted keys, `repr` floats."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    keys = sorted(rows)
-    with path.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["epoch", *keys])
-        for i in range(len(rows[keys[0]])):
-            w.writerow([i, *(repr(float(rows[k][i])) for k in keys)])
 
 
 def _run(path):

@@ -13,16 +13,9 @@ import numpy as np
 import spikelens
 
 from conftest import loud
+from conftest import keras_csv as _keras
 
 
-def _keras(path, rows: dict[str, list[float]]):
-    keys = sorted(rows)
-    with path.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["epoch", *keys])
-        for e in range(len(rows[keys[0]])):
-            w.writerow([e, *(repr(float(rows[k][e])) for k in keys)])
-    return path
 
 
 def _run(path):

@@ -7,7 +7,6 @@ KL runs are written by TensorBoard's own `SummaryWriter` with SB3's tags; eval c
 `CSVLogger` writes them."""
 from __future__ import annotations
 
-import csv
 
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ import pytest
 import spikelens
 
 from conftest import loud
+from conftest import keras_csv as _keras
 
 SummaryWriter = pytest.importorskip("torch.utils.tensorboard").SummaryWriter
 
@@ -80,16 +80,6 @@ def test_a_kl_that_grows_over_training_to_a_thousand_times_its_start_has_no_spik
 EPOCHS = 60
 
 
-def _keras(path, rows: dict[str, np.ndarray]):
-    """What `keras.callbacks.CSVLogger` writes: `epoch` and the sorted keys, `repr` floats."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    keys = sorted(rows)
-    with path.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["epoch", *keys])
-        for i in range(len(rows[keys[0]])):
-            w.writerow([i, *(repr(float(rows[k][i])) for k in keys)])
-    return path
 
 
 def _curves(seed: int, noise: float = 0.04) -> tuple[np.ndarray, np.ndarray]:
