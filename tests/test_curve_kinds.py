@@ -3,6 +3,8 @@ each kind of curve that moves by design gets a note, and its look-alike still fi
 Fixtures: `fixtures/writers/curve_kinds.py`, written into the test's own folder."""
 from __future__ import annotations
 
+import pytest
+
 import sys
 
 from conftest import FIXTURES, only_run as _run
@@ -27,6 +29,20 @@ def test_a_discriminator_loss_jumping_hundreds_of_times_over_1e4_is_a_note(tmp_p
     assert _loud(run) == []
     (note, *_) = _noted(run, "adversarial")
     assert note.metric == "D_loss" and "adversarial term" in note.message
+
+
+@pytest.mark.parametrize("name", ["loss_dis", "loss_D", "disc_loss", "loss/disc", "loss_gen"])
+def test_a_discriminator_loss_named_either_way_round_is_an_adversarial_term(tmp_path, name):
+    run = _run(ck.gan(tmp_path, d_name=name))
+    assert _loud(run) == []
+    assert [f for f in _noted(run, "adversarial") if f.metric == name]
+
+
+@pytest.mark.parametrize("name", ["loss_general", "loss_dist", "train/loss", "val_loss", "loss_disk"])
+def test_names_that_only_start_like_a_gan_term_are_not_adversarial(name):
+    from spikelens.detect.significance import is_adversarial
+
+    assert not is_adversarial(name)
 
 
 def test_the_same_jumps_on_the_task_loss_are_spikes(tmp_path):

@@ -59,10 +59,10 @@ the end of the run, would claim every later event)."""
 RELAUNCH_KINDS = ("resume_overlap", "step_reset")
 
 _ADVERSARIAL = re.compile(
-    r"discrim|generator|(?:^|[^a-z])(?:gan|adv|adversarial)(?:$|[^a-z])|(?:^|[/_\-. ])(?:err|loss|l)_?[gd](?:$|[/_\-. ])"
+    r"discrim|generator|(?:^|[^a-z])(?:gan|adv|adversarial)(?:$|[^a-z])|(?:^|[/_\-. ])(?:err|loss|l)[_/]?(?:[gd]|gen|dis|disc)(?:$|[/_\-. ])"
     r"|(?:^|[/_\-. ])[gd]_(?:loss|gan|adv|fake|real|total)|(?:^|[/_\-. ])(?:d|g|dis|disc|gen)[_/]?loss(?:$|[/_\-. ])",
     re.I)
-"""`D_loss`, `loss_G`, `errD`, `G_GAN`, `disc_loss`, `Discriminator Loss`, `adv_loss`, chainer's `gen/loss`."""
+"""`D_loss`, `loss_G`, `loss_gen`, `errD`, `G_GAN`, `disc_loss`, `Discriminator Loss`, `adv_loss`, chainer's `gen/loss`."""
 _RUNNING = re.compile(r"^(?P<raw>.+?)[_\-. /]?(?:avg|average|running|running_mean|smoothed|ema)$", re.I)
 
 
