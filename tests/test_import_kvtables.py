@@ -100,3 +100,21 @@ def test_a_two_column_table_with_numbers_in_its_first_column_is_not_claimed(tmp_
     path = tmp_path / "train.log"
     path.write_text("-" * 20 + "\n| step | loss |\n" + "\n".join(f"| {i} | {1 / (i + 1):.3f} |" for i in range(20)) + "\n")
     assert not KeyValueTableImporter().claims(path, path.read_bytes()[:4096])
+
+
+def test_a_settings_table_printed_once_above_the_step_lines_is_not_a_record(tmp_path):
+    """llm.c prints its parameters as a | key | value | table once, then `step N/M | loss` lines."""
+    from fixtures.writers.textlogs import llmc_step_line
+
+    table = ["+" + "-" * 23 + "+" + "-" * 20 + "+", "| Parameter             | Value              |",
+             "+" + "-" * 23 + "+" + "-" * 20 + "+"]
+    table += [f"| {k:<21} | {v:<18} |" for k, v in [("max_sequence_length T", 1024), ("batch_size B", 4),
+                                                      ("max_steps", 60), ("channels C", 768), ("gelu_fusion", 0),
+                                                      ("num_parameters", 124475904), ("val_loss_every", 20)]]
+    table.append("+" + "-" * 23 + "+" + "-" * 20 + "+")
+    steps = [llmc_step_line(s, 60, 6.0 - s * 0.05, 0.5, 3e-4, 4200.0) for s in range(1, 61)]
+    path = tmp_path / "train.log"
+    path.write_text("\n".join(table) + "\n" + "".join(steps))
+    assert not KeyValueTableImporter().claims(path, path.read_bytes()[:4096])
+    loss = _frame(path).filter(pl.col("metric") == "train_loss").sort("step")  # the llm.c reader's name
+    assert loss.height == 60 and loss.get_column("step").to_list() == list(range(1, 61))

@@ -44,17 +44,22 @@ COUNTER_NAMES = ("epoch", "epochs", "iteration", "iterations", "iter", "itr", "n
 
 HEAD_BYTES = 64 * 1024
 MIN_ROWS = 6
-"""A head claims the file when it holds this many key/value rows with a number, under a rule."""
+MIN_RECORDS = 3
+"""A head claims the file when it holds `MIN_ROWS` key/value rows with a number, under a rule,
+and one of their keys `MIN_RECORDS` times (tables that repeat, one a record)."""
 
 
-def _table_rows(text: str) -> int:
-    """How many lines of `text` are key/value rows with a named key and a number."""
-    found = 0
+def _repeated_tables(text: str) -> bool:
+    """Whether `text` holds key/value rows with a named key and a number that repeat as
+    records do: `MIN_ROWS` rows, a key seen `MIN_RECORDS` times. A settings table printed once
+    at the top of a log (llm.c's `| max_steps | 74 |`) is not a record of the run."""
+    seen: dict[str, int] = {}
     for line in text.splitlines():
         m = _ROW_RE.match(line)
         if m and _LETTER_RE.search(m["key"]) and _NUMBER_RE.match(m["value"].strip()):
-            found += 1
-    return found
+            key = m["key"].strip()
+            seen[key] = seen.get(key, 0) + 1
+    return sum(seen.values()) >= MIN_ROWS and max(seen.values(), default=0) >= MIN_RECORDS
 
 
 class KeyValueTableImporter(Importer):
@@ -73,7 +78,7 @@ class KeyValueTableImporter(Importer):
                 text = decoding.text_head(fh.read(HEAD_BYTES))
         except OSError:
             return False
-        return _table_rows(text) >= MIN_ROWS and re.search(_RULE, text, re.MULTILINE) is not None
+        return _repeated_tables(text) and re.search(_RULE, text, re.MULTILINE) is not None
 
     def read(self, path: Path) -> list[Table]:
         from .linerecords import CONSOLE
