@@ -140,19 +140,24 @@ def loud(run) -> list:
     return [f for f in run.findings if f.severity in ("warning", "error")]
 
 
-def keras_csv(path: Path, rows: dict) -> Path:
-    """What `keras.callbacks.CSVLogger` writes: `epoch` (from 0) then the sorted keys, `repr`
-    floats; `rows` maps each key to its per-epoch values."""
+def write_csv(path: Path, header: list[str], rows) -> Path:
+    """A CSV file with `header` and `rows`, its folder made first."""
     import csv
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    keys = sorted(rows)
     with path.open("w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["epoch", *keys])
-        for i in range(len(rows[keys[0]])):
-            w.writerow([i, *(repr(float(rows[k][i])) for k in keys)])
+        w.writerow(header)
+        w.writerows(rows)
     return path
+
+
+def keras_csv(path: Path, rows: dict) -> Path:
+    """What `keras.callbacks.CSVLogger` writes: `epoch` (from 0) then the sorted keys, `repr`
+    floats; `rows` maps each key to its per-epoch values."""
+    keys = sorted(rows)
+    return write_csv(path, ["epoch", *keys],
+                     ([i, *(repr(float(rows[k][i])) for k in keys)] for i in range(len(rows[keys[0]]))))
 
 
 def metric(run, name: str) -> pl.DataFrame:

@@ -4,7 +4,6 @@
 guessed: 97-99% of a logged total for a sustained stretch is a warning, 60% is nothing."""
 from __future__ import annotations
 
-import csv
 import json
 import math
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import write_csv
 from spikelens.api import analyze
 
 GIB = 1024 ** 3
@@ -31,18 +31,9 @@ def _used(n: int, share: float, *, hot: tuple[int, int] | None = None, seed: int
     return np.clip(out, 0, 0.999)
 
 
-def _csv(path: Path, header: list[str], rows) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(header)
-        w.writerows(rows)
-    return path
-
-
 def _used_total_csv(path: Path, share: np.ndarray, total: float = 80.0) -> Path:
     rows = [(10 * i, f"{3 + math.exp(-i / 50):.4f}", f"{total * u:.3f}", f"{total:.1f}") for i, u in enumerate(share)]
-    return _csv(path, ["step", "loss", "mem_used", "mem_total"], rows)
+    return write_csv(path, ["step", "loss", "mem_used", "mem_total"], rows)
 
 
 def test_a_stretch_at_98_percent_of_a_logged_total_is_a_warning(tmp_path):
@@ -86,7 +77,7 @@ def test_used_beside_free_memory_gives_the_share(tmp_path, share, expected):
     cap = 81920.0
     rows = [(i, f"{3 + math.exp(-i / 50):.4f}", f"{cap * u:.0f}", f"{cap * (1 - u):.0f}")
             for i, u in enumerate(_used(300, share, seed=3))]
-    found = _memory(_csv(tmp_path / "smi" / "metrics.csv", ["step", "loss", "memory.used (MB)", "memory.free (MB)"],
+    found = _memory(write_csv(tmp_path / "smi" / "metrics.csv", ["step", "loss", "memory.used (MB)", "memory.free (MB)"],
                          rows))
     assert len(found) == expected, found
     if expected:
@@ -110,16 +101,16 @@ def test_a_logged_share_standing_at_98_percent_is_a_warning(tmp_path):
 def test_memory_bandwidth_utilization_is_no_share_of_capacity(tmp_path):
     """nvidia-smi's `utilization.memory (%)` at 99% says the memory is busy, not full."""
     rows = [(i, f"{3 + math.exp(-i / 50):.4f}", f"{99 + 0.3 * math.sin(i):.1f}") for i in range(300)]
-    assert _memory(_csv(tmp_path / "bw" / "metrics.csv", ["step", "loss", "utilization.memory (%)"], rows)) == []
+    assert _memory(write_csv(tmp_path / "bw" / "metrics.csv", ["step", "loss", "utilization.memory (%)"], rows)) == []
 
 
 def test_no_total_logged_no_capacity_guessed(tmp_path):
     """`mem_used` alone at 78 GB: the device's size is not in the log, so nothing is said."""
     rows = [(10 * i, f"{3 + math.exp(-i / 50):.4f}", f"{78 + 0.1 * math.sin(i):.2f}") for i in range(400)]
-    assert _memory(_csv(tmp_path / "alone" / "metrics.csv", ["step", "loss", "mem_used"], rows)) == []
+    assert _memory(write_csv(tmp_path / "alone" / "metrics.csv", ["step", "loss", "mem_used"], rows)) == []
 
 
 def test_a_logged_fraction_of_the_device_is_read_as_a_share(tmp_path):
     rows = [(10 * i, f"{3 + math.exp(-i / 50):.4f}", f"{u:.4f}") for i, u in enumerate(_used(300, 0.985, seed=5))]
-    found = _memory(_csv(tmp_path / "frac" / "metrics.csv", ["step", "loss", "gpu_mem_frac"], rows))
+    found = _memory(write_csv(tmp_path / "frac" / "metrics.csv", ["step", "loss", "gpu_mem_frac"], rows))
     assert len(found) == 1 and 97 <= found[0].evidence["capacity_percent"] <= 99.9

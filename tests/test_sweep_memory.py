@@ -191,8 +191,8 @@ def test_a_spool_is_never_made_in_the_logs(monkeypatch, tmp_path):
     assert os.listdir(logs) == ["train.log"]
 
 
-@pytest.mark.parametrize("error", [RuntimeError, KeyboardInterrupt])
-def test_the_spool_is_removed_when_the_sweep_fails_or_is_interrupted(monkeypatch, tmp_path, error):
+def _spool_folders(monkeypatch) -> list[str]:
+    """The folder of every spool the test makes, in order (a spy on `Spool.__init__`)."""
     made: list[str] = []
     real = spool_mod.Spool.__init__
 
@@ -201,6 +201,12 @@ def test_the_spool_is_removed_when_the_sweep_fails_or_is_interrupted(monkeypatch
         made.append(self.folder)
 
     monkeypatch.setattr(spool_mod.Spool, "__init__", init)
+    return made
+
+
+@pytest.mark.parametrize("error", [RuntimeError, KeyboardInterrupt])
+def test_the_spool_is_removed_when_the_sweep_fails_or_is_interrupted(monkeypatch, tmp_path, error):
+    made = _spool_folders(monkeypatch)
     _fake_sweep(monkeypatch, 50, fail_at=30, error=error)
     with pytest.raises(error):
         _sweep(tmp_path)
@@ -222,14 +228,7 @@ def test_the_cli_keeps_the_spool_beside_the_html_and_removes_it(tmp_path, monkey
         with (logs / f"r{k}" / "metrics.csv").open("w", newline="") as fh:
             csv.writer(fh).writerows([["step", "train_loss"]] + [[s, 2.0 - s / 200 + 0.01 * ((s * 7 + k) % 5)]
                                                                  for s in range(120)])
-    made: list[str] = []
-    real = spool_mod.Spool.__init__
-
-    def init(self, where=None):
-        real(self, where)
-        made.append(self.folder)
-
-    monkeypatch.setattr(spool_mod.Spool, "__init__", init)
+    made = _spool_folders(monkeypatch)
     monkeypatch.setattr(sweep, "SPOOL_FROM", 0)
     monkeypatch.delenv(sweep.SPOOL_ENV, raising=False)
     code, out, _ = main_in_process(capsys, "analyze", logs, "--html", tmp_path / "out" / "page.html",
