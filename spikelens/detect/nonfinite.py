@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import polars as pl
 
 from .base import Detector, RunContext, Series
 from ..frame import SIDE_ROLES
@@ -37,8 +38,9 @@ class NonFiniteDetector(Detector):
 
     def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
         bad = ~np.isfinite(series.value)
+        earlier = superseded_nonfinite(ctx, series.metric)
         if not bad.any():
-            return []
+            return [self._earlier_finding(series, earlier, ctx)] if earlier.height else []
         first = int(np.argmax(bad))
         step = series.step
         first_step = int(step[first])
@@ -72,6 +74,9 @@ class NonFiniteDetector(Detector):
                 message += f" after blowing up {evidence['blowup_ratio']:.1f}x from step {blow_start}"
             message += f"; {count} non-finite point{'s' if count != 1 else ''}"
         message += (f", finite again from step {back_step}" if back_step is not None else ", never finite again")
+        if earlier.height:
+            evidence["superseded_nonfinite_points"] = earlier.height
+            message += f"; {_earlier_text(earlier)}"
         hidden = zero_loss_from(ctx, first_step) if series.role != "loss" and back_step is None else None
         if hidden is not None:
             evidence["loss_reads_zero_from"] = hidden
@@ -88,6 +93,58 @@ class NonFiniteDetector(Detector):
         return [Finding(kind="nan", code=self.code, run=ctx.run, metric=series.metric, severity=severity,
                         message=message, start_step=first_step, peak_step=first_step, end_step=back_step,
                         evidence=evidence)]
+
+
+    def _earlier_finding(self, series: Series, earlier: pl.DataFrame, ctx: RunContext) -> Finding:
+        """The NaN/inf of launches that later ones replaced (runs appended to one log, a
+        restart from an earlier step): the detectors judge the live timeline, but a value
+        that went non-finite is a fact about the run whichever launch logged it."""
+        step, value, segment = earlier.row(0)
+        what = "NaN" if np.isnan(value) else ("+inf" if value > 0 else "-inf")
+        launches = earlier.get_column("segment").unique().sort().to_list()
+        evidence = {"first_nonfinite_step": int(step), "first_nonfinite": what, "nonfinite_points": earlier.height,
+                    "points": len(series), "finite_again_step": None, "replaced_launch": True,
+                    "launches": [int(k) + 1 for k in launches]}
+        message = (f"{series.metric} was {what} at step {int(step)} in launch {int(segment) + 1}, which a later "
+                   f"launch replaced: {_earlier_text(earlier, lead=False)}; the live run's {series.metric} "
+                   f"stays finite")
+        # the launch that went non-finite was replaced, so the run is not dead: a loss's is worth a
+        # warning (the likely reason it was run again), any other metric's a note
+        severity = "warning" if series.role in ("loss", "eval_loss") else "info"
+        return Finding(kind="nan", code=self.code, run=ctx.run, metric=series.metric, severity=severity,
+                       message=message, start_step=int(step), peak_step=int(step), end_step=None, evidence=evidence)
+
+
+def superseded_nonfinite(ctx: RunContext, metric: str) -> pl.DataFrame:
+    """`step, value, segment` of the metric's NaN/inf points that a later launch superseded
+    (`stitching`), in read order; empty when there are none."""
+    table = _superseded_table(ctx.frame)
+    return table.filter(pl.col("metric") == metric).drop("metric") if table.height else table.drop("metric")
+
+
+_cached: list = [None, None]
+"""The frame last looked at and its superseded non-finite rows (one table a run, not one
+filter of the whole frame a metric)."""
+
+
+def _superseded_table(frame: pl.DataFrame | None) -> pl.DataFrame:
+    if _cached[0] is frame and frame is not None:
+        return _cached[1]
+    cols = {"metric": pl.String, "step": pl.Int64, "value": pl.Float64, "segment": pl.Int64}
+    if frame is None or "superseded" not in frame.columns or not frame.get_column("superseded").any():
+        table = pl.DataFrame(schema=cols)
+    else:
+        table = (frame.filter(pl.col("superseded") & ~pl.col("value").is_finite())
+                 .sort("seq").select([pl.col(c).cast(t) for c, t in cols.items()]))
+    _cached[0], _cached[1] = frame, table
+    return table
+
+
+def _earlier_text(earlier: pl.DataFrame, lead: bool = True) -> str:
+    """How many NaN/inf points earlier (superseded) launches logged, and in how many launches."""
+    n, k = earlier.height, earlier.get_column("segment").n_unique()
+    text = f"{n} non-finite point{'s' if n != 1 else ''} in {k} launch{'es' if k != 1 else ''} a later one replaced"
+    return f"also {text}" if lead else text
 
 
 def _losses_finite_at(ctx: RunContext, steps: np.ndarray) -> bool:

@@ -17,6 +17,9 @@ from .stats import median_interval
 
 
 def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
+    # a NaN of a launch a later one replaced (`nonfinite`) is no event of the live timeline: kept as it is
+    replaced = [f for f in findings if f.evidence.get("replaced_launch")]
+    findings = [f for f in findings if not f.evidence.get("replaced_launch")]
     drop: set[int] = set()
     by_kind: dict[str, list[Finding]] = {}
     for f in findings:
@@ -113,7 +116,7 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
     findings = weigh(group_events([f for f in findings if id(f) not in drop], ctx), ctx)
     setting_is_a_cause(findings, ctx)  # after weighing: only an event that stayed loud takes the setting in
     _break_that_cost(findings, ctx)
-    return findings
+    return findings + replaced
 
 
 BREAK_MOVE = 5.0
