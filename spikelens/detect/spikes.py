@@ -102,8 +102,14 @@ class SpikeDetector(Detector):
     """...and the jump (in log) is at least this many times the run's own 99th-percentile
     one-point excursion: a run whose every tenth step doubles has no smooth steps to stand out from."""
     bad_batch_max_share: float = 0.02
-    """More one-step jumps than this share of the points (and more than 5) is the run's
-    own noise, not bad batches."""
+    """More one-step jumps than this share of the points (and more than 5) may be the run's
+    own noise rather than bad batches; they are, unless they stand apart from it (see
+    `bad_batch_population`)."""
+    bad_batch_population: float = 2.0
+    """Many one-step jumps are a population of bad batches, not the tail of the run's noise,
+    when upward one-point moves of half their size (in log) are at most this many times as
+    many as they are: noise that throws 5x steps throws many more 2.2x ones, while an otherwise
+    smooth run whose bad batches jump 9-45x has almost no moves in between."""
     resume_context: int = 5
     """At a launch boundary the trailing window mixes the earlier launch's whole descent in
     (a short per-epoch run falls fast): the level before a resume is the median of this many
@@ -320,9 +326,14 @@ def bad_batch_jumps(det: SpikeDetector, value: np.ndarray, ratio: float, noise_f
     prev_ok = np.concatenate([[True], y[:-1] - ref[1:] < thr / 2])
     next_ok = np.concatenate([y[1:] - ref[:-1] < thr / 2, [True]])
     idx = np.flatnonzero(hit & prev_ok & next_ok)
-    if idx.size == 0 or (idx.size > 5 and idx.size > det.bad_batch_max_share * n):
-        return np.empty(0, dtype=np.int64)
-    rest = np.delete(np.abs(jump), idx)
+    if idx.size == 0:
+        return idx
+    if idx.size > 5 and idx.size > det.bad_batch_max_share * n \
+            and np.count_nonzero(jump[1:-1] >= thr / 2) > det.bad_batch_population * idx.size:
+        return np.empty(0, dtype=np.int64)  # the tail of the run's own noise, not a set of bad batches
+    # the run's own upward one-point moves: a fast descent (the first steps, below the level before
+    # them) is not noise a bad batch must stand above
+    rest = np.delete(np.maximum(np.nan_to_num(jump, nan=0.0), 0.0), idx)
     tail = float(np.quantile(rest, 0.99)) if rest.size >= 10 else 0.0
     factor = det.bad_batch_noise_factor if noise_factor is None else noise_factor
     return idx[jump[idx] >= factor * tail]
