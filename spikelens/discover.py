@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 import numpy as np
 import polars as pl
@@ -20,6 +20,9 @@ from .importers.base import Importer, Table, read_head
 from .naming import key_name
 from .sanitize import shown
 from .segments import relogs_a_step, restart_record_order, split_ids, with_declared
+
+if TYPE_CHECKING:
+    from .importers.registry import Importers
 
 SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "node_modules", ".ipynb_checkpoints"}
 
@@ -45,7 +48,7 @@ class Run:
     meta: dict = field(default_factory=dict)
 
 
-def importers() -> tuple[Importer, ...]:
+def importers() -> Importers:
     from .importers.registry import IMPORTERS
 
     return IMPORTERS
@@ -53,9 +56,7 @@ def importers() -> tuple[Importer, ...]:
 
 def _claim(path: Path, is_dir: bool) -> Importer | None:
     head = b"" if is_dir else read_head(path)
-    for imp in importers():
-        if imp.claims_dirs != is_dir:
-            continue
+    for imp in importers().claimants(folders=is_dir):  # the others are not imported for this
         try:
             if imp.claims(path, head):
                 return imp
@@ -82,7 +83,7 @@ def find_sources(paths: Iterable[str | os.PathLike]) -> list[Source]:
                 imp = _claim_named(path)
             if imp is None:
                 if not is_dir:
-                    _note_crashed_text(path)
+                    _note_crashed_text(path) or _note_passed_over(path)
                 continue
             seen.add(real)
             found.append(Source(path, imp, imp.group_key(path)))
@@ -107,18 +108,38 @@ def _claim_named(path: Path) -> Importer | None:
 CRASH_SUFFIXES = (".log", ".out", ".err")
 
 
-def _note_crashed_text(path: Path) -> None:
+def _note_crashed_text(path: Path) -> bool:
     """A console log no reader claims that holds NUL bytes is what a job killed before its
     first logged step leaves (the zero-filled tail of a crash): named, so that `check`
-    does not pass over it."""
+    does not pass over it. Whether it was."""
     if path.suffix.lower() not in CRASH_SUFFIXES:
-        return
+        return False
     from .importers.decoding import looks_binary
 
     head = read_head(path)
     if b"\x00" in head and (not looks_binary(head) or not head.strip(b"\x00")):  # all zeros: nothing got written
         diagnostics.warn(f"{path}: a text log with NUL bytes (what a crash while writing leaves) and no line "
                          f"any reader knows — {NOTHING_READ}")
+        return True
+    return False
+
+
+def _note_passed_over(path: Path) -> None:
+    """A console log (`.log`, `.out`, `.err`) no reader claims whose lines hold numbers (ten or
+    more, though banners and prose outnumber them) is named with which lines held numbers and why
+    none was read, so a user can write a pattern: a log is never passed over in silence. Not a
+    NOTHING_READ line: a folder's other logs were read, and a stray log does not fail `check`."""
+    if path.suffix.lower() not in CRASH_SUFFIXES:
+        return
+    from .importers.textlogs import general_sniff
+
+    try:
+        verdict = general_sniff(path, named=True)
+    except OSError:
+        return
+    if verdict is not None and not verdict.readable and verdict.reason:
+        diagnostics.warn(f"{path}: passed over, not read as a log: {verdict.reason} "
+                         f"(a [tool.spikelens.patterns] entry reads lines a reader does not know)")
 
 
 def _walk(root: Path) -> Iterator[tuple[Path, bool]]:
@@ -410,9 +431,30 @@ def source_groups(roots: list[Path]) -> list[list[Source]]:
         sources = _crashed_logs(roots)
     if not sources:
         where = ", ".join(storage.safe_url(storage.unmangle(str(r))) for r in roots)
-        raise NothingFound(where, f"no training logs found{_near_misses(roots)} "
+        raise NothingFound(where, f"no training logs found{_passed_over(roots)}{_near_misses(roots)} "
                                   f"(spikelens ls --formats lists what each reader looks for)")
     return groups(sources)
+
+
+PASSED_OVER_SHOWN = 3
+"""Files named with their reason in a folder's "no training logs found" before the rest are counted."""
+
+
+def _passed_over(roots: list[Path]) -> str:
+    """Why the files that may have been meant as logs were not read: the one file named, or
+    the first few log-like files (`passedover.LOGLIKE_SUFFIXES`) under the folders given."""
+    from . import passedover
+
+    local = [storage.localize(r) for r in roots]
+    if len(local) == 1 and local[0].is_file():
+        return f": {passedover.reason(local[0])}"
+    files = [p for root in local if root.is_dir() for p, is_dir in _walk(root)
+             if not is_dir and p.suffix.lower() in passedover.LOGLIKE_SUFFIXES]
+    if not files:
+        return ""
+    shown_files = "; ".join(f"{shown(str(p))}: {passedover.reason(p)}" for p in files[:PASSED_OVER_SHOWN])
+    more = f"; and {len(files) - PASSED_OVER_SHOWN} more" if len(files) > PASSED_OVER_SHOWN else ""
+    return f": {len(files)} file{'s' if len(files) != 1 else ''} looked at ({shown_files}{more})"
 
 
 class _CrashOnly(Importer):
