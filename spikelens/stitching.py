@@ -60,6 +60,13 @@ class Stitched:
     segment_starts: list[int] = field(default_factory=list)
     """Stitched steps where a resumed launch took over (the `resume` cause uses them)."""
     boundaries: list[Boundary] = field(default_factory=list)
+    main: str | None = None
+    """The metric launches were placed by (the run's main loss)."""
+
+    @property
+    def reruns(self) -> list[int]:
+        """Segments that started a new run from the beginning (a log holding several runs)."""
+        return [b.segment for b in self.boundaries if b.launch == "rerun"]
 
 
 # ------------------------------------------------------------------ the public entry points
@@ -109,7 +116,7 @@ def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol:
         findings.append(died_of_nan)
     findings.extend(launch_crash_findings(run.name, run.meta or {}))
     return Stitched(frame=frame, findings=findings, segments=segments,
-                    segment_starts=starts, boundaries=boundaries)
+                    segment_starts=starts, boundaries=boundaries, main=main)
 
 
 def _ended_early(run: Run, frame: pl.DataFrame, main: str | None) -> Finding | None:

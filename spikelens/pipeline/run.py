@@ -21,6 +21,7 @@ from ..explain.engine import explain
 from ..frame import is_perplexity, roles_of, validate
 from ..model.report import RunReport
 from ..remedy import attach as attach_remedies
+from ..sessions import earlier_sessions, judge_sessions
 from ..stitching import stitch_run
 
 
@@ -37,10 +38,19 @@ def analyze_run(run: Run, cfg: Config, *, detector_params: dict | None = None,
     findings = run_detectors(ctx, detectors)
     findings = explain(reconcile(stitched.findings + findings, ctx), ctx)
     attach_remedies(findings, ctx, run.sources)
+    findings += judge_sessions(earlier_sessions(frame, stitched.reruns, stitched.main), lambda f: _judged(
+        run.name, f, cfg, detectors))  # the earlier runs of a log that holds several (sessions.py)
     findings.sort(key=lambda f: (f.anchor_step if f.anchor_step is not None else -1, f.kind))
     return RunReport(run=run.name, sources=run.sources, segments=stitched.segments, metrics=roles,
                      findings=findings, formats=run.formats, points=run.frame.height,
                      stats=run_stats(ctx), frame=frame, shift_profile=shift_profile_of(ctx, detectors))
+
+
+def _judged(name: str, frame, cfg: Config, detectors: list) -> tuple[list, RunContext]:
+    """One earlier run of a log that holds several, detected and explained on its own points."""
+    roles = roles_of(frame, cfg.roles)
+    ctx = RunContext(run=name, roles=roles, series=series_of(frame, roles), frame=frame)
+    return explain(reconcile(run_detectors(ctx, detectors), ctx), ctx), ctx
 
 
 def run_stats(ctx: RunContext) -> dict[str, Any]:

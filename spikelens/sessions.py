@@ -1,0 +1,105 @@
+"""Runs appended to one log, judged one by one.
+
+A log that holds several runs, each starting its step counter again (a sweep written to one
+file, a script run twice, k folds), is stitched with the last run live and the earlier ones
+superseded: the report judges the run that counts now. But an engineer reading the file lists
+what happened in each run (the fold that never learned, the configuration whose loss ran away),
+so each earlier run is judged on its own points too, on the file's own step axis, and its
+findings say which run they are about.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import polars as pl
+
+from .detect.base import RunContext
+from .model.finding import Finding
+
+MIN_POINTS = 5
+"""An earlier run with fewer points of its main metric than this (a launch killed in its first
+steps) has nothing of its own to judge."""
+MAX_SESSIONS = 60
+"""At most this many earlier runs are judged (the longest): a log of hundreds of one-epoch
+debug launches holds no more events than its longest runs show."""
+KINDS = ("spike", "nan", "divergence", "plateau", "overfitting", "oscillation", "repeated_data")
+"""What an earlier run's findings may report: events of its own curves. Its run-level findings
+(how it ended, its throughput) belong to the launch accounting the stitch already did."""
+
+
+@dataclass
+class Session:
+    """One earlier run of a log that holds several: its rows, live inside it."""
+
+    index: int
+    """1-based, in launch order."""
+    of: int
+    """How many runs the log holds."""
+    segments: list[int]
+    frame: pl.DataFrame
+    first_step: int
+    last_step: int
+
+
+def earlier_sessions(frame: pl.DataFrame, reruns: list[int], main: str | None) -> list[Session]:
+    """The runs before the last in a log whose launches `reruns` (segments) each started a new
+    run from the beginning; inside one run a later launch still wins from its first step on."""
+    if not reruns or frame.height == 0:
+        return []
+    segs = sorted(int(s) for s in frame.get_column("segment").unique())
+    starts = [segs[0], *sorted(s for s in set(reruns) if s != segs[0])]
+    out: list[Session] = []
+    for k, lo in enumerate(starts[:-1]):
+        hi = starts[k + 1]
+        members = [s for s in segs if lo <= s < hi]
+        rows = frame.filter(pl.col("segment").is_in(members))
+        rows = _live_inside(rows.drop("superseded") if "superseded" in rows.columns else rows)
+        counted = rows.filter(pl.col("metric") == main) if main is not None else rows
+        counted = counted.filter(~pl.col("superseded") & pl.col("value").is_not_null())
+        if counted.height < MIN_POINTS:
+            continue
+        steps = counted.get_column("step")
+        out.append(Session(index=k + 1, of=len(starts), segments=members, frame=rows,
+                           first_step=int(steps.min()), last_step=int(steps.max())))
+    if len(out) > MAX_SESSIONS:
+        out = sorted(sorted(out, key=lambda s: -(s.last_step - s.first_step))[:MAX_SESSIONS], key=lambda s: s.index)
+    return out
+
+
+def _live_inside(rows: pl.DataFrame) -> pl.DataFrame:
+    """`superseded` inside one run: a launch supersedes the earlier launches' points from its own
+    first step on, and a (metric, step) logged twice keeps its last value."""
+    first = rows.group_by("segment").agg(pl.col("step").min().alias("_first"))
+    later = {int(s): f for s, f in first.iter_rows()}
+    order = sorted(later)
+    # the smallest first step of any later launch of this run, per launch
+    cut = {s: min((later[t] for t in order if t > s), default=None) for s in order}
+    cuts = pl.DataFrame({"segment": list(cut), "_cut": [c for c in cut.values()]},
+                        schema={"segment": rows.schema["segment"], "_cut": pl.Int64})
+    rows = rows.join(cuts, on="segment", how="left")
+    twice = pl.col("seq") != pl.col("seq").max().over("metric", "step")
+    return rows.with_columns(superseded=(pl.col("_cut").is_not_null() & (pl.col("step") >= pl.col("_cut")))
+                             | twice).drop("_cut")
+
+
+def judge_sessions(sessions: list[Session], judge: Callable[[pl.DataFrame], tuple[list[Finding], RunContext]]
+                   ) -> list[Finding]:
+    """Each earlier run judged alone (`judge` detects and explains one frame); its findings of
+    `KINDS` kept, named after their run, as notes: an earlier run's event is what happened in a run
+    the log's later runs replaced, context for the run that counts now, not an alarm about it (its
+    severity as judged alone is kept in the evidence)."""
+    out: list[Finding] = []
+    for s in sessions:
+        found, _ = judge(s.frame)
+        for f in found:
+            if f.kind not in KINDS:
+                continue
+            judged = f.severity
+            f.severity = "info"
+            f.message = (f"run {s.index} of {s.of} appended to this log (steps {s.first_step}-{s.last_step}, "
+                         f"replaced by the later runs): {f.message}")
+            f.evidence["session"] = {"index": s.index, "of": s.of, "first_step": s.first_step,
+                                     "last_step": s.last_step, "severity_alone": judged}
+            out.append(f)
+    return out
