@@ -298,6 +298,9 @@ FAMILIES = {
     "fairseq": lambda s, v: f"epoch 001:  {s} / 9999 loss={v:.3f}, grad_norm={v / 3:.3f}, num_updates={s}",
     "loguru": lambda s, v: (f"2024-05-01 12:00:00.123 | INFO     | __main__:train:88 - step {s} loss {v:.4f} "
                             f"grad_norm {v / 3:.4f}"),
+    # values in their array type's repr, a value glued to the next key, a rank after `@` in a name
+    "tensor": lambda s, v: f"idx: {s}loss: tensor({v:.4f}, device='cuda:0', grad_fn=<NegBackward>)",
+    "numpy": lambda s, v: f"iter {s} Acc@1 {v / 2:.3f} loss: np.float64({v!r}) top@5: np.float32({v / 3:.4f})",
 }
 
 
@@ -314,7 +317,8 @@ def test_console_logs_read_back_and_a_cut_keeps_the_lines_before(tmp_path_factor
     got = curve(frame, "loss")
     assert sorted(got) == list(range(1, len(values) + 1))
     for s, v in enumerate(values, start=1):
-        printed = float(make(s, v).split("loss")[1].strip(" :=',").split()[0].strip("',{}|"))
+        printed = float(make(s, v).split("loss")[1].strip(" :=',").split()[0].strip("',{}|")
+                        .removeprefix("tensor(").removeprefix("np.float64(").rstrip(",)"))
         assert got[s] == pytest.approx(printed, nan_ok=True)
     data = whole.read_bytes()
     at = cut % (len(data) + 1)

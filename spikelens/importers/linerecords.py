@@ -35,7 +35,7 @@ import polars as pl
 
 from . import lineshapes, textsignals
 from .base import to_float
-from .linetokens import Template, header_cells, table_row, tokenise
+from .linetokens import Template, _eval_name, header_cells, table_row, tokenise
 from .patterns import LinePattern
 
 CONSOLE = LinePattern(name="console log", rules=())
@@ -44,6 +44,8 @@ CONSOLE = LinePattern(name="console log", rules=())
 _PLAN = re.compile(r"(?i)(?:max[_ ]steps|max[_ ]iters?|total[_ ]steps|train[_-]iters|num[_ ]training[_ ]steps"
                    r"|total optimization steps|total training steps)\W{0,3}\s*[:=]?\s*(\d[\d,]*)")
 _PLAN_HINT = "(?i)max[_ ]steps|max[_ ]iter|total[_ ]steps|train[_-]iters|num[_ ]training[_ ]steps|total optimization|total training steps"
+_EPOCH_PLAN = re.compile(r"(?i)\b(?:max|num|total|n|nb)[_ ]?epochs?\s*[:=]\s*(\d+)\b")
+"""A run's epoch plan as its settings print it (`max_epoch: 150`, `num_epochs=100`)."""
 _ANCHORS = ("step", "inner", "inner_total", "epoch", "epoch_total")
 CUT_MARK = "\x00"
 """What `textlogs` appends to a last line the file's end cut off (its `_CUT`)."""
@@ -75,7 +77,7 @@ class ShapeBook:
             self.names[name] = len(self.names)
         return self.names[name]
 
-    def learn(self, keys: list[str], examples: list[str]) -> list[int]:
+    def learn(self, keys: list[str], examples: list[str], above: list[str | None] | None = None) -> list[int]:
         """The id of each key (a shape, maybe refined, see `parse_chunk`), tokenising an
         example line of each key not seen yet."""
         with self._lock:
@@ -84,7 +86,7 @@ class ShapeBook:
                 self.templates = []
                 self.headers, self.rowish, self.composed = {}, set(), {}
             out = []
-            for key, example in zip(keys, examples):
+            for i, (key, example) in enumerate(zip(keys, examples)):
                 sid = self.ids.get(key)
                 if sid is None:
                     sid = self.ids[key] = len(self.templates)
@@ -92,7 +94,8 @@ class ShapeBook:
                     for name, _, _ in t.values:
                         self.code(name)
                     self.templates.append(t)
-                    head = header_cells(example) if not t.values or t.unkeyed == 0 else None
+                    head = (header_cells(example, above[i] if above else None)
+                            if not t.values or t.unkeyed == 0 else None)
                     if head is not None:
                         self.headers[sid] = head
                     elif t.unkeyed >= 2:
@@ -125,7 +128,8 @@ class ShapeBook:
         width = max((len(t.values) for t in temps), default=0)
         with self._lock:
             kinds = [self.kinds.setdefault(frozenset(n for n, _, _ in t.values), len(self.kinds)) for t in temps]
-        cols: dict[str, list] = {"_sid": sids, "evaluation": [t.evaluation is not None for t in temps], "kind": kinds}
+        cols: dict[str, list] = {"_sid": sids, "evaluation": [t.evaluation is not None for t in temps], "kind": kinds,
+                                 "announce": [t.announces for t in temps]}
         for name in _ANCHORS + ("stamp",):
             spans = [_span(t, name) for t in temps]
             cols[f"{name}.s"] = [s[0] if s else None for s in spans]
@@ -135,8 +139,8 @@ class ShapeBook:
             cols[f"s{k}"] = [v[1] if v else None for v in vals]
             cols[f"n{k}"] = [v[2] if v else None for v in vals]
             cols[f"c{k}"] = [self.names[v[0]] if v else None for v in vals]
-        schema = {"_sid": pl.Int64, "evaluation": pl.Boolean, "kind": pl.Int32,
-                  **{c: pl.Int64 for c in cols if c not in ("_sid", "evaluation", "kind")}}
+        schema = {"_sid": pl.Int64, "evaluation": pl.Boolean, "kind": pl.Int32, "announce": pl.Boolean,
+                  **{c: pl.Int64 for c in cols if c not in ("_sid", "evaluation", "kind", "announce")}}
         return pl.DataFrame(cols, schema=schema), width
 
 
@@ -159,6 +163,8 @@ class ChunkOut:
     signals: textsignals.ChunkSignals
     plan: int | None
     """The last plan a banner line of the chunk states."""
+    epochs: int | None = None
+    """The first epoch plan a setting of the chunk states (`max_epoch: 150`)."""
 
 
 def parse_chunk(chunk: pl.DataFrame, book: ShapeBook, known: dict) -> ChunkOut:
@@ -166,15 +172,18 @@ def parse_chunk(chunk: pl.DataFrame, book: ShapeBook, known: dict) -> ChunkOut:
     templates of its shapes."""
     shape = chunk.get_column("shape") if "shape" in chunk.columns else lineshapes.shapes_of(chunk.get_column("text"))
     chunk = chunk.drop("shape", strict=False)
-    first = pl.DataFrame({"shape": shape, "text": chunk.get_column("text")}).unique(
-        "shape", keep="first", maintain_order=True)
+    text = chunk.get_column("text")
+    above = text.zip_with(text.str.strip_chars() != "", pl.Series([None], dtype=pl.String)).shift(1).forward_fill()
+    first = pl.DataFrame({"shape": shape, "text": text, "above": above}).unique("shape", keep="first",
+                                                                                maintain_order=True)
     shapes = first.select("shape", _shape=pl.int_range(pl.len(), dtype=pl.Int64))
     local = shape.to_frame("shape").join(shapes, on="shape", how="left", maintain_order="left").get_column("_shape")
     chunk = chunk.with_columns(local)
     signals = textsignals.chunk_signals(chunk, CONSOLE, shapes, known)
     plan = _chunk_plan(chunk)
 
-    sids = book.learn(first.get_column("shape").to_list(), first.get_column("text").to_list())
+    sids = book.learn(first.get_column("shape").to_list(), first.get_column("text").to_list(),
+                      first.get_column("above").to_list())
     named = {i: book.templates[sid].named_by_digits for i, sid in enumerate(sids) if book.templates[sid].named_by_digits}
     if named:  # keys with digits (`top1`, `loss_0`): one shape may name other metrics, told apart by those keys
         key = _refined(chunk.with_columns(shape.alias("_text_shape")), named)
@@ -195,7 +204,7 @@ def parse_chunk(chunk: pl.DataFrame, book: ShapeBook, known: dict) -> ChunkOut:
     table, width = book.table(sids)
     joined = chunk.select("row", "text", "_sid").join(table, on="_sid", how="left", maintain_order="left")
     own_anchor = pl.any_horizontal([pl.col(f"{a}.s").is_not_null() for a in _ANCHORS])
-    wanted = own_anchor | (pl.col("s0").is_not_null() if width else pl.lit(False))
+    wanted = own_anchor | (pl.col("s0").is_not_null() if width else pl.lit(False)) | pl.col("announce")
     # a last line cut off by the end of the file (textlogs marks it with a NUL) is no record: its last
     # number may be cut ('loss=0' of 'loss=0.500') and its step key lost (it would take the step
     # before it); as a watch does with a half-written line, it is left for the next write
@@ -211,13 +220,13 @@ def parse_chunk(chunk: pl.DataFrame, book: ShapeBook, known: dict) -> ChunkOut:
     lines = joined.select(
         pl.col("row").cast(pl.Int32),
         *[_count(cut(a), separated).alias(a) for a in _ANCHORS],
-        "evaluation", "kind",
+        "evaluation", "kind", "announce",
         values=pl.sum_horizontal([pl.col(f"s{k}").is_not_null() for k in range(width)]) if width else pl.lit(0),
         wall_time=_wall_time(cut("stamp")) if has_stamp else pl.lit(None, pl.Float64),
     )
     if width == 0 or joined.height == 0:
         rows = pl.DataFrame(schema={"row": pl.Int32, "pos": pl.Int16, "code": pl.UInt32, "value": pl.Float64})
-        return ChunkOut(lines, rows, signals, plan)
+        return ChunkOut(lines, rows, signals, plan, _stated_epochs(chunk))
     raw = joined.select([text.str.slice(pl.col(f"s{k}"), pl.col(f"n{k}")).alias(f"v{k}") for k in range(width)])
     values = [numbers(raw.get_column(f"v{k}")) for k in range(width)]
     codes = [joined.get_column(f"c{k}") for k in range(width)]
@@ -233,7 +242,7 @@ def parse_chunk(chunk: pl.DataFrame, book: ShapeBook, known: dict) -> ChunkOut:
     pos = np.tile(np.arange(width, dtype=np.int16), n)[present]
     rows = pl.DataFrame({"row": joined.get_column("row").cast(pl.Int32).to_numpy()[line], "pos": pos,
                          "code": code[present].astype(np.uint32), "value": matrix[present]})
-    return ChunkOut(lines, rows, signals, plan)
+    return ChunkOut(lines, rows, signals, plan, _stated_epochs(chunk))
 
 
 def _tabled(text: pl.Series, ids: pl.Series, book: ShapeBook) -> pl.Series:
@@ -302,6 +311,30 @@ def _wall_time(text: pl.Expr) -> pl.Expr:
             .dt.timestamp("us").cast(pl.Float64) / 1e6)
 
 
+def _stated_epochs(chunk: pl.DataFrame) -> int | None:
+    found = chunk.select(pl.col("text").str.extract(_EPOCH_PLAN.pattern, 1).drop_nulls().first()).item()
+    return int(found) if found is not None else None
+
+
+def epoch_count(total: int, first: int, stated: int | None = None) -> int:
+    """How many epochs an epoch counter's printed total plans. A counter that starts at 1 prints
+    the count (`Epoch 1/10`); one that starts at 0 prints either the count (`[0/100]`) or its last
+    index (`EPOCH 000 / 149`, YOLOv5's `0/99`): the last index when the run's settings say the plan
+    is one more (`max_epoch: 150`), or, with no setting, when one more is the rounder number (people
+    plan 150 epochs, not 149)."""
+    if first != 0:
+        return total
+    if stated is not None:
+        return total + 1 if stated == total + 1 else total
+    return total + 1 if _roundness(total + 1) > _roundness(total) else total
+
+
+def _roundness(n: int) -> float:
+    """Trailing zeros, and a half for a multiple of 5: 150 -> 1.5, 149 -> 0, 25 -> 0.5."""
+    zeros = len(str(n)) - len(str(n).rstrip("0")) if n else 0
+    return zeros + (0.5 if n and n % 5 == 0 else 0.0)
+
+
 def _chunk_plan(chunk: pl.DataFrame) -> int | None:
     stating = chunk.filter(pl.col("text").str.contains(_PLAN_HINT))
     if stating.height == 0:
@@ -316,14 +349,16 @@ def _chunk_plan(chunk: pl.DataFrame) -> int | None:
 # ------------------------------------------------------------------ the whole file
 
 
-def steps(lines: pl.DataFrame, kinds: dict[int, frozenset] | None = None) -> tuple[pl.DataFrame, dict]:
+def steps(lines: pl.DataFrame, kinds: dict[int, frozenset] | None = None,
+          stated_epochs: int | None = None) -> tuple[pl.DataFrame, dict]:
     """The step of every line (`row`, `step`), and the plan meta, chosen for the file
     (see the module doc). `kinds`: the metric names of each record kind (`ShapeBook.kinds`
     turned round), which tell a relaunch's counter from an evaluation bar's."""
     if lines.height == 0:
         return lines.select("row", "wall_time", "values", step=pl.lit(None, pl.Int64), keep=pl.lit(True)), {}
     anchored = pl.any_horizontal([pl.col(a).is_not_null() for a in ("step", "inner", "epoch")])
-    lines = _carried(lines.with_columns(anchored=anchored))
+    lines = _phased(_announced(lines).with_columns(anchored=anchored))
+    lines = _carried(lines)
     # lines that choose how the file counts: those with a step of their own, or of a kind (a
     # key set) printed more than once; a banner's `Num examples = 1,000` is neither
     records = lines.filter(~pl.col("evaluation") & (pl.col("values") > 0)
@@ -368,7 +403,7 @@ def steps(lines: pl.DataFrame, kinds: dict[int, frozenset] | None = None) -> tup
     if has["step"] and ((main.get_column("step").null_count() and not _tells_apart(lines, main, _named(lines, records)))
                         or _constant(main, _named(lines, records))):
         has["step"] = False
-    counted = _counted(lines, records) if has["inner"] and not has["step"] else None
+    counted = _counted(lines, records, stated_epochs) if has["inner"] and not has["step"] else None
     if counted is not None and ((main.get_column("inner").null_count() and not _tells_apart(lines, main, counted[0]))
                                 or _constant(main, counted[0])):
         has["inner"] = False
@@ -384,7 +419,7 @@ def steps(lines: pl.DataFrame, kinds: dict[int, frozenset] | None = None) -> tup
         step, how = pl.col("epoch"), "epoch"
         total = records.get_column("epoch_total").drop_nulls()
         if total.len():
-            meta["plan.steps"] = int(total[-1])
+            meta["plan.steps"] = epoch_count(int(total[-1]), int(records.get_column("epoch").min()), stated_epochs)
     else:
         # the order of the records that choose the step; what comes before the first is the
         # preamble (a model's printout, a config dump), as before a first step
@@ -404,7 +439,8 @@ def steps(lines: pl.DataFrame, kinds: dict[int, frozenset] | None = None) -> tup
     stepped = stepped.with_columns(keep=pl.col("anchored") | ((pl.col("values") > 0) & spread)
                                    | (pl.col("values") >= 3))  # an eval dict said once, after a step
     meta["step.from"] = how
-    return stepped.select("row", "step", "wall_time", "keep", "values"), meta
+    extra = ["announced"] if "announced" in stepped.columns else []
+    return stepped.select("row", "step", "wall_time", "keep", "values", *extra), meta
 
 
 def _objective(records: pl.DataFrame, kinds: dict[int, frozenset] | None) -> pl.DataFrame:
@@ -448,6 +484,52 @@ def _constant(main: pl.DataFrame, step: pl.Expr) -> bool:
     finished bar's `1568/1568` before each epoch's summary. Such a number counts nothing."""
     got = main.select(step.alias("_s")).get_column("_s").drop_nulls()
     return got.len() >= 4 and got.n_unique() == 1
+
+
+def _announced(lines: pl.DataFrame) -> pl.DataFrame:
+    """An evaluation announced by a line of its own (`Eval begin...`, `Validating...`) whose
+    lines print the training lines' keys under a counter of another total (`step 10/88` between
+    `step 610/614` lines): those lines are the evaluation's, up to the first line that is not
+    (another total, a banner, a line of other keys). Only a counter of its own total tells the
+    block apart; an announcement followed by lines that look like training is left alone."""
+    if "announce" not in lines.columns:
+        return lines
+    if not lines.select(pl.col("announce").any()).item():
+        return lines.filter(~pl.col("announce")).drop("announce")
+    block = pl.col("announce").cum_sum()
+    # per block (the lines from one announcement to the next): its first line after the
+    # announcement, and the counter total the training lines before it printed
+    lines = lines.with_columns(_b=block, _i=pl.int_range(pl.len()),
+                               _before=pl.col("inner_total").shift(1).forward_fill())
+    first = (lines.filter(~pl.col("announce") & (pl.col("_b") > 0)).group_by("_b")
+             .agg(_t=pl.col("inner_total").first(), _k=pl.col("kind").first()))
+    at = lines.filter(pl.col("announce")).select("_b", _prior=pl.col("_before"))
+    lines = lines.join(first.join(at, on="_b", how="left"), on="_b", how="left").sort("_i")
+    alike = (~pl.col("announce") & pl.col("_t").is_not_null() & pl.col("_t").ne_missing(pl.col("_prior"))
+             & pl.col("inner_total").eq_missing(pl.col("_t")) & pl.col("kind").eq(pl.col("_k")))
+    # the block runs while its lines are alike (or already an evaluation's): the first other line ends it
+    inside = alike | (pl.col("evaluation") & ~pl.col("announce"))
+    ended = (~inside & ~pl.col("announce")).cast(pl.Int32).cum_sum().over("_b") > 0
+    marked = (pl.col("_b") > 0) & ~pl.col("announce") & inside & ~ended
+    return (lines.with_columns(evaluation=pl.col("evaluation") | marked, announced=marked)
+            .filter(~pl.col("announce")).drop("_b", "_i", "_before", "_t", "_k", "_prior", "announce"))
+
+
+def _phased(lines: pl.DataFrame) -> pl.DataFrame:
+    """A record printed over several lines is of the phase of the line that opens it: where the
+    same lines of values follow both the training counter's lines (`Epoch: [0][10/250] ... Loss`)
+    and an evaluation's (`Test: [10/242] ... Loss`), those after the evaluation's are its own
+    (`cos_sim_loss 0.31` under `Test:` is a test value, not a training one)."""
+    if not lines.select(pl.col("evaluation").any()).item():
+        return lines
+    head = pl.when(pl.col("anchored")).then(pl.int_range(pl.len(), dtype=pl.Int64)).forward_fill()
+    lines = lines.with_columns(_head=head)
+    cont = ~pl.col("anchored") & (pl.col("values") > 0) & ~pl.col("evaluation") & pl.col("_head").is_not_null()
+    opener_eval = pl.col("evaluation").gather(pl.col("_head").fill_null(0))
+    after_train = lines.filter(cont & ~opener_eval).get_column("kind").unique()
+    mark = cont & opener_eval & pl.col("kind").is_in(after_train.implode())
+    told = pl.col("announced") | mark if "announced" in lines.columns else mark
+    return lines.with_columns(evaluation=pl.col("evaluation") | mark, announced=told).drop("_head")
 
 
 def _carried(lines: pl.DataFrame) -> pl.DataFrame:
@@ -514,7 +596,8 @@ def _named(lines: pl.DataFrame, records: pl.DataFrame) -> pl.Expr:
     return pl.col("step")
 
 
-def _counted(lines: pl.DataFrame, records: pl.DataFrame) -> tuple[pl.Expr, str, int | None]:
+def _counted(lines: pl.DataFrame, records: pl.DataFrame,
+             stated_epochs: int | None = None) -> tuple[pl.Expr, str, int | None]:
     """A counter `N/M`: N, or with an epoch (on the line or a banner before it),
     (epoch - first epoch) * M + N."""
     seen = records.filter(pl.col("inner").is_not_null())
@@ -538,7 +621,8 @@ def _counted(lines: pl.DataFrame, records: pl.DataFrame) -> tuple[pl.Expr, str, 
     per = pl.when(pl.col("inner_total") < most).then(most + 1).otherwise(pl.col("inner_total")).fill_null(most)
     base = _epoch_base(seen)
     epochs = seen.get_column("epoch_total").drop_nulls()
-    plan = int(epochs[-1]) * last_total if epochs.len() and last_total else None
+    first = int(seen.get_column("epoch").min())
+    plan = epoch_count(int(epochs[-1]), first, stated_epochs) * last_total if epochs.len() and last_total else None
     if plan is None and seen.get_column("epoch").n_unique() == 1:  # one epoch: the counter's total is the plan
         plan = last_total
     return pl.when(inner.is_not_null()).then((epoch - base) * per + inner), "epoch and counter", plan
@@ -554,12 +638,13 @@ def assemble(outs: Iterable[ChunkOut], book: ShapeBook) -> tuple[pl.DataFrame, d
     wall time (`row, step, wall_time, metric, value`), and what the file says besides:
     the plan meta, the signals' meta, the counts."""
     signals = textsignals.Signals(CONSOLE)
-    line_parts, row_parts, plan = [], [], None
+    line_parts, row_parts, plan, stated = [], [], None, None
     for out in outs:
         signals.add(out.signals)
         line_parts.append(out.lines)
         row_parts.append(out.rows.drop("pos"))  # read order is the row's order: the slot is not needed
         plan = out.plan if out.plan is not None else plan
+        stated = stated if stated is not None else out.epochs
     lines = pl.concat(line_parts, how="vertical_relaxed") if line_parts else None
     rows = pl.concat(row_parts, rechunk=False) if row_parts else None
     line_parts.clear()
@@ -568,7 +653,7 @@ def assemble(outs: Iterable[ChunkOut], book: ShapeBook) -> tuple[pl.DataFrame, d
         empty = pl.DataFrame(schema={"row": pl.Int32, "step": pl.Int64, "wall_time": pl.Float64,
                                      "metric": pl.Categorical(), "value": pl.Float64})
         return empty, {"signals": signals.meta(empty), "records": 0}
-    stepped, plan_meta = steps(lines, {k: names for names, k in book.kinds.items()})
+    stepped, plan_meta = steps(lines, {k: names for names, k in book.kinds.items()}, stated)
     # each value row takes its line's step and wall time: the lines' place by row, one gather
     stepped = stepped.with_columns(step=pl.when(pl.col("keep")).then(pl.col("step")))
     line_rows = stepped.get_column("row").to_numpy()
@@ -586,8 +671,19 @@ def assemble(outs: Iterable[ChunkOut], book: ShapeBook) -> tuple[pl.DataFrame, d
         "metric": names.gather(rows.get_column("code")),
         "value": rows.get_column("value"),
     })
+    if "announced" in stepped.columns and stepped.get_column("announced").any():
+        # the lines of an announced evaluation print the training keys: their values are the evaluation's
+        told = stepped.get_column("announced").fill_null(False).gather(at)
+        renamed = {n: _eval_name(n, "val") for n in book.names}
+        frame = frame.with_columns(metric=pl.when(told).then(
+            pl.col("metric").cast(pl.String).replace_strict(renamed, default=pl.col("metric").cast(pl.String)))
+            .otherwise(pl.col("metric").cast(pl.String)).cast(pl.Categorical()))
     if frame.get_column("step").null_count():
         frame = frame.filter(pl.col("step").is_not_null())
+    if plan_meta.get("step.from") == "order":
+        frame, key = _rising_key(frame)
+        if key is not None:
+            plan_meta["step.from"] = f"counter key {key}"
     # a metric is read once a line: a repeat needs two lines at one step (the cheap check first)
     line_steps = stepped.filter(pl.col("values") > 0).get_column("step").drop_nulls()
     if line_steps.len() > 1 and not bool((line_steps.diff().slice(1) > 0).all()):
@@ -601,6 +697,42 @@ def assemble(outs: Iterable[ChunkOut], book: ShapeBook) -> tuple[pl.DataFrame, d
     sig = signals.meta(frame.with_columns(pl.col("row").cast(pl.Int64)))
     meta.update({k: v for k, v in sig.items() if k.startswith(("plan.error", "plan.launch_errors"))})
     return frame, meta
+
+
+def _rising_key(frame: pl.DataFrame) -> tuple[pl.DataFrame, str | None]:
+    """A file whose records name no counter, but print an integer under a key of their own
+    that rises on every record (`after cycle=3 avg(utility)=...`, `idx: 3loss: ...`): that key
+    counts the records, whatever its name. It becomes the step of its lines and of the lines
+    after them (up to its next line), and is no metric. It must be printed on the very lines of
+    another metric (a counter beside the values it counts), never repeat or fall, and not be a
+    role the detectors judge (a loss, a reward, a time)."""
+    from ..frame import infer_role
+
+    per = (frame.group_by("metric").agg(n=pl.len(), rows=pl.col("row").sort(), whole=(pl.col("value") % 1 == 0).all(),
+                                        rising=(pl.col("value").diff().drop_nulls() > 0).all(),
+                                        low=pl.col("value").min())
+           .filter((pl.col("n") >= 4) & pl.col("whole") & pl.col("rising") & (pl.col("low") >= 0)))
+    if per.height == 0:
+        return frame, None
+    rows_of = {m: tuple(r) for m, r in
+               frame.group_by("metric").agg(pl.col("row").sort()).iter_rows()}
+    from .linetokens import _rank
+
+    # the key on most lines; among keys on the same lines, one named as a counter (`iter` before `epoch`)
+    ranked = sorted(per.iter_rows(), key=lambda r: (-r[1], _rank(str(r[0]).lower()), str(r[0])))
+    for metric, _, rows, *_ in ranked:
+        name = str(metric)
+        if infer_role(name) != "other":
+            continue
+        if not any(m != metric and r == tuple(rows) for m, r in rows_of.items()):
+            continue  # counts no other value: a metric that happens to rise
+        at = frame.filter(pl.col("metric") == metric).select("row", _k=pl.col("value").cast(pl.Int64))
+        out = (frame.filter(pl.col("metric") != metric).with_columns(pl.col("row").cast(pl.Int64).alias("_r"))
+               .join_asof(at.select(pl.col("row").cast(pl.Int64).alias("_r"), "_k"), on="_r")
+               .filter(pl.col("_k").is_not_null())
+               .with_columns(step=pl.col("_k")).drop("_r", "_k"))
+        return out, name
+    return frame, None
 
 
 def _drop_repeats(frame: pl.DataFrame) -> pl.DataFrame:
@@ -637,7 +769,8 @@ def sniff(text: str, whole: bool, name: str = "", named: bool = False) -> Verdic
     temps = [cache[s] for s in shapes]
     header = None
     for i, (line, t) in enumerate(zip(lines, temps)):  # rows under a table's header row take its names
-        head = header_cells(line) if not t.values or t.unkeyed == 0 else None
+        above = next((lines[k] for k in range(i - 1, max(i - 3, -1), -1) if lines[k].strip()), None)
+        head = header_cells(line, above) if not t.values or t.unkeyed == 0 else None
         if head is not None:
             header = head
         elif header is not None and t.unkeyed >= 2:

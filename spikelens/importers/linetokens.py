@@ -56,8 +56,13 @@ _SPACED_RE = "|".join(re.escape(u) for u in sorted(_SPACED, key=len, reverse=Tru
 _NAMES_ALONE = re.compile(r"/|^ms$")
 """Units that name a number printed without a key (`| 330 ms |`, `5.00it/s`)."""
 
-_SOFT_BLANK = re.compile(r"\x1b\[[\d;?]*[ -/]*[@-~]|\x1b[()][A-Za-z\d]|\x1b|['\"]")
-"""ANSI escapes and quotes: blanked with spaces (a dict's `'loss': 1` reads as `loss: 1`)."""
+_WRAPPED = (r"\b(?:tensor|(?:np|numpy)\.(?:float|int)\d*|tf\.Tensor|Tensor)\(\[*(?=\s*[-+]?(?:\d|\.\d|(?i:nan|inf)))"
+            r"|(?<=[\d\]])\]*(?:,\s*(?:device|grad_fn|dtype|requires_grad|shape)\s*=\s*(?:<[^>]*>|\([^)]*\)|[\w.:']+))+\s*\)")
+"""A number printed in its array type's repr (PyTorch's `tensor(0.5, device='cuda:0', grad_fn=<...>)`,
+NumPy 2's `np.float64(0.5)`, TensorFlow's `tf.Tensor(0.5, shape=(), dtype=float32)`): the wrapper and its
+keyword arguments are blanked, the number stays."""
+_SOFT_BLANK = re.compile(_WRAPPED + r"|\x1b\[[\d;?]*[ -/]*[@-~]|\x1b[()][A-Za-z\d]|\x1b|['\"]")
+"""ANSI escapes, quotes and array wrappers: blanked with spaces (a dict's `'loss': 1` reads as `loss: 1`)."""
 _BLANK = re.compile("|".join([
     r"\[(?:rank|default|Rank|RANK)\s*\d+\]:?|(?m:^\s*\[\d+\]:)",  # rank tags
     r"(?m:^\s*\d+:\s)",  # srun -l
@@ -75,8 +80,8 @@ _PHASE = re.compile(r"\((?P<phase>train|training|val|valid|validation|eval|test)
 _TOKEN = re.compile(
     rf"(?P<ctr>(?<![\w.])\d+\s*/\s*\d+(?![\w.]))"
     rf"|(?P<num>(?<![\w.]){NUM_BODY})(?:(?P<unit>{_UNIT_RE})|(?P<ord>(?<=\d)(?:st|nd|rd|th))|\s(?P<sunit>{_SPACED_RE}))?"
-    r"(?![A-Za-z/\d]|\.\d)"
-    r"|(?P<word>[A-Za-z_](?:[\w./\-]*\w)?)"
+    r"(?!(?![A-Za-z_]{3,}[\w\-]*[ \t]*[:=][ \t]*[-+(\[]?(?:\d|\.\d|(?i:nan|inf)))[A-Za-z/\d]|\.\d)"
+    r"|(?P<word>[A-Za-z_](?:[\w./\-]*\w)?(?:@\d+(?:\.\d+)?(?::\d+(?:\.\d+)?(?=:))?)?)"
     r"|(?P<link>[:=])"
     r"|(?P<hard>\||,(?=\s|$)|(?<=[\d)\]]),(?=[A-Za-z_])|;|\s-\s|[{}\x01]+)"
     r"|(?P<open>\()"
@@ -155,6 +160,13 @@ class Template:
     def prose(self) -> bool:
         """More loose words than a log line carries: a sentence, whose numbers are not metrics."""
         return self.loose >= 4 and self.loose > len(self.values) + 2
+
+    @property
+    def announces(self) -> bool:
+        """A line that only says an evaluation begins (`Eval begin...`, `Validating`): no number,
+        a few words, one of them an evaluation word."""
+        return (self.evaluation is not None and not self.values and not self.anchored and self.unkeyed == 0
+                and self.loose <= 3 and not self.setting)
 
     @property
     def anchored(self) -> bool:
@@ -502,10 +514,15 @@ def _cells(line: str) -> list[tuple[str, int, int, int]]:
     return out
 
 
-def header_cells(line: str) -> list[tuple[str, int, int]] | None:
+def header_cells(line: str, above: str | None = None) -> list[tuple[str, int, int]] | None:
     """A table's header row (`   Epoch    GPU_mem   box_loss  ...`): three or more names set
     apart by two spaces or a tab, maybe followed by a progress bar (a cell starting with a
-    digit); each name with its display columns (start, end). None for any other line."""
+    digit); each name with its display columns (start, end). None for any other line.
+    A header whose groups of names are set apart by `|` (`pipe_header`) names its rows' cells
+    by their order in each group; `above`: the line before it, which may name the groups."""
+    grouped = pipe_header(line, above) if line.count("|") >= 2 else None
+    if grouped is not None:
+        return grouped
     cells = _cells(line)
     names = []
     for text, _, a, b in cells:
@@ -539,11 +556,100 @@ def _column_name(text: str) -> str:
     return text
 
 
+_GROUP_WORD = re.compile(r"[A-Za-z][A-Za-z\d_]*(?:-[A-Za-z\d_]+)*")
+
+
+def _groups(line: str) -> list[str]:
+    """A line cut at its `|`, without the empty group after a closing `|`."""
+    parts = line.split("|")
+    return parts[:-1] if len(parts) > 1 and not parts[-1].strip() else parts
+
+
+def pipe_header(line: str, above: str | None = None) -> list[tuple[str, int, int]] | None:
+    """A header whose groups of columns are set apart by `|`, two groups of two names or more
+    (`lr iter epoch | loss top-1 top-2 | loss top-1 top-2 | time`): rows under it print their
+    cells centred or padded anyhow, so a cell is told by its order within its group, not by its
+    columns. A line above whose `|` stand where the header's do names each group by its one word
+    (`|---- VALID ----|---- TRAIN ----|`), and the group's names take it as a prefix; without it,
+    a name printed again in a later group takes the group's number. Each entry is (name,
+    -groups, group): the negative count marks the header as one of groups (`table_row`)."""
+    parts = _groups(_ANSI.sub("", line))
+    names = [p.split() for p in parts]
+    if any(not _HEAD_CELL.match(w) or w[0].isdigit() for ws in names for w in ws):
+        return None
+    if sum(1 for ws in names if len(ws) >= 2) < 2 or sum(len(ws) for ws in names) < 4:
+        return None  # one name a group: a markdown table of keys and values (`kvtables`), not groups of columns
+    labels = [""] * len(parts)
+    if above is not None:
+        top = _ANSI.sub("", above)
+        bars = [i for i, c in enumerate(top) if c == "|"]
+        if bars and bars == [i for i, c in enumerate(_ANSI.sub("", line)) if c == "|"][-len(bars):]:
+            segs = _groups(top)
+            shift = len(parts) - len(segs)
+            for k, seg in enumerate(segs):
+                words = _GROUP_WORD.findall(seg)
+                if len(words) == 1 and 0 <= k + shift < len(parts):
+                    labels[k + shift] = words[0]
+    out: list[tuple[str, int, int]] = []
+    seen: set[str] = set()
+    for g, ws in enumerate(names):
+        for w in ws:
+            name = _column_name(w)
+            name = f"{labels[g]}_{name}" if labels[g] else name
+            if name in seen:
+                name = f"{name}_{g}"
+            seen.add(name)
+            out.append((name, -len(parts), g))
+    return out
+
+
+def _group_row(line: str, header: list[tuple[str, int, int]]) -> Template | None:
+    """A row under a header of groups (`pipe_header`): as many `|` groups as the header, each
+    group's numbers under its names in order (one number under several words takes them all as
+    its name: `Current Best`); a group that does not line up (`0 hr 06 min` under `time`) is skipped."""
+    parts = _groups(line)
+    if len(parts) != -header[0][1]:
+        return None
+    out = Template()
+    numbers = 0
+    base = 0
+    for g, part in enumerate(parts):
+        names = [n for n, _, hg in header if hg == g]
+        cells = [(m.group(), base + m.start()) for m in _CELL.finditer(part)]
+        base += len(part) + 1
+        if not cells:
+            continue
+        if len(cells) == 1 and len(names) > 1:  # `Current Best`: one cell under two words (a group's label once)
+            label = names[0].split("_")[0] + "_"
+            shared = len(label) > 1 and all(n.startswith(label) for n in names)
+            names = [label * shared + "_".join(n[len(label) * shared:] for n in names)]
+        if len(cells) != len(names) or not all(_CELL_NUM.match(c) for c, _ in cells):
+            if numbers == 0 and g == 0 and not names:
+                return None
+            continue
+        for name, (text, start) in zip(names, cells):
+            num = _CELL_NUM.match(text)
+            numbers += 1
+            unit, span = num.group("unit"), (start, num.end("num"))
+            low = name.lower()
+            if unit is None and _is_int(num.group("num")):
+                if low in EPOCH_NAMES:
+                    out.epoch = span
+                    continue
+                if _step_name(low):
+                    out.step = (low, *span)
+                    continue
+            out.values.append((f"{name}_{_UNITS[unit]}" if unit else name, *span))
+    return out if numbers >= 2 and out.values else None
+
+
 def table_row(line: str, header: list[tuple[str, int, int]]) -> Template | None:
     """A row under a header: its first cells line up with the header's columns (their right
     or left edges at the same display columns), numbers under names; a counter `N/M` under
     an epoch or step name is the row's epoch or step, a word is a label (YOLO's `all`), and
     a progress bar after the last column gives its counter. None when the row does not line up."""
+    if header and header[0][1] < 0:
+        return _group_row(line, header)
     cells = _cells(line)
     if len(cells) < len(header):
         return None

@@ -1,0 +1,215 @@
+"""Line shapes the general reader learned in session 11, each a principle rather than a pattern,
+each written here in the layout of the code that prints it (never copied from a real log):
+numbers printed in their array type's repr, a number glued to the next key, ranks after `@` in a
+name, a key that counts the records whatever its name, and an evaluation announced by a line of
+its own whose lines print the training keys under a counter of another total."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from spikelens import diagnostics
+from spikelens.frame import infer_roles
+from spikelens.importers.linetokens import tokenise
+from spikelens.importers.textlogs import TextLogImporter
+from spikelens.stitching import main_metric
+
+pytestmark = pytest.mark.usefixtures("no_user_patterns")
+
+
+def read(tmp_path: Path, name: str, lines: list[str]) -> tuple[pl.DataFrame, dict]:
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with diagnostics.collecting():
+        (table,) = TextLogImporter().read(path)
+    return table.frame, table.meta
+
+
+def curve(frame: pl.DataFrame, metric: str) -> list[tuple[int, float]]:
+    return frame.filter(pl.col("metric") == metric).select("step", "value").rows()
+
+
+@pytest.mark.parametrize("line, values", [
+    # print(f"epoch {e} loss {loss} acc {acc}") with loss a CUDA tensor
+    ("epoch 3 loss tensor(0.5012, device='cuda:0', grad_fn=<AddBackward0>) acc 0.91", {"loss": "0.5012", "acc": "0.91"}),
+    ("Epoch: 3 Loss: tensor([0.5012], device='cuda:0')", {"Loss": "0.5012"}),
+    # NumPy 2 prints a scalar as its type: print(f"loss: {np.float64(x)!r}")
+    ("step 5 loss: np.float64(0.25) acc: np.float32(0.5)", {"loss": "0.25", "acc": "0.5"}),
+    ("step 5 loss tf.Tensor(0.69, shape=(), dtype=float32)", {"loss": "0.69"}),
+    # print("idx: " + str(i) + "loss: " + str(loss)): no space between a value and the next key
+    ("idx: 12loss: tensor(-0.0138, grad_fn=<NegBackward>)", {"idx": "12", "loss": "-0.0138"}),
+    # a rank or threshold after `@` is part of the name (DeiT's `* Acc@1 80.1 Acc@5 95.0`, COCO's mAP@0.5:0.95)
+    ("* Acc@1 0.740 Acc@5 2.540 loss 7.148", {"Acc@1": "0.740", "Acc@5": "2.540", "loss": "7.148"}),
+    ("mAP@0.5: 0.31 mAP@0.5:0.95: 0.2 loss 1.2", {"mAP@0.5": "0.31", "mAP@0.5:0.95": "0.2", "loss": "1.2"}),
+    # a digit glued to a word that is not a linked key stays unread (`ground/3D: 0.5` is one key)
+    ("box_IoU_ground/3D: 0.5 loss 3", {"box_IoU_ground/3D": "0.5", "loss": "3"}),
+])
+def test_wrapped_numbers_glued_keys_and_ranks_in_names(line, values):
+    t = tokenise(line)
+    assert {n: line[s: s + k] for n, s, k in t.values} == values
+
+
+def test_a_key_that_rises_on_every_record_counts_them_whatever_its_name(tmp_path):
+    # print(f"after cycle={c} avg(utility)={u} avg(num_wins)={w}"): no step word, the key counts
+    out = [f"after cycle={c} avg(utility)={250 + (c * 37) % 90 + 0.5} avg(num_wins)={0.3 + (c % 5) / 20}"
+           for c in range(0, 40)]
+    frame, meta = read(tmp_path, "training.log", out)
+    assert meta["step.from"] == "counter key after_cycle"
+    assert "after_cycle" not in frame.get_column("metric").unique().to_list()
+    got = curve(frame, "avg_utility")
+    assert [s for s, _ in got] == list(range(40)) and got[3][1] == pytest.approx(250 + 111 % 90 + 0.5)
+    # a value that rises but is no counter (a float, or printed on lines of its own) stays a metric
+    out = [f"loss {1 / (i + 1):.4f} tokens_seen {i * 512 + 0.5}" for i in range(20)]
+    frame, meta = read(tmp_path, "other.log", out)
+    assert meta["step.from"] == "order" and "tokens_seen" in frame.get_column("metric").unique().to_list()
+
+
+def test_a_tensor_loss_glued_to_its_index_is_read_by_the_index(tmp_path):
+    out = [f"idx: {i}loss: tensor({-0.01 * (i % 7):.4f}, grad_fn=<NegBackward>)" for i in range(30)]
+    frame, meta = read(tmp_path, "loss.txt", out)
+    assert meta["step.from"] == "counter key idx"
+    got = curve(frame, "loss")
+    assert [s for s, _ in got] == list(range(30)) and got[6][1] == pytest.approx(-0.06)
+    assert infer_roles(frame.get_column("metric").unique().to_list()) == {"loss": "loss"}
+
+
+def test_an_announced_evaluation_with_its_own_counter_total_is_an_evaluation(tmp_path):
+    # paddle.Model.fit's console (hapi ProgBarLogger): `Epoch e/E`, `step i/614 - loss: x - ...`
+    # then `Eval begin...` and the same keys under the evaluation's own total `step i/88`
+    out = ["The loss value printed in the log is the current step, and the metric is the average value."]
+    for e in range(1, 4):
+        out.append(f"Epoch {e}/10")
+        out += [f"step {i:3d}/614 - loss: {1 / (e * 10 + i / 100):.4f} - auc: {0.5 + e / 20:.4f} - 3s/step"
+                for i in range(10, 615, 100)]
+        out.append(f"save checkpoint at /home/user/save/{e - 1}")
+        out.append("Eval begin...")
+        out += [f"step {i:2d}/88 - loss: {0.9 - e / 10 + i / 1000:.4f} - auc: {0.6 + e / 20:.4f} - 3s/step" for i in range(20, 89, 20)]
+        out.append("Eval samples: 11219")
+    frame, meta = read(tmp_path, "train.log", out)
+    assert meta["step.from"] == "epoch and counter" and meta["plan.steps"] == 6140
+    train = curve(frame, "loss")
+    assert [s for s, _ in train] == [(e - 1) * 614 + i for e in range(1, 4) for i in range(10, 615, 100)]
+    val = curve(frame, "val_loss")
+    assert [s for s, _ in val] == [(e - 1) * 614 + 610 for e in range(1, 4) for _ in range(20, 89, 20)]
+    assert val[0][1] == pytest.approx(0.82)
+    roles = infer_roles(frame.get_column("metric").unique().to_list())
+    assert roles["val_loss"] == "eval_loss" and roles["val_auc"] == "accuracy"
+    assert main_metric(frame, roles) == "loss"
+
+
+def test_an_announcement_followed_by_training_lines_marks_nothing(tmp_path):
+    # `Validating...` printed, then the training loop goes on with the same counter: no evaluation block
+    out = []
+    for s in range(1, 30):
+        out.append(f"step {s}/100 loss {1 / s:.4f}")
+        if s % 10 == 0:
+            out.append("Validating...")
+    frame, meta = read(tmp_path, "train.log", out)
+    assert [s for s, _ in curve(frame, "loss")] == list(range(1, 30))
+    assert not [m for m in frame.get_column("metric").unique().to_list() if m.startswith("val")]
+
+
+def _grouped_table(banner: bool, starts: int = 1) -> list[str]:
+    """A training script's table whose column groups are set apart by `|`, its cells centred
+    (`print('%-8s %-8s %-8s| %-6s %-7s %-15s| %-6s ...' % ...)`): a banner naming the groups, the
+    names, a rule, a row per epoch; `starts` launches appended."""
+    out = []
+    for _ in range(starts):
+        out += ["-" * 40 + " [START 2021-10-14 15:29:13] " + "-" * 40, "", "** start training here! **"]
+        if banner:
+            out.append(" " * 27 + "|------------ VALID -------------|----------- TRAIN -------------|"
+                                  "------Accuracy------|------------|")
+        out.append("lr       iter     epoch    | loss   top-1  top-2            | loss   top-1  top-2           "
+                   "|    Current Best    | time       |")
+        out.append("-" * 127)
+        for e in range(12):
+            out.append(f"{0.0001:<8} {e:<6.1f} {e:<10.1f}| {0.5 - e / 100:<6.3f} {80 + e / 10:<7.3f} {96:<15.3f}| "
+                       f"{0.65 - e / 50:<6.3f} {66 + e:<7.3f} {95.4:<14.3f}|{80 + e / 10:^26.6f}|  0 hr {e:02d} min")
+    return out
+
+
+def test_a_table_of_pipe_grouped_columns_names_cells_by_group_and_order(tmp_path):
+    frame, meta = read(tmp_path, "log_train.txt", _grouped_table(banner=True))
+    names = set(frame.get_column("metric").unique().to_list())
+    assert {"VALID_loss", "VALID_top-1", "TRAIN_loss", "TRAIN_top-1", "Accuracy_Current_Best"} <= names
+    assert not {"time", "loss", "iter"} & names  # `0 hr 06 min` does not line up; iter counts the rows
+    assert meta["step.from"] == "counter key iter"
+    got = curve(frame, "TRAIN_loss")
+    assert [s for s, _ in got] == list(range(12)) and got[5][1] == pytest.approx(0.55)
+    assert curve(frame, "VALID_loss")[5][1] == pytest.approx(0.45)
+    roles = infer_roles(sorted(names))
+    assert roles["TRAIN_loss"] == "loss" and roles["VALID_loss"] == "eval_loss"
+    assert main_metric(frame, roles) == "TRAIN_loss"
+
+
+def test_pipe_grouped_columns_without_a_banner_tell_a_repeated_name_by_its_group(tmp_path):
+    frame, _ = read(tmp_path, "log_train.txt", _grouped_table(banner=False, starts=2))
+    got = curve(frame, "loss")
+    assert len(got) == 24 and got[1][1] == pytest.approx(0.49)
+    assert curve(frame, "loss_2")[1][1] == pytest.approx(0.63)
+
+
+@pytest.mark.parametrize("line", [
+    "  | Name  | Type | Params | Mode",  # Lightning's model summary: one name a group
+    "| epoch 001 | loss 9.1 | ppl 540 |",  # fairseq: numbers in the groups
+])
+def test_lines_with_pipes_that_are_no_grouped_header(line):
+    from spikelens.importers.linetokens import pipe_header
+
+    assert pipe_header(line) is None
+
+
+@pytest.mark.parametrize("total, first, stated, plan", [
+    (149, 0, None, 150),  # `EPOCH 000 / 149`: the last index of 150
+    (99, 0, None, 100),  # YOLOv5's `0/99`
+    (100, 0, None, 100),  # DINO's `Epoch: [0/100]`: the count
+    (10, 1, None, 10),  # Keras' `Epoch 1/10`
+    (9, 1, None, 9),  # a counter from 1 always prints the count
+    (149, 0, 150, 150), (149, 0, 149, 149),  # the run's settings decide
+])
+def test_an_epoch_counter_from_zero_may_print_its_last_index(total, first, stated, plan):
+    from spikelens.importers.linerecords import epoch_count
+
+    assert epoch_count(total, first, stated) == plan
+
+
+def test_a_zero_based_epoch_banner_and_its_stated_plan(tmp_path):
+    # RandLA-Net's trainer: settings, `**** EPOCH %03d / %03d ****` % (epoch, max_epoch - 1), and each
+    # record over three lines: the batch counter, then `mean acc`, then `mean loss`
+    out = ["Train batches: 100", "Batch size: 2", "start_epoch: 0", "max_epoch: 150", "=" * 36]
+    for e in range(2):
+        out += [f"**** EPOCH {e:03d} / 149 ****", "2026-03-11 17:43:36.884895", f"[TRAIN] Epoch {e:03d} started"]
+        for b in range(10, 101, 10):
+            out += [f"[TRAIN] Epoch {e:03d} | batch {b:04d}/0100 ({b / 100:6.1%}) | 0.195s/batch",
+                    f"[TRAIN] mean acc: {0.5 + b / 1000:.4f}", f"[TRAIN] mean loss: {3 - e - b / 100:.4f}"]
+    frame, meta = read(tmp_path, "log_train.txt", out)
+    assert meta["step.from"] == "epoch and counter" and meta["plan.steps"] == 150 * 100
+    got = curve(frame, "mean_loss")
+    assert [s for s, _ in got] == [e * 100 + b for e in range(2) for b in range(10, 101, 10)]
+    assert got[-1][1] == pytest.approx(1.0)
+
+
+def test_a_record_over_several_lines_is_of_the_phase_of_its_first_line(tmp_path):
+    # WS-DAN's trainer: `Epoch: [e][i/N]\tTime ..\tLoss x (avg)` then its values a line each; the same
+    # lines follow `Test: [i/M]\tTime ..\tLoss x (avg)` during the evaluation
+    out = []
+    for e in range(2):
+        for i in range(0, 50, 10):
+            loss = 13 - e - i / 100
+            out += [f"Epoch: [{e}][{i}/50]\tTime 1.154 (1.408)\tLoss {loss:.4f} ({loss + 0.1:.4f})",
+                    f"Prec@1     {e + i / 10:.3f} ({e:.3f})\tPrec@5     {e + i / 5:.3f} ({e:.3f})",
+                    f"cos_sim_loss  {0.3 - i / 1000:.3f} ({0.3:.3f})"]
+        for i in range(0, 40, 10):
+            out += [f"Test: [{i}/40]\tTime 0.604 (0.604)\tLoss {5 - e + i / 100:.4f} ({5 - e:.4f})",
+                    f"Prec@1     {50 + i:.3f} ({50:.3f})\tPrec@5     {60 + i:.3f} ({60:.3f})",
+                    f"cos_sim_loss  {0.5 + i / 1000:.3f} ({0.5:.3f})"]
+    frame, meta = read(tmp_path, "train.log", out)
+    train = curve(frame, "cos_sim_loss")
+    assert [s for s, _ in train] == [e * 50 + i for e in range(2) for i in range(0, 50, 10)]
+    assert max(v for _, v in train) == pytest.approx(0.3)
+    test = curve(frame, "val_cos_sim_loss")
+    assert len(test) == 8 and min(v for _, v in test) == pytest.approx(0.5)
+    roles = infer_roles(frame.get_column("metric").unique().to_list())
+    assert main_metric(frame, roles) == "Loss" and roles["test_Loss"] == "eval_loss"
