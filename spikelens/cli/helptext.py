@@ -14,6 +14,8 @@ import re
 import click
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
+from . import coercion
+
 STYLE_TAGS = ("bold", "dim", "italic", "underline", "red", "green", "yellow", "cyan")
 _MARKUP = re.compile(r"\[/?(?:%s)?\]" % "|".join(STYLE_TAGS))
 _BRACKET = re.compile(r"(?<!\\)\[")
@@ -85,6 +87,9 @@ class Command(TyperCommand):
         super().__init__(*args, **kwargs)
         _tidy(self)
 
+    def get_params(self, ctx: click.Context) -> list:
+        return coercion.install(super().get_params(ctx))  # plain values without pydantic (see coercion)
+
 
 class Group(TyperGroup):
     """The `spikelens` group itself: the same escaping for its help and options."""
@@ -92,3 +97,6 @@ class Group(TyperGroup):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         _tidy(self)
+
+    def get_params(self, ctx: click.Context) -> list:
+        return coercion.install(super().get_params(ctx))
