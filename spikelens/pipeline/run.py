@@ -38,8 +38,12 @@ def analyze_run(run: Run, cfg: Config, *, detector_params: dict | None = None,
     findings = run_detectors(ctx, detectors)
     findings = explain(reconcile(stitched.findings + findings, ctx), ctx)
     attach_remedies(findings, ctx, run.sources)
-    findings += judge_sessions(earlier_sessions(frame, stitched.reruns, stitched.main), lambda f: _judged(
+    earlier = judge_sessions(earlier_sessions(frame, stitched.reruns, stitched.main), lambda f: _judged(
         run.name, f, cfg, detectors))  # the earlier runs of a log that holds several (sessions.py)
+    # a metric's NaN/inf in replaced launches is told once, over all of them (detect.nonfinite)
+    told = {f.metric for f in findings if f.kind == "nan" and ("replaced_launch" in f.evidence
+                                                               or "superseded_nonfinite_points" in f.evidence)}
+    findings += [f for f in earlier if not (f.kind == "nan" and f.metric in told)]
     findings.sort(key=lambda f: (f.anchor_step if f.anchor_step is not None else -1, f.kind))
     return RunReport(run=run.name, sources=run.sources, segments=stitched.segments, metrics=roles,
                      findings=findings, formats=run.formats, points=run.frame.height,
