@@ -24,6 +24,8 @@ from .model.finding import Finding
 
 SCHEMA = "spikelens.remedy/1"
 REMEDIED = ("spike", "divergence")
+NOT_BATCHES = ("kl", "reward", "entropy")
+"""Roles whose events no skipped batch undoes: a policy update too large, a reward that fell."""
 
 _CKPT_DIR = re.compile(r"^(?:checkpoint|ckpt|step|iter|global_step|model_step)[-_]?0*(\d+)$|"
                        r"(?:^|[-_])step=(\d+)(?:[-_.]|$)", re.I)
@@ -44,7 +46,7 @@ def attach(findings: list[Finding], ctx: RunContext, sources: Iterable[str]) -> 
     """Put a remedy in the evidence of every loud spike and divergence of the run (not where a wrong
     setting drove it: every batch sees the setting, so skipping some changes nothing)."""
     todo = [f for f in findings if f.kind in REMEDIED and f.severity != "info" and f.start_step is not None
-            and not any(c.cause == "setting" for c in f.causes)]
+            and not any(c.cause == "setting" for c in f.causes) and ctx.roles.get(f.metric or "") not in NOT_BATCHES]
     if not todo:
         return
     sources = [str(s) for s in sources]

@@ -16,7 +16,7 @@ KINDS = ("spike", "divergence", "nan", "oscillation", "level_shift", "noise", "o
          "repeated_data", "step_gap", "wallclock_gap", "ended_early", "empty_launch", "settings",
          "throughput_drop", "step_time_rise", "stall", "memory_growth", "rank_outlier")
 CAUSES = ("grad_explosion", "lr_jump", "warmup_end", "fp16_overflow", "bad_batch", "data", "resume",
-          "out_of_memory", "slowdown", "hardware", "setting")
+          "out_of_memory", "slowdown", "hardware", "setting", "policy_update")
 
 
 def test_every_named_kind_and_cause_has_a_page():

@@ -440,6 +440,20 @@ CAUSES: tuple[Entry, ...] = (
         ("spike", "data", "outliers"),
     ),
     _cause(
+        "policy_update", "Oversized policy update",
+        "A KL term (how far one update moved the policy from the one that collected the data, or from "
+        "the reference model) jumped far beyond the run's normal updates: that update was too large.",
+        "A policy pushed far in one update can collapse (the reward drops, entropy goes to zero) and PPO's "
+        "or GRPO's clipping no longer bounds it; the data of that update is not the problem, so skipping "
+        "batches does not help.",
+        ("Lower the learning rate, or tighten the clip range (PPO clip 0.2 -> 0.1).",
+         "Stop the update's epochs early once the KL passes a target (SB3 `target_kl`, TRL `kl_target`), "
+         "or raise the KL coefficient.",
+         "Normalise advantages (per batch) and clip the value loss; check the reference or old policy is "
+         "the one that produced the rollouts."),
+        ("spike", "divergence"),
+    ),
+    _cause(
         "data", "Data source",
         "The data, not the optimizer: the spike is in one dataset's loss and not the others, or "
         "runs analysed together that share a data order spike (or shift to a new level) at the "
@@ -606,7 +620,7 @@ def next_steps(finding, limit: int = 3) -> list[str]:
     return tips[:limit]
 
 
-OWNS_THE_ADVICE = ("setting",)
+OWNS_THE_ADVICE = ("setting", "policy_update")
 """Causes whose fix is the whole advice: a spike an LR of 5 drove gets no skip-the-batches recipe."""
 
 _SETUP_CHECK = ("check that the optimizer holds the model's parameters and they require gradients, that the "

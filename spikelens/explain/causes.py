@@ -157,8 +157,8 @@ def bad_batch(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | None:
 def data_source(f: Finding, ctx: RunContext, every: list[Finding]) -> Cause | None:
     """Only some per-source losses (or one component of a total) spike at this step: one
     dataset's or one loss term's problem."""
-    if f.kind != "spike" or f.peak_step is None or f.metric is None:
-        return None
+    if f.kind != "spike" or f.peak_step is None or f.metric is None or ctx.roles.get(f.metric) != "loss":
+        return None  # a KL term or an eval loss is not one of the training losses a data source feeds
     siblings = [s for s in ctx.by_role("loss") if s.metric != f.metric and len(s)]
     if len(siblings) < 2:
         return None
@@ -190,6 +190,28 @@ def data_source(f: Finding, ctx: RunContext, every: list[Finding]) -> Cause | No
                  f"at step {f.peak_step} the spike is in {_names(spiked + [f.metric])} but not in "
                  f"{_names(calm)}: one data source's batches, not the optimizer",
                  {"spiked": sorted(spiked + [f.metric]), "calm": sorted(calm)})
+
+
+def policy_update(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | None:
+    """A spike of a KL term (how far one update moved the policy from the one that collected the
+    data, or from the reference model): the update was too large, whatever batch it was computed
+    on; no data source or skipped batch explains a policy step."""
+    if f.kind != "spike" or f.metric is None or ctx.roles.get(f.metric) != "kl":
+        return None
+    ev = f.evidence
+    steps = ev.get("steps") or [f.peak_step]
+    value, median = ev.get("peak_value"), ev.get("median", ev.get("baseline"))
+    size = (f"{value:.4g} against a median of {median:.3g}" if isinstance(value, (int, float))
+            and isinstance(median, (int, float)) else f"{f.magnitude:.0f}x its usual size")
+    after = [f"{m['metric']} {m['at']:.4g} vs {m['before']:.4g} before"
+             for m in (ev.get("policy_update") or {}).values() if isinstance(m, dict) and "at" in m]
+    return Cause("policy_update", 0.8,
+                 f"the policy update at step {f.peak_step} moved the policy {size}"
+                 + (f" ({len(steps)} such updates)" if len(steps) > 1 else "")
+                 + (f"; {'; '.join(after)}" if after else "")
+                 + ": a step too large for the policy (learning rate, clip range, advantage scale), "
+                   "not a bad batch",
+                 {"steps": list(steps), "ratio": f.magnitude})
 
 
 def _names(metrics: list[str], shown: int = 6) -> str:
@@ -242,6 +264,6 @@ def setting(f: Finding, ctx: RunContext, every: list[Finding]) -> Cause | None:
 
 
 RULES: tuple[Rule, ...] = (setting, fp16_overflow, lr_jump, resume, grad_explosion, data_source, warmup_end, bad_batch,
-                           slowdown)
+                           policy_update, slowdown)
 KIND_RULES: dict[str, tuple[Rule, ...]] = {"ended_early": (out_of_memory,), "plateau": (setting,)}
 """Rules for run-level kinds the event rules do not read (an out-of-memory crash)."""
