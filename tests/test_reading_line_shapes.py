@@ -152,13 +152,21 @@ def test_pipe_grouped_columns_without_a_banner_tell_a_repeated_name_by_its_group
 
 
 @pytest.mark.parametrize("line", [
-    "  | Name  | Type | Params | Mode",  # Lightning's model summary: one name a group
     "| epoch 001 | loss 9.1 | ppl 540 |",  # fairseq: numbers in the groups
+    "| key | value |",  # a markdown table of keys and values (`kvtables`)
 ])
 def test_lines_with_pipes_that_are_no_grouped_header(line):
     from spikelens.importers.linetokens import pipe_header
 
     assert pipe_header(line) is None
+
+
+def test_rows_of_labels_under_pipes_are_no_records():
+    from spikelens.importers.linetokens import header_cells, table_row
+
+    head = header_cells("  | Name  | Type | Params | Mode")  # Lightning's model summary
+    assert head is not None and table_row("0 | model | GPT2 | 124 M  | train", head) is None
+    assert table_row("1 | head  | Linear | 1.2 K | train", head) is None
 
 
 @pytest.mark.parametrize("total, first, stated, plan", [
@@ -213,3 +221,75 @@ def test_a_record_over_several_lines_is_of_the_phase_of_its_first_line(tmp_path)
     assert len(test) == 8 and min(v for _, v in test) == pytest.approx(0.5)
     roles = infer_roles(frame.get_column("metric").unique().to_list())
     assert main_metric(frame, roles) == "Loss" and roles["test_Loss"] == "eval_loss"
+
+
+def test_a_file_of_evaluation_lines_only_is_read_by_them(tmp_path):
+    # print(f"Epoch {epoch}: Val MAE = {mae}"): the script logs nothing else
+    out = [f"Epoch {e}: Val MAE = {0.02 + (e % 4) / 1000}" for e in range(20)]
+    frame, meta = read(tmp_path, "log.txt", out)
+    assert meta["step.from"] == "epoch"
+    got = curve(frame, "val_MAE")
+    assert [s for s, _ in got] == list(range(20)) and got[5][1] == pytest.approx(0.021)
+
+
+@pytest.mark.parametrize("line, values", [
+    # print(f"训练次数：{n}Loss:{loss}"): a full-width colon, a key in Chinese, the value glued to the next key
+    ("训练次数：12Loss:0.9131239652633667", {"训练次数": "12", "Loss": "0.9131239652633667"}),
+    ("epoch：3，损失：0.52，准确率：0.91", {"损失": "0.52", "准确率": "0.91"}),
+])
+def test_keys_in_any_script_and_full_width_punctuation(line, values):
+    t = tokenise(line)
+    assert {n: line[s: s + k] for n, s, k in t.values} == values
+
+
+def test_a_chinese_print_with_its_counter_glued_to_the_loss_key(tmp_path):
+    out = ["nohup: ignoring input", "Load data..."]
+    for e in range(1, 11):
+        out += [f"-----第 {e} 轮训练开始-----", f"训练次数：{e}Loss:{1 - e / 50}"]
+    frame, meta = read(tmp_path, "train.out", out)
+    assert meta["step.from"] == "counter key 训练次数"
+    assert curve(frame, "Loss") == [(e, pytest.approx(1 - e / 50)) for e in range(1, 11)]
+
+
+def test_a_table_of_one_name_a_column_set_apart_by_pipes(tmp_path):
+    # print(f"{'Epoch':>6} | {'TrainLoss':>9} | ... | {'Time':>6}") then a row per epoch, a note after the last cell
+    out = ["Starting training — 50 epochs, batch=256", "",
+           " Epoch | TrainLoss | TrainAcc |  ValLoss |  ValAcc |       LR |   Time", "-" * 70]
+    for e in range(1, 13):
+        note = "  ← best" if e % 3 == 0 else ""
+        out.append(f"{e:>6} | {1 / e:>9.4f} | {50 + e:>7.2f}% | {0.9 - e / 100:>8.4f} | {60 + e:>6.2f}% | "
+                   f"{0.001:>8.6f} | {19.6:>5.1f}s{note}")
+    out += ["| class | gts | dets | recall | ap |", "| car | 100 | 200 | 0.500 | 0.400 |",
+            "| bus | 10 | 20 | 0.100 | 0.200 |"]  # a table of labels and values: no records
+    frame, meta = read(tmp_path, "train.log", out)
+    assert meta["step.from"] == "epoch"
+    assert [s for s, _ in curve(frame, "TrainLoss")] == list(range(1, 13))
+    assert curve(frame, "ValLoss")[1][1] == pytest.approx(0.88) and curve(frame, "Time_s")[2][1] == pytest.approx(19.6)
+    assert not {"recall", "ap", "gts"} & set(frame.get_column("metric").unique().to_list())
+    roles = infer_roles(frame.get_column("metric").unique().to_list())
+    assert roles["TrainLoss"] == "loss" and roles["ValLoss"] == "eval_loss"
+    assert main_metric(frame, roles) == "TrainLoss"
+
+
+def test_rows_of_bare_numbers_named_by_the_file_and_their_place(tmp_path):
+    from spikelens.importers.barenumbers import BareNumbersImporter
+
+    # writer.writerow([i, r1, r2]) for each episode, two launches appended: no header
+    rows = [f"{i},{-50.5 - i},{-10.25 + i}" for i in range(30)] + [f"{i},{-40.5 - i},{-9.25 + i}" for i in range(10)]
+    path = tmp_path / "rewards.csv"
+    path.write_text("\n".join(rows) + "\n")
+    imp = BareNumbersImporter()
+    assert imp.claims(path, path.read_bytes()[:4096])
+    (table,) = imp.read(path)
+    assert table.meta["step.from"] == "the first column (it counts the rows)"
+    got = curve(table.frame, "rewards_column2")
+    assert [s for s, _ in got] == list(range(30)) + list(range(10)) and got[31][1] == pytest.approx(-41.5)
+    assert infer_roles(["rewards_column2", "rewards_column3"]) == {"rewards_column2": "reward",
+                                                                  "rewards_column3": "reward"}
+    # columns whose first is no counter are all values; a row of another width is not this format
+    path.write_text("\n".join(f"{0.5 + i / 10},{1.5 - i / 10}" for i in range(12)) + "\n")
+    (table,) = imp.read(path)
+    assert table.meta["step.from"] == "order" and set(table.frame.get_column("metric").unique().to_list()) == {
+        "rewards_column1", "rewards_column2"}
+    path.write_text("\n".join(["1,2,3"] * 11 + ["1,2"]) + "\n")
+    assert not imp.claims(path, path.read_bytes()[:4096])

@@ -359,6 +359,10 @@ def steps(lines: pl.DataFrame, kinds: dict[int, frozenset] | None = None,
     anchored = pl.any_horizontal([pl.col(a).is_not_null() for a in ("step", "inner", "epoch")])
     lines = _phased(_announced(lines).with_columns(anchored=anchored))
     lines = _carried(lines)
+    if not lines.select((~pl.col("evaluation") & (pl.col("values") > 0)).any()).item():
+        # a file of evaluation lines only (`Epoch 3: Val MAE = 0.0199`): the evaluation is the run's
+        # only curve, counted as training lines are (its names keep their phase)
+        lines = lines.with_columns(evaluation=pl.lit(False))
     # lines that choose how the file counts: those with a step of their own, or of a kind (a
     # key set) printed more than once; a banner's `Num examples = 1,000` is neither
     records = lines.filter(~pl.col("evaluation") & (pl.col("values") > 0)
@@ -657,7 +661,7 @@ def assemble(outs: Iterable[ChunkOut], book: ShapeBook) -> tuple[pl.DataFrame, d
     # each value row takes its line's step and wall time: the lines' place by row, one gather
     stepped = stepped.with_columns(step=pl.when(pl.col("keep")).then(pl.col("step")))
     line_rows = stepped.get_column("row").to_numpy()
-    place = np.zeros(int(line_rows.max()) + 1, dtype=np.int64)
+    place = np.zeros(int(line_rows.max()) + 1, dtype=np.int32 if line_rows.size < 2**31 else np.int64)
     place[line_rows] = np.arange(line_rows.size)
     at = pl.Series(place[rows.get_column("row").to_numpy()])
     step = stepped.get_column("step").gather(at)
@@ -694,7 +698,7 @@ def assemble(outs: Iterable[ChunkOut], book: ShapeBook) -> tuple[pl.DataFrame, d
     elif "plan.steps" in plan_meta:
         plan_meta["plan.from"] = f"the log's step counter (N/{plan_meta['plan.steps']})"
     meta = {**plan_meta, "records": int((lines.get_column("values") > 0).sum())}
-    sig = signals.meta(frame.with_columns(pl.col("row").cast(pl.Int64)))
+    sig = signals.meta(frame)  # its row as it is: a 64-bit copy of every value's row was the read's peak
     meta.update({k: v for k, v in sig.items() if k.startswith(("plan.error", "plan.launch_errors"))})
     return frame, meta
 

@@ -81,9 +81,9 @@ _TOKEN = re.compile(
     rf"(?P<ctr>(?<![\w.])\d+\s*/\s*\d+(?![\w.]))"
     rf"|(?P<num>(?<![\w.]){NUM_BODY})(?:(?P<unit>{_UNIT_RE})|(?P<ord>(?<=\d)(?:st|nd|rd|th))|\s(?P<sunit>{_SPACED_RE}))?"
     r"(?!(?![A-Za-z_]{3,}[\w\-]*[ \t]*[:=][ \t]*[-+(\[]?(?:\d|\.\d|(?i:nan|inf)))[A-Za-z/\d]|\.\d)"
-    r"|(?P<word>[A-Za-z_](?:[\w./\-]*\w)?(?:@\d+(?:\.\d+)?(?::\d+(?:\.\d+)?(?=:))?)?)"
+    r"|(?P<word>[^\W\d](?:[\w./\-]*\w)?(?:@\d+(?:\.\d+)?(?::\d+(?:\.\d+)?(?=:))?)?)"
     r"|(?P<link>[:=])"
-    r"|(?P<hard>\||,(?=\s|$)|(?<=[\d)\]]),(?=[A-Za-z_])|;|\s-\s|[{}\x01]+)"
+    r"|(?P<hard>\||,(?=\s|$)|(?<=[\d)\]]),(?=[^\W\d])|;|\s-\s|[{}\x01]+)"
     r"|(?P<open>\()"
     r"|(?P<soft>\s{2,}|[\[\])<>])"
 )
@@ -182,9 +182,15 @@ class _Word(str):
         return word
 
 
+_FULL_WIDTH = str.maketrans("：，；（）［］＝｜", ":,;()[]=|")
+"""CJK punctuation, one character each as its ASCII twin (`训练次数：1`, `损失，`): a log written in
+Chinese or Japanese links and parts its keys and values with these."""
+
+
 def _blanked(line: str) -> tuple[str, tuple[int, int] | None, str | None]:
     """The line with what is never a value blanked (same length), its time stamp's span,
     and the phase a `(val)`-like tag names."""
+    line = line.translate(_FULL_WIDTH)
     stamp = None
     m = _STAMP.search(line)
     if m:
@@ -577,8 +583,10 @@ def pipe_header(line: str, above: str | None = None) -> list[tuple[str, int, int
     names = [p.split() for p in parts]
     if any(not _HEAD_CELL.match(w) or w[0].isdigit() for ws in names for w in ws):
         return None
-    if sum(1 for ws in names if len(ws) >= 2) < 2 or sum(len(ws) for ws in names) < 4:
-        return None  # one name a group: a markdown table of keys and values (`kvtables`), not groups of columns
+    flat = all(len(ws) <= 1 for ws in names)
+    if (sum(1 for ws in names if len(ws) >= 2) < 2 or sum(len(ws) for ws in names) < 4) \
+            and not (flat and sum(len(ws) for ws in names) >= 3):
+        return None  # a markdown table of keys and values (`kvtables`) is no header of columns
     labels = [""] * len(parts)
     if above is not None:
         top = _ANSI.sub("", above)
@@ -610,6 +618,8 @@ def _group_row(line: str, header: list[tuple[str, int, int]]) -> Template | None
     parts = _groups(line)
     if len(parts) != -header[0][1]:
         return None
+    if all(sum(1 for _, _, hg in header if hg == g) <= 1 for g in range(len(parts))):
+        return _flat_row(parts, header)
     out = Template()
     numbers = 0
     base = 0
@@ -641,6 +651,36 @@ def _group_row(line: str, header: list[tuple[str, int, int]]) -> Template | None
                     continue
             out.values.append((f"{name}_{_UNITS[unit]}" if unit else name, *span))
     return out if numbers >= 2 and out.values else None
+
+
+def _flat_row(parts: list[str], header: list[tuple[str, int, int]]) -> Template | None:
+    """A row under a header of one name a column (` Epoch | TrainLoss | ValLoss | Time`): a number
+    in every named column (the last may carry a note after it: `19.6s  <- best`), or no row (a
+    table of labels and values, `| car | 100 | 0.5 |`, is no table of records)."""
+    out = Template()
+    base = 0
+    for g, part in enumerate(parts):
+        names = [n for n, _, hg in header if hg == g]
+        cells = [(m.group(), base + m.start()) for m in _CELL.finditer(part)]
+        base += len(part) + 1
+        if not names:
+            if cells:
+                return None
+            continue
+        num = _CELL_NUM.match(cells[0][0]) if cells else None
+        if num is None or (len(cells) > 1 and g < len(parts) - 1):
+            return None
+        name, start = names[0], cells[0][1]
+        unit, span = num.group("unit"), (start, num.end("num"))
+        low = name.lower()
+        if unit is None and _is_int(num.group("num")) and (low in EPOCH_NAMES or _step_name(low)):
+            if low in EPOCH_NAMES:
+                out.epoch = span
+            else:
+                out.step = (low, *span)
+            continue
+        out.values.append((f"{name}_{_UNITS[unit]}" if unit else name, *span))
+    return out if len(out.values) >= 2 else None
 
 
 def table_row(line: str, header: list[tuple[str, int, int]]) -> Template | None:
