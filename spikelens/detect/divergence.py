@@ -117,7 +117,7 @@ class DivergenceDetector(Detector):
                         message=msg, start_step=start_step, peak_step=None,
                         end_step=None if cut is None else int(step[last]),
                         magnitude=ratio, evidence={"turn_value": v0, "end_value": v1, "rise_ratio": ratio,
-                                                   "spearman": float(rho), "largest_jump_share": share,
+                                                   "spearman": float(rho), "largest_jump_share": float(share),
                                                    "last_step": int(step[last]), "lowest_step": low_step,
                                                    "lr_cut_step": None if cut is None else int(step[cut])})]
 

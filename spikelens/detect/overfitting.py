@@ -136,7 +136,7 @@ class OverfittingDetector(Detector):
         best, last = float(np.exp(sign * low)), float(np.exp(sign * end))
         gained = abs(first - best)
         return {"min_step": int(step[i]), "min_value": best, "end_value": last,
-                "rise": rise, "z": z, "last_step": int(step[-1]), "train_change": fell,
+                "rise": rise, "z": None if z is None else float(z), "last_step": int(step[-1]), "train_change": fell,
                 "given_back": abs(last - best) / gained if gained > 0 else None, "first_value": first}
 
     def _finding(self, series: Series, hit: dict, train: Series | None, others: list[tuple[str, dict]],

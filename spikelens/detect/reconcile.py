@@ -116,7 +116,31 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
     findings = weigh(group_events([f for f in findings if id(f) not in drop], ctx), ctx)
     setting_is_a_cause(findings, ctx)  # after weighing: only an event that stayed loud takes the setting in
     _break_that_cost(findings, ctx)
+    for f in findings + replaced:
+        plain_numbers(f)
     return findings + replaced
+
+
+def plain_numbers(f: Finding) -> None:
+    """A finding leaves the judge holding Python numbers, not NumPy scalars: a library user
+    compares, serialises and prints its evidence as any dict (`json.dumps` refuses an
+    `np.bool_` or an `np.float32`; repr prints `np.float64(2.1)`)."""
+    f.evidence = _plain(f.evidence)
+    f.extra = _plain(f.extra)
+    if f.magnitude is not None:
+        f.magnitude = float(f.magnitude)
+
+
+def _plain(x):
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(_plain(v) for v in x)
+    if isinstance(x, np.ndarray):
+        return _plain(x.tolist())
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
 
 
 BREAK_MOVE = 5.0
