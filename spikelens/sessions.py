@@ -26,6 +26,9 @@ debug launches holds no more events than its longest runs show."""
 KINDS = ("spike", "nan", "divergence", "plateau", "overfitting", "oscillation", "repeated_data")
 """What an earlier run's findings may report: events of its own curves. Its run-level findings
 (how it ended, its throughput) belong to the launch accounting the stitch already did."""
+OUTCOMES = ("nan", "divergence", "plateau", "overfitting")
+"""Kinds that say how an earlier run turned out: kept even where they were notes (a fold whose
+val loss turned up 3% is still the fold that overfit); its other notes (a blip) are left out."""
 
 
 @dataclass
@@ -85,7 +88,7 @@ def _live_inside(rows: pl.DataFrame) -> pl.DataFrame:
 
 def judge_sessions(sessions: list[Session], judge: Callable[[pl.DataFrame], tuple[list[Finding], RunContext]]
                    ) -> list[Finding]:
-    """Each earlier run judged alone (`judge` detects and explains one frame); its findings of
+    """Each earlier run judged alone (`judge` detects and explains one frame); its loud findings of
     `KINDS` kept, named after their run, as notes: an earlier run's event is what happened in a run
     the log's later runs replaced, context for the run that counts now, not an alarm about it (its
     severity as judged alone is kept in the evidence)."""
@@ -93,8 +96,8 @@ def judge_sessions(sessions: list[Session], judge: Callable[[pl.DataFrame], tupl
     for s in sessions:
         found, _ = judge(s.frame)
         for f in found:
-            if f.kind not in KINDS:
-                continue
+            if f.kind not in KINDS or (f.severity == "info" and f.kind not in OUTCOMES):
+                continue  # a blip that was a note about that run is not worth one about this log
             judged = f.severity
             f.severity = "info"
             f.message = (f"run {s.index} of {s.of} appended to this log (steps {s.first_step}-{s.last_step}, "
