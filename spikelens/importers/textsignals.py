@@ -203,13 +203,15 @@ class Signals:
         (None: before the first value), `next_step`."""
         if not self.errors or rows.height == 0:
             return []
-        vals = rows.select("row", "step").sort("row")
+        vals = rows.select("row", "step")
+        if not vals.get_column("row").is_sorted():  # value rows come in read order: no sorted copy of millions
+            vals = vals.sort("row")
         errs = pl.concat(self.errors).filter(pl.col("row") < vals.item(-1, "row")).sort("row")
         if errs.height == 0:
             return []
         gap = vals.get_column("row").search_sorted(errs.get_column("row"))
         errs = errs.with_columns(gap=gap, after_tb=(pl.col("tb").cum_sum().over(gap) > 0) & ~pl.col("tb"))
-        steps = vals.get_column("step").to_list()
+        steps = vals.get_column("step").to_numpy()  # not a Python list of every value's step
         out = []
         for (g,), part in errs.group_by("gap", maintain_order=True):
             exc = part.filter(pl.col("exc") & pl.col("after_tb") & ~pl.col("crash"))
@@ -222,7 +224,7 @@ class Signals:
             text, line_no = pick.item(0, "text"), int(pick.item(0, "line_no")) + 1
             # the lowest step of the next value lines: a line that carries the last step on (an
             # eval or resume note printed before the relaunch's first step line) does not hide it
-            last, nxt = (steps[g - 1] if g else None), min(steps[g:g + _NEXT_LOOK])
+            last, nxt = (int(steps[g - 1]) if g else None), int(steps[g:g + _NEXT_LOOK].min())
             if last is None:
                 if not crash.height and not re.search(_FATAL, " ".join(exc.get_column("text").to_list())):
                     continue  # a traceback printed before training (an optional import) need not be a crash
