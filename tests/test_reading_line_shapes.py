@@ -293,3 +293,30 @@ def test_rows_of_bare_numbers_named_by_the_file_and_their_place(tmp_path):
         "rewards_column1", "rewards_column2"}
     path.write_text("\n".join(["1,2,3"] * 11 + ["1,2"]) + "\n")
     assert not imp.claims(path, path.read_bytes()[:4096])
+
+
+def test_espnet_counts_glued_to_their_words_and_phase_tags_inside_a_line(tmp_path):
+    # ESPnet2's trainer through logging: `[host] DATE (trainer:453) INFO: 2epoch:train:1-10batch: k=v, ...`
+    # and once an epoch `2epoch results: [train] k=v, ..., [valid] k=v, ...`
+    out = []
+    for e in range(1, 4):
+        out.append(f"[host] 2020-04-05 16:34:54,278 (trainer:192) INFO: {e}/40epoch started. Estimated time to "
+                   "finish: 7 minutes and 58.63 seconds")
+        for b in range(1, 101, 10):
+            loss = 60 / (e + b / 100)
+            out.append(f"[host] 2020-04-05 16:34:56,315 (trainer:453) INFO: {e}epoch:train:{b}-{b + 9}batch: "
+                       f"iter_time=0.006, forward_time=0.076, loss={loss:.3f}, loss_att={loss * 0.7:.3f}, "
+                       f"acc={0.4 + e / 10:.3f}, lr_0=1.000e-03, train_time=0.203")
+        out.append(f"[host] 2020-04-05 16:35:56,315 (trainer:328) INFO: {e}epoch results: [train] iter_time=0.006, "
+                   f"loss={30 / e:.3f}, acc={0.4 + e / 10:.3f}, time=20.5 seconds, total_count=100, "
+                   f"[valid] loss={35 / e:.3f}, acc={0.5 + e / 10:.3f}, cer=0.5, total_count=100")
+    frame, meta = read(tmp_path, "train.log", out)
+    assert meta["step.from"] == "step"
+    names = set(frame.get_column("metric").unique().to_list())
+    assert "trainer" not in names and {"val_loss", "val_acc", "val_cer", "loss_att"} <= names
+    got = [s for s, _ in curve(frame, "loss_att")]
+    assert got == [(e - 1) * 100 + b + 9 for e in range(1, 4) for b in range(1, 101, 10)]
+    assert curve(frame, "val_loss") == [(100, pytest.approx(35.0)), (200, pytest.approx(17.5)),
+                                        (300, pytest.approx(35 / 3, abs=1e-3))]
+    roles = infer_roles(sorted(names))
+    assert roles["val_loss"] == "eval_loss" and main_metric(frame, roles) == "loss"

@@ -72,11 +72,18 @@ _BLANK = re.compile("|".join([
     r"(?<![\w.:])\d+:\d\d(?::\d\d)?(?:[.,]\d+)?(?:<(?:\d+:\d\d(?::\d\d)?|\?))?(?![\w:])",  # times, durations
     r"\bv?\d+\.\d+\.\d+[\w.+\-]*",  # versions
     r"\b0x[\dA-Fa-f]+\b",
+    r"\([A-Za-z_][\w.]*:\d+\)",  # a logger location in parentheses: ESPnet's `(trainer:453)`
 ]))
 """What is never a value: blanked with a separator (a key before it has no value)."""
 _GAP = "\x01"
 _STAMP = re.compile(STAMP)
 _PHASE = re.compile(r"\((?P<phase>train|training|val|valid|validation|eval|test)\)", re.I)
+_TAG = re.compile(r"\[(?P<tag>train|training|val|valid|validation|eval|evaluation|test|dev)\]", re.I)
+"""A phase tag in brackets: the pairs after it, up to the next tag, are of its phase (ESPnet's
+`[train] loss=30.1, acc=0.5, [valid] loss=35.2, acc=0.6`)."""
+_GLUED_COUNT = re.compile(r"(?<![\w.])(\d+)(?:-(\d+))?(?P<unit>epoch|iter|iteration|step|batch)s?(?![a-z])", re.I)
+"""A count glued before the word it counts (ESPnet's `2epoch:train:1-10batch:`): `2epoch` is epoch 2,
+`1-10batch` the batches up to 10."""
 _TOKEN = re.compile(
     rf"(?P<ctr>(?<![\w.])\d+\s*/\s*\d+(?![\w.]))"
     rf"|(?P<num>(?<![\w.]){NUM_BODY})(?:(?P<unit>{_UNIT_RE})|(?P<ord>(?<=\d)(?:st|nd|rd|th))|\s(?P<sunit>{_SPACED_RE}))?"
@@ -206,6 +213,15 @@ def _blanked(line: str) -> tuple[str, tuple[int, int] | None, str | None]:
     return line, stamp, phase
 
 
+def _tags(line: str) -> tuple[str, list[tuple[int, str | None]]]:
+    """Phase tags in brackets blanked (a separator), and where each begins with its phase (None: train)."""
+    found = [(m.start(), EVAL_WORDS.get(m.group("tag").lower(), "val" if m.group("tag").lower() == "dev" else None))
+             for m in _TAG.finditer(line)]
+    if found:
+        line = _TAG.sub(lambda m: _GAP * (m.end() - m.start()), line)
+    return line, found
+
+
 def _is_int(text: str) -> bool:
     return text.replace(",", "").isdigit()
 
@@ -217,6 +233,20 @@ def tokenise(line: str) -> Template:
     if _LEADER.search(clean) or _SETTINGS.search(clean):
         out.setting = True
         return out
+    clean, tags = _tags(clean)
+    mixed = len({p for _, p in tags}) > 1  # `[train] ... [valid] ...`: one record of both phases
+    if tags and not mixed and tags[0][1] is not None:
+        out.evaluation = out.evaluation or tags[0][1]
+    glued = {}
+    for g in _GLUED_COUNT.finditer(clean):  # `2epoch`, `1-10batch`: counted by the word they touch
+        at = 2 if g.group(2) else 1
+        glued[g.start(at)] = (g.group("unit").lower(), g.start(at), g.end(at) - g.start(at))
+        clean = clean[:g.start()] + " " * (g.end() - g.start()) + clean[g.end():]
+    for unit, start, length in glued.values():
+        if unit == "epoch":
+            out.epoch = out.epoch or (start, length)
+        elif out.step is None:
+            out.step = (unit, start, length)
     words: list[str] = []
     linked = False
     last_key: str | None = None  # the key of the value just read, for a `(92.49%)` after it
@@ -447,6 +477,10 @@ def tokenise(line: str) -> Template:
             out.unkeyed += 1
             continue
         name = f"{key}_{suffix}" if suffix else key
+        if mixed:
+            tagged = next((p for at, p in reversed(tags) if at < start), None)
+            if tagged is not None:
+                name = _eval_name(name, tagged)
         if key_phase[0] is not None:
             name = _eval_name(name, key_phase[0])
         if name not in seen:
