@@ -89,3 +89,28 @@ def test_a_kl_spike_is_caused_by_the_policy_update_not_a_data_source_and_gets_no
     assert "remedy" not in spike.evidence
     tips = " ".join(next_steps(spike))
     assert "clip range" in tips and "skip" not in tips.lower()
+
+
+def _epoch_log(path, means, per_epoch):
+    """`Epoch [e/E], Step [s/S], Loss: X` as a PyTorch tutorial loop prints a running mean."""
+    epochs = len(means) // per_epoch
+    path.write_text("".join(f"Epoch [{i // per_epoch + 1}/{epochs}], Step [{i % per_epoch + 1}/{per_epoch}], "
+                            f"Loss: {v:.4f}\n" for i, v in enumerate(means)))
+    return path
+
+
+def test_a_running_mean_that_takes_in_two_bad_batches_shows_both_jumps(tmp_path):
+    # an AverageMeter printed every step: one batch of ~100 at step 5 and one of ~900 at step 105
+    rng = np.random.default_rng(5)
+    batch = 3.0 * np.exp(-np.arange(300) / 150) + 1.0 + 0.3 * rng.standard_normal(300)
+    batch[4], batch[104] = 100.0, 900.0
+    means = np.cumsum(batch) / np.arange(1, 301)
+    spikes = _spikes(_run(_epoch_log(tmp_path / "train_log.txt", means, 300)))
+    assert [f.peak_step for f in spikes] == [5, 105]
+
+
+def test_a_loss_that_jumps_once_and_stays_noisy_at_its_new_level_has_one_spike(tmp_path):
+    rng = np.random.default_rng(6)
+    loss = np.where(np.arange(400) < 100, 1.0, 4.0) * np.exp(0.03 * rng.standard_normal(400))
+    (spike,) = _spikes(_run(_text_log(tmp_path / "train.log", loss)))
+    assert spike.start_step == 101 and spike.recovery == "none"

@@ -441,6 +441,8 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
         while j + 1 < n and (y[j + 1] - base[start]) > 0.5 * (y[i] - base[start]) and j + 1 - i < 10 * det.max_rise_points:
             j += 1
         peak = i + int(np.argmax(y[i:j + 1]))
+        if start == i and start > 1 and not np.isfinite(base[start - 1]) and y[start - 1] > y[peak]:
+            start = peak = start - 1  # the jump fell on a point too early for a trailing level: it began there
         level = base[start] if np.isfinite(base[start]) else y[max(start - 1, 0)]
         sig0 = sigma[start]
         smooth_sigma = sig0 * 1.2533 / np.sqrt(det.recovery_smooth)
@@ -462,7 +464,7 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
             in_tail.append(peak)  # a one-point blip inside the run's own noise tail: summarised
             continue
         events.append((start, peak, end, level, sig0, band, high))
-        last_end = end if end is not None else n
+        last_end = end if end is not None else _settled(base, peak, level, y[peak] - level, n)
     if held and not any(e[0] <= held[1] <= (e[2] if e[2] is not None else n) for e in events):
         events.insert(0, held)
     findings = []
@@ -487,6 +489,15 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
     if outliers.size:
         findings.append(_noise_summary(det, series, ctx, step, y, is_log, base, outliers, blip_z))
     return findings
+
+
+def _settled(base: np.ndarray, peak: int, level: float, excess: float, n: int) -> int:
+    """Where the trailing level has caught up with a jump that never came back (half its excess):
+    from there the curve is judged against the level it settled at, so a later jump off that
+    level is an event of its own (a running mean that took one bad batch in at step 5 and
+    another at step 105)."""
+    up = np.flatnonzero(np.nan_to_num(base[peak + 1:], nan=-np.inf) - level >= 0.5 * excess)
+    return peak + 1 + int(up[0]) if up.size else n
 
 
 def _above_all_others(det: SpikeDetector, up: np.ndarray, peak: int, excess: float) -> bool:
