@@ -117,8 +117,21 @@ _LOSS_TERM = re.compile(r"^l_[a-z]", re.I)
 """BasicSR's loss terms (`l_pix`, `l_percep`, `l_g_gan`): the `l_` prefix names a loss."""
 _LOWER_BETTER = re.compile(rf"{_B}(?:distance|dist|error|err|wer|cer|fid|regret){_E}", re.I)
 """A distance or an error rate (lower is better): what stands for the loss of a run that names none."""
-_ADVERSARIAL = re.compile(r"(?:^|[/_\-. ])(?:gan|adv|adversarial)(?:$|[/_\-. ])|^[GD]_[A-Z]{1,2}$"
-                          r"|(?:^|[/_\-. ])[GD]_(?:fake|real|gan|adv|feat|vgg|l1|cycle|idt)", re.I)
+_ADVERSARIAL = re.compile(
+    r"discrim|generator|(?:^|[^a-z])(?:gan|adv|adversarial)(?:$|[^a-z])|^[GD]_[A-Z]{1,2}$"
+    r"|(?:^|[/_\-. ])[GD]_(?:fake|real|gan|adv|feat|vgg|l1|cycle|idt|loss|total)"
+    r"|(?:^|[/_\-. ])(?:err|loss|l)[_/]?(?:[gd]|gen|dis|disc)(?:$|[/_\-. ])"
+    r"|(?:^|[/_\-. ])(?:d|g|dis|disc|gen)[_/]?loss(?:$|[/_\-. ])", re.I)
+"""A term of an adversarial objective, named by its network or its role in the game: `D_loss`,
+`loss_G`, `loss_gen`, `errD`, `G_GAN`, `D_real`, CycleGAN's `G_A`/`D_B`, pix2pixHD's `G_VGG`,
+`disc_loss`, `Discriminator Loss`, `adv_loss`, chainer's `gen/loss`. One pattern for both uses:
+what stands for the loss of a run that names none, and whose swings are the game's, not a
+failure (`detect/significance.py`)."""
+
+
+def is_adversarial(metric: str) -> bool:
+    """Is this a term of an adversarial objective (a discriminator's or a generator's)?"""
+    return bool(_ADVERSARIAL.search(metric))
 
 
 def infer_role(metric: str) -> str:
@@ -209,7 +222,7 @@ def infer_roles(metrics, overrides: Mapping[str, str] | None = None) -> dict[str
         roles[m] = role if role is not None else infer_role(m)
     if not any(r in ("loss", "eval_loss") for r in roles.values()):
         rewarded = any(r == "reward" for r in roles.values())  # an RL run's objective is its reward
-        for stands_for_loss in (is_perplexity, lambda m: bool(_TOTAL.search(m)), lambda m: bool(_ADVERSARIAL.search(m)),
+        for stands_for_loss in (is_perplexity, lambda m: bool(_TOTAL.search(m)), is_adversarial,
                                 lambda m: bool(_LOSS_TERM.search(m)),
                                 lambda m: not rewarded and bool(_LOWER_BETTER.search(m))):
             chosen = [m for m in guessed if roles[m] in ("other", "perplexity") and stands_for_loss(m)]

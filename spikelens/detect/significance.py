@@ -36,6 +36,7 @@ import re
 import numpy as np
 
 from .base import RunContext, Series
+from ..frame import is_adversarial  # one pattern for a GAN term's name, shared with role inference
 from ..model.finding import Finding
 
 CURVE_KINDS = ("spike", "oscillation", "excursion", "divergence", "plateau", "level_shift")
@@ -58,11 +59,6 @@ TWIN_KINDS = ("nan", "spike", "divergence", "oscillation", "excursion", "plateau
 the end of the run, would claim every later event)."""
 RELAUNCH_KINDS = ("resume_overlap", "step_reset")
 
-_ADVERSARIAL = re.compile(
-    r"discrim|generator|(?:^|[^a-z])(?:gan|adv|adversarial)(?:$|[^a-z])|(?:^|[/_\-. ])(?:err|loss|l)[_/]?(?:[gd]|gen|dis|disc)(?:$|[/_\-. ])"
-    r"|(?:^|[/_\-. ])[gd]_(?:loss|gan|adv|fake|real|total)|(?:^|[/_\-. ])(?:d|g|dis|disc|gen)[_/]?loss(?:$|[/_\-. ])",
-    re.I)
-"""`D_loss`, `loss_G`, `loss_gen`, `errD`, `G_GAN`, `disc_loss`, `Discriminator Loss`, `adv_loss`, chainer's `gen/loss`."""
 _RUNNING = re.compile(r"^(?P<raw>.+?)[_\-. /]?(?:avg|average|running|running_mean|smoothed|ema)$", re.I)
 
 
@@ -101,10 +97,6 @@ def _demote(f: Finding, because: str, why: str) -> None:
     f.severity = "info"
     f.evidence["note_because"] = because
     f.message += f"; {why}"
-
-
-def is_adversarial(metric: str) -> bool:
-    return bool(_ADVERSARIAL.search(metric))
 
 
 def _adversarial(f: Finding, series: Series, ctx: RunContext) -> str | None:
