@@ -83,6 +83,17 @@ def test_a_term_diverging_inside_the_totals_spike_is_its_echo_and_the_main_event
     assert side.severity == "info" and "val_loss" in side.message  # an echo of the main eval loss's overfitting
 
 
+def test_a_side_eval_losss_overfitting_that_lists_the_main_eval_loss_as_moved_never_says_it_showed_nothing():
+    side = _f("overfitting", "val_ce", 600, 990, magnitude=1.3, evidence={"also_on": [
+        {"metric": "val_loss", "kind": "overfitting", "step": 640, "severity": "warning", "ratio": 1.04}]})
+    alone = _f("overfitting", "val_ce", 600, 990, magnitude=1.3)
+    weigh([side], _ctx()), weigh([alone], _ctx())
+    assert side.severity == "info" and side.evidence["note_because"] == "not_main"
+    assert "val_loss, the run's main eval loss, moved with it (1.04x)" in side.message
+    assert "shows no event there" not in side.message
+    assert "val_loss, the run's main eval loss, shows no event there" in alone.message
+
+
 def test_nan_and_crashes_are_never_demoted():
     nan = _f("nan", "loss_ce", 500, None, severity="error")
     crash = _f("ended_early", None, 900, 900, severity="error")

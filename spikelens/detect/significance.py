@@ -292,5 +292,11 @@ def _not_main(f: Finding, series: Series, ctx: RunContext, findings: list[Findin
         return (f"the same steps as the {twin.kind} of {main.metric}, the run's main "
                 f"{'eval ' if role == 'eval_loss' else ''}loss, at step {twin.anchor_step}: reported there")
     what = "eval loss" if role == "eval_loss" else "loss"
+    moved = next((a for a in f.evidence.get("also_on", []) if a.get("metric") == main.metric), None)
+    if moved is not None:  # the cause must agree with the message: it lists the main curve among those that moved
+        ratio = moved.get("ratio")
+        by = f" ({ratio:.3g}x)" if isinstance(ratio, (int, float)) else ""
+        return (f"{main.metric}, the run's main {what}, moved with it{by} but too little to be an event of its own: "
+                f"this {f.kind} is {series.metric}'s, not the run's")
     return (f"{main.metric}, the run's main {what}, shows no event there: this {f.kind} is {series.metric}'s "
             f"alone, not the run's")
