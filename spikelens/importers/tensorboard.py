@@ -40,7 +40,6 @@ from ..errors import FormatError
 from .base import Importer, Table
 from .tb_events import EventDecoder, EventScalars
 from .tfrecord import RecordStream, first_record_ok
-from .ultralytics import tensorboard_plan
 
 MARKER = "events.out.tfevents."
 _NAME = re.compile(r"^(?P<prefix>.*?)events\.out\.tfevents\.(?P<ts>\d+)(?:\.(?P<rest>.*))?$")
@@ -259,8 +258,10 @@ class TensorBoardImporter(Importer):
                      else {t: child_metric(t, path.parent.name) for t in tags})
             frame = frame.with_columns(pl.col("metric").replace_strict(names, return_dtype=pl.Categorical))
         meta = {"purge_steps": list(scalars.purge_steps)} if scalars.purge_steps and frame.height else {}
-        if not split and owner is None:
-            meta.update(tensorboard_plan(path.parent, frame))  # an Ultralytics run: args.yaml beside it
+        if not split and owner is None and (path.parent / "args.yaml").exists():  # an Ultralytics run
+            from .ultralytics import tensorboard_plan  # the CSV readers it needs load only here
+
+            meta.update(tensorboard_plan(path.parent, frame))
         name = parse_name((owner or path).name)
         return Table(frame=frame, source=path, format=self.name, run_key=run_key_of(path),
                      segment_key=str(owner or path), order=_order(owner or path), meta=meta,
