@@ -320,3 +320,26 @@ def test_espnet_counts_glued_to_their_words_and_phase_tags_inside_a_line(tmp_pat
                                         (300, pytest.approx(35 / 3, abs=1e-3))]
     roles = infer_roles(sorted(names))
     assert roles["val_loss"] == "eval_loss" and main_metric(frame, roles) == "loss"
+
+
+@pytest.mark.parametrize("line, values", [
+    # loguru's `{name}:{line}` location (YOLOX's trainer) and megabytes spelt `Mb`
+    ("2021-08-10 12:34:56 | INFO | yolox.core.trainer:247 - epoch: 1/300, iter: 10/1848, mem: 5386Mb, "
+     "total_loss: 15.4, lr: 1.172e-09", {"mem_mb": "5386", "total_loss": "15.4", "lr": "1.172e-09"}),
+    # glog/absl's prefix (level, date, time, thread) is no value
+    ("I0101 12:00:00.123456 140000 train.py:123] train/loss=2.3, train/lr=0.1", {"train/loss": "2.3", "train/lr": "0.1"}),
+])
+def test_logger_prefixes_of_more_loggers(line, values):
+    t = tokenise(line)
+    assert {n: line[s: s + k] for n, s, k in t.values} == values and t.unkeyed == 0
+
+
+def test_a_step_printed_as_a_float_with_a_zero_fraction_counts(tmp_path):
+    # Lightning's bar postfix logs every value as a float: `global_step=999.0`
+    out = [f"Epoch {s // 50}: {s % 50 * 2:3d}%|###| {s % 50}/50 [00:10<00:30, 1.67it/s, loss={3 - s / 100:.3f}, v_num=0, "
+           f"global_step={s}.0]" for s in range(1, 120)]
+    frame, meta = read(tmp_path, "train.log", out)
+    assert meta["step.from"] == "step"
+    got = curve(frame, "loss")
+    assert [s for s, _ in got] == list(range(1, 120)) and got[9][1] == pytest.approx(2.9)
+    assert "global_step" not in frame.get_column("metric").unique().to_list()

@@ -217,9 +217,10 @@ def parse_chunk(chunk: pl.DataFrame, book: ShapeBook, known: dict) -> ChunkOut:
 
     has_stamp = joined.get_column("stamp.s").null_count() < joined.height
     separated = any(book.templates[sid].separated for sid in sids)
+    floated = any(book.templates[sid].floated for sid in sids)
     lines = joined.select(
         pl.col("row").cast(pl.Int32),
-        *[_count(cut(a), separated).alias(a) for a in _ANCHORS],
+        *[_count(cut(a), separated, floated).alias(a) for a in _ANCHORS],
         "evaluation", "kind", "announce",
         values=pl.sum_horizontal([pl.col(f"s{k}").is_not_null() for k in range(width)]) if width else pl.lit(0),
         wall_time=_wall_time(cut("stamp")) if has_stamp else pl.lit(None, pl.Float64),
@@ -284,11 +285,13 @@ def _refined(chunk: pl.DataFrame, named: dict[int, list[tuple[int, int]]]) -> pl
     return pl.concat_str([pl.lit("\x03"), pl.col("_text_shape"), pl.lit("\x02"), suffix, pl.lit("\x03")])
 
 
-def _count(text: pl.Expr, separated: bool) -> pl.Expr:
+def _count(text: pl.Expr, separated: bool, floated: bool = False) -> pl.Expr:
     """A counter's number; with thousands separators where a shape prints them (BasicSR's
-    `iter:   1,100,`)."""
+    `iter:   1,100,`), or a zero fraction (`global_step=999.0`)."""
     if separated:
         text = text.str.replace_all(",", "", literal=True)
+    if floated:
+        text = text.str.replace(r"\.0+$", "")
     return text.cast(pl.Int64, strict=False)
 
 

@@ -46,6 +46,7 @@ _UNITS = {  # printed unit -> how it ends a metric's name
     "ex/s": "ex/s", "it/s": "it/s", "s/it": "s/it", "ms/step": "ms/step", "s/step": "s/step",
     "us/step": "us/step", "ms/it": "ms/it", "ms/batch": "ms/batch",
     "GiB": "gib", "MiB": "mib", "KiB": "kib", "TiB": "tib", "GB": "gb", "MB": "mb", "KB": "kb", "TB": "tb",
+    "Gb": "gb", "Mb": "mb",  # YOLOX's `mem: 5386Mb`: megabytes as loggers spell them
     "TFLOPS": "tflops", "TFLOPs": "tflops", "tflops": "tflops", "ms": "ms", "us": "us", "sec": "s", "min": "min",
     "%": "pct", "s": "s", "m": "min", "h": "h", "G": "G", "M": "M", "K": "K",
 }
@@ -73,6 +74,8 @@ _BLANK = re.compile("|".join([
     r"\bv?\d+\.\d+\.\d+[\w.+\-]*",  # versions
     r"\b0x[\dA-Fa-f]+\b",
     r"\([A-Za-z_][\w.]*:\d+\)",  # a logger location in parentheses: ESPnet's `(trainer:453)`
+    r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+:\d+(?![\d.])",  # a module's line: loguru's `yolox.core.trainer:247`
+    r"(?m:^[IWEF]\d{4} +\d\d:\d\d:\d\d\.\d+ +\d+ )",  # glog/absl: `I0101 12:00:00.123456 140000 `
 ]))
 """What is never a value: blanked with a separator (a key before it has no value)."""
 _GAP = "\x01"
@@ -158,6 +161,8 @@ class Template:
     other metrics there, so the reader tells them apart by the text at these spans."""
     separated: bool = False
     """A step or epoch printed with thousands separators (`iter: 1,100`)."""
+    floated: bool = False
+    """A step or epoch printed as a float with a zero fraction (Lightning's `global_step=999.0`)."""
     loose: int = 0
     """Words that named nothing (prose around numbers: `with local batch size 8`)."""
     setting: bool = False
@@ -224,6 +229,14 @@ def _tags(line: str) -> tuple[str, list[tuple[int, str | None]]]:
 
 def _is_int(text: str) -> bool:
     return text.replace(",", "").isdigit()
+
+
+_WHOLE_FLOAT = re.compile(r"\d+\.0+")
+
+
+def _counts_as_int(text: str) -> bool:
+    """An integer, or a float with a zero fraction (`999.0`: a logger that prints every value as a float)."""
+    return _is_int(text) or bool(_WHOLE_FLOAT.fullmatch(text))
 
 
 def tokenise(line: str) -> Template:
@@ -454,16 +467,18 @@ def tokenise(line: str) -> Template:
             continue
         low = key.lower()
         last_key = key
-        if suffix is None and _is_int(text) and (low in EPOCH_NAMES or low.split()[-1] in EPOCH_NAMES):
+        if suffix is None and _counts_as_int(text) and (low in EPOCH_NAMES or low.split()[-1] in EPOCH_NAMES):
             # `Epoch 3`, and a bar's description before its counter: `Training Epoch 3:  4%| 1/28`
             if out.epoch is None:
                 out.epoch = (start, end - start)
                 out.separated = out.separated or "," in text
+                out.floated = out.floated or "." in text
             continue
-        if suffix is None and _is_int(text) and _step_name(low):
+        if suffix is None and _counts_as_int(text) and _step_name(low):
             if out.step is None or _rank(low) < _rank(out.step[0]):
                 out.step = (low, start, end - start)
                 out.separated = out.separated or "," in text
+                out.floated = out.floated or "." in text
             named = [w for w in lead if w.lower() not in _JOINERS and w not in _LEVELS]
             while named and named[-1].lower() in _JOINERS | {"global", "train", "training"}:
                 named.pop()
