@@ -56,6 +56,8 @@ def check(run: dict, cmd: list[str]) -> tuple[str, str]:
             missing.append(f"{r['run']}: read without a loss, not said")
     why = next((ln for ln in said if "error" in ln or "nothing" in ln or "not read" in ln or "no loss" in ln),
                said[-1] if said else "")
+    if not missing and not why:
+        why = f"read: {len(report.get('runs', []))} run(s), nothing to name"
     return ("SILENT" if missing else "named"), ("; ".join(missing) + " | " if missing else "") + why[:300]
 
 

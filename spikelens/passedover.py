@@ -66,13 +66,28 @@ def _lines_reason(path: Path, text: str, whole: bool) -> str:
     verdict = sniff(text, whole, named=True)
     if verdict is not None and verdict.reason:
         return verdict.reason
-    # the commonest shape of numbered line (its digits as 0) is the one a pattern would be written for
+    return (f"{len(numeric)} of its {filled} lines hold numbers, in no layout a reader knows (no key "
+            f"names them on lines that repeat); {_commonest(lines, numeric)}")
+
+
+def _commonest(lines: list[str], numeric: list[int]) -> str:
+    """The commonest shape of numbered line (its digits as 0): the one a pattern would be written for."""
     shapes = Counter(_DIGITS.sub("0", lines[i]) for i in numeric)
     shape, count = shapes.most_common(1)[0]
     first = next(i for i in numeric if _DIGITS.sub("0", lines[i]) == shape)
-    return (f"{len(numeric)} of its {filled} lines hold numbers, in no layout a reader knows (no key "
-            f"names them on lines that repeat); the commonest, {count} line{'s' if count != 1 else ''} like "
-            f"line {first + 1}: {_snippet(lines[first])!r}")
+    return f"the commonest, {count} line{'s' if count != 1 else ''} like line {first + 1}: {_snippet(lines[first])!r}"
+
+
+def numbered_lines(path: Path) -> str:
+    """How many lines of the file's head hold numbers, and the commonest of them (for a file read
+    as a console log in which no line held a keyed number)."""
+    with open(path, "rb") as fh:
+        text = decoding.text_head(fh.read(HEAD_BYTES))
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    numeric = [i for i, line in enumerate(lines) if _NUMBER.search(line)]
+    if not numeric:
+        return "no line holds a number"
+    return f"{len(numeric)} lines hold numbers; {_commonest(lines, numeric)}"
 
 
 def _json_reason(text: str, whole: bool) -> str:

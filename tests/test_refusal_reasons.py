@@ -141,6 +141,18 @@ def test_text_reader_refuses_a_log_of_banners_naming_what_it_looked_for(tmp_path
         TextLogImporter().read(path)
 
 
+def test_a_console_log_with_no_keyed_number_names_its_numbered_lines(tmp_path, monkeypatch):
+    from spikelens.importers import textlogs
+
+    path = tmp_path / "train.log"
+    path.write_text(_steps(30))
+    empty = textlogs.read_general(iter([]))  # the reader's answer for a file none of whose lines it could key
+    monkeypatch.setattr(textlogs, "read_general", lambda chunks, headers=(): empty)
+    with pytest.raises(FormatError, match=r"no line held a keyed number \(30 lines hold numbers; the commonest, "
+                                          r"30 lines like line 1: 'step 0 \| loss 4.0000 \| lr 0.0003'\)"):
+        TextLogImporter()._read_general(path)
+
+
 @pytest.mark.parametrize("body, words", [
     ("", "the file is empty"),
     ("\x00" * 200, "only NUL bytes"),

@@ -872,11 +872,11 @@ class TextLogImporter(Importer):
         except OSError as exc:
             raise InputError(path, f"cannot read ({exc.strerror or exc})") from None
         if rows.height == 0:
-            if path.suffix.lower() in _STRUCTURED:  # a summary or a config, by what the file holds
-                from ..passedover import reason
+            from ..passedover import numbered_lines, reason
 
+            if path.suffix.lower() in _STRUCTURED:  # a summary or a config, by what the file holds
                 raise FormatError(path, reason(path))
-            raise FormatError(path, "read as a console log, but no line held a keyed number")
+            raise FormatError(path, f"read as a console log, but no line held a keyed number ({numbered_lines(path)})")
         meta = {"pattern": linerecords.CONSOLE.name, "lines": n_lines, **info}
         ranked = _per_rank(path, rows, meta, shapes=True, parse=lambda chunks: read_general(chunks, headers))
         if ranked:
