@@ -31,7 +31,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
 import _bench  # noqa: E402
+from writers import _sweep_reports as sweep_reports  # noqa: E402  (the runs of tests/test_sweep_memory.py too)
 
 TARGET_S = 60.0
 """1,000 runs of 10k steps under 60 s."""
@@ -71,22 +73,6 @@ def parent_memory(n_runs: int, n_steps: int) -> tuple[str, dict]:
                   "parent_kb_per_run": per_run / 1e3, "json_mb": len(s.stdout) / 1e6}
 
 
-def synthetic_report(i: int):
-    """A small run's report as a worker would send it: one spike at one of five shared steps."""
-    from spikelens.model.finding import Finding
-    from spikelens.model.report import RunReport
-
-    name, at = f"run_{i:06d}", 100 + 10 * (i % 5)
-    source = f"/sweep/{name}/metrics.csv"
-    spike = Finding(kind="spike", code="SL101", run=name, metric="train/loss", severity="warning",
-                    message=f"train/loss spiked 3.0x at step {at}", start_step=at, peak_step=at, end_step=at + 3,
-                    recovery="fast", magnitude=3.0, evidence={"robust_z": 12.5})
-    return RunReport(run=name, sources=[source], metrics={"train/loss": "loss"}, findings=[spike], formats=["csv"],
-                     segments=[{"segment": 0, "source": source, "first_step": 0, "last_step": 499, "points": 500}],
-                     points=500, stats={"main_metric": "train/loss", "first_step": 0, "last_step": 499,
-                                        "first_value": 2.5, "last_value": 1.1, "points": 500})
-
-
 def synthetic(n_runs: int, outputs: list[str]) -> tuple[str, dict]:
     """tracemalloc's peak over a spooled sweep of `n_runs` synthetic runs, then over each output."""
     import gc
@@ -97,13 +83,8 @@ def synthetic(n_runs: int, outputs: list[str]) -> tuple[str, dict]:
     from spikelens.pipeline import sweep
 
     writers = _writers(outputs)
-
-    def execute(executor, fn, items, shared, jobs):
-        for (i,) in items:
-            yield [synthetic_report(i)], []
-
-    sweep.source_groups = lambda roots: [[i] for i in range(n_runs)]
-    sweep.execute = execute
+    sweep.source_groups = sweep_reports.groups(n_runs)
+    sweep.execute = sweep_reports.executor()
     rows, numbers = [], {"runs": n_runs}
     with _bench.scratch("sweep-synthetic") as tmp:
         (tmp / "logs").mkdir()  # an empty log folder; the spool beside it

@@ -2,7 +2,7 @@
 by a report a run; its outputs (JSON, concise, markdown, HTML) are written a run at a time;
 its spool is removed whether the sweep ends well, fails or is interrupted.
 
-The runs are made here, small and many (no files read, no worker processes): each a spike
+The runs are made in memory (`fixtures/writers/_sweep_reports.py`), small and many (no files read, no worker processes): each a spike
 at one of a few shared steps, so the cross-run links write a data cause on every run (the
 worst case for what the parent holds)."""
 from __future__ import annotations
@@ -18,8 +18,6 @@ from pathlib import Path
 import pytest
 
 from spikelens.config import Config
-from spikelens.model.finding import Finding
-from spikelens.model.report import RunReport
 from spikelens.pipeline import spool as spool_mod
 from spikelens.pipeline import sweep
 from spikelens.pipeline.runsummary import SpooledRuns
@@ -28,29 +26,13 @@ from spikelens.report.html import write_html
 from spikelens.report.json_report import write_json
 from spikelens.report.markdown import write_markdown
 
-
-def _report(i: int) -> RunReport:
-    name = f"run_{i:05d}"
-    source = f"/sweep/{name}/metrics.csv"
-    at = 100 + 10 * (i % 5)  # five steps every run shares with a fifth of the others
-    spike = Finding(kind="spike", code="SL101", run=name, metric="train/loss", severity="warning",
-                    message=f"train/loss spiked 3.0x at step {at}", start_step=at, peak_step=at, end_step=at + 3,
-                    recovery="fast", magnitude=3.0, evidence={"robust_z": 12.5})
-    return RunReport(run=name, sources=[source], metrics={"train/loss": "loss"}, findings=[spike], formats=["csv"],
-                     segments=[{"segment": 0, "source": source, "first_step": 0, "last_step": 499, "points": 500}],
-                     points=500, stats={"main_metric": "train/loss", "first_step": 0, "last_step": 499,
-                                        "first_value": 2.5, "last_value": 1.1, "points": 500})
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
+from writers import _sweep_reports as sweep_reports  # noqa: E402  (the same runs as bench_sweep --synthetic)
 
 
 def _fake_sweep(monkeypatch, n: int, fail_at: int | None = None, error: type[BaseException] = RuntimeError) -> None:
-    def execute(executor, fn, items, shared, jobs):
-        for k, (i,) in enumerate(items):
-            if k == fail_at:
-                raise error("stopped")
-            yield [_report(i)], []
-
-    monkeypatch.setattr(sweep, "source_groups", lambda roots: [[i] for i in range(n)])
-    monkeypatch.setattr(sweep, "execute", execute)
+    monkeypatch.setattr(sweep, "source_groups", sweep_reports.groups(n))
+    monkeypatch.setattr(sweep, "execute", sweep_reports.executor(fail_at, error))
     monkeypatch.setattr(sweep, "SPOOL_FROM", 2)
     monkeypatch.delenv(sweep.SPOOL_ENV, raising=False)
 
@@ -80,7 +62,7 @@ def _parent_peak(monkeypatch, tmp_path: Path, n: int) -> int:
 def test_the_parent_holds_about_a_kilobyte_a_run(monkeypatch, tmp_path):
     # pathlib interns every run's folder name: held here, they are in the interpreter's table before the
     # sweeps, which would otherwise double it at some run count (~2 MB in one allocation, the suite's luck)
-    names = [sys.intern(f"run_{i:05d}") for i in range(300)]
+    names = [sys.intern(sweep_reports.run_name(i)) for i in range(300)]
     small = _parent_peak(monkeypatch, tmp_path / "a", 60)
     large = _parent_peak(monkeypatch, tmp_path / "b", 300)
     per_run = (large - small) / 240
