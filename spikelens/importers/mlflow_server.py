@@ -15,10 +15,8 @@ import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Iterator
-from urllib.error import HTTPError, URLError
+from typing import TYPE_CHECKING, Iterator
 from urllib.parse import urlencode
-from urllib.request import Request, urlopen
 
 import polars as pl
 
@@ -26,6 +24,9 @@ from ..errors import FormatError, InputError
 from ..storage import is_server_url, pointed_uri
 from .base import Importer, Table
 from .mlflow_runs import POINT_SCHEMA, RunInfo, Selection, split_selection, tables_of, warn_skipped
+
+if TYPE_CHECKING:
+    from urllib.error import HTTPError
 
 PAGE_POINTS = 25_000
 PAGE_RUNS = 1_000
@@ -48,6 +49,9 @@ class Client:
             self.headers["Authorization"] = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
 
     def call(self, method: str, endpoint: str, body: dict | None = None, query: dict | None = None) -> dict:
+        from urllib.error import HTTPError, URLError  # HTTP and TLS load when a server is asked, not
+        from urllib.request import Request, urlopen  # when discovery merely passes this reader
+
         url = f"{self.base}/api/2.0/mlflow/{endpoint}"
         if query:
             url += "?" + urlencode(query)
