@@ -9,6 +9,8 @@ import numpy as np
 
 import spikelens
 
+from conftest import write_csv
+
 
 def _text_log(path, losses, steps=None):
     steps = range(1, len(losses) + 1) if steps is None else steps
@@ -69,21 +71,17 @@ def test_a_bad_batch_is_judged_against_the_runs_upward_moves_not_its_first_fast_
 
 
 def test_a_kl_spike_is_caused_by_the_policy_update_not_a_data_source_and_gets_no_skip_batches_remedy(tmp_path):
-    # SB3 PPO's TensorBoard scalars (the real SummaryWriter): approx_kl 300x its median at one update,
-    # beside two loss terms that stayed calm (the data cause used to read that as 'one data source')
-    import pytest
-    SummaryWriter = pytest.importorskip("torch.utils.tensorboard").SummaryWriter
+    # SB3 PPO's progress.csv: approx_kl 300x its median at one update, beside loss terms that stayed
+    # calm (the data cause used to read that as 'one data source' and the remedy to skip its batches)
     from spikelens.explain.catalog import next_steps
     rng = np.random.default_rng(4)
-    with SummaryWriter(str(tmp_path / "ppo")) as w:
-        for i in range(200):
-            step = (i + 1) * 2048
-            w.add_scalar("train/approx_kl", 3.0 if i == 120 else float(0.01 * np.exp(0.4 * rng.standard_normal())), step)
-            w.add_scalar("train/value_loss", float(0.5 * np.exp(0.1 * rng.standard_normal())), step)
-            w.add_scalar("train/policy_gradient_loss", float(-0.02 + 0.002 * rng.standard_normal()), step)
-            w.add_scalar("train/loss", float(0.3 * np.exp(0.1 * rng.standard_normal())), step)
-            w.add_scalar("rollout/ep_rew_mean", float(50 + 0.1 * i + rng.normal()), step)
-    (spike,) = [f for f in _run(tmp_path / "ppo").findings if f.kind == "spike" and f.metric == "train/approx_kl"]
+    rows = [[(i + 1) * 2048, i + 1, 3.0 if i == 120 else 0.01 * np.exp(0.4 * rng.standard_normal()),
+             0.5 * np.exp(0.1 * rng.standard_normal()), -0.02 + 0.002 * rng.standard_normal(),
+             0.3 * np.exp(0.1 * rng.standard_normal()), 50 + 0.1 * i + rng.normal()] for i in range(200)]
+    header = ["time/total_timesteps", "time/iterations", "train/approx_kl", "train/value_loss",
+              "train/policy_gradient_loss", "train/loss", "rollout/ep_rew_mean"]
+    (spike,) = [f for f in _run(write_csv(tmp_path / "progress.csv", header, rows)).findings
+                if f.kind == "spike" and f.metric == "train/approx_kl"]
     causes = [c.cause for c in spike.causes]
     assert causes[0] == "policy_update" and "data" not in causes and "bad_batch" not in causes
     assert "remedy" not in spike.evidence
