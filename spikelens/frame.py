@@ -86,7 +86,7 @@ _SQUARED = re.compile(r"squared?|(?:^|[/_\-. ])sq(?:$|[/_\-. ])|norm[\s_\-]?sq|n
 _NOT_GRAD = re.compile(r"param|weight|update|activation|act_|embed|logit", re.I)
 _LOSS = re.compile(r"loss|^trl$|^tel$|nll|cross[\s_\-]?entropy|perplexity$|^ppl$|(?:^|[/_\-. ])ce$|objective"
                    r"|(?:^|/)cost$|(?:^|[/_\-. ])bp[bc]$|bits[\s_\-]?per[\s_\-]?(?:byte|char)"
-                   r"|(?:^|[/_\-. ])(?:r?mse|mae|huber|bce)$|smooth[\s_\-]?l1", re.I)
+                   r"|(?:^|[/_\-. ])(?:r?mse|mae|huber|bce)$|smooth[\s_\-]?l1|(?:^|[/_\-. ])perceptual(?![\w\-./]*(?:weight|lambda|coef))(?:$|[/_\-. ])", re.I)
 _NOT_LOSS = re.compile(r" vs |_vs_|samples|tokens$|loss[\s_\-]?scal|ppl|perplex|runtime|per_second|num_|count", re.I)
 _PERPLEXITY = re.compile(r"perplexity|(?:^|[/_\-. ])ppl(?:$|[/_\-. ])", re.I)
 _B = r"(?:^|[/_\-. (@])"  # the start of a name's word

@@ -343,3 +343,9 @@ def test_a_step_printed_as_a_float_with_a_zero_fraction_counts(tmp_path):
     got = curve(frame, "loss")
     assert [s for s, _ in got] == list(range(1, 120)) and got[9][1] == pytest.approx(2.9)
     assert "global_step" not in frame.get_column("metric").unique().to_list()
+
+
+def test_a_perceptual_term_is_a_loss():
+    # PaddleGAN's FOMM: `perceptual: 102.6 equivariance_value: 0.2 ... generator_distill_loss: 0.01`
+    roles = infer_roles(["perceptual", "equivariance_value", "generator_distill_loss", "loss_perceptual", "perceptual_weight"])
+    assert roles["perceptual"] == "loss" and roles["loss_perceptual"] == "loss" and roles["perceptual_weight"] == "other"
