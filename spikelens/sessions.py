@@ -52,11 +52,14 @@ def earlier_sessions(frame: pl.DataFrame, reruns: list[int], main: str | None) -
         return []
     segs = sorted(int(s) for s in frame.get_column("segment").unique())
     starts = [segs[0], *sorted(s for s in set(reruns) if s != segs[0])]
+    last = starts[-1]
+    # one pass over the frame (not one filter of the whole frame per earlier run)
+    parts = frame.filter(pl.col("segment") < last).partition_by("segment", as_dict=True, maintain_order=True)
     out: list[Session] = []
     for k, lo in enumerate(starts[:-1]):
         hi = starts[k + 1]
         members = [s for s in segs if lo <= s < hi]
-        rows = frame.filter(pl.col("segment").is_in(members))
+        rows = pl.concat([parts[(s,)] for s in members if (s,) in parts])
         rows = _live_inside(rows.drop("superseded") if "superseded" in rows.columns else rows)
         counted = rows.filter(pl.col("metric") == main) if main is not None else rows
         counted = counted.filter(~pl.col("superseded") & pl.col("value").is_not_null())
