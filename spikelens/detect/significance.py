@@ -81,8 +81,8 @@ def weigh(findings: list[Finding], ctx: RunContext) -> list[Finding]:
         series = ctx.series.get(f.metric)
         if series is None or not len(series):
             continue
-        reasons = (_adversarial, _running_average, _reinforcement, _minor_term, _negligible, _rounding,
-                   _small_recovered, _short_stall) if f.kind in CURVE_KINDS else ()
+        reasons = (_adversarial, _running_average, _average_restart, _reinforcement, _minor_term, _negligible,
+                   _rounding, _small_recovered, _short_stall) if f.kind in CURVE_KINDS else ()
         if f.kind == "repeated_data":
             reasons = (_no_relaunch,)
         for reason in reasons + ((_not_main,) if f.kind in MAIN_KINDS else ()):
@@ -121,6 +121,47 @@ def _running_average(f: Finding, series: Series, ctx: RunContext) -> str | None:
         return None
     return (f"{series.metric} is a running average of {raw.metric}, restarted each epoch: its first points "
             f"average a handful of batches and swing; {raw.metric} itself is judged per batch")
+
+
+RESTART_SMOOTHER = 4.0
+"""A curve is a long running mean before a jump when it moved at most a quarter as much per point as
+it does in the points after it (a mean over a whole epoch against one over a handful of batches)."""
+
+
+def _average_restart(f: Finding, series: Series, ctx: RunContext) -> str | None:
+    """A spike at the first point of a running mean restarted at an epoch boundary (MXNet's
+    Speedometer, an `AverageMeter` printed since the epoch began): the point before averaged the
+    whole last epoch, this one a handful of batches, so it swings by the batches' own spread; the
+    points after give the jump back as the mean fills. Read as such when the curve was far
+    smoother before the jump than after it, and the batches each later point adds to the mean
+    (backed out of the means, the first one counting one batch or one logging interval) are
+    ordinary: none negative, none over `RECOVERED_LOUD` times the level before. A bad stretch gives
+    itself away: the means after it imply more batches far above the level (a spike that decays
+    over several points), a bad batch deep inside a mean barely moves the next ones, and a one-point
+    blip of a per-batch loss implies a negative batch (no mean falls that fast)."""
+    if f.kind != "spike" or f.recovery not in ("fast", "slow") or f.peak_step is None:
+        return None
+    step, v = series.finite()
+    i = int(np.searchsorted(step, f.peak_step))
+    if i < 6 or i + 5 > step.size or step[i] != f.peak_step or not (v[max(0, i - 10):i + 5] > 0).all():
+        return None
+    before, after, at = v[max(0, i - 10):i], v[i:i + 5], step[i:i + 5].astype(np.float64)
+    level = float(np.median(before))
+    moved_before = float(np.median(np.abs(np.diff(np.log(before)))))
+    moved_after = float(np.median(np.abs(np.diff(np.log(after[1:])))))
+    if not after[0] > after[1] or not RESTART_SMOOTHER * moved_before < moved_after:
+        return None
+    gap = float(np.median(np.diff(step[max(0, i - 10):i + 5])))
+    for first in (1.0, gap):  # printed at the epoch's first batch, or after its first logging interval
+        n = first + (at - at[0])  # the batches each mean holds
+        added = (n[1:] * after[1:] - n[:-1] * after[:-1]) / np.diff(n)
+        if (added >= 0).all() and float(added.max()) <= RECOVERED_LOUD * level:
+            return (f"a running mean restarting: {series.metric} moved {100 * moved_before:.2g}% a point before "
+                    f"the jump (a mean over many batches) and {100 * moved_after:.2g}% a point after it, and the "
+                    f"batches the next points add sit at {float(np.median(added)):.4g} against {level:.4g} "
+                    f"before: the first point of a new epoch's mean averages a handful of batches; the "
+                    f"averaging window, not the loss")
+    return None
 
 
 def _reinforcement(f: Finding, series: Series, ctx: RunContext) -> str | None:
