@@ -39,13 +39,19 @@ def series_of(frame: pl.DataFrame, roles: dict[str, str]) -> dict[str, Series]:
     """Each metric's live (not superseded) points, sorted by step, as NumPy arrays; one
     point a step (see `one_per_step`). A squared grad norm is judged as its root, a
     perplexity that stands for the loss as its log."""
+    given = frame
     if "superseded" in frame.columns and (frame.get_column("superseded").any()
                                           or frame.get_column("superseded").null_count()):
         frame = frame.filter(~pl.col("superseded"))
     live = frame.filter(pl.col("value").is_not_null()) if frame.get_column("value").null_count() else frame
     out: dict[str, Series] = {}
-    for metric, step, value, wall in _by_metric(live):
+    steps: list[np.ndarray] = []
+    # wall times are read later only from the frame the caller keeps (a filtered copy would be held)
+    for metric, step, value, wall in _by_metric(live, lazy_wall=live is given):
+        if callable(wall) and step.size > 1 and not (step[1:] > step[:-1]).all():
+            wall = wall()  # points logged twice at a step: one_per_step picks their wall times
         step, value, wall = one_per_step(step, value.astype(np.float64, copy=False), wall)
+        step = _shared(step, steps)
         role = roles.get(metric, "other")
         scale = ""
         if role == "grad_norm" and is_squared_norm(metric):
@@ -54,17 +60,50 @@ def series_of(frame: pl.DataFrame, roles: dict[str, str]) -> dict[str, Series]:
         elif role in ("loss", "eval_loss") and is_perplexity(metric):
             with np.errstate(invalid="ignore", divide="ignore"):
                 value, scale = np.log(value), "log"  # a perplexity standing for the loss is judged as the loss
-        out[metric] = Series(metric=metric, role=role, step=step, value=value, wall_time=wall, scale=scale)
+        out[metric] = _LazyWall(metric=metric, role=role, step=step, value=value, wall_time=wall, scale=scale)
     return out
 
 
-def _by_metric(live: pl.DataFrame) -> Iterator[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
+def _shared(step: np.ndarray, seen: list[np.ndarray]) -> np.ndarray:
+    """The step array of an earlier metric when this one's is the same (metrics logged
+    together: 8 bytes a point each otherwise), read-only as every shared one is, so that no
+    detector can change another metric's steps."""
+    for other in seen:
+        if other.size == step.size and other[-1] == step[-1] and np.array_equal(other, step):
+            return other
+    step.flags.writeable = False
+    seen.append(step)
+    return step
+
+
+class _LazyWall(Series):
+    """A series whose wall times are gathered from the frame when a detector first reads
+    them (few do: the throughput family, on one series), not for every metric up front."""
+
+    @property
+    def wall_time(self) -> np.ndarray | None:
+        wall = self.__dict__.get("_wall")
+        return wall() if callable(wall) else wall
+
+    @wall_time.setter
+    def wall_time(self, wall) -> None:
+        if callable(wall):  # a thunk: read once, then kept
+            def once(thunk=wall):
+                got = thunk()
+                self.__dict__["_wall"] = got
+                return got
+            wall = once
+        self.__dict__["_wall"] = wall
+
+
+def _by_metric(live: pl.DataFrame, lazy_wall: bool = False) -> Iterator[tuple[str, np.ndarray, np.ndarray, Any]]:
     """(metric, step, value, wall_time) of each metric, rows sorted by (step, seq), metrics
     in the order they first appear so sorted. Readers write rows in `seq` order and steps
     rarely go back within a metric: then the rows of each metric in frame order are that
     order already, and one pass over the metric codes per metric (no sorted copy of the
-    frame) finds them. Otherwise the frame is sorted."""
-    groups = _metric_runs_in_order(live) if live.height else None
+    frame) finds them (and, with `lazy_wall`, a metric's wall times are a function that
+    finds them again when called). Otherwise the frame is sorted."""
+    groups = _metric_runs_in_order(live, lazy_wall) if live.height else None
     if groups is None:
         for (metric,), part in live.sort("step", "seq").group_by("metric", maintain_order=True):
             yield (metric, part.get_column("step").to_numpy(), part.get_column("value").to_numpy(),
@@ -73,7 +112,7 @@ def _by_metric(live: pl.DataFrame) -> Iterator[tuple[str, np.ndarray, np.ndarray
     yield from groups
 
 
-def _metric_runs_in_order(live: pl.DataFrame) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] | None:
+def _metric_runs_in_order(live: pl.DataFrame, lazy_wall: bool = False) -> list[tuple[str, np.ndarray, np.ndarray, Any]] | None:
     seq = live.get_column("seq").to_numpy()
     if not (seq[1:] > seq[:-1]).all():
         return None
@@ -87,10 +126,20 @@ def _metric_runs_in_order(live: pl.DataFrame) -> list[tuple[str, np.ndarray, np.
     steps = [step_all[r] for r in rows]
     if any((s[1:] < s[:-1]).any() for s in steps):
         return None
-    value, wall = live.get_column("value").to_numpy(), live.get_column("wall_time").to_numpy()
+    value = live.get_column("value").to_numpy()
     names = live.get_column("metric").gather([int(r[0]) for r in rows]).to_list()
     first = sorted(range(len(rows)), key=lambda g: (int(steps[g][0]), int(seq[rows[g][0]])))
-    return [(names[g], steps[g], value[rows[g]], wall[rows[g]]) for g in first]
+    if lazy_wall:
+        walls = [_wall_of(live.get_column("wall_time"), live.get_column("metric"), int(present[g])) for g in first]
+    else:
+        wall = live.get_column("wall_time").to_numpy()
+        walls = [wall[rows[g]] for g in first]
+    return [(names[g], steps[g], value[rows[g]], w) for g, w in zip(first, walls)]
+
+
+def _wall_of(wall: pl.Series, metric: pl.Series, code: int):
+    """The wall times of the metric coded `code`, in row order, when called."""
+    return lambda: wall.to_numpy()[np.flatnonzero(metric.to_physical().to_numpy() == code)]
 
 
 def one_per_step(step: np.ndarray, value: np.ndarray, wall: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
