@@ -257,18 +257,21 @@ def _split_bytes(data: bytes, row0: int, line0: int, shapes: bool) -> tuple[pl.D
 
     import pyarrow as pa  # here, not at import: reading an event file or a CSV never needs it
 
-    def pieces(name: str, block: bytes) -> pl.Series:
-        whole = pa.LargeStringArray.from_buffers(ends.size, pa.py_buffer(offsets), pa.py_buffer(block))
-        return pl.Series(name, whole).str.head(-1)
+    cuts = pa.py_buffer(offsets)
+
+    def pieces(block: bytes) -> pa.LargeStringArray:
+        return pa.LargeStringArray.from_buffers(ends.size, cuts, pa.py_buffer(block))
 
     row = np.arange(row0, row0 + ends.size, dtype=np.int64)
     if ends.size == int(np.count_nonzero(newline)):  # a piece is a line
         line_no = row - row0 + line0
     else:  # a piece's line: the newlines before it
         line_no = line0 + np.concatenate(([0], np.cumsum(newline[ends][:-1])))
-    frame = pl.DataFrame({"row": row, "line_no": line_no.astype(np.int64), "text": pieces("text", data)})
+    cols = {"row": row, "line_no": line_no.astype(np.int64), "text": pieces(data)}
     if shapes:
-        frame = frame.with_columns(pieces("shape", lineshapes.zeroed(data)))
+        cols["shape"] = pieces(lineshapes.zeroed(data))
+    # both columns cut in one pass (a second `with_columns` was a third of the split's time)
+    frame = pl.DataFrame(cols).with_columns(pl.col(*(["text", "shape"] if shapes else ["text"])).str.head(-1))
     return frame, int(line_no[-1]) - line0 + 1
 
 
