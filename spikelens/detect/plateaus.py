@@ -157,8 +157,10 @@ class PlateauDetector(Detector):
             return [zero]
         s, y, is_log = _compressed(step, value)
         m = y.size
-        found = self._at_chance(s, y, is_log, m) or self._broke_out(s, y, is_log, m, ctx) \
-            or self._never_learned(s, y, is_log, m)
+        chance = self._at_chance(s, y, is_log, m)
+        if chance is not None and not_chance(chance["chance"], series, ctx, step, value, self.chance_tolerance):
+            chance = None
+        found = chance or self._broke_out(s, y, is_log, m, ctx) or self._never_learned(s, y, is_log, m)
         if found is None:
             return []
         if not found.get("above_start"):
@@ -472,6 +474,68 @@ class PlateauDetector(Detector):
                        evidence={"reading": f["how"], "level": level, "moved_percent": float(pct),
                                  "robust_z": float(f["z"]), "chance_classes": k, "points": int(b - a),
                                  "breakthrough_fall_log": f.get("fall")})
+
+
+SUM_TOLERANCE = 0.02
+"""A loss is the sum of its logged terms when they add up to it within this share, point by point."""
+TERM_SHARE = 0.1
+"""...and at least two of them hold this share of it: a sum of parts, not one cross-entropy."""
+
+
+def not_chance(k: int, series: Series, ctx: RunContext, step: np.ndarray, value: np.ndarray,
+               tolerance: float) -> str | None:
+    """Why a loss sitting at ln(k) is not at chance, if the run says so: ln(k) is the level of one
+    cross-entropy over k outcomes, and
+    - a classifier has one class count: a run that started at ln(k0), its untrained level, and
+      learned down to ln(k) for a smaller k counts k0 classes (an ImageNet run from 6.91 that
+      learned down to 4.6 is not at ln(100)); a run that started lower (a fine-tune) and blew up
+      to ln(k) may well sit at chance;
+    - a total of several logged terms is not one cross-entropy (a YOLO loss, giou + conf + cls,
+      that happens to sit at 1.10 is not at ln 3)."""
+    first = _from_the_start(ctx, step)
+    if first:
+        k0 = chance_classes(float(np.median(value[:3])), tolerance)  # the untrained model's first losses
+        if k0 is not None and k0 > k:  # (a fine-tune starts below chance and may blow up to it)
+            return f"it started at ln({k0}), its untrained level: a model over {k0} outcomes"
+    parts = _terms_of(series, ctx)
+    if parts:
+        return f"{series.metric} is the sum of {', '.join(parts)}: not one cross-entropy"
+    return None
+
+
+def _from_the_start(ctx: RunContext, step: np.ndarray) -> bool:
+    """Does the log start where the run started (not a continuation picked up late)?"""
+    return bool(step.size) and not (step[0] > 0.05 * max(step[-1], 1) and step[0] >= 100)
+
+
+def _terms_of(total: Series, ctx: RunContext) -> list[str]:
+    """The logged loss terms `total` is the sum of (at the steps all of them share), when at least
+    two of them hold `TERM_SHARE` of it; [] when it is not a sum of what the run logs."""
+    tstep, tval = total.finite()
+    terms = []
+    for other in ctx.by_role("loss"):
+        if other.metric == total.metric or not len(other):
+            continue
+        ostep, oval = other.finite()
+        common, ti, oi = np.intersect1d(tstep, ostep, return_indices=True)
+        if common.size >= 0.9 * tstep.size and common.size >= 5 and float(np.median(oval[oi])) < float(np.median(tval[ti])):
+            terms.append((other.metric, ostep, oval))
+    if len(terms) < 2:
+        return []
+    shared = tstep
+    for _, ostep, _ in terms:
+        shared = np.intersect1d(shared, ostep)
+    if shared.size < 5:
+        return []
+    pick = lambda st, v: v[np.searchsorted(st, shared)]  # noqa: E731 (steps are sorted in a Series)
+    tot = pick(tstep, tval)
+    parts = np.array([pick(st, v) for _, st, v in terms])
+    if not (tot > 0).all() or float(np.median(np.abs(parts.sum(axis=0) / tot - 1))) > SUM_TOLERANCE:
+        return []
+    shares = np.median(parts / tot, axis=1)
+    if int((shares >= TERM_SHARE).sum()) < 2:
+        return []
+    return [name for (name, _, _), share in zip(terms, shares) if share >= TERM_SHARE]
 
 
 def _run_start(ctx: RunContext, first_eval: int) -> int:
