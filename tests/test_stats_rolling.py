@@ -86,3 +86,26 @@ def test_wide_rolling_median_keeps_its_anchor_medians():
             lo = i - window // 2 if center else i + 1 - exclusive - window
             if lo >= 0 and lo + window <= x.size:
                 assert got[i] == np.median(x[lo:lo + window]), (window, i)
+
+
+def _noise_sigma_reference(y, window):
+    """noise_sigma as written before its arrays were reused in place."""
+    if y.size < 3:
+        return np.full(y.shape, np.nan)
+    d = np.abs(np.diff(y, prepend=y[0]))
+    d[0] = d[1]
+    local = rolling_median(d, window, trailing_exclusive=True, min_samples=5)
+    glob = float(np.nanmedian(d)) if np.isfinite(d).any() else 0.0
+    local = np.where(np.isfinite(local), local, glob)
+    return np.maximum(local, max(0.25 * glob, 1e-12)) * stats.MAD_TO_SIGMA / np.sqrt(2.0)
+
+
+def test_noise_sigma_is_the_same_numbers_in_place():
+    rng = np.random.default_rng(5)
+    for n, window in ((2, 50), (3, 5), (400, 50), (5_000, 50), (3_000, 1000)):
+        for kind in ("walk", "ties", "zeros"):
+            y = _awkward(rng, n, kind) if n > 3 else rng.standard_normal(n)
+            for arr in (y, y.astype(np.float32), np.round(np.nan_to_num(y, posinf=9, neginf=-9) * 10).astype(np.int64)):
+                with np.errstate(invalid="ignore"):  # inf - inf, in both
+                    assert _same_bits(stats.noise_sigma(arr, window), _noise_sigma_reference(arr, window)), \
+                        (n, kind, arr.dtype)

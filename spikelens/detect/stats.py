@@ -65,7 +65,9 @@ def _polars_rolling_median(x: np.ndarray, window: int, center: bool, exclusive: 
         return s.rolling_median(window_size=window, min_samples=min_samples, center=True).to_numpy().astype(np.float64)
     out = trailing(x)
     if exclusive:  # median of x[i-window : i] is the trailing median at i-1
-        return np.concatenate([[np.nan], out[:-1]])
+        out[1:] = out[:-1]  # moved in place (NumPy copies an overlapping slice through a buffer)
+        out[:1] = np.nan
+        return out
     if not center:
         return out
     # centred window at i = [i - window//2, i + after]: the trailing median at i + after,
@@ -81,7 +83,7 @@ def _polars_rolling_median(x: np.ndarray, window: int, center: bool, exclusive: 
 
 def _polars_trailing(v: np.ndarray, window: int, min_samples: int) -> np.ndarray:
     return pl.Series(v, dtype=pl.Float64).rolling_median(window_size=window, min_samples=min_samples) \
-        .to_numpy().astype(np.float64)
+        .to_numpy(writable=True).astype(np.float64, copy=False)
 
 
 _NETWORKS = {
@@ -196,13 +198,19 @@ def noise_sigma(y: np.ndarray, window: int) -> np.ndarray:
     """
     if y.size < 3:
         return np.full(y.shape, np.nan)
-    d = np.abs(np.diff(y, prepend=y[0]))
+    d = np.empty(y.shape, dtype=y.dtype)  # |Δy|, the first point's copied from the second, in one array
+    np.subtract(y[1:], y[:-1], out=d[1:])
+    np.abs(d, out=d)
     d[0] = d[1]
     local = rolling_median(d, window, trailing_exclusive=True, min_samples=5)
     glob = float(np.nanmedian(d)) if np.isfinite(d).any() else 0.0
-    local = np.where(np.isfinite(local), local, glob)
+    del d
+    local[~np.isfinite(local)] = glob
     floor = max(0.25 * glob, 1e-12)
-    return np.maximum(local, floor) * MAD_TO_SIGMA / np.sqrt(2.0)
+    np.maximum(local, floor, out=local)
+    local *= MAD_TO_SIGMA
+    local /= np.sqrt(2.0)
+    return local
 
 
 def global_sigma(y: np.ndarray) -> float:
