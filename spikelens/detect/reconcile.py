@@ -334,6 +334,9 @@ SAWTOOTH_SPIKE_CYCLES = 4
 SAWTOOTH_JITTER = 0.15
 """Excursions of one loss at this many starts or more (recovered spikes among them: 4), their
 spacing within this share of its mean, are one periodic oscillation."""
+SAWTOOTH_STOPPED = 2
+"""A sawtooth with room for this many more cycles after its last one, none of which came, ended
+with a phase of the schedule: the data order would have gone on repeating."""
 
 
 def _sawtooth(excursions: list[Finding], findings: list[Finding], ctx: RunContext, drop: set[int]) -> list[Finding]:
@@ -360,13 +363,22 @@ def _sawtooth(excursions: list[Finding], findings: list[Finding], ctx: RunContex
                   and a - 2 * period <= f.start_step <= b]
         drop.update(id(f) for f in folded)
         top = max(f.magnitude or 1.0 for f in xs)
+        s = ctx.series.get(metric)
+        last = int(s.step[-1]) if s is not None and len(s) else int(b)
+        missing = int((last - b) // period)  # cycles that would have fit after the last one
+        message = (f"{metric} climbs and falls back every {period:g} steps ({len(xs)} cycles from step {a} to {b}, "
+                   f"up to {top:.2f}x its trend): a sawtooth at a fixed period, the mark of an unshuffled data "
+                   f"order (the same hard batches at the same place in every epoch) or a periodic hook")
+        if missing >= SAWTOOTH_STOPPED:
+            message += (f"; it stopped at step {b} while the run went on to step {last} (room for {missing} more "
+                        f"cycles): a phase of the schedule (a reset every {period:g} steps while it lasted), not the "
+                        f"data order, which repeats every epoch to the end; a note")
         out.append(Finding(
-            kind="oscillation", code="SL203", run=ctx.run, metric=metric, severity="warning",
-            message=(f"{metric} climbs and falls back every {period:g} steps ({len(xs)} cycles from step {a} to {b}, "
-                     f"up to {top:.2f}x its trend): a sawtooth at a fixed period, the mark of an unshuffled data "
-                     f"order (the same hard batches at the same place in every epoch) or a periodic hook"),
+            kind="oscillation", code="SL203", run=ctx.run, metric=metric,
+            severity="info" if missing >= SAWTOOTH_STOPPED else "warning", message=message,
             start_step=int(a), end_step=int(b), magnitude=float(top),
             evidence={"periodic": True, "period_steps": period, "cycles": len(xs),
-                      "cycle_starts": [int(f.start_step) for f in xs],
-                      "folded": [f"{f.kind} at step {f.anchor_step}" for f in folded]}))
+                      "cycle_starts": [int(f.start_step) for f in xs], "cycles_missing_after": missing,
+                      "folded": [f"{f.kind} at step {f.anchor_step}" for f in folded],
+                      **({"note_because": "schedule_phase"} if missing >= SAWTOOTH_STOPPED else {})}))
     return out
