@@ -20,7 +20,8 @@ parent); `PYTHONPATH` pointing at an older tree measures that tree.
 `--synthetic` measures the parent's own Python objects (tracemalloc) in this process, over
 `--runs` small runs made in memory (one spike each at one of five shared steps: the links
 put a data cause on every run, the worst case), the discovery and the workers left out:
-the sweep, then each of `--outputs` written to /dev/null. Fast enough for 10^5 runs.
+the sweep, then each of `--outputs` written to /dev/null. Fast enough for 10^5 runs. With
+`--findings`, the sweep writes a findings dataset and a second sweep reuses every run from it.
 """
 from __future__ import annotations
 
@@ -73,8 +74,10 @@ def parent_memory(n_runs: int, n_steps: int) -> tuple[str, dict]:
                   "parent_kb_per_run": per_run / 1e3, "json_mb": len(s.stdout) / 1e6}
 
 
-def synthetic(n_runs: int, outputs: list[str]) -> tuple[str, dict]:
-    """tracemalloc's peak over a spooled sweep of `n_runs` synthetic runs, then over each output."""
+def synthetic(n_runs: int, outputs: list[str], findings: bool = False) -> tuple[str, dict]:
+    """tracemalloc's peak over a spooled sweep of `n_runs` synthetic runs, then over each output.
+    With `findings`, the sweep writes a findings dataset, then a second sweep reuses every run
+    from it (`--findings` run twice over logs that did not change)."""
     import gc
     import os
     import tracemalloc
@@ -85,6 +88,10 @@ def synthetic(n_runs: int, outputs: list[str]) -> tuple[str, dict]:
     writers = _writers(outputs)
     sweep.source_groups = sweep_reports.groups(n_runs)
     sweep.execute = sweep_reports.executor()
+    if findings:
+        from spikelens.pipeline import incremental
+
+        incremental.group_key, incremental.fingerprint = sweep_reports.group_key, sweep_reports.fingerprint
     rows, numbers = [], {"runs": n_runs}
     with _bench.scratch("sweep-synthetic") as tmp:
         (tmp / "logs").mkdir()  # an empty log folder; the spool beside it
@@ -92,11 +99,24 @@ def synthetic(n_runs: int, outputs: list[str]) -> tuple[str, dict]:
         tracemalloc.start()
         base = tracemalloc.get_traced_memory()[0]
         t = time.perf_counter()
-        report = sweep.analyze_roots([tmp / "logs"], Config(), keep_frames=False, spool=tmp)
+        dataset = tmp / "findings" if findings else None
+        report = sweep.analyze_roots([tmp / "logs"], Config(), keep_frames=False, spool=tmp, findings=dataset)
         held, peak = (x - base for x in tracemalloc.get_traced_memory())
-        rows.append(["sweep (gather, mirrors, names, links)", f"{peak / n_runs:,.0f}", f"{held / n_runs:,.0f}",
-                     f"{time.perf_counter() - t:.1f}"])
+        what = "sweep (gather, mirrors, names, links)" + (", dataset written" if findings else "")
+        rows.append([what, f"{peak / n_runs:,.0f}", f"{held / n_runs:,.0f}", f"{time.perf_counter() - t:.1f}"])
         numbers["sweep"] = {"peak_bytes_per_run": peak / n_runs, "held_bytes_per_run": held / n_runs}
+        if findings:  # the same logs again: every run's report comes back from the dataset
+            report.runs.spool.close()
+            del report
+            gc.collect()
+            tracemalloc.reset_peak()
+            base = tracemalloc.get_traced_memory()[0]
+            t = time.perf_counter()
+            report = sweep.analyze_roots([tmp / "logs"], Config(), keep_frames=False, spool=tmp, findings=dataset)
+            held, peak = (x - base for x in tracemalloc.get_traced_memory())
+            rows.append(["second sweep, every run reused from the dataset", f"{peak / n_runs:,.0f}",
+                         f"{held / n_runs:,.0f}", f"{time.perf_counter() - t:.1f}"])
+            numbers["reused"] = {"peak_bytes_per_run": peak / n_runs, "held_bytes_per_run": held / n_runs}
         for name in outputs:
             tracemalloc.reset_peak()
             t = time.perf_counter()
@@ -166,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="measure the parent process's own peak memory instead (see the module doc)")
     ap.add_argument("--synthetic", action="store_true",
                     help="the parent's own objects (tracemalloc) over --runs small runs made in memory")
+    ap.add_argument("--findings", action="store_true",
+                    help="with --synthetic: write a findings dataset, then sweep again reusing every run")
     ap.add_argument("--outputs", default="concise",
                     help="with --synthetic: outputs written after the sweep, of json,concise,markdown,html")
     args = ap.parse_args(argv)
@@ -173,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     n_steps = args.steps or (1000 if args.quick else 10_000)
     repeats = args.repeats or 1
     if args.synthetic:
-        return _bench.report(synthetic, args, n_runs, [o for o in args.outputs.split(",") if o])
+        return _bench.report(synthetic, args, n_runs, [o for o in args.outputs.split(",") if o], args.findings)
     if args.parent_memory:
         return _bench.report(parent_memory, args, n_runs, n_steps)
     return _bench.report(run, args, n_runs, n_steps, repeats)

@@ -63,6 +63,10 @@ class GroupState:
         """This state with its bytes moved into a sweep's spool (pipeline.spool)."""
         return GroupState(self.key, self.fingerprint, self.settings, b"", where=(spool, spool.append(self.state)))
 
+    def bare(self) -> "GroupState":
+        """What is written of it (its bytes, not what was decoded from them), to be kept whole in a spool."""
+        return GroupState(self.key, self.fingerprint, self.settings, self.data())
+
     def data(self) -> bytes:
         if self.where is None:
             return self.state
@@ -94,11 +98,17 @@ def row_chunks(report: Report, states: dict[str, tuple[GroupState, list[Any]]] |
     first_run_of = {id(runs[0]): st for st, runs in states.values() if runs}
     group_of = {id(r): st.key for st, runs in states.values() for r in runs}
     out: list[dict[str, Any]] = []
-    # a spooled sweep's states name its runs' summaries; its runs are read back one at a time
+    # a spooled sweep's runs are read back one at a time, each summary saying where its group's state lies
     named = getattr(report.runs, "summaries", report.runs)
+    spool = getattr(report.runs, "spool", None)
     for i, (who, r) in enumerate(zip(named, report.runs), 1):
-        st = first_run_of.get(id(who))
-        out.append(_run_row(r, group_of.get(id(who)), st))
+        at = getattr(who, "group_state", None)
+        if at is not None:
+            st = spool[at if at >= 0 else ~at]
+            key, st = st.key, (st if at >= 0 else None)
+        else:
+            st, key = first_run_of.get(id(who)), group_of.get(id(who))
+        out.append(_run_row(r, key, st))
         out.extend(_finding_row(r, f) for f in r.findings)
         if i % runs_per_chunk == 0:
             yield pl.DataFrame(out, schema=SCHEMA, orient="row")

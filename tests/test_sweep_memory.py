@@ -220,3 +220,52 @@ def test_the_cli_keeps_the_spool_beside_the_html_and_removes_it(tmp_path, monkey
     gc.collect()
     assert sorted(os.listdir(tmp_path / "out")) == ["page.html"]
     assert sorted(p.name for p in logs.rglob("*")) == ["metrics.csv"] * 3 + ["r0", "r1", "r2"]
+
+
+def _alive(cls: type) -> int:
+    return sum(1 for o in gc.get_objects() if type(o) is cls)
+
+
+def test_a_findings_sweep_holds_no_group_state_nor_decoded_report_a_run(monkeypatch, tmp_path):
+    """--findings: each group's kept state waits in the spool (its runs' summaries say where), and
+    a second sweep's reused reports are decoded into the spool, not held until their turn."""
+    from spikelens import findings_data
+    from spikelens.model.report import RunReport
+    from spikelens.pipeline import incremental
+
+    n = 24
+    _fake_sweep(monkeypatch, n)
+    monkeypatch.setattr(incremental, "group_key", sweep_reports.group_key)
+    monkeypatch.setattr(incremental, "fingerprint", sweep_reports.fingerprint)
+    seen: dict[str, int] = {}
+    real_write, real_restore = findings_data.write, incremental.restore
+
+    def write(*args, **kwargs):
+        seen["states while written"] = _alive(findings_data.GroupState)
+        return real_write(*args, **kwargs)
+
+    def restore(state):
+        seen.setdefault("reports at the first reuse", _alive(RunReport))
+        return real_restore(state)
+
+    monkeypatch.setattr(findings_data, "write", write)
+    monkeypatch.setattr(incremental, "restore", restore)
+    data = tmp_path / "findings.parquet"  # one file: a folder dataset writes a partition a run
+    first = sweep.analyze_roots([tmp_path / "logs"], Config(), keep_frames=False, spool=tmp_path / "spool",
+                                findings=data)
+    first_json = _json_of(first)
+    del first
+    gc.collect()
+    again = sweep.analyze_roots([tmp_path / "logs"], Config(), keep_frames=False, spool=tmp_path / "spool",
+                                findings=data)
+    assert _json_of(again) == first_json  # every run came back from the dataset, the same
+    assert seen["states while written"] <= 2, seen  # was one a group (24)
+    assert seen["reports at the first reuse"] <= 2, seen  # was every decoded report (24)
+
+
+def _json_of(report) -> str:
+    import io
+
+    out = io.StringIO()
+    write_json(report, out)
+    return out.getvalue()

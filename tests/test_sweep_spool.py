@@ -227,10 +227,15 @@ def test_a_dataset_file_written_in_chunks_is_the_table(both, tmp_path):
     from spikelens import findings_data
 
     held, spooled, _ = both
-    whole = findings_data.rows(held)
+    whole = pl.concat(list(findings_data.row_chunks(spooled)))  # one chunk: 13 runs
     findings_data.write(tmp_path / "chunked.parquet", findings_data.row_chunks(spooled, runs_per_chunk=3))
     back = pl.read_parquet(tmp_path / "chunked.parquet")
     assert back.equals(whole) and whole.height > len(held.runs)
+    # the spooled runs know their group's state (on disk, as the sweep kept it): the rest is the held report's
+    group = ["group_key", "fingerprint", "settings", "state"]
+    assert whole.drop(group).equals(findings_data.rows(held).drop(group))
+    runs = whole.filter(pl.col("row") == "run")
+    assert runs.get_column("group_key").null_count() == 0 and runs.get_column("state").null_count() < runs.height
     findings_data.write(tmp_path / "folder", findings_data.row_chunks(spooled, runs_per_chunk=3))
     cols = [c for c in whole.columns if c != "rows_hash"]
     assert findings_data.read(tmp_path / "folder").select(cols).sort("run", maintain_order=True).equals(

@@ -98,10 +98,12 @@ def _version() -> str:
         return "unknown"
 
 
-def previous(path: Path | None, settings_key: str) -> tuple[dict[str, GroupState], dict[str, str]]:
+def previous(path: Path | None, settings_key: str, spool: Any = None
+             ) -> tuple[dict[str, GroupState], dict[str, str]]:
     """The groups a previous sweep kept in the dataset under the same settings (their
     states loaded and validated: one that does not load is left out, with one warning),
-    and the hash of each run's rows as written."""
+    and the hash of each run's rows as written. With a `spool`, each state's bytes and its
+    decoded reports wait there, not in memory (a sweep of 10^5 reused runs)."""
     if path is None or not path.exists():
         return {}, {}
     table = findings_data.read(path, ["row", "run", "group_key", "fingerprint", "settings", "state", "rows_hash"])
@@ -118,7 +120,12 @@ def previous(path: Path | None, settings_key: str) -> tuple[dict[str, GroupState
             bad.append(f"{exc}")
             continue
         if isinstance(key, str) and isinstance(fp, str):
-            groups[key] = GroupState(key, fp, st, state, restored)
+            if spool is None:
+                groups[key] = GroupState(key, fp, st, state, restored)
+            else:
+                kept = GroupState(key, fp, st, state).spooled(spool)
+                kept.restored = _Spooled(spool.append(restored))
+                groups[key] = kept
     if bad:
         from .. import diagnostics
 
@@ -141,6 +148,13 @@ def restore(state: GroupState) -> tuple[list[RunReport], list[str]]:
     """The reports and warnings `previous` loaded (fresh copies are not needed: each
     sweep loads its own)."""
     if state.restored is None:
-        state.restored = statejson.loads(state.state)
+        state.restored = statejson.loads(state.data())
+    if isinstance(state.restored, _Spooled):
+        spool, _ = state.where
+        state.restored = spool[state.restored]
     reports, warnings = state.restored
     return reports, warnings
+
+
+class _Spooled(int):
+    """The spool index of a state's decoded reports (`previous` with a spool)."""

@@ -122,7 +122,7 @@ class RunSummary:
     made) and `resorted`."""
 
     __slots__ = ("index", "run", "sources", "formats", "points", "stats", "findings", "edits", "added",
-                 "resorted", "_spool")
+                 "resorted", "group_state", "_spool")
 
     frame = None  # renaming relabels no frame here: the full report's is relabelled when read back
 
@@ -135,6 +135,9 @@ class RunSummary:
         self.edits: tuple = ()
         self.added: tuple = ()
         self.resorted = False
+        self.group_state: int | None = None
+        """With a findings dataset: the spool index of its group's state (`~index` for the
+        group's other runs, whose rows name the group but do not carry the state)."""
 
     @property
     def shift_profile(self) -> Any:

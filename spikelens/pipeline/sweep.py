@@ -88,20 +88,22 @@ def _sweep(roots: list[Path], cfg: Config, detector_params: dict | None, executo
         if tell:
             tell.start(n_groups)
         settings = incremental.settings(cfg, detector_params, roots) if findings else ""
-        before, hashes = incremental.previous(findings, settings) if findings else ({}, {})
-        if keep_frames:
-            before = {}
-        keys = [incremental.group_key(g) for g in groups] if findings else []
-        prints = [incremental.fingerprint(g) for g in groups] if findings else []
-        todo: Sequence[int] = ([i for i in range(n_groups) if not _unchanged(before, keys, prints, i)]
-                               if before else range(n_groups))  # a range: no list of 10^5 numbers
-        fresh = execute(executor, analyze_group, _HandedOut(groups[i] for i in todo),
-                        (roots, cfg, detector_params, keep_frames), jobs)
-        del groups  # each group is let go once handed out (`_HandedOut`)
-        states: dict[str, tuple[findings_data.GroupState, list[RunReport]]] = {}
         spooled = _spool_in(spool) if spool is not False and n_groups >= SPOOL_FROM else None
-        todo_set = set(todo) if before else todo
         try:
+            # a spooled sweep keeps the previous sweep's states (bytes and decoded reports) on disk
+            before, hashes = (incremental.previous(findings, settings, None if keep_frames else spooled)
+                              if findings else ({}, {}))
+            if keep_frames:
+                before = {}
+            keys = [incremental.group_key(g) for g in groups] if findings else []
+            prints = [incremental.fingerprint(g) for g in groups] if findings else []
+            todo: Sequence[int] = ([i for i in range(n_groups) if not _unchanged(before, keys, prints, i)]
+                                   if before else range(n_groups))  # a range: no list of 10^5 numbers
+            fresh = execute(executor, analyze_group, _HandedOut(groups[i] for i in todo),
+                            (roots, cfg, detector_params, keep_frames), jobs)
+            del groups  # each group is let go once handed out (`_HandedOut`)
+            states: dict[str, tuple[findings_data.GroupState, list[RunReport]]] = {}
+            todo_set = set(todo) if before else todo
             for i in range(n_groups):
                 if i in todo_set:
                     reports, warnings = next(fresh)
@@ -113,8 +115,14 @@ def _sweep(roots: list[Path], cfg: Config, detector_params: dict | None, executo
                     tell.advance(reports, len(warnings))
                 if spooled is not None:
                     reports = [RunSummary(spooled.append(r), r, spooled) for r in reports]
-                if kept is not None:
-                    states[keys[i]] = (kept.spooled(spooled) if spooled is not None else kept, reports)
+                    if kept is not None:  # the group's state waits on disk; its runs know where
+                        at = spooled.append(kept.bare())
+                        for k, summary in enumerate(reports):
+                            summary.group_state = at if k == 0 else ~at  # the first run's row carries it
+                elif kept is not None:
+                    states[keys[i]] = (kept, reports)
+                if findings:
+                    keys[i] = prints[i] = None  # type: ignore[call-overload]  # used: let go as the sweep goes
                 report.runs.extend(reports)
                 for line in warnings:
                     diagnostics.warn(line)
