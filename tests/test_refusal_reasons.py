@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 
+import polars as pl
 import pytest
 
 from conftest import main_in_process
@@ -183,3 +184,40 @@ def test_reason_for_numbered_lines_in_no_layout_gives_the_commonest_shape(tmp_pa
                               for i in range(1, 40)))
     why = passedover.reason(path)
     assert "hold numbers" in why and "the commonest" in why and "Training: " in why
+
+
+def test_a_console_log_of_nuls_beside_a_read_log_is_named(tmp_path, no_workers):
+    (tmp_path / "train.log").write_text(_steps())
+    (tmp_path / "job.out").write_bytes(b"starting job 17\n" + b"\x00" * 4096)  # killed while writing
+    with diagnostics.collecting():
+        report = api.analyze(tmp_path)
+    (note,) = [w for w in report.warnings if "job.out" in w]
+    assert "NUL bytes" in note and note.endswith("nothing was read from it")
+
+
+def test_an_importer_bug_is_one_line_naming_the_file_and_the_exception(tmp_path, capsys, monkeypatch, no_workers):
+    def boom(self, path):
+        raise ValueError("a reader's own bug")
+
+    path = tmp_path / "train.log"
+    path.write_text(_steps())
+    monkeypatch.setattr(TextLogImporter, "read", boom)
+    code, _, err = main_in_process(capsys, "analyze", path, "--format", "json")
+    (line,) = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and str(path) in line and "could not read it (ValueError: a reader's own bug)" in line
+    (tmp_path / "other.csv").write_text("step,loss\n" + "".join(f"{s},{4 - 0.01 * s}\n" for s in range(50)))
+    code, _, err = main_in_process(capsys, "analyze", tmp_path, "--format", "json")  # in a folder: skipped, said
+    assert code == 0 and "train.log: the text importer could not read it (ValueError" in err and "(skipped)" in err
+
+
+def test_a_named_pattern_that_reads_no_value_says_so(tmp_path):
+    from spikelens.importers.patterns import CATALOGUE
+
+    path = tmp_path / "train.log"
+    path.write_text(_steps(3))
+    info = {"near_misses": pl.DataFrame({"row": [4], "line_no": [4], "text": ["step 4/10 | loss 3.1\x00"]})}
+    with diagnostics.collecting() as said:
+        TextLogImporter._warn(path, CATALOGUE[0], info, pl.DataFrame())
+    cut, empty = said.lines
+    assert str(path) in cut and "1 line(s) look like" in cut and "first at line 5: 'step 4/10 | loss 3.1'" in cut
+    assert empty == f"{path}: matched the {CATALOGUE[0].name} pattern but held no readable values"
