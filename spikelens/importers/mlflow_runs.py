@@ -20,7 +20,6 @@ import polars as pl
 
 from .. import diagnostics
 from .base import TABLE_SCHEMA, Table
-from .sqlite_files import table_names
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 MLFLOW_TABLES = {"runs", "metrics", "experiments", "tags"}
@@ -158,6 +157,8 @@ def warn_skipped(source: str, deleted: int) -> None:
 
 def has_mlflow_tables(path: Path) -> bool:
     """A SQLite file with MLflow's tables (a tracking database, not any SQLite file)."""
+    from .sqlite_files import table_names  # SQLite loads when a database is looked into, not with the CLI
+
     return MLFLOW_TABLES <= table_names(path)
 
 
