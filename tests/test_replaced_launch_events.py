@@ -79,3 +79,19 @@ def test_finite_replaced_launches_say_nothing(tmp_path, no_workers):
     path = tmp_path / "train.log"
     path.write_text(_launch(40) + _launch(150, seed=1))
     assert not _nan(_run(path), "kl_approx") and not _nan(_run(path), "loss")
+
+
+def test_a_launch_stopped_by_its_own_nan_check_and_launched_again_is_told(tmp_path, no_workers):
+    path = tmp_path / "train.log"  # no NaN among the values: the script's check stopped the launch first
+    path.write_text(_launch(40) + "Loss is nan, stopping training\n" + _launch(150, seed=1))
+    run = _run(path)
+    (f,) = [g for g in run.findings if g.kind == "ended_early" and g.evidence.get("launch_crashed")]
+    assert f.severity == "info" and f.evidence["died_of_nan"] is True and f.evidence["last_step"] == 40
+    assert "stopped on NaN/inf values after step 40" in f.message and "Loss is nan" in f.message
+
+
+def test_a_nan_warning_the_launch_went_on_after_is_no_launch_end(tmp_path, no_workers):
+    path = tmp_path / "train.log"  # fp16 skips a step and the launch goes on: no launch ended there
+    text = _launch(150).replace("step 41 |", "Gradient overflow: grads are nan, skipping step\nstep 41 |")
+    path.write_text(text)
+    assert not [g for g in _run(path).findings if g.kind == "ended_early" and g.evidence.get("launch_crashed")]

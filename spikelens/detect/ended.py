@@ -154,10 +154,12 @@ def launch_crash_findings(run: str, meta: dict[str, Any]) -> list[Finding]:
         error, last, nxt = str(died.get("error") or ""), died.get("last_step"), died.get("next_step")
         if not error:
             continue
-        verb = "was interrupted" if _interrupted(error) else "crashed"
+        verb = ("stopped on NaN/inf values" if died.get("nan") else "was interrupted" if _interrupted(error)
+                else "crashed")
         where = "before logging any value" if last is None else f"after step {last}"
         msg = f"a launch {verb} {where} and was started again (step {nxt} next): {_short(error)}"
-        ev = {"error_line": error, "last_step": last, "relaunched_at_step": nxt, "launch_crashed": True}
+        ev = {"error_line": error, "last_step": last, "relaunched_at_step": nxt, "launch_crashed": True,
+              **({"died_of_nan": True} if died.get("nan") else {})}
         if died.get("line_no") is not None:
             ev["error_line_no"] = int(died["line_no"])
         step = int(last if last is not None else nxt)

@@ -218,7 +218,9 @@ class Signals:
             crash = part.filter(pl.col("crash"))
             fatal = part.filter((pl.col("exc") & pl.col("after_tb") | pl.col("crash"))
                                 & pl.col("text").str.contains(_FATAL))
-            pick = next((p for p in (fatal, exc, crash) if p.height), None)  # the root cause first
+            # a launch that said its values went NaN/inf (its own check stopped it) and was launched again
+            said_nan = part.filter(pl.col("nanmsg"))
+            pick = next((p for p in (fatal, exc, crash, said_nan) if p.height), None)  # the root cause first
             if pick is None:
                 continue
             text, line_no = pick.item(0, "text"), int(pick.item(0, "line_no")) + 1
@@ -230,7 +232,10 @@ class Signals:
                     continue  # a traceback printed before training (an optional import) need not be a crash
             elif nxt > last:
                 continue  # the launch went on after it
-            out.append({"error": shown(text.replace("\x00", "").strip(), newlines=False), "line_no": line_no, "last_step": last, "next_step": nxt})
+            if pick is said_nan and last is None:
+                continue  # a NaN note before the first value ended no launch
+            out.append({"error": shown(text.replace("\x00", "").strip(), newlines=False), "line_no": line_no, "last_step": last, "next_step": nxt,
+                        **({"nan": True} if pick is said_nan else {})})
         return out
 
     def nan_message(self, last_value_row: int | None) -> str | None:
