@@ -118,25 +118,19 @@ class NonFiniteDetector(Detector):
 def superseded_nonfinite(ctx: RunContext, metric: str) -> pl.DataFrame:
     """`step, value, segment` of the metric's NaN/inf points that a later launch superseded
     (`stitching`), in read order; empty when there are none."""
-    table = _superseded_table(ctx.frame)
+    table = ctx.__dict__.get("_superseded_nonfinite")  # one table a run, not one filter of the frame a metric
+    if table is None:
+        table = ctx.__dict__["_superseded_nonfinite"] = _superseded_table(ctx.frame)
     return table.filter(pl.col("metric") == metric).drop("metric") if table.height else table.drop("metric")
 
 
-_cached: list = [None, None]
-"""The frame last looked at and its superseded non-finite rows (one table a run, not one
-filter of the whole frame a metric)."""
-
-
 def _superseded_table(frame: pl.DataFrame | None) -> pl.DataFrame:
-    if _cached[0] is frame and frame is not None:
-        return _cached[1]
     cols = {"metric": pl.String, "step": pl.Int64, "value": pl.Float64, "segment": pl.Int64}
     if frame is None or "superseded" not in frame.columns or not frame.get_column("superseded").any():
         table = pl.DataFrame(schema=cols)
     else:
         table = (frame.filter(pl.col("superseded") & ~pl.col("value").is_finite())
                  .sort("seq").select([pl.col(c).cast(t) for c, t in cols.items()]))
-    _cached[0], _cached[1] = frame, table
     return table
 
 
