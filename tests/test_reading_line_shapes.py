@@ -349,3 +349,20 @@ def test_a_perceptual_term_is_a_loss():
     # PaddleGAN's FOMM: `perceptual: 102.6 equivariance_value: 0.2 ... generator_distill_loss: 0.01`
     roles = infer_roles(["perceptual", "equivariance_value", "generator_distill_loss", "loss_perceptual", "perceptual_weight"])
     assert roles["perceptual"] == "loss" and roles["loss_perceptual"] == "loss" and roles["perceptual_weight"] == "other"
+
+
+def test_a_status_table_of_labelled_rows_is_no_record(tmp_path):
+    from spikelens.importers.linetokens import header_cells, table_row
+
+    # Ray Tune's trial table: a trial's name and status under their names; several trials a table
+    head = header_cells("| Trial name            | status   | loc               |   iter |   total time (s) |"
+                        "   ts |   reward |")
+    assert head is not None
+    assert table_row("| DQN_shogi_96499_00000 | RUNNING  | 10.0.0.177:612604 |      1 |          2.02404 | 1320 |"
+                     "        0 |", head) is None
+
+
+def test_an_epoch_printed_as_a_float_is_no_counter():
+    # HF's console dicts: `'epoch': 1.0` on an evaluation line among training lines' 0.22, 0.43
+    t = tokenise("{'eval_loss': 0.0012, 'eval_runtime': 16.8658, 'epoch': 1.0}")
+    assert t.epoch is None and t.step is None

@@ -235,7 +235,8 @@ _WHOLE_FLOAT = re.compile(r"\d+\.0+")
 
 
 def _counts_as_int(text: str) -> bool:
-    """An integer, or a float with a zero fraction (`999.0`: a logger that prints every value as a float)."""
+    """An integer, or a float with a zero fraction (`999.0`: a logger that prints every value as a float):
+    for step keys only, which never count fractions (an epoch may: HF's `'epoch': 0.22`)."""
     return _is_int(text) or bool(_WHOLE_FLOAT.fullmatch(text))
 
 
@@ -467,12 +468,12 @@ def tokenise(line: str) -> Template:
             continue
         low = key.lower()
         last_key = key
-        if suffix is None and _counts_as_int(text) and (low in EPOCH_NAMES or low.split()[-1] in EPOCH_NAMES):
+        if suffix is None and _is_int(text) and (low in EPOCH_NAMES or low.split()[-1] in EPOCH_NAMES):
             # `Epoch 3`, and a bar's description before its counter: `Training Epoch 3:  4%| 1/28`
+            # (an epoch printed as a float is a fraction of the data seen: HF's `'epoch': 1.0` among 0.22, 0.43)
             if out.epoch is None:
                 out.epoch = (start, end - start)
                 out.separated = out.separated or "," in text
-                out.floated = out.floated or "." in text
             continue
         if suffix is None and _counts_as_int(text) and _step_name(low):
             if out.step is None or _rank(low) < _rank(out.step[0]):
@@ -682,10 +683,12 @@ def _group_row(line: str, header: list[tuple[str, int, int]]) -> Template | None
             label = names[0].split("_")[0] + "_"
             shared = len(label) > 1 and all(n.startswith(label) for n in names)
             names = [label * shared + "_".join(n[len(label) * shared:] for n in names)]
-        if len(cells) != len(names) or not all(_CELL_NUM.match(c) for c, _ in cells):
+        if len(cells) == len(names) and not all(_CELL_NUM.match(c) for c, _ in cells):
+            return None  # a label under a name (Ray Tune's `| DQN_00000 | RUNNING |`): a row of one of several things
+        if len(cells) != len(names):
             if numbers == 0 and g == 0 and not names:
                 return None
-            continue
+            continue  # a cell that does not line up with its names (`0 hr 06 min` under `time`)
         for name, (text, start) in zip(names, cells):
             num = _CELL_NUM.match(text)
             numbers += 1
