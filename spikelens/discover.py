@@ -135,7 +135,7 @@ def _note_passed_over(path: Path) -> None:
 
     try:
         verdict = general_sniff(path, named=True)
-    except OSError:
+    except Exception:  # noqa: BLE001 - a note about a file nobody reads never fails the discovery
         return
     if verdict is not None and not verdict.readable and verdict.reason:
         diagnostics.warn(f"{path}: passed over, not read as a log: {verdict.reason} "

@@ -27,6 +27,13 @@ _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\w
 def reason(path: Path) -> str:
     """Why `path` (a file no reader claimed) holds nothing spikelens reads."""
     try:
+        return _reason(path)
+    except Exception:  # noqa: BLE001 - the reason is a courtesy: it never turns a refusal into a traceback
+        return "no reader knows its layout"
+
+
+def _reason(path: Path) -> str:
+    try:
         size = path.stat().st_size
         with open(path, "rb") as fh:
             head = fh.read(HEAD_BYTES)
