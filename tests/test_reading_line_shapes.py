@@ -60,6 +60,13 @@ def test_a_key_that_rises_on_every_record_counts_them_whatever_its_name(tmp_path
     assert "after_cycle" not in frame.get_column("metric").unique().to_list()
     got = curve(frame, "avg_utility")
     assert [s for s, _ in got] == list(range(40)) and got[3][1] == pytest.approx(250 + 111 % 90 + 0.5)
+    # a model printout's widths rise on lines of their own keys but by no one stride: they count nothing
+    model = [f"InstanceNorm2D(num_features={w}, momentum=0.9, epsilon={1e-5 * (i + 1):.6f})"
+             for i, w in enumerate([16, 32, 64, 128, 256, 512])]
+    frame, meta = read(tmp_path, "nohup.out", model + [f"PSNR: {20 + i / 10:.2f} SSIM: {0.5 + i / 100:.3f}"
+                                                         for i in range(12)])
+    got = [s for s, _ in curve(frame, "PSNR")]
+    assert meta["step.from"] == "order" and got == list(range(got[0], got[0] + 12))
     # a value that rises but is no counter (a float, or printed on lines of its own) stays a metric
     out = [f"loss {1 / (i + 1):.4f} tokens_seen {i * 512 + 0.5}" for i in range(20)]
     frame, meta = read(tmp_path, "other.log", out)

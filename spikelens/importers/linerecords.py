@@ -708,17 +708,20 @@ def assemble(outs: Iterable[ChunkOut], book: ShapeBook) -> tuple[pl.DataFrame, d
 
 def _rising_key(frame: pl.DataFrame) -> tuple[pl.DataFrame, str | None]:
     """A file whose records name no counter, but print an integer under a key of their own
-    that rises on every record (`after cycle=3 avg(utility)=...`, `idx: 3loss: ...`): that key
-    counts the records, whatever its name. It becomes the step of its lines and of the lines
+    that rises on every record by one stride (`after cycle=3 avg(utility)=...`, `idx: 3loss: ...`;
+    a layer's widths 64, 128, 256 in a model printout rise but count nothing): that key counts the
+    records, whatever its name. It becomes the step of its lines and of the lines
     after them (up to its next line), and is no metric. It must be printed on the very lines of
     another metric (a counter beside the values it counts), never repeat or fall, and not be a
     role the detectors judge (a loss, a reward, a time)."""
     from ..frame import infer_role
 
+    stride = pl.col("value").diff().drop_nulls()
     per = (frame.group_by("metric").agg(n=pl.len(), rows=pl.col("row").sort(), whole=(pl.col("value") % 1 == 0).all(),
-                                        rising=(pl.col("value").diff().drop_nulls() > 0).all(),
-                                        low=pl.col("value").min())
-           .filter((pl.col("n") >= 4) & pl.col("whole") & pl.col("rising") & (pl.col("low") >= 0)))
+                                        rising=(stride > 0).all(), low=pl.col("value").min(),
+                                        even=(stride == stride.mode().first()).mean())
+           .filter((pl.col("n") >= 4) & pl.col("whole") & pl.col("rising") & (pl.col("low") >= 0)
+                   & (pl.col("even") >= 0.8)))
     if per.height == 0:
         return frame, None
     rows_of = {m: tuple(r) for m, r in
