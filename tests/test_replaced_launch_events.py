@@ -95,3 +95,14 @@ def test_a_nan_warning_the_launch_went_on_after_is_no_launch_end(tmp_path, no_wo
     text = _launch(150).replace("step 41 |", "Gradient overflow: grads are nan, skipping step\nstep 41 |")
     path.write_text(text)
     assert not [g for g in _run(path).findings if g.kind == "ended_early" and g.evidence.get("launch_crashed")]
+
+
+
+def test_an_inf_of_a_key_the_later_launch_no_longer_prints_is_told_once(tmp_path, no_workers):
+    path = tmp_path / "train.log"  # its points stay live (nothing replaces them): one finding, not a second note
+    first = _launch(40, kl=lambda s: math.inf if s >= 20 else 0.02)
+    second = "".join(f"step {s} | loss {5.0 - 0.01 * s + 0.002 * ((s * 7919) % 13 - 6):.4f} | lr 0.0003\n"
+                     for s in range(151))
+    path.write_text(first + second)
+    (f,) = _nan(_run(path), "kl_approx")
+    assert f.start_step == 20 and f.evidence["nonfinite_points"] == 21

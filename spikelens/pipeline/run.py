@@ -41,9 +41,12 @@ def analyze_run(run: Run, cfg: Config, *, detector_params: dict | None = None,
     earlier = judge_sessions(earlier_sessions(frame, stitched.reruns, stitched.main), lambda f: _judged(
         run.name, f, cfg, detectors))  # the earlier runs of a log that holds several (sessions.py)
     # a metric's NaN/inf in replaced launches is told once, over all of them (detect.nonfinite)
+    # (and a NaN the live timeline already tells: a key the later runs no longer print keeps its points live)
     told = {f.metric for f in findings if f.kind == "nan" and ("replaced_launch" in f.evidence
                                                                or "superseded_nonfinite_points" in f.evidence)}
-    findings += [f for f in earlier if not (f.kind == "nan" and f.metric in told)]
+    live_nan = {(f.metric, f.start_step) for f in findings if f.kind == "nan"}
+    findings += [f for f in earlier
+                 if not (f.kind == "nan" and (f.metric in told or (f.metric, f.start_step) in live_nan))]
     findings.sort(key=lambda f: (f.anchor_step if f.anchor_step is not None else -1, f.kind))
     return RunReport(run=run.name, sources=run.sources, segments=stitched.segments, metrics=roles,
                      findings=findings, formats=run.formats, points=run.frame.height,
