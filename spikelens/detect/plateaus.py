@@ -436,6 +436,8 @@ class PlateauDetector(Detector):
             return None  # so noisy or short that a learning run's fall would hide in it: no verdict
         if not _steady(y, self.max_stuck_move):
             return None  # it wanders between levels: an oscillation or a drift, not one flat level
+        if moved > self.max_stuck_move and _rank_fall_z(y) > self.max_z:
+            return None  # a material fall in rank order over all its points: learning, however noisy each is
         first = y[:max(3, m // 20)]
         early_z, early_fall = _movement(np.concatenate([first, y[-len(first):]]))
         if abs(early_z) > self.max_z and abs(early_fall) > self.max_stuck_move:
@@ -494,7 +496,8 @@ def not_chance(k: int, series: Series, ctx: RunContext, step: np.ndarray, value:
       that happens to sit at 1.10 is not at ln 3)."""
     first = _from_the_start(ctx, step)
     if first:
-        k0 = chance_classes(float(np.median(value[:3])), tolerance)  # the untrained model's first losses
+        ks = {chance_classes(float(x), tolerance) for x in value[:3]}  # the untrained model's first losses,
+        k0 = ks.pop() if len(ks) == 1 else None  # each at the same ln(k0) (not a first step that blew up)
         if k0 is not None and k0 > k:  # (a fine-tune starts below chance and may blow up to it)
             return f"it started at ln({k0}), its untrained level: a model over {k0} outcomes"
     parts = _terms_of(series, ctx)
@@ -610,6 +613,19 @@ def _resolution(value: np.ndarray) -> float:
     if distinct.size < 2 or distinct.size > value.size / 4:
         return 0.0
     return float(np.min(np.diff(distinct)))
+
+
+def _rank_fall_z(y: np.ndarray) -> float:
+    """How far the points fall in rank order over the stretch, in standard errors: Spearman's
+    correlation of the values with their order, negated, times sqrt(n - 1) (about normal when the
+    order is random). Thirds' medians against point noise miss a slow fall in a noisy per-batch
+    loss (40 single-batch losses falling 20% with a correlation of -0.54); every point's rank does not."""
+    n = y.size
+    if n < 10:
+        return 0.0
+    r = np.argsort(np.argsort(y)).astype(np.float64)
+    rho = float(np.corrcoef(np.arange(n, dtype=np.float64), r)[0, 1])
+    return -rho * np.sqrt(n - 1) if np.isfinite(rho) else 0.0
 
 
 def _immaterial(z: float, moved: float, max_z: float, max_move: float) -> bool:
