@@ -109,7 +109,8 @@ class SpikeDetector(Detector):
     """Many one-step jumps are a population of bad batches, not the tail of the run's noise,
     when upward one-point moves of half their size (in log) are at most this many times as
     many as they are: noise that throws 5x steps throws many more 2.2x ones, while an otherwise
-    smooth run whose bad batches jump 9-45x has almost no moves in between."""
+    smooth run whose bad batches jump 9-45x has almost no moves in between. Jumps at a fixed
+    period are the run's rhythm, not bad batches (`_periodic`)."""
     resume_context: int = 5
     """At a launch boundary the trailing window mixes the earlier launch's whole descent in
     (a short per-epoch run falls fast): the level before a resume is the median of this many
@@ -328,15 +329,23 @@ def bad_batch_jumps(det: SpikeDetector, value: np.ndarray, ratio: float, noise_f
     idx = np.flatnonzero(hit & prev_ok & next_ok)
     if idx.size == 0:
         return idx
-    if idx.size > 5 and idx.size > det.bad_batch_max_share * n \
-            and np.count_nonzero(jump[1:-1] >= thr / 2) > det.bad_batch_population * idx.size:
-        return np.empty(0, dtype=np.int64)  # the tail of the run's own noise, not a set of bad batches
+    if idx.size > 5 and idx.size > det.bad_batch_max_share * n and (
+            np.count_nonzero(jump[1:-1] >= thr / 2) > det.bad_batch_population * idx.size or _periodic(idx)):
+        return np.empty(0, dtype=np.int64)  # the tail of the run's own noise, or its rhythm: not bad batches
     # the run's own upward one-point moves: a fast descent (the first steps, below the level before
     # them) is not noise a bad batch must stand above
     rest = np.delete(np.maximum(np.nan_to_num(jump, nan=0.0), 0.0), idx)
     tail = float(np.quantile(rest, 0.99)) if rest.size >= 10 else 0.0
     factor = det.bad_batch_noise_factor if noise_factor is None else noise_factor
     return idx[jump[idx] >= factor * tail]
+
+
+def _periodic(idx: np.ndarray, share: float = 0.8) -> bool:
+    """Jumps at a fixed period (most gaps between them the same): the run's own rhythm (a batch
+    every N steps unlike the others, an accumulation or logging boundary), not bad batches, which
+    fall where the data put them."""
+    gaps = np.diff(idx)
+    return gaps.size >= 3 and float(np.mean(gaps == np.median(gaps))) >= share
 
 
 def _bad_batch_finding(det: SpikeDetector, series: Series, ctx: RunContext, step: np.ndarray, value: np.ndarray,
