@@ -98,6 +98,10 @@ def _version() -> str:
         return "unknown"
 
 
+STATE_SLICE = 1024
+"""Kept states turned into Python objects (and, with a spool, written there) this many at a time."""
+
+
 def previous(path: Path | None, settings_key: str, spool: Any = None
              ) -> tuple[dict[str, GroupState], dict[str, str]]:
     """The groups a previous sweep kept in the dataset under the same settings (their
@@ -112,8 +116,10 @@ def previous(path: Path | None, settings_key: str, spool: Any = None
     table = table.filter(pl.col("state").is_not_null() & (pl.col("settings") == settings_key))
     groups: dict[str, GroupState] = {}
     bad: list[str] = []
-    for key, fp, st, state in zip(*(table.get_column(c).to_list() for c in ("group_key", "fingerprint", "settings",
-                                                                          "state"))):
+    rows = (zip(*(part.get_column(c).to_list() for c in ("group_key", "fingerprint", "state")))
+            for part in table.iter_slices(STATE_SLICE))  # a slice's states as Python objects at a time, not all
+    st = settings_key  # every kept state's, as filtered: one string held, not a copy a group
+    for key, fp, state in (row for part in rows for row in part):
         try:
             restored = statejson.loads(state)
         except statejson.StateError as exc:
