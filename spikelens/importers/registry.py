@@ -36,26 +36,35 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("dvclive", "DvcLiveImporter", True),  # folder: dvclive/plots/metrics/**.tsv
     Entry("raytune", "RayTuneTrialImporter", True),  # folder: a trial's progress.csv / result.json beside params.json
     Entry("wandb_offline", "WandbOfflineFileImporter"),  # a run-<id>.wandb file named on its own
-    Entry("tensorboard", "TensorBoardImporter"),  # events.out.tfevents.* (or a renamed file starting with an event record)
+    # events.out.tfevents.* (or a renamed file starting with an event record)
+    Entry("tensorboard", "TensorBoardImporter"),
     Entry("hf", "HfTrainerStateImporter"),
     Entry("swanlab", "SwanLabImporter"),  # run-<id>.swanlab (':SWL' header)
-    Entry("mlflow_sql", "MlflowDatabaseImporter"),  # mlflow.db (SQLite with MLflow's runs/metrics tables) or a sqlite:// URI
+    # mlflow.db (SQLite with MLflow's runs/metrics tables) or a sqlite:// URI
+    Entry("mlflow_sql", "MlflowDatabaseImporter"),
     Entry("mlflow_server", "MlflowServerImporter"),  # an http(s):// MLflow server URL (discovery's pointer file)
     Entry("trackio", "TrackioImporter"),  # <project>.db (SQLite with a Trackio metrics table)
     Entry("neptune_parquet", "NeptuneParquetImporter"),  # before W&B history dumps: both are Parquet
     Entry("wandb_exports", "WandbChartCsvImporter"),  # before CsvImporter: a chart export is also a CSV
     Entry("wandb_exports", "WandbHistoryImporter"),  # before CsvImporter: _step/_runtime/_timestamp dumps
-    Entry("sb3", "RlProgressImporter"),  # before the JSON-lines and CSV readers: a timesteps column is the step (SB3 progress.*)
-    Entry("mmengine", "MmengineScalarsImporter"),  # before JsonLinesImporter: scalars.json, eval records placed and named apart
+    # before the JSON-lines and CSV readers: a timesteps column is the step (SB3 progress.*)
+    Entry("sb3", "RlProgressImporter"),
+    # before JsonLinesImporter: scalars.json, eval records placed and named apart
+    Entry("mmengine", "MmengineScalarsImporter"),
     Entry("llamafactory", "LlamaFactoryImporter"),  # before JsonLinesImporter: trainer_log.jsonl is JSON lines too
-    Entry("jsonhistory", "JsonHistoryImporter"),  # one JSON object of lists (a Keras history dump): its first value is a list
+    # one JSON object of lists (a Keras history dump): its first value is a list
+    Entry("jsonhistory", "JsonHistoryImporter"),
     Entry("jsonlines", "JsonLinesImporter"),  # after W&B history (its JSON lines have `_step`) and HF
-    Entry("ultralytics", "UltralyticsImporter"),  # before CsvImporter: results.csv (epoch, train/*_loss, metrics/*) and its args.yaml
+    # before CsvImporter: results.csv (epoch, train/*_loss, metrics/*) and its args.yaml
+    Entry("ultralytics", "UltralyticsImporter"),
     Entry("ultralytics", "UltralyticsResultsTxtImporter"),  # before the text reader: YOLOv5 (< v6) / YOLOv7 results.txt
-    Entry("timm", "TimmSummaryImporter"),  # before CsvImporter: summary.csv (epoch, train_*, eval_*, lr) and its args.yaml
+    # before CsvImporter: summary.csv (epoch, train_*, eval_*, lr) and its args.yaml
+    Entry("timm", "TimmSummaryImporter"),
     Entry("csvlogs", "CsvImporter"),
-    Entry("barenumbers", "BareNumbersImporter"),  # before the text reader: one number a line, named by the file (loss.txt)
-    Entry("kvtables", "KeyValueTableImporter"),  # before the text reader: | key | value | tables, one a record (SB3 console)
+    # before the text reader: one number a line, named by the file (loss.txt)
+    Entry("barenumbers", "BareNumbersImporter"),
+    # before the text reader: | key | value | tables, one a record (SB3 console)
+    Entry("kvtables", "KeyValueTableImporter"),
     Entry("textlogs", "TextLogImporter"),  # keep last: the most permissive (any .log/.txt a pattern matches)
 )
 

@@ -2,8 +2,9 @@
 one run's report at a time, not all of them (issue 28).
 
 Each entry is pickled into one file of a private temporary folder (`mkdtemp`, mode 0700;
-in the system's temporary folder or one the caller names) that this process created and alone reads, and is removed with the spool (closed, the
-spool collected, or the process ending, SIGTERM included: see `_on_sigterm`): never a file another process wrote, so pickle
+in the system's temporary folder or one the caller names) that this process created and
+alone reads, and is removed with the spool (closed, the spool collected, or the process
+ending, SIGTERM included: see `_on_sigterm`): never a file another process wrote, so pickle
 (exact, frames included, fast) is safe here where a shared findings dataset uses
 validated JSON (`statejson`). Entries are read with `pread`, so two passes over the
 spool may interleave; `replace` appends the new version and points the entry at it.
