@@ -40,8 +40,12 @@ def install(params: list) -> list:
         if isinstance(param, _TyperParameter) and getattr(param, "_runtime_param", _NOT_READ) is None:
             desc = getattr(param, "type_descriptor", None)
             if isinstance(desc, TypeDescriptor) and desc.file_annotation is None:
-                param._runtime_param = _PlainParam(parameter_info=desc.parameter_info,
-                                                   annotation=desc.annotation, descriptor=desc)
+                try:
+                    plain = _PlainParam(parameter_info=desc.parameter_info,
+                                        annotation=desc.annotation, descriptor=desc)
+                except Exception:  # noqa: BLE001 - a typer whose private layer changed: its own coercion
+                    continue
+                param._runtime_param = plain
     return params
 
 
@@ -87,7 +91,18 @@ def _in_range(value: int | float, info: Any) -> bool:
     return (info.min is None or value >= info.min) and (info.max is None or value <= info.max)
 
 
-if RuntimeParam is not None:
+def _plain_param_class() -> type | None:
+    """The runtime parameter reading plain values, or None where typer's private layer
+    is not the one this module was written against (typer's own coercion then does it all)."""
+    if RuntimeParam is None:
+        return None
+    try:
+        return _define_plain_param()
+    except Exception:  # noqa: BLE001 - another typer's RuntimeParam: leave typer alone
+        return None
+
+
+def _define_plain_param() -> type:
     @dataclass(frozen=True)
     class _PlainParam(RuntimeParam):
         """Reads the plain values; hands the rest to typer's own runtime parameter."""
@@ -102,3 +117,10 @@ if RuntimeParam is not None:
             if out is not _NOT_READ:
                 return out
             return build_runtime_param(self.descriptor)._coerce_value(value, param=param, ctx=ctx)
+
+    return _PlainParam
+
+
+_PlainParam = _plain_param_class()
+if _PlainParam is None:
+    RuntimeParam = None
