@@ -46,6 +46,7 @@ def _child(reader: str, path: str) -> None:
     if reader == "spikelens":
         import spikelens
         import spikelens.importers.registry  # noqa: F401  (imported by load() on first use)
+        import spikelens.importers.tensorboard  # noqa: F401  (the lazy registry imports it on first use)
 
         def read() -> int:
             return spikelens.load(path).height
