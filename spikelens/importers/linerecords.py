@@ -724,8 +724,9 @@ def _rising_key(frame: pl.DataFrame) -> tuple[pl.DataFrame, str | None]:
                    & (pl.col("even") >= 0.8)))
     if per.height == 0:
         return frame, None
-    rows_of = {m: tuple(r) for m, r in
-               frame.group_by("metric").agg(pl.col("row").sort()).iter_rows()}
+    rows_of = {m: tuple(r) for m, r, moves in
+               frame.group_by("metric").agg(pl.col("row").sort(), pl.col("value").n_unique() > 1).iter_rows()
+               if moves}  # a counter counts values that move (not a printout's constant `wt = 0`)
     from .linetokens import _rank
 
     # the key on most lines; among keys on the same lines, one named as a counter (`iter` before `epoch`)
