@@ -163,3 +163,31 @@ def keras_csv(path: Path, rows: dict) -> Path:
 def metric(run, name: str) -> pl.DataFrame:
     """The rows of one metric in a run's long frame, in read order."""
     return run.frame.filter(pl.col("metric") == name)
+
+
+def read_text_log(tmp_path: Path, name: str, lines: list[str]):
+    """The text reader's frame and meta of a console log written from `lines`."""
+    from spikelens.importers.textlogs import TextLogImporter
+
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with diagnostics.collecting():
+        (table,) = TextLogImporter().read(path)
+    return table.frame, table.meta
+
+
+def curve(frame: pl.DataFrame, metric: str) -> list[tuple[int, float]]:
+    """(step, value) of one metric of a long frame."""
+    return frame.filter(pl.col("metric") == metric).select("step", "value").rows()
+
+
+def polars_rolling_median(x, window: int, center: bool = False, exclusive: bool = False, min_samples: int = 1):
+    """Polars' own rolling median: the reference `detect.stats.rolling_median` must equal."""
+    import numpy as np
+
+    window = max(1, min(int(window), x.size))
+    s = pl.Series(x, dtype=pl.Float64)
+    if exclusive:
+        s = s.shift(1)
+    return s.rolling_median(window_size=window, min_samples=min(min_samples, window), center=center) \
+        .to_numpy().astype(np.float64)

@@ -10,7 +10,6 @@ what the plain computation gives.
 from __future__ import annotations
 
 import numpy as np
-import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,13 +17,7 @@ from spikelens.detect.resume import _locate_step
 from spikelens.detect.stats import rolling_median
 
 
-def polars_reference(x: np.ndarray, window: int, center: bool, exclusive: bool, min_samples: int) -> np.ndarray:
-    window = max(1, min(int(window), x.size))
-    s = pl.Series(x, dtype=pl.Float64)
-    if exclusive:
-        s = s.shift(1)
-    return s.rolling_median(window_size=window, min_samples=min(min_samples, window), center=center) \
-        .to_numpy().astype(np.float64)
+from conftest import polars_rolling_median as polars_reference  # noqa: E402
 
 
 def lstsq_reference(y: np.ndarray, i: int, w: int) -> int:

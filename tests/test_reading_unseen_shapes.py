@@ -6,7 +6,6 @@ that name no loss, and numbers every record would share (a setting, a finished b
 nothing."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -17,19 +16,9 @@ from spikelens.importers.linetokens import tokenise
 from spikelens.importers.textlogs import TextLogImporter
 from spikelens.stitching import main_metric
 
+from conftest import curve, read_text_log as read  # noqa: E402
+
 pytestmark = pytest.mark.usefixtures("no_user_patterns")
-
-
-def read(tmp_path: Path, name: str, lines: list[str]) -> tuple[pl.DataFrame, dict]:
-    path = tmp_path / name
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    with diagnostics.collecting():
-        (table,) = TextLogImporter().read(path)
-    return table.frame, table.meta
-
-
-def curve(frame: pl.DataFrame, metric: str) -> list[tuple[int, float]]:
-    return frame.filter(pl.col("metric") == metric).select("step", "value").rows()
 
 
 @pytest.mark.parametrize("line, values", [

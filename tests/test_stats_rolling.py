@@ -4,20 +4,12 @@ zeros, every flag of `rolling_median`), the in-cache window medians those of `np
 from __future__ import annotations
 
 import numpy as np
-import polars as pl
 import pytest
 
 from spikelens.detect import stats
 from spikelens.detect.stats import rolling_median
 
-
-def _polars(x, window, center=False, exclusive=False, min_samples=1):
-    window = max(1, min(int(window), x.size))
-    s = pl.Series(x, dtype=pl.Float64)
-    if exclusive:
-        s = s.shift(1)
-    return s.rolling_median(window_size=window, min_samples=min(min_samples, window), center=center) \
-        .to_numpy().astype(np.float64)
+from conftest import polars_rolling_median as _polars  # noqa: E402
 
 
 def _awkward(rng, n, kind):
