@@ -3,6 +3,7 @@ the command it runs, and the program ends without the interpreter's teardown onl
 its exit handlers ran and its streams were flushed."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -59,3 +60,20 @@ def test_a_host_calling_main_keeps_its_process(capsys):
     except SystemExit as exc:
         assert exc.code in (0, None)
     assert "spikelens" in capsys.readouterr().out
+
+
+def test_a_json_analyze_into_a_pipe_draws_nothing_and_imports_no_rich_console(tmp_path):
+    """Progress is for a terminal: with stderr a pipe (and no setting forcing a terminal) a
+    clean JSON analyze never loads Rich's console; with FORCE_COLOR Rich decides again."""
+    log = tmp_path / "train.log"
+    log.write_text("".join(f"step {i} loss {2.0 - i / 100:.4f}\n" for i in range(60)))
+    body = ("import atexit\n"
+            "atexit.register(lambda: print('rich', 'rich.console' in sys.modules, file=sys.stderr))\n"
+            f"sys.argv[1:] = ['analyze', {str(log)!r}, '--format', 'json']\n"
+            "from spikelens.cli import main\nmain()\n")
+    res = _program(body)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.lstrip().startswith("{") and "rich False" in res.stderr
+    forced = subprocess.run([sys.executable, "-c", "import sys\nsys.argv[0] = 'spikelens'\n" + body],
+                            capture_output=True, text=True, timeout=120, env={**os.environ, "FORCE_COLOR": "1"})
+    assert forced.returncode == 0 and "rich True" in forced.stderr

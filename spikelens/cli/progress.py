@@ -3,14 +3,18 @@ warnings (damaged files) so far and the time left. Shown under -q too; never whe
 terminal (a CI log keeps only the warnings)."""
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Iterator
 
-from rich.console import Console
-
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.progress import Progress
+
+_RICH_TERMINAL_ENV = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
+"""Settings with which Rich may call a stream that is no tty a terminal: with any of them set,
+Rich decides."""
 
 
 class SweepBar:
@@ -34,6 +38,11 @@ class SweepBar:
 
 @contextmanager
 def sweep_progress(console: Console | None = None) -> Iterator[SweepBar | None]:
+    if console is None and not _maybe_terminal(sys.stderr):
+        yield None  # a pipe or a CI log: Rich is not even imported (~0.04 s of CPU at every start)
+        return
+    from rich.console import Console
+
     err = console or Console(file=sys.stderr)
     if not err.is_terminal:
         yield None
@@ -46,3 +55,14 @@ def sweep_progress(console: Console | None = None) -> Iterator[SweepBar | None]:
                TimeRemainingColumn())
     with Progress(*columns, console=err, transient=True) as bar:
         yield SweepBar(bar)
+
+
+def _maybe_terminal(stream) -> bool:
+    """False only where Rich would surely say the stream is no terminal: it is no tty and no
+    setting forces one."""
+    if any(name in os.environ for name in _RICH_TERMINAL_ENV):
+        return True
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
