@@ -105,6 +105,19 @@ def test_a_running_mean_that_takes_in_two_bad_batches_shows_both_jumps(tmp_path)
     means = np.cumsum(batch) / np.arange(1, 301)
     spikes = _spikes(_run(_epoch_log(tmp_path / "train_log.txt", means, 300)))
     assert [f.peak_step for f in spikes] == [5, 105]
+    # one story, one alarm: the first jump that never came back is loud, the later one a note naming it
+    assert [f.severity for f in spikes] == ["error", "info"]
+    assert spikes[1].evidence["after_unrecovered_step"] == 5
+
+
+def test_a_staircase_of_jumps_that_never_come_back_is_one_alarm_and_notes(tmp_path):
+    # five models trained one after another into one log without a counter reset: each starts higher
+    rng = np.random.default_rng(7)
+    loss = np.concatenate([(5.0 * 2.2 ** k) * np.exp(-np.arange(200) / 400) * np.exp(0.02 * rng.standard_normal(200))
+                           for k in range(5)])
+    spikes = _spikes(_run(_text_log(tmp_path / "train.log", loss)))
+    loud = [f for f in spikes if f.severity in ("warning", "error")]
+    assert len(spikes) >= 2 and len(loud) == 1 and loud[0].peak_step == min(f.peak_step for f in spikes)
 
 
 def test_a_loss_that_jumps_once_and_stays_noisy_at_its_new_level_has_one_spike(tmp_path):

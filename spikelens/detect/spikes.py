@@ -479,6 +479,7 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
     findings = []
     for start, peak, end, level, sig0, band, high in events:
         findings.append(_finding(det, series, ctx, step, y, is_log, start, peak, end, level, sig0, band, high))
+    _one_alarm_per_staircase(series, findings)
     findings, demoted = _limit_isolated(det, findings)
     reported = {f.peak_step for f in findings}
     outliers = _isolated_outliers(det, z, y, base, is_log, step, reported)
@@ -498,6 +499,24 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
     if outliers.size:
         findings.append(_noise_summary(det, series, ctx, step, y, is_log, base, outliers, blip_z))
     return findings
+
+
+def _one_alarm_per_staircase(series: Series, findings: list[Finding]) -> None:
+    """A curve that steps up and never comes back, then steps up again from the level it settled
+    at (a running mean taking in a second bad batch, runs appended without a counter reset, a run
+    coming apart) tells one story: the first such jump is the alarm, the later ones are notes that
+    name it, each still listed at its own step."""
+    first = None
+    for f in findings:
+        if f.recovery != "none":
+            continue
+        if first is None:
+            first = f
+            continue
+        f.severity = "info"
+        f.evidence["after_unrecovered_step"] = first.peak_step
+        f.message += (f"; {series.label} had already stepped up at step {first.peak_step} without coming back "
+                      f"(the alarm is there)")
 
 
 def _settled(base: np.ndarray, peak: int, level: float, excess: float, n: int) -> int:
