@@ -125,3 +125,24 @@ def test_a_loss_that_jumps_once_and_stays_noisy_at_its_new_level_has_one_spike(t
     loss = np.where(np.arange(400) < 100, 1.0, 4.0) * np.exp(0.03 * rng.standard_normal(400))
     (spike,) = _spikes(_run(_text_log(tmp_path / "train.log", loss)))
     assert spike.start_step == 101 and spike.recovery == "none"
+
+
+def test_a_jump_the_curve_never_came_back_from_is_told_by_its_spike_not_also_as_a_bad_batch():
+    """One jump, one finding: where the spike detector found that the curve never came back from
+    a jump, the bad-batch list (a jump back at the next point) does not report it again."""
+    from spikelens.detect.base import RunContext, Series
+    from spikelens.detect.spikes import SpikeDetector, with_bad_batches
+    from spikelens.model.finding import Finding
+
+    rng = np.random.default_rng(11)
+    step = np.arange(1, 401)
+    value = 0.5 * np.exp(0.02 * rng.standard_normal(400))
+    value[300] = 15.0  # one point 30x: a bad batch by itself
+    series = Series("loss", "loss", step, value)
+    ctx = RunContext(run="r", roles={"loss": "loss"}, series={"loss": series})
+    det = SpikeDetector()
+    alone = with_bad_batches(det, series, ctx, [])
+    assert [f.evidence.get("steps") for f in alone] == [[301]]
+    stayed = Finding(kind="spike", code=det.code, run="r", metric="loss", severity="error", message="stayed",
+                     start_step=301, peak_step=301, end_step=None, recovery="none", magnitude=30.0)
+    assert with_bad_batches(det, series, ctx, [stayed]) == [stayed]

@@ -267,6 +267,10 @@ def with_bad_batches(det: SpikeDetector, series: Series, ctx: RunContext, found:
     if series.role == "loss" and det.corroborated_ratio < det.bad_batch_ratio:
         # the gradient's jump stands in for the margin over the run's own tail (1x it, not 2x)
         idx = np.union1d(idx, _corroborated(det, ctx, step, bad_batch_jumps(det, value, det.corroborated_ratio, 1.0)))
+    # a jump the curve never came back from is no bad batch: the spike that never came back tells it
+    stayed = [f.peak_step for f in found if f.kind == "spike" and f.recovery == "none"]
+    if stayed and idx.size:
+        idx = idx[~np.isin(step[idx], stayed)]
     if idx.size == 0:
         return found
     steps = {int(s) for s in step[idx]}
