@@ -145,6 +145,8 @@ def _average_restart(f: Finding, series: Series, ctx: RunContext) -> str | None:
     i = int(np.searchsorted(step, f.peak_step))
     if i < 6 or i + 5 > step.size or step[i] != f.peak_step or not (v[max(0, i - 10):i + 5] > 0).all():
         return None
+    if _epoch_boundary(ctx, int(step[i - 1]), f.peak_step) is False:
+        return None  # the run logs its epoch, and no epoch began at the jump: no mean restarted there
     before, after, at = v[max(0, i - 10):i], v[i:i + 5], step[i:i + 5].astype(np.float64)
     level = float(np.median(before))
     moved_before = float(np.median(np.abs(np.diff(np.log(before)))))
@@ -162,6 +164,20 @@ def _average_restart(f: Finding, series: Series, ctx: RunContext) -> str | None:
                     f"before: the first point of a new epoch's mean averages a handful of batches; the "
                     f"averaging window, not the loss")
     return None
+
+
+def _epoch_boundary(ctx: RunContext, before: int, at: int) -> bool | None:
+    """Whether an epoch began after step `before` and by step `at` (its whole part grew, or the
+    counter started again), by the epoch the run logs (`epoch`, `train/epoch`); None where it logs
+    none."""
+    epoch = next((s for m, s in ctx.series.items() if m.rsplit("/", 1)[-1].lower() == "epoch"), None)
+    if epoch is None:
+        return None
+    step, value = epoch.finite()
+    j, k = int(np.searchsorted(step, before, side="right")) - 1, int(np.searchsorted(step, at, side="right")) - 1
+    if j < 0 or k < 0:
+        return None
+    return bool(np.floor(value[k]) != np.floor(value[j]) or value[k] < value[j])
 
 
 def _reinforcement(f: Finding, series: Series, ctx: RunContext) -> str | None:
