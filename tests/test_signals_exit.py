@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-RUNS = 300
+RUNS = 900
 
 
 @pytest.fixture(scope="module")
