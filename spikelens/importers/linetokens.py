@@ -672,11 +672,7 @@ def _group_row(line: str, header: list[tuple[str, int, int]]) -> Template | None
         return _flat_row(parts, header)
     out = Template()
     numbers = 0
-    base = 0
-    for g, part in enumerate(parts):
-        names = [n for n, _, hg in header if hg == g]
-        cells = [(m.group(), base + m.start()) for m in _CELL.finditer(part)]
-        base += len(part) + 1
+    for g, names, cells in _group_cells(parts, header):
         if not cells:
             continue
         if len(cells) == 1 and len(names) > 1:  # `Current Best`: one cell under two words (a group's label once)
@@ -690,18 +686,8 @@ def _group_row(line: str, header: list[tuple[str, int, int]]) -> Template | None
                 return None
             continue  # a cell that does not line up with its names (`0 hr 06 min` under `time`)
         for name, (text, start) in zip(names, cells):
-            num = _CELL_NUM.match(text)
             numbers += 1
-            unit, span = num.group("unit"), (start, num.end("num"))
-            low = name.lower()
-            if unit is None and _is_int(num.group("num")):
-                if low in EPOCH_NAMES:
-                    out.epoch = span
-                    continue
-                if _step_name(low):
-                    out.step = (low, *span)
-                    continue
-            out.values.append((f"{name}_{_UNITS[unit]}" if unit else name, *span))
+            _place(out, name, _CELL_NUM.match(text), start)
     return out if numbers >= 2 and out.values else None
 
 
@@ -710,11 +696,7 @@ def _flat_row(parts: list[str], header: list[tuple[str, int, int]]) -> Template 
     in every named column (the last may carry a note after it: `19.6s  <- best`), or no row (a
     table of labels and values, `| car | 100 | 0.5 |`, is no table of records)."""
     out = Template()
-    base = 0
-    for g, part in enumerate(parts):
-        names = [n for n, _, hg in header if hg == g]
-        cells = [(m.group(), base + m.start()) for m in _CELL.finditer(part)]
-        base += len(part) + 1
+    for g, names, cells in _group_cells(parts, header):
         if not names:
             if cells:
                 return None
@@ -722,17 +704,34 @@ def _flat_row(parts: list[str], header: list[tuple[str, int, int]]) -> Template 
         num = _CELL_NUM.match(cells[0][0]) if cells else None
         if num is None or (len(cells) > 1 and g < len(parts) - 1):
             return None
-        name, start = names[0], cells[0][1]
-        unit, span = num.group("unit"), (start, num.end("num"))
-        low = name.lower()
-        if unit is None and _is_int(num.group("num")) and (low in EPOCH_NAMES or _step_name(low)):
-            if low in EPOCH_NAMES:
-                out.epoch = span
-            else:
-                out.step = (low, *span)
-            continue
-        out.values.append((f"{name}_{_UNITS[unit]}" if unit else name, *span))
+        _place(out, names[0], num, cells[0][1])
     return out if len(out.values) >= 2 else None
+
+
+def _group_cells(parts: list[str], header: list[tuple[str, int, int]]):
+    """Each `|` group of a row: its index, the header's names over it, and its cells with their
+    offsets in the row."""
+    base = 0
+    for g, part in enumerate(parts):
+        names = [n for n, _, hg in header if hg == g]
+        cells = [(m.group(), base + m.start()) for m in _CELL.finditer(part)]
+        base += len(part) + 1
+        yield g, names, cells
+
+
+def _place(out: Template, name: str, num: re.Match, start: int) -> None:
+    """A table cell's number under `name`: the epoch, the step (a whole number under such a
+    name), or a value (its unit in its name)."""
+    unit, span = num.group("unit"), (start, num.end("num"))
+    low = name.lower()
+    if unit is None and _is_int(num.group("num")):
+        if low in EPOCH_NAMES:
+            out.epoch = span
+            return
+        if _step_name(low):
+            out.step = (low, *span)
+            return
+    out.values.append((f"{name}_{_UNITS[unit]}" if unit else name, *span))
 
 
 def table_row(line: str, header: list[tuple[str, int, int]]) -> Template | None:
