@@ -45,14 +45,20 @@ MAIN_RENAMES = {
     r"total \(col \d+; unnamed in file\)": ("train/loss",),  # YOLOv5/v7 results.txt: box+obj+cls
     r"r": ("episode/reward",),  # SB3 monitor.csv: the episode return
     r"train": ("train_loss",),  # build-nanogpt log.txt `N train 3.21`: the record kind is the name
+    r"trl": ("train_loss",),  # llm.c `s:0 trl:11.01 lr:... norm:...`: llm.c's abbreviation of the train loss
 }
+# Labels that name the main loss by its key and the record it sits in (`loss (Train)`: the `loss=` of the
+# lines tagged Train); the key alone is what a reader keeps for the training records.
+RECORD_TAGGED = re.compile(r"(?P<key>.+?) \((?:train|training)\)", re.IGNORECASE)
 
 
 def main_names(label: str | None) -> tuple[str, ...]:
     """The metric names that count as the labelled main loss."""
     if label is None:
         return ()
-    return (label, *next((names for pat, names in MAIN_RENAMES.items() if re.fullmatch(pat, label)), ()))
+    tagged = RECORD_TAGGED.fullmatch(label)
+    renamed = next((names for pat, names in MAIN_RENAMES.items() if re.fullmatch(pat, label)), ())
+    return (label, *renamed, *((tagged["key"],) if tagged else ()))
 
 
 def norm(name: str) -> str:
