@@ -12,12 +12,29 @@ from .model.report import Report, RunReport
 LOSS_ROLES = ("loss", "eval_loss", "reward")
 """What a run is judged by: a loss, an eval loss, or the reward of a reinforcement-learning run
 (an SB3 monitor.csv logs only episode rewards; its reward is its objective)."""
+SCORE_ROLES = ("accuracy",)
+"""...else the score it logs (an accuracy, a Dice, an F1, a mAP, a BLEU: higher is better): a
+person reads a run that prints only its accuracy by that accuracy, so it is read and charted,
+and a note says it was judged by a score, not a loss."""
 MAX_REASONS = 3
 """Reasons named in the one-line error before the rest are counted."""
 
 
 def has_loss(run: RunReport) -> bool:
-    return any(role in LOSS_ROLES for role in run.metrics.values())
+    """Was the run judged: it logs a loss or a reward, or a score that stands for them."""
+    return any(role in LOSS_ROLES or role in SCORE_ROLES for role in run.metrics.values())
+
+
+def judged_by_score(run: RunReport) -> bool:
+    """A run that logs no loss nor reward, only a score (higher is better)."""
+    roles = set(run.metrics.values())
+    return not roles & set(LOSS_ROLES) and bool(roles & set(SCORE_ROLES))
+
+
+def score_note(run: RunReport) -> str:
+    main = (run.stats or {}).get("main_metric") or next(m for m, r in run.metrics.items() if r in SCORE_ROLES)
+    return (f"{run.run}: no loss logged, judged by its score {main!r} (higher is better); "
+            f"name its loss with --role TAG=loss if it logs one")
 
 
 def crashed(run: RunReport) -> bool:
@@ -35,8 +52,9 @@ def lossless_note(run: RunReport) -> str:
 def note_lossless(report: Report) -> None:
     """Name every run without a loss among the report's warnings (once)."""
     for run in report.runs:
-        note = lossless_note(run)
-        if not has_loss(run) and not (run.points == 0 and crashed(run)) and note not in report.warnings:
+        note = score_note(run) if judged_by_score(run) else lossless_note(run)
+        if (not has_loss(run) or judged_by_score(run)) and not (run.points == 0 and crashed(run)) \
+                and note not in report.warnings:
             report.warnings.append(note)
 
 

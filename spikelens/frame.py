@@ -74,17 +74,32 @@ def conform(frame: pl.DataFrame) -> pl.DataFrame:
 # ---------------------------------------------------------------- roles
 
 _EVAL = (r"(?:^|[/_\-. ])(?:eval|val|valid|validation|test|dev|tel|predict)(?:$|[/_\-. ])"
-         r"|^(?:eval|val(?!ue)|valid|validation|test)")
+         r"|^(?:eval|val(?!ue)|valid|validation|test)|验证|测试|评估")
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("loss_scale", re.compile(r"loss[\s_\-/]?scal|(?:^|[/_\-. ])scaler?(?:$|[/_\-. ])|grad[\s_\-]?scale", re.I)),
-    ("grad_norm", re.compile(r"grad(?:ient)?s?[\s_\-/]?norm|^gnorm$|[/_]gnorm$|(?:^|[/_\-. ])(?:total_)?norm$|^norm$|clip[\s_\-]?norm", re.I)),
-    ("lr", re.compile(r"(?:^|[/_\-. ])lr\d*(?:$|[/_\-. ]|-)|learning[\s_\-]?rate|^lr", re.I)),
+    ("loss_scale", re.compile(r"loss[\s_\-/]?scal|(?:^|/)(?:amp[\s_\-]?|cur[\s_\-]?)?scaler?$|grad[\s_\-]?scale", re.I)),
+    ("grad_norm", re.compile(r"grad(?:ient)?s?[\s_\-/]?(?:l[12][\s_\-]?)?norm|^gnorm$|[/_]gnorm$|(?:^|/)(?:total_|global_)?norm$|clip[\s_\-]?norm", re.I)),
+    ("lr", re.compile(r"(?:^|[/_\-. ])lr\d*(?:$|[/_\-. ]|-)|learning[\s_\-]?rate|^lr|学习率", re.I)),
 )
 _OTHER_AXIS = re.compile(r" vs |_vs_", re.I)
+_SETTING = re.compile(r"(?:^|[/_\- ])(?:weights?|coef|coeff|coefficient|lambda|power|gamma|beta|alpha|thresh|threshold)$",
+                      re.I)
+"""A setting, not a curve the run produces: a term's weight or coefficient (`LOSS_WEIGHT`, `kl_coef`,
+`entropy_coeff`, `FOCAL_LOSS_GAMMA`, `BG_IOU_THRESHOLD`)."""
+_ARM = re.compile(r"(?:^|(?<=[/_\-. (]))(?P<setting>lr|learning[\s_\-]?rate|wd|weight[\s_\-]?decay|bs|batch[\s_\-]?size"
+                  r"|dropout|momentum)[\s_=:\-]?(?:\d*\.\d+|\d+(?:\.\d+)?e[-+]?\d+)(?=$|[/_\-. )])", re.I)
+"""A name that carries a setting and its value (`learning_rate_0.1`, `lr=3e-4`): an arm of a sweep,
+whose values are what that arm logged, never the setting's own curve (the value has a decimal
+point or an exponent: `lr_0` is a parameter group's LR)."""
+
+
+def sweep_arm(metric: str) -> str | None:
+    """The setting a name carries with its value (`learning_rate` of `learning_rate_0.1`), else None."""
+    m = _ARM.search(metric)
+    return m["setting"] if m else None
 _LR_SCALE = re.compile(r"(?:^|[/_\-. ])lr[\s_\-]?scal|learning[\s_\-]?rate[\s_\-]?scal", re.I)
 _SQUARED = re.compile(r"squared?|(?:^|[/_\-. ])sq(?:$|[/_\-. ])|norm[\s_\-]?sq|norm2$", re.I)
 _NOT_GRAD = re.compile(r"param|weight|update|activation|act_|embed|logit", re.I)
-_LOSS = re.compile(r"loss|^trl$|^tel$|nll|cross[\s_\-]?entropy|perplexity$|^ppl$|(?:^|[/_\-. ])ce$|objective"
+_LOSS = re.compile(r"loss|损失|^trl$|^tel$|nll|cross[\s_\-]?entropy|perplexity$|^ppl$|(?:^|[/_\-. ])ce$|objective"
                    r"|(?:^|/)cost$|(?:^|[/_\-. ])bp[bc]$|bits[\s_\-]?per[\s_\-]?(?:byte|char)"
                    r"|(?:^|[/_\-. ])(?:r?mse|mae|huber|bce)$|smooth[\s_\-]?l1|(?:^|[/_\-. ])perceptual(?![\w\-./]*(?:weight|lambda|coef))(?:$|[/_\-. ])", re.I)
 _NOT_LOSS = re.compile(r" vs |_vs_|samples|tokens$|loss[\s_\-]?scal|ppl|perplex|runtime|per_second|num_|count", re.I)
@@ -94,12 +109,13 @@ _E = r"(?:$|[/_\-. ()@%\d])"  # its end
 _KL = re.compile(rf"{_B}(?:approx_?)?kl(?:_?div(?:ergence)?)?{_E}|kullback", re.I)
 _ENTROPY = re.compile(r"entropy|(?:^|[/_\-. ])ent(?:$|[/_\-. ])", re.I)
 _CROSS_ENTROPY = re.compile(r"cross[\s_\-]?entropy", re.I)
-_REWARD = re.compile(rf"reward|{_B}(?:ep_?)?rew(?:ard)?s?{_E}|{_B}(?:episode_?|ep_?|mean_?|eval_?)?returns?{_E}"
-                     rf"|{_B}success(?:_?rate)?{_E}", re.I)
-_ACCURACY = re.compile(rf"{_B}(?:acc(?:uracy)?|top[\-_]?[15]|map|ap|precision|recall|f1|f1_score|bleu|rouge[\dlL]*"
-                       rf"|sacrebleu|auc|auroc|miou|iou|dice|exact_match|explained_?var(?:iance)?)(?:\d*){_E}"
-                       r"|accuracy|precision|recall|bleu|rouge", re.I)
-_SPREAD = re.compile(r"(?:^|[/_\-. ])(?:std|stdev|var|(?<!explained_)variance|frac|fraction|count|num|min|max)"
+_REWARD = re.compile(rf"reward|{_B}(?:ep_?)?rew(?:ard)?s?{_E}|{_B}(?:episode_?|ep_?|mean_?|eval_?)?returns?(?!_?code){_E}"
+                     rf"|{_B}success(?:_?rate)?{_E}|{_B}utility{_E}", re.I)
+_ACCURACY = re.compile(rf"{_B}(?:acc(?:uracy)?|top[\-_]?\d+|map|ap|precision|recall|f1|f1_score|f_?score|f\d*_?measure|bleu|rouge[\dlL]*"
+                       rf"|sacrebleu|auc|auroc|miou|iou|io_u|dice|exact_match|explained_?var(?:iance)?|psnr|ssim|ndcg|mrr|hr@\d+"
+                       rf"|chrf|matthews(?:_?correlation)?|mcc|pearson|spearmanr?)(?:\d*){_E}"
+                       r"|accuracy|precision|recall|bleu|rouge|准确率|正确率|精度|精确率|召回率", re.I)
+_SPREAD = re.compile(r"(?:^|[/_\-. ])(?:std|stdev|var|(?<!explained_)variance|frac|fraction|count|num|min|max|norm)"
                      r"(?:$|[/_\-. ])", re.I)
 """A statistic of a score that is no score itself (TRL's `reward_std`, `frac_reward_zero_std`)."""
 _THROUGHPUT = re.compile(rf"throughput|per[\s_\-]?s(?:ec(?:ond)?)?{_E}|per_second|/s(?:ec)?$|{_B}(?:tps|mfu|[mgt]?flops"
@@ -107,7 +123,9 @@ _THROUGHPUT = re.compile(rf"throughput|per[\s_\-]?s(?:ec(?:ond)?)?{_E}|per_secon
 _STEP_TIME = re.compile(rf"{_B}(?:dt|ms|step_?time|iter_?time|batch_?time|data_?time"
                         rf"|time_?per_?(?:step|iter(?:ation)?|batch)|elapsed_time_per_iteration"
                         rf"|sec_?per_?(?:step|iter|batch)|s_?per_?(?:step|it|iter)){_E}"
-                        r"|time/(?:step|iter|batch)", re.I)
+                        r"|time/(?:step|iter|batch)$", re.I)
+_FREE = re.compile(r"free|avail", re.I)
+"""Memory left free (fairseq's `gb_free`): it falls as use grows, the opposite of a memory curve."""
 _MEMORY = re.compile(rf"{_B}(?:mem|memory|vram|gpu_?mem|max_?mem(?:ory)?|[gm]i?b|max_?allocated|allocated|reserved){_E}"
                      r"|memory", re.I)
 _TOTAL = re.compile(r"^(?:(?:train|val|eval|test)[_/\-. ])?total$", re.I)
@@ -115,7 +133,7 @@ _TOTAL = re.compile(r"^(?:(?:train|val|eval|test)[_/\-. ])?total$", re.I)
 loss, the total a training log prints is the sum of its loss terms."""
 _LOSS_TERM = re.compile(r"^l_[a-z]", re.I)
 """BasicSR's loss terms (`l_pix`, `l_percep`, `l_g_gan`): the `l_` prefix names a loss."""
-_LOWER_BETTER = re.compile(rf"{_B}(?:distance|dist|error|err|wer|cer|fid|regret){_E}", re.I)
+_LOWER_BETTER = re.compile(rf"{_B}(?:distance|dist(?![_\-.]?(?:world|rank|backend|url|init|size))|error|err|wer|cer|fid|regret){_E}", re.I)
 """A distance or an error rate (lower is better): what stands for the loss of a run that names none."""
 _ADVERSARIAL = re.compile(
     r"discrim|generator|(?:^|[^a-z])(?:gan|adv|adversarial)(?:$|[^a-z])|^[GD]_[A-Z]{1,2}$"
@@ -134,10 +152,19 @@ def is_adversarial(metric: str) -> bool:
     return bool(_ADVERSARIAL.search(metric))
 
 
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+"""Where a camel-cased name starts a word (`RPNAcc`, `pixAcc`, `mDice`, `ValAcc`)."""
+
+
 def infer_role(metric: str) -> str:
     """Guess the role of a tag from its name (`train/loss` → loss, `lr-AdamW` → lr)."""
     if _OTHER_AXIS.search(metric):
         return "other"  # Megatron's `lm loss vs samples`: the same curve on another x-axis
+    if _SETTING.search(metric):
+        return "other"  # `LOSS_WEIGHT`, `kl_coef`: a setting, not the curve it names
+    if _ARM.search(metric):  # `error (learning_rate_0.1)`: the role is what is left beside the arm
+        rest = _ARM.sub("", metric).strip(" /_-.()")
+        return infer_role(rest) if rest else "other"
     for role, pattern in _RULES:
         if pattern.search(metric):
             if role == "loss_scale" and _LR_SCALE.search(metric):
@@ -149,15 +176,18 @@ def infer_role(metric: str) -> str:
         return "kl"  # PPO's `train/approx_kl`, TRL's `objective/kl`, a VAE's `kl_loss`: a term watched apart
     if _ENTROPY.search(metric) and not _CROSS_ENTROPY.search(metric):
         return "entropy"  # SB3's `train/entropy_loss`, TRL's `objective/entropy`
-    named_loss = "loss" in metric.lower()
+    named_loss = "loss" in metric.lower() or "损失" in metric  # 损失: "loss" as Chinese logs print it
     if named_loss and _LOSS.search(metric) and not _NOT_LOSS.search(metric):
         return "eval_loss" if re.search(_EVAL, metric, re.I) else "loss"
+    camel = _CAMEL.sub("_", metric)
     for role, pattern in _SIDE_RULES:
-        if pattern.search(metric):
+        if pattern.search(metric) or (role == "accuracy" and pattern.search(camel)):
             if role in HIGHER_IS_BETTER and _SPREAD.search(metric):
                 return "other"  # the spread or share of a reward, not a reward: no direction to judge
             if role in HIGHER_IS_BETTER and _LOWER_BETTER.search(metric):
                 return "other"  # `top1_err`, `acc_error`: an error rate, lower is better
+            if role == "memory" and _FREE.search(metric):
+                return "other"  # `gb_free`: memory left, which falls as use grows
             return role
     if _LOSS.search(metric) and not _NOT_LOSS.search(metric):
         return "eval_loss" if re.search(_EVAL, metric, re.I) else "loss"

@@ -147,7 +147,8 @@ def test_mmengine_iteration_based_eval_records_keep_their_step(tmp_path):
     assert series(run, "mIoU") == ([500, 1000], [45.0, 50.0])
     assert series(run, "val/data_time")[0] == [500, 1000]
     assert "iter" not in set(run.frame["metric"].cast(str))  # the same counter as `step`
-    assert infer_roles(["mIoU", "aAcc", "decode.acc_seg"]) == {"mIoU": "accuracy", "aAcc": "other",
+    # mmseg's `aAcc` (all-pixel accuracy): a camel-cased `Acc` is an accuracy as `acc_seg` is
+    assert infer_roles(["mIoU", "aAcc", "decode.acc_seg"]) == {"mIoU": "accuracy", "aAcc": "accuracy",
                                                               "decode.acc_seg": "accuracy"}
 
 

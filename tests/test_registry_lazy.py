@@ -107,6 +107,7 @@ def test_claim_order_is_unchanged():
         "RayTuneTrialImporter", "WandbOfflineFileImporter", "TensorBoardImporter", "HfTrainerStateImporter",
         "SwanLabImporter", "MlflowDatabaseImporter", "MlflowServerImporter", "TrackioImporter",
         "NeptuneParquetImporter", "WandbChartCsvImporter", "WandbHistoryImporter", "RlProgressImporter",
-        "MmengineScalarsImporter", "LlamaFactoryImporter", "JsonHistoryImporter", "JsonLinesImporter",
+        "MmengineScalarsImporter", "LlamaFactoryImporter", "JsonHistoryImporter", "NumberedJsonImporter",
+        "JsonLinesImporter",
         "UltralyticsImporter", "UltralyticsResultsTxtImporter", "TimmSummaryImporter", "CsvImporter",
         "BareNumbersImporter", "KeyValueTableImporter", "TextLogImporter"]

@@ -602,7 +602,7 @@ class CsvImporter(Importer):
             diagnostics.warn(f"{path}: header only, no data rows")
             return []
         ranks, drop = _rank_column(frame)
-        long = self._long(path, frame, parsed.sep, drop=drop)
+        long = sweep_arms_named(path, self._long(path, frame, parsed.sep, drop=drop))
         version = lightning_version(path)
         if version is not None:
             fmt, run_key, seg_key, order = "lightning_csv", str(path.parent.parent), str(path.parent), (version,)
@@ -637,6 +637,26 @@ class CsvImporter(Importer):
                                value_col=low["value"], wall_col=wall_col)
         index = tuple(c for c in frame.columns[:1] if c.strip().lower() in PANDAS_INDEX_COLUMNS)
         return to_long(path, frame, sep, step_col=step_col, wall_col=wall_col, drop=index + drop)
+
+
+def sweep_arms_named(path: Path, long: pl.DataFrame) -> pl.DataFrame:
+    """Columns that are one setting at several values (`learning_rate_0.1`, `learning_rate_0.01`)
+    are the arms of a sweep side by side, and what they measured is what the file's name says
+    beside that setting (`learning_rate_error.csv`: the error): each arm's curve is named
+    `error (learning_rate_0.1)`. Unchanged when a column is no arm of that one setting, or the
+    file's name says nothing beside it."""
+    from ..frame import sweep_arm
+
+    names = long.get_column("metric").unique().to_list() if long.height else []
+    settings = {(sweep_arm(str(n)) or "").lower() for n in names}
+    if len(names) < 2 or len(settings) != 1 or "" in settings:
+        return long
+    setting = {w for w in re.split(r"[^a-z]+", settings.pop()) if w}
+    quantity = "_".join(w for w in re.split(r"[^A-Za-z]+", path.stem) if w and w.lower() not in setting)
+    if not quantity:
+        return long
+    return long.with_columns(metric=pl.format("{} ({})", pl.lit(quantity), pl.col("metric").cast(pl.String))
+                             .cast(TABLE_SCHEMA["metric"]))
 
 
 def _rank_column(frame: pl.DataFrame) -> tuple[np.ndarray | None, tuple[str, ...]]:

@@ -28,11 +28,18 @@ Three more layouts hold the same curves, each read as its writer means it:
 
 Claimed from the first bytes: a `.json` file that opens an object whose first value is a
 list or such a column object, or a list whose first item is an object.
+
+One more layout spreads the points over files: a flat object of numbers a file, the files
+numbered in their names (AllenNLP's `metrics_epoch_0.json`, `metrics_epoch_1.json`, ...). A
+person reads the number in the name as the point's place, so the files that share a name but
+for that number are one run, the N-th file its point at step N (`NumberedJsonImporter`).
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -232,3 +239,87 @@ def _stamp(text: Any) -> float | None:
     except ValueError:
         return None
     return (t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp()
+
+
+# ------------------------------------------------------------------ one flat object a numbered file
+
+_NUMBERED = re.compile(r"^(?P<stem>.*[A-Za-z].*?[_\-.]?)(?P<n>\d+)\.json$", re.I)
+"""`metrics_epoch_12.json`: a name with a letter, then the file's number at its end."""
+_FLAT_HEAD = re.compile(rb'^\s*\{\s*"[^"\\]{1,200}"\s*:\s*(?:[-\d"tfnNI{]|\[\s*\])')
+"""An object whose first value is a number, a string, a boolean, null or an object: a record."""
+_SCORE_HINT = re.compile(rb'"[^"]{0,60}(?:loss|acc|score|reward|error|f1|fscore|precision|recall|bleu|'
+                         rb'perplexity|ppl|mse|mae|dice|iou|map)[^"]{0,60}"\s*:\s*[-\d.NI]', re.I)
+"""...that names a value a training logs (a config or hyperparameter file names none)."""
+MIN_NUMBERED_FILES = 2
+"""Files that share a name but for its number, at least: one file is a summary, not a series."""
+
+
+def _numbered_siblings(path: Path) -> dict[int, Path]:
+    """The files in `path`'s folder named as it is but for the number at its end, by number."""
+    m = _NUMBERED.match(path.name)
+    if m is None:
+        return {}
+    stem = m["stem"]
+    try:
+        names = _folder_names(str(path.parent), path.parent.stat().st_mtime_ns)
+    except OSError:
+        return {}
+    out = {}
+    for name in names:
+        other = _NUMBERED.match(name)
+        if other is not None and other["stem"] == stem:
+            out[int(other["n"])] = path.parent / name
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _folder_names(folder: str, mtime_ns: int) -> tuple[str, ...]:
+    """A folder's file names, listed once while it is unchanged (claims asks for every file)."""
+    return tuple(sorted(e.name for e in os.scandir(folder) if e.name.lower().endswith(".json")))
+
+
+class NumberedJsonImporter(Importer):
+    """A flat JSON object of metrics a file, the files numbered by epoch or step
+    (AllenNLP's `metrics_epoch_N.json`): one run, the number in each name its step."""
+
+    name = "json_numbered"
+    looks_for = "numbered *_N.json files, one flat object of metrics each (AllenNLP metrics_epoch_N.json)"
+
+    def claims(self, path: Path, head: bytes) -> bool:
+        if path.suffix.lower() != ".json" or not _NUMBERED.match(path.name):
+            return False
+        head = head.lstrip(b"\xef\xbb\xbf")
+        return (bool(_FLAT_HEAD.match(head)) and bool(_SCORE_HINT.search(head))
+                and len(_numbered_siblings(path)) >= MIN_NUMBERED_FILES)
+
+    def group_key(self, path: Path) -> str:
+        m = _NUMBERED.match(path.name)
+        return f"json_numbered:{path.parent / m['stem']}" if m else str(path)
+
+    def read(self, path: Path) -> list[Table]:
+        m = _NUMBERED.match(path.name)
+        if m is None:
+            raise FormatError(path, "not a numbered JSON file (name_N.json)")
+        text = decoding.decode_file(path, read_bytes(path))
+        try:
+            obj = json.loads(text)
+        except ValueError as exc:
+            raise FormatError(path, f"not a whole JSON document ({exc.msg} at line {exc.lineno})") from None
+        if not isinstance(obj, dict):
+            raise FormatError(path, "not a JSON object of metrics")
+        values = {k: v[0] for k, v in series_of(_as_lists(obj)).items() if v[0] is not None}
+        counters = {k for k in values if k.split("/")[-1].lower() in STEP_KEYS + EPOCH_KEYS}
+        metrics = {k: v for k, v in values.items() if k not in counters}
+        if not metrics:
+            raise FormatError(path, "a JSON object with no number but counters")
+        n = int(m["n"])
+        frame = long_table(np.full(len(metrics), n, dtype=np.int64), [None] * len(metrics), list(metrics),
+                           np.asarray(list(metrics.values()), dtype=np.float64))
+        key = str(path.parent / f"{m['stem']}N{path.suffix}")
+        return [Table(frame=frame, source=path, format=self.name, run_key=str(path.parent), segment_key=key,
+                      order=(n,), meta={"step.from": "the number in each file's name"})]
+
+
+def _as_lists(obj: dict) -> dict:
+    """Every scalar of a (nested) object as a one-item list, for `series_of`."""
+    return {k: _as_lists(v) if isinstance(v, dict) else [v] for k, v in obj.items()}

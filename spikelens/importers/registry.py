@@ -54,6 +54,7 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("llamafactory", "LlamaFactoryImporter"),  # before JsonLinesImporter: trainer_log.jsonl is JSON lines too
     # one JSON object of lists (a Keras history dump): its first value is a list
     Entry("jsonhistory", "JsonHistoryImporter"),
+    Entry("jsonhistory", "NumberedJsonImporter"),  # metrics_epoch_N.json: a flat object a numbered file
     Entry("jsonlines", "JsonLinesImporter"),  # after W&B history (its JSON lines have `_step`) and HF
     # before CsvImporter: results.csv (epoch, train/*_loss, metrics/*) and its args.yaml
     Entry("ultralytics", "UltralyticsImporter"),
