@@ -15,6 +15,7 @@ from typing import Callable
 import polars as pl
 
 from .detect.base import RunContext
+from .epochs import annotate as annotate_epochs
 from .model.finding import Finding
 
 MIN_POINTS = 5
@@ -97,7 +98,8 @@ def judge_sessions(sessions: list[Session], judge: Callable[[pl.DataFrame], tupl
     severity as judged alone is kept in the evidence)."""
     out: list[Finding] = []
     for s in sessions:
-        found, _ = judge(s.frame)
+        found, ctx = judge(s.frame)
+        annotate_epochs(found, ctx)
         for f in found:
             if f.kind not in KINDS or (f.severity == "info" and f.kind not in OUTCOMES):
                 continue  # a blip that was a note about that run is not worth one about this log

@@ -146,3 +146,34 @@ def test_a_jump_the_curve_never_came_back_from_is_told_by_its_spike_not_also_as_
     stayed = Finding(kind="spike", code=det.code, run="r", metric="loss", severity="error", message="stayed",
                      start_step=301, peak_step=301, end_step=None, recovery="none", magnitude=30.0)
     assert with_bad_batches(det, series, ctx, [stayed]) == [stayed]
+
+
+def _pinn_like(seed):
+    """30 points 500 steps apart of a loss that halves and doubles from one log line to the next
+    (a physics-informed net's loss), falling from 0.25 to 0.003."""
+    rng = np.random.default_rng(seed)
+    return 0.25 * np.exp(-np.arange(30) / 6) * np.exp(0.6 * rng.standard_normal(30)) + 0.001
+
+
+def test_a_huge_one_step_jump_whose_next_point_is_still_a_little_high_is_a_bad_batch_and_others_still_show(tmp_path):
+    # 4000x at one step, the next point 2.7x the level: the jump came down by far most of its size in one
+    # step; judged so, it no longer hides a second 40x step (as the run's own 'noise tail') either
+    loss = _pinn_like(8)
+    loss[18] = 4000 * loss[17]
+    loss[19] = 2.7 * np.median(loss[13:18])
+    loss[25] = 40 * np.median(loss[20:25])
+    steps = [500 * (i + 1) for i in range(30)]
+    (spike,) = [f for f in _spikes(_run(_text_log(tmp_path / "pretrain.log", loss, steps)))
+                if f.evidence.get("bad_batch")]
+    assert {9500, 13000} <= set(spike.evidence["steps"]) and spike.peak_step == 9500
+    assert spike.severity == "warning"
+
+
+def test_a_jump_whose_next_point_keeps_most_of_it_is_no_one_step_bad_batch(tmp_path):
+    # 20x then 12x then back: the curve stayed up for two points (in log, the second keeps 83% of the
+    # jump), a two-point excursion however large, not one bad batch
+    loss = _smooth(300, 9)
+    loss[150] *= 20.0
+    loss[151] *= 12.0
+    spikes = _spikes(_run(_text_log(tmp_path / "train.log", loss)))
+    assert not [f for f in spikes if f.evidence.get("bad_batch")]

@@ -328,8 +328,11 @@ def bad_batch_jumps(det: SpikeDetector, value: np.ndarray, ratio: float, noise_f
     hit[0] = hit[-1] = False  # a first point has no level before it, a last one no step back
     if not hit.any():
         return np.empty(0, dtype=np.int64)
-    prev_ok = np.concatenate([[True], y[:-1] - ref[1:] < thr / 2])
-    next_ok = np.concatenate([y[1:] - ref[:-1] < thr / 2, [True]])
+    # a neighbour is back when it carries under half of this jump (in log), never less room than half
+    # the threshold: a 4000x step whose next point is 2.7x the level came down from it in one step
+    back = np.maximum(jump, thr) / 2
+    prev_ok = np.concatenate([[True], y[:-1] - ref[1:] < back[1:]])
+    next_ok = np.concatenate([y[1:] - ref[:-1] < back[:-1], [True]])
     idx = np.flatnonzero(hit & prev_ok & next_ok)
     if idx.size == 0:
         return idx

@@ -17,6 +17,7 @@ from ..detect.base import RunContext
 from ..detect.engine import build_detectors, run_detectors, series_of, shift_profile_of
 from ..detect.reconcile import reconcile
 from ..discover import Run, Source, read_group
+from ..epochs import annotate as annotate_epochs
 from ..explain.engine import explain
 from ..frame import is_perplexity, roles_of, validate
 from ..model.report import RunReport
@@ -38,6 +39,7 @@ def analyze_run(run: Run, cfg: Config, *, detector_params: dict | None = None,
     findings = run_detectors(ctx, detectors)
     findings = explain(reconcile(stitched.findings + findings, ctx), ctx)
     attach_remedies(findings, ctx, run.sources)
+    annotate_epochs(findings, ctx)  # the epoch at each finding's step, where the run logs one
     earlier = judge_sessions(earlier_sessions(frame, stitched.reruns, stitched.main), lambda f: _judged(
         run.name, f, cfg, detectors))  # the earlier runs of a log that holds several (sessions.py)
     # a metric's NaN/inf in replaced launches is told once, over all of them (detect.nonfinite)
