@@ -74,6 +74,22 @@ def anchors(f: dict) -> list[int]:
     return [f[k] for k in ("peak_step", "start_step", "resume_step", "end_step") if f.get(k) is not None]
 
 
+def in_epochs(run: dict) -> bool:
+    """Labels counted in epochs (the label's `step_key` names the epoch) while the run may log steps."""
+    return "epoch" in str(run.get("step_key") or "").lower()
+
+
+def epoch_near(f: dict, at: float, end: float | None) -> bool:
+    """Whether a finding's epoch (its evidence says the epoch in progress at its anchor, and at its
+    start and end for a span) is within 5% (at least one epoch) of a label counted in epochs."""
+    ev = f.get("evidence") or {}
+    tol = max(0.05 * max(at, end or 0), 1)
+    lo, hi = ev.get("epoch_start"), ev.get("epoch_end")
+    if isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and lo - tol <= at <= hi + tol:
+        return True
+    return isinstance(ev.get("epoch"), (int, float)) and abs(ev["epoch"] - at) <= tol
+
+
 def run_spikelens(cmd: list[str], run: dict, extra: tuple[str, ...] = ()) -> tuple[dict | None, str]:
     """The JSON report of `analyze` on a run's files (their folder when several), and the last
     line of stderr; `extra` options are passed on (calibrate.py's `--param`)."""
@@ -111,6 +127,7 @@ def judge(run: dict, report: dict | None, why: str) -> dict:
               and (e.get("step") is not None or e.get("kind") == "crash")]
     out["events"] = []
     matched = set()
+    epochs, by_epoch = in_epochs(run), 0
     for e in events:
         tol = max(0.05 * max(span, e.get("end_step") or 0, e.get("step") or 0), 3)
         hit = None
@@ -122,6 +139,10 @@ def judge(run: dict, report: dict | None, why: str) -> dict:
                     (lo is not None and hi is not None and lo - tol <= e["step"] <= hi + tol) or \
                     any(abs(x - e["step"]) <= tol for x in anchors(f)):
                 hit = i
+                break
+            if epochs and e.get("step") is not None and epoch_near(f, e["step"], e.get("end_step")):
+                hit = i
+                by_epoch += 1
                 break
         out["events"].append((e["kind"], e.get("confidence"), hit is not None))
         if hit is None:
@@ -140,13 +161,15 @@ def judge(run: dict, report: dict | None, why: str) -> dict:
         tol = max(0.05 * span, 3)
         near = any(any(abs(x - s) <= tol for x in anchors(f)) or
                    (f.get("start_step") is not None and f.get("end_step") is not None
-                    and f["start_step"] - tol <= s <= f["end_step"] + tol) for s, _ in labelled)
+                    and f["start_step"] - tol <= s <= f["end_step"] + tol)
+                   or (epochs and epoch_near(f, s, end)) for s, end in labelled)
         if near:
             out["echo"] += 1
         else:
             out["false"] += 1
             out["lines"].append(f"{run['id']}: LOUD-FALSE {f.get('kind')} {f.get('metric')} @{f.get('start_step')}: "
                                 f"{(f.get('message') or '')[:140]}")
+    out["by_epoch"] = by_epoch
     out["clean"] = not events and not any(e.get("kind") not in ("clean", "level_shift") for e in run.get("events", []))
     out["clean_quiet"] = out["clean"] and not any(f.get("severity") in LOUD for f in fs)
     return out
@@ -176,14 +199,15 @@ def summarise(name: str, results: list[dict]) -> dict:
         "clean_runs": len(clean), "clean_quiet": sum(r["clean_quiet"] for r in clean),
         "loud_on_clean_per_10": round(10 * sum(r["loud"] for r in clean) / max(len(clean), 1), 2),
         "loud_false_per_10_runs": round(10 * false / max(len(results), 1), 2),
-        "per_kind": per_kind,
+        "per_kind": per_kind, "found_by_epoch": sum(r.get("by_epoch", 0) for r in results),
     }
     pct = 100 * tot["read_with_main_loss"] / max(tot["readable"], 1)
     print(f"{name}: {tot['runs']} runs; read with main loss {tot['read_with_main_loss']}/{tot['readable']} "
           f"({pct:.1f}%), chosen as main {tot['main_loss_chosen']}; events found {tot['events_found']}/{tot['events']} "
           f"(high confidence {tot['high_found']}/{tot['high']}); loud {tot['loud']}: {tot['loud_false']} matching no "
           f"event ({tot['loud_false_per_10_runs']} per 10 runs), {tot['loud_echo']} echoes; clean runs quiet "
-          f"{tot['clean_quiet']}/{tot['clean_runs']} ({tot['loud_on_clean_per_10']} loud per 10 clean runs)")
+          f"{tot['clean_quiet']}/{tot['clean_runs']} ({tot['loud_on_clean_per_10']} loud per 10 clean runs); "
+          f"{tot['found_by_epoch']} found by the epoch at a finding (labels counted in epochs)")
     for k, (f, n) in sorted(per_kind.items()):
         print(f"  {k:16s} found {f}/{n}")
     return tot
