@@ -160,7 +160,7 @@ def infer_role(metric: str) -> str:
     """Guess the role of a tag from its name (`train/loss` → loss, `lr-AdamW` → lr)."""
     if _OTHER_AXIS.search(metric):
         return "other"  # Megatron's `lm loss vs samples`: the same curve on another x-axis
-    if _SETTING.search(metric):
+    if _SETTING.search(metric) and "grad" not in metric.lower():  # `grad/norm_gamma`: a gradient's, of a parameter
         return "other"  # `LOSS_WEIGHT`, `kl_coef`: a setting, not the curve it names
     if _ARM.search(metric):  # `error (learning_rate_0.1)`: the role is what is left beside the arm
         rest = _ARM.sub("", metric).strip(" /_-.()")

@@ -160,7 +160,7 @@ def test_a_sweep_table_whose_name_says_nothing_more_is_left_as_it_is(tmp_path, n
     # a count, free memory, an exit code, a loss's normaliser, an augmentation's scale
     ("time/iterations", "other"), ("time/iter", "step_time"), ("gb_free", "other"),
     ("exits_with_return_code", "other"), ("iou_norm", "other"), ("cls_norm", "other"), ("noise_scale", "other"),
-    ("MIN_SCALE", "other"), ("scale", "loss_scale"), ("grad/norm_gamma", "other"),
+    ("MIN_SCALE", "other"), ("scale", "loss_scale"), ("grad/norm_gamma", "grad_norm"),
     # gradient norms still
     ("Gradient_norm_for_model.linear.weight", "grad_norm"), ("grad_provenance/embedding_grad_l2_norm", "grad_norm"),
     ("global_norm", "grad_norm"), ("train/norm", "grad_norm"),
