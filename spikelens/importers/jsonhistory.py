@@ -247,35 +247,35 @@ _NUMBERED = re.compile(r"^(?P<stem>.*[A-Za-z].*?[_\-.]?)(?P<n>\d+)\.json$", re.I
 """`metrics_epoch_12.json`: a name with a letter, then the file's number at its end."""
 _FLAT_HEAD = re.compile(rb'^\s*\{\s*"[^"\\]{1,200}"\s*:\s*(?:[-\d"tfnNI{]|\[\s*\])')
 """An object whose first value is a number, a string, a boolean, null or an object: a record."""
-_SCORE_HINT = re.compile(rb'"[^"]{0,60}(?:loss|acc|score|reward|error|f1|fscore|precision|recall|bleu|'
-                         rb'perplexity|ppl|mse|mae|dice|iou|map)[^"]{0,60}"\s*:\s*[-\d.NI]', re.I)
-"""...that names a value a training logs (a config or hyperparameter file names none)."""
+_SCORE_HINT = re.compile(rb'"[^"]{0,60}(?:loss|acc|reward|perplexity|ppl|epoch|step)[^"]{0,60}"\s*:\s*[-\d.NI]',
+                         re.I)
+"""...that names a loss, an accuracy, a reward or the epoch it is of: a record of training (a config,
+or one image's detections with their `score`, names none)."""
 MIN_NUMBERED_FILES = 2
 """Files that share a name but for its number, at least: one file is a summary, not a series."""
 
 
-def _numbered_siblings(path: Path) -> dict[int, Path]:
-    """The files in `path`'s folder named as it is but for the number at its end, by number."""
+def _numbered_siblings(path: Path) -> int:
+    """How many files in `path`'s folder are named as it is but for the number at its end."""
     m = _NUMBERED.match(path.name)
     if m is None:
-        return {}
-    stem = m["stem"]
+        return 0
     try:
-        names = _folder_names(str(path.parent), path.parent.stat().st_mtime_ns)
+        return _folder_stems(str(path.parent), path.parent.stat().st_mtime_ns).get(m["stem"], 0)
     except OSError:
-        return {}
-    out = {}
-    for name in names:
-        other = _NUMBERED.match(name)
-        if other is not None and other["stem"] == stem:
-            out[int(other["n"])] = path.parent / name
-    return out
+        return 0
 
 
 @functools.lru_cache(maxsize=64)
-def _folder_names(folder: str, mtime_ns: int) -> tuple[str, ...]:
-    """A folder's file names, listed once while it is unchanged (claims asks for every file)."""
-    return tuple(sorted(e.name for e in os.scandir(folder) if e.name.lower().endswith(".json")))
+def _folder_stems(folder: str, mtime_ns: int) -> dict[str, int]:
+    """Numbered `.json` files of a folder by the name they share, listed once while the folder is
+    unchanged (claims asks for every file of it)."""
+    out: dict[str, int] = {}
+    for entry in os.scandir(folder):
+        m = _NUMBERED.match(entry.name)
+        if m is not None:
+            out[m["stem"]] = out.get(m["stem"], 0) + 1
+    return out
 
 
 class NumberedJsonImporter(Importer):
@@ -290,7 +290,7 @@ class NumberedJsonImporter(Importer):
             return False
         head = head.lstrip(b"\xef\xbb\xbf")
         return (bool(_FLAT_HEAD.match(head)) and bool(_SCORE_HINT.search(head))
-                and len(_numbered_siblings(path)) >= MIN_NUMBERED_FILES)
+                and _numbered_siblings(path) >= MIN_NUMBERED_FILES)
 
     def group_key(self, path: Path) -> str:
         m = _NUMBERED.match(path.name)
