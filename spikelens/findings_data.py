@@ -98,16 +98,15 @@ def row_chunks(report: Report, states: dict[str, tuple[GroupState, list[Any]]] |
     first_run_of = {id(runs[0]): st for st, runs in states.values() if runs}
     group_of = {id(r): st.key for st, runs in states.values() for r in runs}
     out: list[dict[str, Any]] = []
-    # a spooled sweep's runs are read back one at a time, each summary saying where its group's state lies
-    named = getattr(report.runs, "summaries", report.runs)
+    # a spooled sweep's runs are read back one at a time, its table saying where each group's state lies
     spool = getattr(report.runs, "spool", None)
-    for i, (who, r) in enumerate(zip(named, report.runs), 1):
-        at = getattr(who, "group_state", None)
+    for i, r in enumerate(report.runs, 1):
+        at = report.runs.state_at(i - 1) if spool is not None else None
         if at is not None:
             st = spool[at if at >= 0 else ~at]
             key, st = st.key, (st if at >= 0 else None)
         else:
-            st, key = first_run_of.get(id(who)), group_of.get(id(who))
+            st, key = first_run_of.get(id(r)), group_of.get(id(r))
         out.append(_run_row(r, key, st))
         out.extend(_finding_row(r, f) for f in r.findings)
         if i % runs_per_chunk == 0:

@@ -77,20 +77,20 @@ def test_every_output_reads_the_runs_back_one_at_a_time(monkeypatch, tmp_path):
     _fake_sweep(monkeypatch, 80)
     report = _sweep(tmp_path)
     alive, most = [0], [0]
-    summary = type(report.runs.summaries[0])
-    real_full = summary.full
+    table = type(report.runs.table)
+    real_full = table.full
 
     def gone() -> None:
         alive[0] -= 1
 
-    def full(self):
-        rep = real_full(self)
+    def full(self, k):
+        rep = real_full(self, k)
         alive[0] += 1
         weakref.finalize(rep, gone)
         most[0] = max(most[0], alive[0])
         return rep
 
-    monkeypatch.setattr(summary, "full", full)
+    monkeypatch.setattr(table, "full", full)
     with open(os.devnull, "w") as sink:
         for write in (write_json, write_concise, write_markdown, write_html):
             most[0] = 0
@@ -269,3 +269,68 @@ def _json_of(report) -> str:
     out = io.StringIO()
     write_json(report, out)
     return out.getvalue()
+
+
+def _outputs(report, tmp_path: Path) -> dict[str, str]:
+    import io
+
+    outs = {}
+    for write in (write_json, write_concise, write_markdown, write_html):
+        buf = io.StringIO()
+        write(report, buf)
+        outs[write.__name__] = buf.getvalue()
+    outs["warnings"] = "\n".join(report.warnings)
+    return outs
+
+
+@pytest.mark.parametrize("n", [2, 3, 40])
+def test_the_spooled_cross_run_work_gives_what_the_held_reports_give(monkeypatch, tmp_path, n):
+    """Mirrors, names and links worked out on the spool's arrays and records: every output the
+    same as a sweep that held its reports and linked them (`explain.crossrun` on reports)."""
+    monkeypatch.setattr(sweep, "source_groups", sweep_reports.groups(n))
+    monkeypatch.setattr(sweep, "execute", sweep_reports.executor(make=sweep_reports.linked_report))
+    monkeypatch.delenv(sweep.SPOOL_ENV, raising=False)
+    monkeypatch.setattr(sweep, "SPOOL_FROM", 10**9)
+    held = _sweep(tmp_path / "held")
+    monkeypatch.setattr(sweep, "SPOOL_FROM", 2)
+    spooled = _sweep(tmp_path / "spooled")
+    assert isinstance(spooled.runs, SpooledRuns) and isinstance(held.runs, list)
+    a, b = _outputs(held, tmp_path), _outputs(spooled, tmp_path)
+    for what in a:
+        assert a[what] == b[what], what
+    if n == 40:  # the sweep did give the links work: renames, a mirror, causes, promoted outliers
+        names = [r.run for r in held.runs]
+        assert "g0/run" in names and "display name" not in names and "team/sweep-7" in names
+        assert len(held.runs) == 39 and "same curves" in a["warnings"]
+        assert "spiked at the same steps" in a["write_json"] and "the same step as in" in a["write_json"]
+
+
+def test_the_page_of_a_huge_sweep_lists_the_worst_runs_and_counts_the_rest(monkeypatch, tmp_path):
+    import re
+
+    from spikelens.report import html as html_mod
+
+    monkeypatch.setattr(html_mod, "MAX_ROWS", 12)  # a sweep past the page's rows, in miniature
+    monkeypatch.setattr(sweep, "source_groups", sweep_reports.groups(60))
+    monkeypatch.setattr(sweep, "execute", sweep_reports.executor(make=sweep_reports.linked_report))
+    monkeypatch.setattr(sweep, "SPOOL_FROM", 2)
+    monkeypatch.delenv(sweep.SPOOL_ENV, raising=False)
+    report = _sweep(tmp_path)
+    import io
+
+    buf = io.StringIO()
+    write_html(report, buf)
+    page = buf.getvalue()
+    rows = re.findall(r'<tr data-run="\d+" data-sev="(\w+)"[^>]*data-name="([^"]*)"', page)
+    states = {r.run: html_mod.status(r) for r in report.runs}
+    worst = sorted(states, key=lambda name: (html_mod.STATUS_ORDER[states[name]], name))[:12]
+    assert [name for _, name in rows] == [w.lower() for w in worst]  # the worst twelve, in page order
+    ok = sum(st == "ok" for st in states.values())
+    assert 0 < ok < len(states) - 12  # clean runs are among the ones left out
+    note = f"This page lists the 12 worst of {len(states)} runs"
+    assert note in page and f"the other {len(states) - 12} ({len(states) - 12 - ok} with warnings, {ok} clean)" in page
+    assert f"<h1>spikelens analyze: {len(states)} runs</h1>" in page
+    parser = _Balance()
+    parser.feed(page)
+    parser.close()
+    assert parser.stack == []

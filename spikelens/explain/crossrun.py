@@ -11,7 +11,7 @@ small to report from a scan of every step is asked about that one step.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Callable
+from typing import Callable, Sequence
 
 from ..model.finding import EVENT_KINDS, Cause, Finding
 from ..detect.levels import LevelShiftDetector, shift_sentence
@@ -53,16 +53,23 @@ def link_runs(report: Report, tolerance_steps: int = 2, *, ranks: bool = True,
                 shared.append(step)
         if not shared:
             continue
-        at = ", ".join(str(s) for s in shared[:6]) + (f" and {len(shared) - 6} more" if len(shared) > 6 else "")
-        word = "step" if len(shared) == 1 else "steps"
         # one step: its runs, sorted once for every run there (a fleet sharing a step is not copied per run)
         names = around[shared[0]] if len(shared) == 1 else sorted(set().union(*(around[s] for s in shared)))
-        _put_data_cause(f, names, run, shared[0], 0.92, lambda n, shown: (
-            f"{n} other run(s) analysed with it spiked at the same {word} {at} "
-            f"({shown}): runs sharing a data order saw the same batch"))
-        f.causes[0].numbers["steps"] = shared
+        put_spike_cause(f, names, run, shared)
         if settled is not None:
             settled(f)
+
+
+def put_spike_cause(f: Finding, names: Sequence[str], run: str, shared: list[int]) -> None:
+    """The `data` cause of a spike at `shared` steps that other runs spiked at too (`names`:
+    every run there, sorted, `run` among them; only its first `RUNS_NAMED + 1` are read, so a
+    sweep's parent may pass those and the count, `pipeline.crosslinks`)."""
+    at = ", ".join(str(s) for s in shared[:6]) + (f" and {len(shared) - 6} more" if len(shared) > 6 else "")
+    word = "step" if len(shared) == 1 else "steps"
+    _put_data_cause(f, names, run, shared[0], 0.92, lambda n, shown: (
+        f"{n} other run(s) analysed with it spiked at the same {word} {at} "
+        f"({shown}): runs sharing a data order saw the same batch"))
+    f.causes[0].numbers["steps"] = shared
 
 
 def _spike_steps(f: Finding) -> list[int]:
@@ -78,7 +85,7 @@ shard links thousands of runs, and every run naming every other is quadratic in 
 The findings dataset answers "which runs" for any number of them."""
 
 
-def _put_data_cause(f: Finding, names: list[str], own: str, step: int, confidence: float,
+def _put_data_cause(f: Finding, names: Sequence[str], own: str, step: int, confidence: float,
                     sentence: Callable[[int, str], str]) -> None:
     """Put a `data` cause first on `f`: `names` are every run linked, sorted (`own` among
     them); the sentence gets the number of the others and the first five of them."""

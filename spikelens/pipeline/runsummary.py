@@ -1,13 +1,13 @@
-"""What a sweep's parent keeps of each run while its reports wait on disk (`spool`).
+"""What a sweep's parent keeps of each run while its reports wait on disk (`spool`): a few
+numbers in arrays and the run's final name (issue 28: a sweep of 10^5 runs held ~12 KB of
+report a run, then ~1.2 KB of summary while the links ran; now ~0.1 KB).
 
-While the cross-run work runs, a run is its name, sources, the stats mirrors compare and
-one small stub per finding the links read (spikes and the other events of one loss,
-outliers, level shifts): mirrors are dropped, runs named and linked (`explain.crossrun`)
-on these summaries as on full reports. A data cause the links settle on a stub goes to
-the spool at once. After the links (`settle`), a run is its spool index, its name and
-where its changes lie; its full report is read back from the spool when an output asks,
-with the name and the links' changes put on it (`SpooledRuns`). Issue 28: a sweep of
-10^5 runs held ~12 KB of report a run, then ~3 KB of summary and data causes.
+Each run is two spool entries: its report, and its `Record`, what the cross-run work reads
+of it (name, sources, the stats mirrors compare, one small stub per finding the links read:
+spikes and the other events of one loss, outliers, level shifts). Mirrors, names and links
+(`crosslinks`) read the records back from the spool where they need them, from indexes
+by step and name held as arrays, and write a changed record back; a run's report is read
+back with its record's changes put on it when an output asks (`RunTable.full`).
 
 The links see a stub as they see a finding: kind, code, metric, steps, magnitude, the
 evidence keys they read (`LINK_EVIDENCE`), and `causes`, which starts empty: a cause the
@@ -18,13 +18,12 @@ findings are sorted the same way (a stable sort on the same key: the same order)
 """
 from __future__ import annotations
 
-import sys
+from array import array
 from collections.abc import Sequence
-from types import MappingProxyType
 from typing import Any, Iterator
 
 from ..model.finding import EVENT_KINDS, Finding
-from ..model.report import Report, RunReport
+from ..model.report import RunReport
 from ..naming import rename_report
 from .spool import Spool
 
@@ -36,14 +35,6 @@ LINKED_KINDS = frozenset(EVENT_KINDS) | {"outliers", "level_shift"}
 the events of one loss that cover a step a shift is asked about."""
 MIRROR_STATS = ("main_metric", "first_step", "last_step", "points", "first_value", "last_value")
 """The stats `explain.mirrors` compares."""
-_EMPTY: Any = MappingProxyType({})  # read-only: the links never write a stub's evidence
-_WORDS: dict = {}  # tuples of formats, held once
-
-
-def _word(text: Any) -> Any:
-    """A short name every run repeats (kind, code, metric, severity), held once (unpickled
-    reports each bring their own copy)."""
-    return sys.intern(text) if type(text) is str else text
 
 
 def finding_order(f: Any) -> tuple:
@@ -52,33 +43,30 @@ def finding_order(f: Any) -> tuple:
 
 
 class Stub:
-    """A finding as the cross-run links read it (`origin`: its place in the run's findings;
-    `kept`: where its settled causes lie in the spool, -1 when none)."""
+    """A finding as the cross-run links read it (`origin`: its place in the run's findings)."""
 
     __slots__ = ("origin", "kind", "code", "metric", "run", "severity", "recovery", "start_step", "peak_step",
-                 "end_step", "magnitude", "evidence", "extra", "causes", "kept")
+                 "end_step", "magnitude", "evidence", "extra", "causes")
 
     anchor_step = Finding.anchor_step
     span = Finding.span
 
     def __init__(self, origin: int, f: Finding) -> None:
-        self.origin, self.kept = origin, -1
-        self.kind, self.code, self.metric, self.run = _word(f.kind), _word(f.code), _word(f.metric), f.run
-        self.severity, self.recovery, self.magnitude = _word(f.severity), _word(f.recovery), f.magnitude
+        self.origin = origin
+        self.kind, self.code, self.metric, self.run = f.kind, f.code, f.metric, f.run
+        self.severity, self.recovery, self.magnitude = f.severity, f.recovery, f.magnitude
         self.start_step, self.peak_step, self.end_step = f.start_step, f.peak_step, f.end_step
         self.evidence = _link_evidence(f.evidence)
         resume = f.extra.get("resume_step")
-        self.extra = _EMPTY if resume is None else MappingProxyType({"resume_step": resume})
+        self.extra = {} if resume is None else {"resume_step": resume}
         self.causes: Any = ()  # a list once a link puts a cause on it
 
 
-def _link_evidence(ev: dict[str, Any]) -> Any:
+def _link_evidence(ev: dict[str, Any]) -> dict[str, Any]:
     kept = {k: ev[k] for k in LINK_EVIDENCE if k in ev and (k != "steps" or ev.get("bad_batch"))}
-    if not kept:
-        return _EMPTY
     if "largest" in kept:
         kept["largest"] = [{k: item[k] for k in ("step", "ratio") if k in item} for item in kept["largest"]]
-    return MappingProxyType(kept)
+    return kept
 
 
 class _Findings(list):
@@ -96,13 +84,13 @@ class _Findings(list):
 
 
 class _Stats:
-    """The stats mirrors compare, read as a dict (a third of one's size)."""
+    """The stats mirrors compare, read as a dict."""
 
     __slots__ = MIRROR_STATS
 
     def __init__(self, stats: dict[str, Any]) -> None:
         for k in MIRROR_STATS:
-            setattr(self, k, _word(stats.get(k)))
+            setattr(self, k, stats.get(k))
 
     def get(self, key: str, default: Any = None) -> Any:
         value = getattr(self, key, None) if key in MIRROR_STATS else None
@@ -115,113 +103,137 @@ class _Stats:
         return value
 
 
-class RunSummary:
-    """A run as the cross-run work reads it; `index` is its report's place in the spool.
-    `settle` drops what only the links read and keeps the links' changes: `edits`
-    ((finding's place, spool index of its causes), ...), `added` (findings the links
-    made) and `resorted`."""
+class Record:
+    """A run as the cross-run work reads it (mirrors, naming, links): kept in the spool
+    beside its report, read back where a pass needs it."""
 
-    __slots__ = ("index", "run", "sources", "formats", "points", "stats", "findings", "edits", "added",
-                 "resorted", "group_state", "_spool")
+    __slots__ = ("run", "sources", "formats", "points", "stats", "findings")
 
     frame = None  # renaming relabels no frame here: the full report's is relabelled when read back
+    shift_profile = None  # read from the report when a link asks (`crosslinks`)
 
-    def __init__(self, index: int, rep: RunReport, spool: Spool) -> None:
-        self.index, self.run, self._spool = index, rep.run, spool
-        formats = tuple(rep.formats)
-        self.sources, self.formats, self.points = tuple(rep.sources), _WORDS.setdefault(formats, formats), rep.points
+    def __init__(self, rep: RunReport) -> None:
+        self.run, self.sources, self.formats, self.points = rep.run, tuple(rep.sources), tuple(rep.formats), rep.points
         self.stats = _Stats(rep.stats)
-        self.findings: Any = _stubs(rep)
-        self.edits: tuple = ()
-        self.added: tuple = ()
-        self.resorted = False
-        self.group_state: int | None = None
-        """With a findings dataset: the spool index of its group's state (`~index` for the
-        group's other runs, whose rows name the group but do not carry the state)."""
-
-    @property
-    def shift_profile(self) -> Any:
-        """Read from the spool when a link asks (a shift several runs share: rare)."""
-        return self._spool[self.index].shift_profile
-
-    def settle(self) -> None:
-        """After the links: keep only the name and where the changes lie."""
-        if self.findings is None:
-            return
-        for s in self.findings:
-            if isinstance(s, Stub):
-                keep_causes(self._spool, s)
-        self.edits = tuple((s.origin, s.kept) for s in self.findings if isinstance(s, Stub) and s.kept >= 0)
-        self.added = tuple(s for s in self.findings if not isinstance(s, Stub))
-        self.resorted = self.findings.resorted
-        self.findings = self.sources = self.formats = self.stats = None
-
-    def full(self) -> RunReport:
-        """The run's report as it stands after the cross-run work."""
-        rep: RunReport = self._spool[self.index]
-        if rep.run != self.run:
-            rename_report(rep, self.run)
-        if self.findings is not None:  # before `settle`: the stubs say it
-            stubs = [s for s in self.findings if isinstance(s, Stub)]
-            edits = [(s.origin, s.kept, s.causes) for s in stubs if s.kept >= 0 or s.causes]
-            added, resorted = [s for s in self.findings if not isinstance(s, Stub)], self.findings.resorted
-        else:
-            edits, added, resorted = [(o, k, None) for o, k in self.edits], list(self.added), self.resorted
-        for origin, kept, causes in edits:
-            f = rep.findings[origin]
-            causes = causes or self._spool[kept]  # put first by a link, in place of the finding's causes of those names
-            named = {c.cause for c in causes}
-            f.causes = list(causes) + [c for c in f.causes if c.cause not in named]
-        if added:
-            rep.findings = rep.findings + added
-        if resorted:
-            rep.findings.sort(key=finding_order)
-        return rep
-
-    def store(self, rep: RunReport) -> None:
-        """Write back a report changed in full (ranks linked), and summarise it again."""
-        self._spool.replace(self.index, rep)
-        self.run = rep.run
-        self.findings = _stubs(rep)
+        self.findings: Any = _Findings([Stub(i, f) for i, f in enumerate(rep.findings) if f.kind in LINKED_KINDS])
 
 
-def keep_causes(spool: Spool, f: Any) -> None:
-    """A stub's causes are final (the links settled them): to the spool, out of memory. A
-    finding the links made keeps its causes (it is held whole anyway)."""
-    if isinstance(f, Stub) and f.causes:
-        f.kept = spool.append(f.causes)
-        f.causes = ()
+def with_changes(rep: RunReport, rec: Record, name: str, resort: bool) -> RunReport:
+    """The run's report with its final name and what the links changed on its record."""
+    if rep.run != name:
+        rename_report(rep, name)
+    else:
+        rep.run = name  # the table's string, not one more copy of it
+    for s in rec.findings:
+        if isinstance(s, Stub) and s.causes:
+            f = rep.findings[s.origin]
+            named = {c.cause for c in s.causes}  # put first by a link, in place of the finding's causes of those names
+            f.causes = list(s.causes) + [c for c in f.causes if c.cause not in named]
+    added = [s for s in rec.findings if not isinstance(s, Stub)]
+    if added:
+        rep.findings = rep.findings + added
+    if resort or rec.findings.resorted:
+        rep.findings.sort(key=finding_order)
+    return rep
 
 
-def _stubs(rep: RunReport) -> _Findings:
-    return _Findings([Stub(i, f) for i, f in enumerate(rep.findings) if f.kind in LINKED_KINDS])
+class RunTable:
+    """A spooled sweep's runs as arrays: for run `k`, where its report and its record lie in
+    the spool, its final name and (with a findings dataset) where its group's state lies
+    (`~index` for a group's other runs, whose rows name the group but do not carry it)."""
+
+    def __init__(self, spool: Spool) -> None:
+        self.spool = spool
+        self.report_at = array("q")
+        self.record_at = array("q")
+        self.names: list[str] = []
+        self.group_state: array | None = None
+        self.all_sorted = False
+        """Every run's findings sorted by the links (shared outliers promoted somewhere)."""
+
+    def __len__(self) -> int:
+        return len(self.report_at)
+
+    def add(self, rep: RunReport, rec: Record | None = None) -> int:
+        """Spool a run's report and its record; its place."""
+        self.report_at.append(self.spool.append(rep))
+        self.record_at.append(self.spool.append(rec if rec is not None else Record(rep)))
+        self.names.append(rep.run)
+        return len(self.report_at) - 1
+
+    def record(self, k: int) -> Record:
+        rec: Record = self.spool[self.record_at[k]]
+        rec.run = self.names[k]
+        return rec
+
+    def put_record(self, k: int, rec: Record) -> None:
+        self.spool.replace(self.record_at[k], rec)
+
+    def full(self, k: int) -> RunReport:
+        """Run `k`'s report as it stands after the cross-run work."""
+        return with_changes(self.spool[self.report_at[k]], self.spool[self.record_at[k]], self.names[k],
+                            self.all_sorted)
+
+    def store(self, k: int, rep: RunReport) -> None:
+        """Write back a report changed in full (ranks linked), and its record anew."""
+        self.spool.replace(self.report_at[k], rep)
+        self.spool.replace(self.record_at[k], Record(rep))
+        self.names[k] = rep.run
+
+    def keep(self, alive: Sequence[int]) -> None:
+        """Only these runs (ascending places) stay (mirrors dropped)."""
+        for name in ("report_at", "record_at", "group_state"):
+            old = getattr(self, name)
+            if old is not None:
+                setattr(self, name, array("q", (old[k] for k in alive)))
+        self.names = [self.names[k] for k in alive]
+
+    def state_at(self, k: int) -> int | None:
+        return None if self.group_state is None else self.group_state[k]
 
 
 class SpooledRuns(Sequence):
     """`Report.runs` of a spooled sweep: each run read back from disk when asked for, so a
-    pass over the runs (an output written run by run) holds one report at a time."""
+    pass over the runs (an output written run by run) holds one report at a time. `order`:
+    the table's places in this sequence's order (None: the table's own)."""
 
-    def __init__(self, spool: Spool, summaries: list[RunSummary]) -> None:
-        self.spool, self.summaries = spool, summaries
+    def __init__(self, table: RunTable, order: Sequence[int] | None = None) -> None:
+        self.table, self.order = table, order
+        self.spool = table.spool
+
+    def place(self, i: int) -> int:
+        """The table's place of this sequence's `i`th run."""
+        return i if self.order is None else self.order[i]
 
     def __len__(self) -> int:
-        return len(self.summaries)
+        return len(self.table) if self.order is None else len(self.order)
 
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):
-            return [s.full() for s in self.summaries[i]]
-        return self.summaries[i].full()
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self.table.full(self.place(i))
 
     def __iter__(self) -> Iterator[RunReport]:
-        for s in self.summaries:
-            yield s.full()
+        for i in range(len(self)):
+            yield self.table.full(self.place(i))
 
     def __bool__(self) -> bool:
-        return bool(self.summaries)
+        return len(self) > 0
+
+    def name(self, i: int) -> str:
+        return self.table.names[self.place(i)]
+
+    def state_at(self, i: int) -> int | None:
+        """Where the `i`th run's group state lies in the spool (see `RunTable`)."""
+        return self.table.state_at(self.place(i))
 
     def view(self, order: Sequence[int]) -> "SpooledRuns":
         """The same runs in another order (positions into this sequence)."""
-        return SpooledRuns(self.spool, [self.summaries[i] for i in order])
+        return SpooledRuns(self.table, array("q", (self.place(i) for i in order)))
 
 
 def reordered(runs: Sequence, order: Sequence[int]) -> Sequence:
@@ -237,10 +249,5 @@ def by_name(runs: Sequence) -> Sequence:
     spooled sweep a view in that order that reads each run back when asked (sorting the
     runs themselves would read them all into memory at once)."""
     if isinstance(runs, SpooledRuns):
-        return SpooledRuns(runs.spool, sorted(runs.summaries, key=lambda s: s.run))
+        return runs.view(sorted(range(len(runs)), key=runs.name))
     return sorted(runs, key=lambda r: r.run)
-
-
-def summaries_report(report: Report, summaries: list[RunSummary]) -> Report:
-    """A report whose runs are the summaries (what mirrors, naming and links work on)."""
-    return Report(command=report.command, runs=summaries)  # type: ignore[arg-type]

@@ -6,6 +6,7 @@ findings dataset keep the findings as data and skip the groups that did not chan
 from __future__ import annotations
 
 import os
+from array import array
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
@@ -15,7 +16,6 @@ from ..outputs import refuse_overlap
 from ..config import Config
 from ..discover import Run, source_groups
 from ..errors import OutputOverlap, UsageError
-from ..detect.ranks import link_ranks, rank_groups
 from ..explain.crossrun import link_runs
 from ..explain.mirrors import drop_mirrors
 from ..model.report import Report, RunReport
@@ -24,12 +24,13 @@ from . import incremental
 from .executors import execute
 from .progress import as_progress
 from .run import analyze_group, report_run
-from .runsummary import RunSummary, SpooledRuns, keep_causes, summaries_report
+from .crosslinks import Gathered, cross_run
+from .runsummary import RunTable, SpooledRuns
 from .spool import PREFIX, Spool
 
 SPOOL_FROM = 64
 """A sweep of this many groups or more keeps its reports on disk when the caller lets it
-(`spool=True`): its parent then holds a summary of each run, not the run's report."""
+(`spool=True`): its parent then holds a few numbers and the name of each run, not its report."""
 SPOOL_ENV = "SPIKELENS_SPOOL_DIR"
 """The folder a spooled sweep keeps its reports in (a private folder made inside it), before
 the caller's choice and the system's temporary folder: a sweep's reports, frames included
@@ -89,6 +90,7 @@ def _sweep(roots: list[Path], cfg: Config, detector_params: dict | None, executo
             tell.start(n_groups)
         settings = incremental.settings(cfg, detector_params, roots) if findings else ""
         spooled = _spool_in(spool) if spool is not False and n_groups >= SPOOL_FROM else None
+        gathered = Gathered(RunTable(spooled)) if spooled is not None else None
         try:
             # a spooled sweep keeps the previous sweep's states (bytes and decoded reports) on disk
             before, hashes = (incremental.previous(findings, settings, None if keep_frames else spooled)
@@ -113,12 +115,17 @@ def _sweep(roots: list[Path], cfg: Config, detector_params: dict | None, executo
                     reports, warnings = incremental.restore(kept)
                 if tell:
                     tell.advance(reports, len(warnings))
-                if spooled is not None:
-                    reports = [RunSummary(spooled.append(r), r, spooled) for r in reports]
-                    if kept is not None:  # the group's state waits on disk; its runs know where
-                        at = spooled.append(kept.bare())
-                        for k, summary in enumerate(reports):
-                            summary.group_state = at if k == 0 else ~at  # the first run's row carries it
+                if gathered is not None:  # each run's report and record to disk, a few numbers kept
+                    table = gathered.table
+                    if kept is not None and reports:  # the group's state waits on disk; its runs know where
+                        if table.group_state is None:
+                            table.group_state = array("q")
+                        at = spooled.append(kept.bare())  # type: ignore[union-attr]
+                        table.group_state.extend([at] + [~at] * (len(reports) - 1))  # the first run's row carries it
+                    for k in range(len(reports)):
+                        gathered.add(reports[k])
+                        reports[k] = None  # type: ignore[call-overload]  # on disk: let go
+                    reports = []
                 elif kept is not None:
                     states[keys[i]] = (kept, reports)
                 if findings:
@@ -126,7 +133,12 @@ def _sweep(roots: list[Path], cfg: Config, detector_params: dict | None, executo
                 report.runs.extend(reports)
                 for line in warnings:
                     diagnostics.warn(line)
-            _cross_run(report, spooled)
+            if gathered is not None:
+                cross_run(gathered)
+                report.runs = SpooledRuns(gathered.table)  # type: ignore[assignment]
+                del gathered
+            else:
+                _cross_run(report)
             if findings:  # still collecting: a damaged partition replaced is a warning of this sweep
                 findings_data.write(findings, findings_data.row_chunks(report, states), hashes)  # streamed
         except BaseException:  # an error, Ctrl-C or SIGTERM: the spool goes now, not at exit
@@ -175,27 +187,12 @@ def analyze_runs(runs: Iterable[Run], cfg: Config, *, detector_params: dict | No
     return report
 
 
-def _cross_run(report: Report, spooled: Spool | None) -> None:
-    """Mirrors dropped, names made unique, runs linked: on the reports, or on the summaries
-    of a spooled sweep (the ranks of one training then linked on their full reports, a
-    group at a time), whose reports are read back with the changes when an output asks."""
-    runs = summaries_report(report, report.runs) if spooled is not None else report
-    drop_mirrors(runs)  # one training written by two writers (metrics.json + events) is one run
-    rename_reports(runs.runs)  # names unique among all the runs (see naming)
-    if spooled is None:
-        link_runs(report)
-        return
-    for group in rank_groups(runs.runs).values():
-        if len(group) >= 2:
-            members = list(group.values())
-            full = [m.full() for m in members]
-            link_ranks(Report(command=report.command, runs=full))
-            for m, rep in zip(members, full):
-                m.store(rep)
-    link_runs(runs, ranks=False, settled=lambda f: keep_causes(spooled, f))
-    for s in runs.runs:
-        s.settle()  # what only the links read is let go
-    report.runs = SpooledRuns(spooled, runs.runs)  # type: ignore[assignment]
+def _cross_run(report: Report) -> None:
+    """Mirrors dropped, names made unique, runs linked, on the reports held in memory (a
+    spooled sweep does the same on its arrays and records: `crosslinks`)."""
+    drop_mirrors(report)  # one training written by two writers (metrics.json + events) is one run
+    rename_reports(report.runs)  # names unique among all the runs (see naming)
+    link_runs(report)
 
 
 def _cache_outside(roots: list[Path]) -> None:

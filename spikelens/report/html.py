@@ -12,11 +12,13 @@ own; each finding gets a zoom of its own stretch beside its message, evidence an
 The series are decimated keeping every extreme (see `chart_data`); the picker's metrics
 travel apart, coarser, in a script element parsed only when one is added. The charts are
 built when their run scrolls into view (all at once before printing, or with `static`),
-so a sweep of hundreds of runs opens at once. Past `MAX_CHARTED_RUNS` runs, only the runs with findings get a section.
+so a sweep of hundreds of runs opens at once. Past `MAX_CHARTED_RUNS` runs, only the runs with findings get a section;
+past `MAX_ROWS`, the summary lists the worst `MAX_ROWS` runs and counts the rest.
 The page is written as it is made (`write_html`), a run at a time.
 """
 from __future__ import annotations
 
+import heapq
 import html
 import io
 import json
@@ -43,6 +45,10 @@ HERE = Path(__file__).parent
 UPLOT_VERSION = "1.6.32"
 MAX_CHARTED_RUNS = 300
 """Above this many runs, clean runs are listed in the summary only (no chart section)."""
+MAX_ROWS = 5000
+"""Summary rows at most: past this many runs the page lists the worst MAX_ROWS (errors first,
+then warnings, by name) and says how many of each status it leaves out (the page of a sweep of
+10^5 runs would be ~100 MB of rows no one scrolls; the parent would hold a key a run)."""
 MAX_SECTIONS = 400
 """Chart sections at most past MAX_CHARTED_RUNS, worst first (about 37 KB each; the summary
 still lists every run)."""
@@ -71,18 +77,23 @@ def _json_script(payload: Any) -> str:
 
 class Sweep:
     """What the page says of all runs, read in one pass over them (each run let go after):
-    the page order, each run's status, the kinds seen and counted, the main metrics' roles.
-    A sweep's runs may wait on disk (`pipeline.runsummary.SpooledRuns`): the page then holds
-    this and one run at a time."""
+    the page order, each listed run's status, the kinds seen and counted, the main metrics'
+    roles. A sweep's runs may wait on disk (`pipeline.runsummary.SpooledRuns`): the page then
+    holds this, at most `2 * MAX_ROWS` runs' keys and one run at a time."""
 
     def __init__(self, runs: Sequence[RunReport]) -> None:
         keys: list[tuple[int, str, int]] = []
         self.total: dict[str, list[int]] = {}
         self.worst: dict[str, int] = {}
         self.roles: set[str] = set()
+        self.counts = {"error": 0, "warning": 0, "ok": 0}
+        """Runs of each status, listed or not."""
         for i, r in enumerate(runs):
             st = status(r)
+            self.counts[st] += 1
             keys.append((STATUS_ORDER[st], r.run, i))
+            if len(keys) >= 2 * MAX_ROWS:  # only the worst MAX_ROWS can be listed: the rest let go
+                keys = heapq.nsmallest(MAX_ROWS, keys)
             for k, n in kind_counts(r).items():
                 t = self.total.setdefault(k, [0, 0])
                 t[0] += n
@@ -91,13 +102,15 @@ class Sweep:
                 self.worst[f.kind] = max(self.worst.get(f.kind, 0), SEVERITY_RANK[f.severity])
             if r.stats.get("main_metric"):
                 self.roles.add(r.metrics.get(r.stats["main_metric"], "other"))
-        keys.sort()
+        keys = sorted(keys)[:MAX_ROWS]
+        self.n = sum(self.counts.values())
+        """Every run of the sweep."""
         self.order = array("q", (i for _, _, i in keys))
-        """Errors first, then warnings, then clean runs; by name inside each."""
+        """The listed runs: errors first, then warnings, then clean runs; by name inside each."""
         self.states = [("error", "warning", "ok")[k[0]] for k in keys]
-        """Each run's status, in page order."""
+        """Each listed run's status, in page order."""
         flagged = [j for j, st in enumerate(self.states) if st != "ok"]
-        self.charted = list(range(len(keys))) if len(keys) <= MAX_CHARTED_RUNS else flagged[:MAX_SECTIONS]
+        self.charted = list(range(len(keys))) if self.n <= MAX_CHARTED_RUNS else flagged[:MAX_SECTIONS]
         """Page positions of the runs that get a section: all of them up to MAX_CHARTED_RUNS, else
         the ones with findings (at most MAX_SECTIONS)."""
 
@@ -111,6 +124,16 @@ class Sweep:
         return (f"{' and '.join(parts)} {'are' if n - len(self.charted) != 1 else 'is'} listed above only: "
                 f"more than {MAX_CHARTED_RUNS} runs, so charts are drawn for the runs with findings"
                 + (f" (at most {MAX_SECTIONS}, worst first)." if flagged else "."))
+
+    def unlisted_note(self) -> str:
+        """The runs the table leaves out (more than MAX_ROWS), how many of each status, and where they are."""
+        listed = {st: self.states.count(st) for st in self.counts}
+        rest = [f"{self.counts[st] - listed[st]} {word}" for st, word in
+                (("error", "with errors"), ("warning", "with warnings"), ("ok", "clean"))
+                if self.counts[st] > listed[st]]
+        return (f"This page lists the {len(self.states)} worst of {self.n} runs (errors first, then warnings, "
+                f"then clean runs, by name); the other {self.n - len(self.states)} ({', '.join(rest)}) are not "
+                "listed: every run is in the JSON, concise and markdown reports.")
 
 
 def render_html(report: Report, *, static: bool = False) -> str:
@@ -128,9 +151,9 @@ def write_html(report: Report, out: TextIO, *, static: bool = False, scratch: st
     its sections, waits in an unnamed temporary file in `scratch` (None: the system's)."""
     seen = Sweep(report.runs)
     runs = reordered(report.runs, seen.order)
-    n = len(seen.states)
-    counts = [f"{seen.states.count(s)} {w}" for s, w in
-              (("error", "with errors"), ("warning", "with warnings"), ("ok", "clean")) if seen.states.count(s)]
+    n, listed = seen.n, len(seen.states)
+    counts = [f"{seen.counts[s]} {w}" for s, w in
+              (("error", "with errors"), ("warning", "with warnings"), ("ok", "clean")) if seen.counts[s]]
     title = f"spikelens {report.command}: {n} run{'s' if n != 1 else ''}"
     eager = ' data-static="1"' if static else ""
     for line in ("<!DOCTYPE html>", f'<html lang="en"{eager}><head><meta charset="utf-8">',
@@ -143,10 +166,12 @@ def write_html(report: Report, out: TextIO, *, static: bool = False, scratch: st
         out.write(line + "\n")
     charted = set(seen.charted)
     if n:
-        out.write(filter_bar(sorted(seen.total), n) + "\n")
+        out.write(filter_bar(sorted(seen.total), listed) + "\n")
         _summary_table(out, runs, charted, final_column(seen.roles))
+        if listed < n:
+            out.write(f'<p class="note">{_e(seen.unlisted_note())}</p>\n')
         out.write(kinds_table(seen.total, seen.worst) + "\n")
-        if len(charted) < n:
+        if len(charted) < listed:
             out.write(f'<p class="note">{_e(seen.left_out_note())}</p>\n')
     budget = min(EXTRA_POINTS_PER_RUN, EXTRA_POINTS_PER_PAGE // max(1, len(charted)))
     with tempfile.TemporaryFile("w+", encoding="utf-8", dir=scratch) as data:
