@@ -172,3 +172,35 @@ def test_roles_of_names_real_logs_print(name, role):
 def test_a_distributed_setting_is_no_distance_standing_for_the_loss():
     assert infer_roles(["dist_world_size", "tok/s"])["dist_world_size"] == "other"
     assert infer_roles(["mean_dist", "tok/s"])["mean_dist"] == "loss"
+
+
+# ------------------------------------------------------------------ a CSV printed to a log
+
+
+def test_a_csv_printed_to_a_log_reads_through_its_repeated_headers(tmp_path, no_workers):
+    """`print("epoch, loss, ppl, accuracy")` at each launch, appended to one train.log: the header
+    repeats before the first row, and again at each relaunch."""
+    lines = ["epoch, loss, ppl, accuracy"]
+    for launch, start in enumerate((9.1, 7.4)):
+        lines.append("epoch, loss, ppl, accuracy")
+        lines += [f"{e},  {start - 0.2 * e:.5f},  {np.exp(start - 0.2 * e):.5f}, {2.67 + 3 * e * launch:.3f}"
+                  for e in range(12)]
+    (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+    printed = tmp_path / "steps.txt"  # `step,loss,lr` printed by a script: a step counter first
+    printed.write_text("step,loss,lr\n" + "".join(f"{s},{3 - 0.01 * s:.4f},0.001\n" for s in range(0, 300, 10)))
+    with diagnostics.collecting():
+        report = api.analyze(tmp_path)
+    by_name = {r.run: r for r in report.runs}
+    log = by_name["train.log"]
+    assert log.metrics == {"loss": "loss", "ppl": "perplexity", "accuracy": "accuracy"}
+    assert len(log.segments) == 2 and log.points == 2 * 12 * 3
+    steps = by_name["steps.txt"].frame.filter(by_name["steps.txt"].frame["metric"].cast(str) == "loss")["step"]
+    assert steps.to_list() == list(range(0, 300, 10))
+
+
+def test_a_log_whose_header_is_followed_by_prose_is_no_csv(tmp_path):
+    from spikelens.importers.csvlogs import CsvImporter
+
+    path = tmp_path / "train.log"
+    path.write_text("step,loss\nLoading model from disk...\nstep 1 loss 2.3\n")
+    assert not CsvImporter().claims(path, path.read_bytes())

@@ -550,7 +550,7 @@ class CsvImporter(Importer):
                 return True  # read() reports the empty or binary file
             return self._csv_header_ok(head_lines(path, head))
         if suffix in KERAS_SUFFIXES and head.strip() and not looks_binary(head):
-            return self._keras_header_ok(head_lines(path, head))
+            return self._keras_header_ok(head_lines(path, head, 8))
         return False
 
     @staticmethod
@@ -573,13 +573,20 @@ class CsvImporter(Importer):
 
     @staticmethod
     def _keras_header_ok(lines: list[str]) -> bool:
-        """A Keras `CSVLogger` file named `.log`: `epoch,<keys>` then numeric rows."""
+        """A Keras `CSVLogger` file named `.log`, or a script's CSV printed to its log: a header
+        of names, `epoch` (or another step counter) first, then rows of as many fields whose
+        first is a whole number. The header may repeat before the first row (a relaunch that
+        appends prints it again, `epoch, loss, ppl, accuracy` twice)."""
         if len(lines) < 2:
             return False
         sep = separator_of(lines[0])
         fields = [f.strip() for f in split_fields(lines[0], sep)]
-        row = split_fields(lines[1], sep)
-        return (len(fields) >= 2 and fields[0].lower() == "epoch" and all(re.fullmatch(r"[\w./\-]+", f) for f in fields)
+        first_row = next((ln for ln in lines[1:] if ln.strip() != lines[0].strip()), None)
+        if first_row is None:
+            return False
+        row = split_fields(first_row, sep)
+        counter = fields[0].lower() == "epoch" or (fields[0].lower() in STEP_NAMES and len(row) == len(fields))
+        return (len(fields) >= 2 and counter and all(re.fullmatch(r"[\w./\-]+", f) for f in fields)
                 and row[:1] != [] and row[0].strip().isdigit())
 
     def group_key(self, path: Path) -> str:
