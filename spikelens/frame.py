@@ -74,11 +74,11 @@ def conform(frame: pl.DataFrame) -> pl.DataFrame:
 # ---------------------------------------------------------------- roles
 
 _EVAL = (r"(?:^|[/_\-. ])(?:eval|val|valid|validation|test|dev|tel|predict)(?:$|[/_\-. ])"
-         r"|^(?:eval|val(?!ue)|valid|validation|test)|验证|测试|评估")
+         r"|^(?:eval|val(?!ue)|valid|validation|test)|验证|测试|评估|検証|テスト|검증|테스트")
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("loss_scale", re.compile(r"loss[\s_\-/]?scal|(?:^|/)(?:amp[\s_\-]?|cur[\s_\-]?)?scaler?$|grad[\s_\-]?scale", re.I)),
     ("grad_norm", re.compile(r"grad(?:ient)?s?[\s_\-/]?(?:l[12][\s_\-]?)?norm|^gnorm$|[/_]gnorm$|(?:^|/)(?:total_|global_)?norm$|clip[\s_\-]?norm", re.I)),
-    ("lr", re.compile(r"(?:^|[/_\-. ])lr\d*(?:$|[/_\-. ]|-)|learning[\s_\-]?rate|^lr|学习率", re.I)),
+    ("lr", re.compile(r"(?:^|[/_\-. ])lr\d*(?:$|[/_\-. ]|-)|learning[\s_\-]?rate|^lr|学习率|学習率|학습률", re.I)),
 )
 _OTHER_AXIS = re.compile(r" vs |_vs_", re.I)
 _SETTING = re.compile(r"(?:^|[/_\- ])(?:weights?|coef|coeff|coefficient|lambda|power|gamma|beta|alpha|thresh|threshold)$",
@@ -99,22 +99,22 @@ def sweep_arm(metric: str) -> str | None:
 _LR_SCALE = re.compile(r"(?:^|[/_\-. ])lr[\s_\-]?scal|learning[\s_\-]?rate[\s_\-]?scal", re.I)
 _SQUARED = re.compile(r"squared?|(?:^|[/_\-. ])sq(?:$|[/_\-. ])|norm[\s_\-]?sq|norm2$", re.I)
 _NOT_GRAD = re.compile(r"param|weight|update|activation|act_|embed|logit", re.I)
-_LOSS = re.compile(r"loss|损失|^trl$|^tel$|nll|cross[\s_\-]?entropy|perplexity$|^ppl$|(?:^|[/_\-. ])ce$|objective"
+_LOSS = re.compile(r"loss|损失|損失|손실|^trl$|^tel$|nll|cross[\s_\-]?entropy|perplexity$|^ppl$|(?:^|[/_\-. ])ce$|objective"
                    r"|(?:^|/)cost$|(?:^|[/_\-. ])bp[bc]$|bits[\s_\-]?per[\s_\-]?(?:byte|char)"
                    r"|(?:^|[/_\-. ])(?:r?mse|mae|huber|bce)$|smooth[\s_\-]?l1|(?:^|[/_\-. ])perceptual(?![\w\-./]*(?:weight|lambda|coef))(?:$|[/_\-. ])", re.I)
 _NOT_LOSS = re.compile(r" vs |_vs_|samples|tokens$|loss[\s_\-]?scal|ppl|perplex|runtime|per_second|num_|count", re.I)
-_PERPLEXITY = re.compile(r"perplexity|(?:^|[/_\-. ])ppl(?:$|[/_\-. ])", re.I)
+_PERPLEXITY = re.compile(r"perplexity|(?:^|[/_\-. ])ppl(?:$|[/_\-. ])|困惑度", re.I)
 _B = r"(?:^|[/_\-. (@])"  # the start of a name's word
 _E = r"(?:$|[/_\-. ()@%\d])"  # its end
 _KL = re.compile(rf"{_B}(?:approx_?)?kl(?:_?div(?:ergence)?)?{_E}|kullback", re.I)
 _ENTROPY = re.compile(r"entropy|(?:^|[/_\-. ])ent(?:$|[/_\-. ])", re.I)
 _CROSS_ENTROPY = re.compile(r"cross[\s_\-]?entropy", re.I)
 _REWARD = re.compile(rf"reward|{_B}(?:ep_?)?rew(?:ard)?s?{_E}|{_B}(?:episode_?|ep_?|mean_?|eval_?)?returns?(?!_?code){_E}"
-                     rf"|{_B}success(?:_?rate)?{_E}|{_B}utility{_E}", re.I)
+                     rf"|{_B}success(?:_?rate)?{_E}|{_B}utility{_E}|奖励|回报|報酬|보상", re.I)
 _ACCURACY = re.compile(rf"{_B}(?:acc(?:uracy)?|top[\-_]?\d+|map|ap|precision|recall|f1|f1_score|f_?score|f\d*_?measure|bleu|rouge[\dlL]*"
                        rf"|sacrebleu|auc|auroc|miou|iou|io_u|dice|exact_match|explained_?var(?:iance)?|psnr|ssim|ndcg|mrr|hr@\d+"
                        rf"|chrf|matthews(?:_?correlation)?|mcc|pearson|spearmanr?)(?:\d*){_E}"
-                       r"|accuracy|precision|recall|bleu|rouge|准确率|正确率|精度|精确率|召回率", re.I)
+                       r"|accuracy|precision|recall|bleu|rouge|准确率|正确率|精度|精确率|召回率|正解率|정확도", re.I)
 _SPREAD = re.compile(r"(?:^|[/_\-. ])(?:std|stdev|var|(?<!explained_)variance|frac|fraction|count|num|min|max|norm)"
                      r"(?:$|[/_\-. ])", re.I)
 """A statistic of a score that is no score itself (TRL's `reward_std`, `frac_reward_zero_std`)."""
@@ -156,6 +156,10 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 """Where a camel-cased name starts a word (`RPNAcc`, `pixAcc`, `mDice`, `ValAcc`)."""
 
 
+_LOSS_WORD = re.compile("损失|損失|손실")
+""""Loss" as Chinese, Japanese and Korean logs print it."""
+
+
 def infer_role(metric: str) -> str:
     """Guess the role of a tag from its name (`train/loss` → loss, `lr-AdamW` → lr)."""
     if _OTHER_AXIS.search(metric):
@@ -176,7 +180,7 @@ def infer_role(metric: str) -> str:
         return "kl"  # PPO's `train/approx_kl`, TRL's `objective/kl`, a VAE's `kl_loss`: a term watched apart
     if _ENTROPY.search(metric) and not _CROSS_ENTROPY.search(metric):
         return "entropy"  # SB3's `train/entropy_loss`, TRL's `objective/entropy`
-    named_loss = "loss" in metric.lower() or "损失" in metric  # 损失: "loss" as Chinese logs print it
+    named_loss = "loss" in metric.lower() or bool(_LOSS_WORD.search(metric))
     if named_loss and _LOSS.search(metric) and not _NOT_LOSS.search(metric):
         return "eval_loss" if re.search(_EVAL, metric, re.I) else "loss"
     camel = _CAMEL.sub("_", metric)

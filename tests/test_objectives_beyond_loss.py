@@ -148,6 +148,8 @@ def test_a_sweep_table_whose_name_says_nothing_more_is_left_as_it_is(tmp_path, n
     # a utility, loss and accuracy as Chinese logs print them, top-k beyond 1 and 5
     ("avg(utility)", "reward"), ("损失", "loss"), ("训练损失", "loss"), ("验证损失", "eval_loss"),
     ("准确率", "accuracy"), ("学习率", "lr"), ("top-2", "accuracy"), ("val/top-3", "accuracy"),
+    ("損失", "loss"), ("検証損失", "eval_loss"), ("검증 손실", "eval_loss"), ("学習率", "lr"), ("정확도", "accuracy"),
+    ("平均回报", "reward"), ("困惑度", "perplexity"),
     # F-scores by other names, camel-cased accuracies, image and ranking scores
     ("training_fscore", "accuracy"), ("validation_s_fmeasure", "accuracy"), ("M0_RPNAcc", "accuracy"),
     ("aAcc", "accuracy"), ("val_pixAcc", "accuracy"), ("mDice_pct", "accuracy"), ("val_PSNR", "accuracy"),
