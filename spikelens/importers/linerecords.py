@@ -414,6 +414,10 @@ def steps(lines: pl.DataFrame, kinds: dict[int, frozenset] | None = None,
     if counted is not None and ((main.get_column("inner").null_count() and not _tells_apart(lines, main, counted[0]))
                                 or _constant(main, counted[0])):
         has["inner"] = False
+    if has["epoch"] and not (has["step"] or has["inner"]) and _constant(main, pl.col("epoch")):
+        # an epoch every record shares (`Num Epochs = 1` in a banner, then a dict a step) counts
+        # nothing: the records count by their order
+        has["epoch"] = False
     own = pl.col("step")
     meta: dict = {}
     if has["step"]:

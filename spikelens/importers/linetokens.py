@@ -76,6 +76,9 @@ _BLANK = re.compile("|".join([
     r"\([A-Za-z_][\w.]*:\d+\)",  # a logger location in parentheses: ESPnet's `(trainer:453)`
     r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+:\d+(?![\d.])",  # a module's line: loguru's `yolox.core.trainer:247`
     r"(?m:^[IWEF]\d{4} +\d\d:\d\d:\d\d\.\d+ +\d+ )",  # glog/absl: `I0101 12:00:00.123456 140000 `
+    # a logger's bracketed name opening the message (`2016-06-20 10:08:18[outputs/lstm Deep Head Motion
+    # Control]:  Epoch 2,  Loss = 0.39`): the words of a name, no prose (a phase tag `[train]:` stays)
+    r"(?m:^[\x01\s]*\[(?!\s*(?:train|training|val|valid|validation|eval|evaluation|test|dev)\s*\])[^\[\]\d\n]{1,80}\]:)",
 ]))
 """What is never a value: blanked with a separator (a key before it has no value)."""
 _GAP = "\x01"
@@ -115,8 +118,13 @@ _COPULAS = {"is", "was", "are", "were", "equals"}
 """Words that link a name to its number in a sentence a script prints (`avg loss so far is 0.11`)."""
 _CLAUSES = {"but", "and", "or", "that", "which", "because", "while", "if", "when", "than", "where"}
 """Words that begin a clause: `... but gt is 47` is a sentence, not a name and its value."""
+_PART_END = re.compile(r"[ \t]*(?:[,;|]|$)")
+"""What closes a part of a list of pairs: its separator or the line's end."""
 _WINDOW_TAIL = re.compile(r"\)[ \t]*[:=][ \t]*[-+]?(?:\d|\.\d|(?i:nan|inf))")
 """What follows the window of a running mean in its key (`Avg Reward (100): 0.67`)."""
+_RATE_WORDS = {"per", "each", "every"}
+"""Words before a counter's name that make the number a size, not a count (`Num update steps per
+epoch = 1,869`, `iterations per epoch: 500`): the run's plan, never its epoch or step."""
 _JOINERS = {"in", "at", "for", "of", "on", "after", "@", "the"}
 """Words joining a metric's name to the step it was taken at (`Total reward in global step 33: 1.37`)."""
 _LINKED_NEXT = re.compile(r"[ \t]*[:=][ \t]*[-+]?(?:\d|\.\d|(?i:nan|inf))")
@@ -199,10 +207,23 @@ _FULL_WIDTH = str.maketrans("：，；（）［］＝｜", ":,;()[]=|")
 Chinese or Japanese links and parts its keys and values with these."""
 
 
+_HYPHENED = re.compile(r"(?<![\w.\-])[A-Za-z][A-Za-z_]*(-)(?=\d+\.\d+(?:[eE][-+]?\d+)?(?![\w.\-]))")
+"""A name glued to its decimal number by a hyphen (`NLL-36.105   ACC-0.000   LOSS-36.105`)."""
+_ROUND = re.compile(r"^[\x01\s]*\[\s*(\d+)\s*\](?=\s)")
+"""A whole number in brackets opening a line, no key before it (XGBoost's and LightGBM's round:
+`[12]\tvalidation_0-logloss:0.53`)."""
+
+
 def _blanked(line: str) -> tuple[str, tuple[int, int] | None, str | None]:
     """The line with what is never a value blanked (same length), its time stamp's span,
-    and the phase a `(val)`-like tag names."""
+    and the phase a `(val)`-like tag names. A line of two or more names glued to their decimal
+    numbers by a hyphen (`NLL-36.105   LOSS-36.105`) is a line of pairs: each hyphen links its
+    pair as `=` would (one such word is a name: `resnet-50`, `gpt-3.5`)."""
     line = line.translate(_FULL_WIDTH)
+    glued = [m.start(1) for m in _HYPHENED.finditer(line)]
+    if len(glued) >= 2:
+        for at in glued:
+            line = line[:at] + "=" + line[at + 1:]
     stamp = None
     m = _STAMP.search(line)
     if m:
@@ -248,6 +269,10 @@ def tokenise(line: str) -> Template:
         out.setting = True
         return out
     clean, tags = _tags(clean)
+    counter = _ROUND.match(clean)
+    if counter:  # `[12]\t...`: the round this line reports, its step (a key that counts steps outranks it)
+        out.step = ("round", counter.start(1), counter.end(1) - counter.start(1))
+        clean = clean[:counter.start()] + " " * (counter.end() - counter.start()) + clean[counter.end():]
     mixed = len({p for _, p in tags}) > 1  # `[train] ... [valid] ...`: one record of both phases
     if tags and not mixed and tags[0][1] is not None:
         out.evaluation = out.evaluation or tags[0][1]
@@ -274,6 +299,8 @@ def tokenise(line: str) -> Template:
     key_phase: list[str | None] = [None]  # an evaluation word heading a key after other values: its phase
     spoken = False  # a value named in a sentence (`... is 0.11`): the sentence is how the script logs it
     tight = False  # a `:` touching the words on both sides (`INFO:tensorflow:loss`): a path, no link
+    parted = False  # right after a list's separator (`, `, ` | `, `; `)
+    part_head = False  # the words being read opened a part of such a list
 
     def drop(loose: list[str]) -> None:
         """Words that name nothing; an evaluation word among them marks the line
@@ -290,7 +317,7 @@ def tokenise(line: str) -> Template:
         named = [w for w in words if w not in _LEVELS and w.lower() not in EVAL_WORDS and w.lower() not in _TRAIN_WORDS]
         if not joined and len(named) > 1:
             last = words[-1].lower()
-            if _step_name(last) or last in EPOCH_NAMES:  # `Training Epoch 3`, `Global Step 10`: the counter
+            if (_step_name(last) or last in EPOCH_NAMES) and words[-2].lower() not in _RATE_WORDS:  # `Training Epoch 3`, `Global Step 10`: the counter
                 lead[:] = words[:-1]
                 drop(words[:-1])
                 return str(words[-1])
@@ -298,7 +325,8 @@ def tokenise(line: str) -> Template:
             return _PROSE
         run = (words[-4:] if joined else words[-2:] if len(words) > 1 and words[-2].lower() in _TRAIN_WORDS
                else words[-1:])
-        if len(run) > 1 and (_step_name(run[-1].lower()) or run[-1].lower() in EPOCH_NAMES):
+        if (len(run) > 1 and (_step_name(run[-1].lower()) or run[-1].lower() in EPOCH_NAMES)
+                and run[-2].lower() not in _RATE_WORDS):
             run = run[-1:]  # `checkpoint saved at it=100`: the step, not a metric of four words
         head = words[: len(words) - len(run)]
         if not joined and out.values and out.evaluation is None and any(w.lower() in EVAL_WORDS for w in head):
@@ -356,10 +384,14 @@ def tokenise(line: str) -> Template:
                 words, sealed = [], False
                 if gap and not gap[-1].isspace():  # the tail of something unread (`200/s`)
                     continue
+            if not words:
+                part_head = parted
+            parted = False
             words.append(_Word(m.group("word"), (m.start(), m.end() - m.start())))
             linked = False
             last_was_value = after_paren = False
             continue
+        parted = False
         if kind == "link":
             if group is not None and len(words) > 1 and words[0] is group:  # `recall: 0.1`: a key of its own
                 words, group = words[1:], None
@@ -375,6 +407,7 @@ def tokenise(line: str) -> Template:
                 group = None
             drop(words)
             words, linked, last_was_value, after_paren = [], False, False, False
+            parted = any(c in m.group("hard") for c in ",|;")
             continue
         if kind == "open":
             after_paren = last_was_value
@@ -442,6 +475,11 @@ def tokenise(line: str) -> Template:
             words, linked = words[:-1], ":"  # `avg loss so far is 0.11`: the words before `is` name it
             spoken = True
         key_phase[0] = None
+        if (part_head and not linked and 2 <= len(words) <= 3 and _PART_END.match(clean, m.end())
+                and not any(w.lower() in _CLAUSES | _COPULAS | _JOINERS for w in words)):
+            # `epoch 50, content loss 5.55, style loss 46.15`: a part of a list of pairs is one
+            # name and its value, so the words that open it name the number that closes it
+            linked = ":"
         key = key_of()
         words, linked = [], False
         last_was_value = "num"
@@ -576,7 +614,8 @@ def header_cells(line: str, above: str | None = None) -> list[tuple[str, int, in
     digit); each name with its display columns (start, end). None for any other line.
     A header whose groups of names are set apart by `|` (`pipe_header`) names its rows' cells
     by their order in each group; `above`: the line before it, which may name the groups."""
-    grouped = pipe_header(line, above) if line.count("|") >= 2 else None
+    grouped = (pipe_header(line, above) if line.count("|") >= 2
+               else comma_header(line) if line.count(",") >= 2 else None)
     if grouped is not None:
         return grouped
     cells = _cells(line)
@@ -616,8 +655,9 @@ _GROUP_WORD = re.compile(r"[A-Za-z][A-Za-z\d_]*(?:-[A-Za-z\d_]+)*")
 
 
 def _groups(line: str) -> list[str]:
-    """A line cut at its `|`, without the empty group after a closing `|`."""
-    parts = line.split("|")
+    """A line cut at its `|` (at its commas in a line without one: a CSV row), without the
+    empty group after a closing separator."""
+    parts = line.split("|" if "|" in line else ",")
     return parts[:-1] if len(parts) > 1 and not parts[-1].strip() else parts
 
 
@@ -658,6 +698,22 @@ def pipe_header(line: str, above: str | None = None) -> list[tuple[str, int, int
                 name = f"{name}_{g}"
             seen.add(name)
             out.append((name, -len(parts), g))
+    return out
+
+
+def comma_header(line: str) -> list[tuple[str, int, int]] | None:
+    """A CSV header printed into a log (`epoch, loss, ppl, accuracy`): three names or more set
+    apart by commas, each a column's name of a few words; its rows (`0,  9.13,  9226.05, 2.670`)
+    print one number a column in the same order, padded anyhow, so a cell is told by its order
+    (`pipe_header`'s groups of one name)."""
+    parts = [p.strip() for p in _groups(_ANSI.sub("", line))]
+    if len(parts) < 3 or any(not p or p[0].isdigit() or len(p.split()) > 3 or not _HEAD_CELL.match(p)
+                             for p in parts):
+        return None
+    out: list[tuple[str, int, int]] = []
+    for g, p in enumerate(parts):
+        name = _column_name(p)
+        out.append((f"{name}_{g}" if any(n == name for n, _, _ in out) else name, -len(parts), g))
     return out
 
 

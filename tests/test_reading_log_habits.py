@@ -1,0 +1,142 @@
+"""How people write training logs by hand (session 12), each habit written here in the layout a
+script of that kind prints, never copied from a real log: a CSV header and its rows printed into
+a log, a list of pairs whose names are a few words, names glued to their numbers by a hyphen, a
+logger's bracketed name before the message, a round counter in brackets opening each line, and
+banner numbers that count nothing (`steps per epoch`, an epoch every record shares)."""
+from __future__ import annotations
+
+import pytest
+
+from spikelens.importers.linetokens import tokenise
+
+from conftest import curve, read_text_log as read  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("no_user_patterns")
+
+
+def _pairs(line: str) -> dict[str, str]:
+    t = tokenise(line)
+    return {n: line[s: s + k] for n, s, k in t.values}
+
+
+def test_a_csv_header_and_its_rows_printed_into_a_log_with_appended_sessions(tmp_path):
+    # print("epoch, loss, ppl, accuracy") once per launch, then print(f"{e},  {loss:.5f},  {ppl:.5f}, {acc:.3f}")
+    lines = ["epoch, loss, ppl, accuracy"]
+    first = [(e, 9.0 - 0.1 * e) for e in range(8)]
+    lines += [f"{e},  {v:.5f},  {2.718 ** v:.5f}, {2.0 + e:.3f}" for e, v in first]
+    lines += ["epoch, loss, ppl, accuracy"]
+    second = [(e, 7.0 - 0.3 * e) for e in range(6)]
+    lines += [f"{e},  {v:.5f},  {2.718 ** v:.5f}, {5.0 + 3 * e:.3f}" for e, v in second]
+    frame, _ = read(tmp_path, "train.log", lines)
+    got = curve(frame, "loss")
+    assert [s for s, _ in got] == [e for e, _ in first] + [e for e, _ in second]  # the epoch column, restarting
+    assert [v for _, v in got] == pytest.approx([v for _, v in first] + [v for _, v in second], abs=1e-5)
+    assert [v for _, v in curve(frame, "accuracy")][-1] == pytest.approx(20.0)
+    assert set(frame["metric"].unique()) == {"loss", "ppl", "accuracy"}
+
+
+def test_a_sentence_with_commas_is_no_csv_header(tmp_path):
+    # the numbers under it are not its columns: a banner naming things, then lines of a table of other widths
+    lines = ["Loading model, tokenizer, dataset"] + [f"{i}, {i * 2}" for i in range(6)]
+    path = tmp_path / "train.log"
+    path.write_text("\n".join(lines) + "\n")
+    from spikelens.importers.linerecords import sniff
+
+    verdict = sniff(path.read_text(), whole=True)
+    assert verdict is None or not verdict.readable
+
+
+@pytest.mark.parametrize("line, values", [
+    # print(f"epoch {e:3d}, content loss {c:.2f}, style loss {s:.2f}, TV loss {tv:.2f}, {dt:.2f} sec")
+    ("epoch  50, content loss 5.55, style loss 46.15, TV loss 3.80, 0.03 sec",
+     {"content_loss": "5.55", "style_loss": "46.15", "TV_loss": "3.80"}),
+    ("Iteration 100, learning rate 0.001, loss 2.3", {"learning_rate": "0.001", "loss": "2.3"}),
+    ("step 5 | train loss 2.1 | val loss 2.3", {"train_loss": "2.1", "val_loss": "2.3"}),
+])
+def test_a_part_of_a_list_of_pairs_is_one_name_and_its_value(line, values):
+    assert _pairs(line) == values
+
+
+@pytest.mark.parametrize("line", [
+    "Saved model, it has 3 layers",  # a sentence's number, followed by its noun, names no metric
+    "Done, waited for 3.5 seconds",
+])
+def test_words_before_a_number_inside_a_sentence_still_name_nothing(line):
+    assert _pairs(line) == {}
+
+
+def test_a_list_of_pairs_with_names_of_several_words_is_read_along_the_file(tmp_path):
+    lines = ["Training started"]
+    for stage in range(2):  # each stage counts its iterations from 50 again
+        for k in range(1, 6):
+            lines.append(f"epoch {50 * k:3d}, content loss {9 - k + stage:.2f}, style loss {40 / k:.2f}, "
+                         f"TV loss {3 + 0.1 * k:.2f}, 0.03 sec")
+        lines.append("change lr to 1.0e-03")
+    frame, _ = read(tmp_path, "training_log.log", lines)
+    got = curve(frame, "style_loss")
+    assert [s for s, _ in got] == [50, 100, 150, 200, 250] * 2
+    assert [v for _, v in got][:2] == pytest.approx([40.0, 20.0])
+
+
+@pytest.mark.parametrize("line, values", [
+    # print(f"[Train][{e:2d}][{i}/{n}]   NLL-{nll:.3f}   ACC-{acc:.3f}   LOSS-{loss:.3f}")
+    ("[Train][ 1][1/22]   NLL-36.105   ACC-0.000   LOSS-36.105   TIME-2.03",
+     {"NLL": "36.105", "ACC": "0.000", "LOSS": "36.105", "TIME": "2.03"}),
+    ("loss: 2.5, model: gpt-3.5", {"loss": "2.5"}),  # one hyphenated word is a name, not a pair
+    ("lr-1e-3 warmup-100", {}),  # no decimal number: names of settings
+])
+def test_names_glued_to_their_numbers_by_a_hyphen(line, values):
+    assert _pairs(line) == values
+
+
+def test_a_run_killed_after_one_record_of_hyphen_glued_pairs_is_read(tmp_path):
+    lines = ["Seq2Seq(", "  (embedding): Embedding(2004, 300)", ")", "Number of parameters: 11657604", "",
+             "Training starts ...", "[Train][ 1][1/22]   NLL-36.105   ACC-0.000   PPL-4786647.000   LOSS-36.105   TIME-2.03"]
+    frame, _ = read(tmp_path, "train.log", lines)
+    assert curve(frame, "LOSS") == [(1, pytest.approx(36.105))]
+
+
+def test_a_loggers_bracketed_name_before_the_message_is_no_prose(tmp_path):
+    # a Lua logger: `os.date() .. "[" .. opt.name .. "]: " .. msg`
+    prefix = "[outputs/lstm Deep Head Motion Control]:  "
+    lines = []
+    for e in range(1, 9):
+        lines.append(f"2016-06-20 10:{e:02d}:18{prefix}<trainer> on training set:  ")
+        lines.append(f"2016-06-20 10:{e:02d}:51{prefix}Epoch {e},  Loss = {1.0 / e:.6f}  ")
+        lines.append(f"2016-06-20 10:{e:02d}:59{prefix}avg. prediction errors on test data {10.0 / e:.6f}")
+    frame, _ = read(tmp_path, "log.txt", lines)
+    assert curve(frame, "Loss") == [(e, pytest.approx(1.0 / e, abs=1e-6)) for e in range(1, 9)]
+    # a phase tag is not a logger's name: its phase stays
+    assert _pairs("[valid]: loss 2.5, acc 0.5") == {"val_loss": "2.5", "val_acc": "0.5"}
+
+
+def test_a_round_counter_in_brackets_opening_each_line_is_the_step(tmp_path):
+    # xgboost's callback: `[{i}]\ttrain-rmse:{a:.6f}\tvalidation-rmse:{b:.6f}`; two models appended
+    lines = []
+    for model in range(2):
+        lines.append("Will train until validation_rmse hasn't improved in 50 rounds.")
+        lines += [f"[{i}]\ttrain-rmse:{7 - 0.01 * i - model:.6f}\tvalidation-rmse:{7.1 - 0.01 * i - model:.6f} "
+                  for i in range(1, 31)]
+    frame, _ = read(tmp_path, "train.log", lines)
+    got = curve(frame, "validation-rmse")
+    assert [s for s, _ in got] == list(range(1, 31)) * 2
+    assert got[0][1] == pytest.approx(7.09) and got[30][1] == pytest.approx(6.09)
+
+
+def test_an_r_vector_index_counts_nothing(tmp_path):
+    # R's print of a one-element vector: `[1] 0.53` on every line is no counter
+    lines = [f"[1] loss: {1 / (i + 1):.4f}" for i in range(8)]
+    frame, _ = read(tmp_path, "train.log", lines)
+    assert [s for s, _ in curve(frame, "loss")] == list(range(8))
+
+
+def test_a_size_per_epoch_is_no_epoch_and_a_shared_epoch_counts_nothing(tmp_path):
+    # HF Trainer's banner, then one console dict a step printed after the bar
+    lines = ["***** Running training *****", "  Num examples = 7,473", "  Num Epochs = 1",
+             "  Num update steps per epoch = 1,869", "  Total optimization steps = 12"]
+    lines += [f"{{'loss': '{0.5 / (i + 1):.4g}', 'reward': '{0.1 * i:.3g}', 'epoch': '{0.0005 * (i + 1):.4g}'}}"
+              for i in range(12)]
+    frame, _ = read(tmp_path, "train.log", lines)
+    assert [s for s, _ in curve(frame, "reward")] == list(range(12))
+    assert _pairs("  Num update steps per epoch = 1,869") == {"update_steps_per_epoch": "1,869"}
+    assert tokenise("  Num update steps per epoch = 1,869").epoch is None
