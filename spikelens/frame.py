@@ -109,11 +109,11 @@ _E = r"(?:$|[/_\-. ()@%\d])"  # its end
 _KL = re.compile(rf"{_B}(?:approx_?)?kl(?:_?div(?:ergence)?)?{_E}|kullback", re.I)
 _ENTROPY = re.compile(r"entropy|(?:^|[/_\-. ])ent(?:$|[/_\-. ])", re.I)
 _CROSS_ENTROPY = re.compile(r"cross[\s_\-]?entropy", re.I)
-_REWARD = re.compile(rf"reward|{_B}(?:ep_?)?rew(?:ard)?s?{_E}|{_B}(?:episode_?|ep_?|mean_?|eval_?)?returns?(?!_?code){_E}"
+_REWARD = re.compile(rf"reward|{_B}(?:ep_?)?rew(?:ard)?s?(?:_?mean)?{_E}|{_B}(?:episode_?|ep_?|mean_?|eval_?)?returns?(?!_?code){_E}"
                      rf"|{_B}success(?:_?rate)?{_E}|{_B}utility{_E}|奖励|回报|報酬|보상", re.I)
 _ACCURACY = re.compile(rf"{_B}(?:acc(?:uracy)?|top[\-_]?\d+|map|ap|precision|recall|f1|f1_score|f_?score|f\d*_?measure|bleu|rouge[\dlL]*"
                        rf"|sacrebleu|auc|auroc|miou|iou|io_u|dice|exact_match|explained_?var(?:iance)?|psnr|ssim|ndcg|mrr|hr@\d+"
-                       rf"|chrf|matthews(?:_?correlation)?|mcc|pearson|spearmanr?)(?:\d*){_E}"
+                       rf"|chrf|matthews(?:_?correlation)?|mcc|pearson|spearmanr?|ari|nmi)(?:\d*){_E}"
                        r"|accuracy|precision|recall|bleu|rouge|准确率|正确率|精度|精确率|召回率|正解率|정확도", re.I)
 _SPREAD = re.compile(r"(?:^|[/_\-. ])(?:std|stdev|var|(?<!explained_)variance|frac|fraction|count|num|min|max|norm)"
                      r"(?:$|[/_\-. ])", re.I)

@@ -154,7 +154,8 @@ def test_a_sweep_table_whose_name_says_nothing_more_is_left_as_it_is(tmp_path, n
     ("training_fscore", "accuracy"), ("validation_s_fmeasure", "accuracy"), ("M0_RPNAcc", "accuracy"),
     ("aAcc", "accuracy"), ("val_pixAcc", "accuracy"), ("mDice_pct", "accuracy"), ("val_PSNR", "accuracy"),
     ("NDCG@10", "accuracy"), ("test_HR@20", "accuracy"), ("mean_io_u_5", "accuracy"),
-    ("eval_matthews_correlation", "accuracy"), ("val_chrf", "accuracy"),
+    ("eval_matthews_correlation", "accuracy"), ("val_chrf", "accuracy"), ("FG-ARI", "accuracy"), ("NMI", "accuracy"),
+    ("eprewmean", "reward"),  # OpenAI baselines' progress.csv: the episode reward mean
     # settings: a term's weight or coefficient, a threshold, a setting with its value
     ("LOSS_WEIGHT", "other"), ("FOCAL_LOSS_GAMMA", "other"), ("kl_coef", "other"), ("train/ent_coef", "other"),
     ("entropy_coeff", "other"), ("BG_IOU_THRESHOLD", "other"), ("DICE_WEIGHT", "other"),
