@@ -1,6 +1,8 @@
 """Was anything read? A run with no loss-like metric was not checked, and a report
 where no run has one is no pass: a job that crashed before logging, a header-only CSV
-or a truncated trainer_state.json must not look like a clean run to a CI gate.
+or a truncated trainer_state.json must not look like a clean run to a CI gate. A run
+that logs no loss but a score (an accuracy, a Dice) is read by that score, as a person
+reads it, and a note says so.
 """
 from __future__ import annotations
 
