@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain
 from typing import TextIO
 
 from ..model.finding import Finding
@@ -52,7 +53,7 @@ def write_markdown(report: Report, out: TextIO, *, charts: bool = True) -> None:
     doc = _Document(out)
     doc.add([f"# spikelens {report.command}: {_headline(states)}", ""])
     if runs:
-        doc.add(summary_table(runs) + [""])
+        doc.add(chain(summary_rows(runs), [""]))
     flagged = False
     for run in runs:
         if run.findings:
@@ -73,7 +74,7 @@ class _Document:
     def __init__(self, out: TextIO) -> None:
         self.out, self.first, self.held = out, True, ""
 
-    def add(self, lines: list[str]) -> None:
+    def add(self, lines: Iterable[str]) -> None:
         for line in lines:
             text = line if self.first else "\n" + line
             self.first = False
@@ -103,15 +104,20 @@ def _cell(text: str) -> str:
 
 
 def summary_table(runs: Sequence[RunReport]) -> list[str]:
-    lines = ["| run | format | worst | verdict | steps | points | final loss | findings |",
-             "|---|---|---|---|---|---:|---:|---|"]
+    return list(summary_rows(runs))
+
+
+def summary_rows(runs: Sequence[RunReport]) -> Iterator[str]:
+    """The summary table's lines, a run's row at a time (a spooled sweep's runs are read back
+    one at a time: the table of 10^5 runs is never held)."""
+    yield "| run | format | worst | verdict | steps | points | final loss | findings |"
+    yield "|---|---|---|---|---|---:|---:|---|"
     for r in runs:
         st = status(r)
-        lines.append("| " + " | ".join([
+        yield "| " + " | ".join([
             _cell(r.run), _cell(", ".join(r.formats) or "—"), f"{SEVERITY_MARK[st]} {st}", _cell(verdict(r)),
             steps_text(r), f"{r.points:,}", final_loss_text(r), _cell(counts_text(r)),
-        ]) + " |")
-    return lines
+        ]) + " |"
 
 
 def run_section(run: RunReport, *, charts: bool = True) -> list[str]:
