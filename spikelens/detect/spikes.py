@@ -156,8 +156,8 @@ class SpikeDetector(Detector):
         found = with_bad_batches(self, series, ctx, [])
         if series.role == "eval_loss":
             taken = {s for f in found for s in f.evidence.get("steps", [])}
-            found += [f for f in eval_bursts(self, series, ctx)
-                      if not any(f.start_step <= s <= f.end_step for s in taken)]
+            found += [f for f in eval_bursts(self, series, ctx)  # (the note of a population stays)
+                      if f.kind != "spike" or not any(f.start_step <= s <= f.end_step for s in taken)]
         return found
 
 
@@ -188,11 +188,62 @@ def eval_bursts(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Fin
         if back.size and excess >= np.log(det.eval_burst_ratio) and excess >= det.eval_burst_noise * typical \
                 and gave_back:
             end = j + 1 + int(back[0])
-            out.append(_eval_burst_finding(det, series, ctx, step, value, i, peak, end, float(np.exp(lv))))
+            out.append((i, peak, end, float(np.exp(lv)), float(excess)))
             i = end
         else:
             i = j + 1
-    return out
+    if not out:
+        return []
+    kept, noise = _bursts_above_their_population(det, y - level, out)
+    found = [_eval_burst_finding(det, series, ctx, step, value, a, p, e, lv) for a, p, e, lv, _ in kept]
+    if noise:
+        found.append(_eval_noise_note(det, series, ctx, step, value, noise, y - level))
+    return found
+
+
+def _bursts_above_their_population(det: SpikeDetector, rise: np.ndarray, bursts: list[tuple]) -> tuple[list, list]:
+    """(standing out, the rest): an eval-loss rise is an event only where it stands out from the
+    other evaluations. Noise that lifts some evaluations to 3x their running level lifts many more
+    to half that (in log): a rise that at least `bad_batch_population` x as many other evaluations
+    (outside every rise) reach half of is one of a population, the series' own noise (a small or
+    varied held-out set, an eval loss logged per batch or on a dense axis), never an event of its own;
+    a held-out set that jumped once has almost nothing in between. Each rise is weighed with the
+    ones at least as large: noise that throws k rises this large throws over 2k half as large."""
+    rise = np.nan_to_num(rise, nan=0.0)
+    inside = np.zeros(rise.size, dtype=bool)
+    for a, _, e, _, _ in bursts:
+        inside[a:e] = True
+    others = rise[~inside]
+    kept, noise = [], []
+    for b in bursts:
+        half = int(np.count_nonzero(others >= 0.5 * b[4]))
+        as_large = sum(1 for o in bursts if o[4] >= b[4])  # this rise and the larger ones
+        (noise if half > det.bad_batch_population * as_large else kept).append(b)
+    return kept, noise
+
+
+def _eval_noise_note(det: SpikeDetector, series: Series, ctx: RunContext, step: np.ndarray, value: np.ndarray,
+                     noise: list[tuple], rise: np.ndarray) -> Finding:
+    """One note for a population of eval-loss rises of similar size: their count, their range, the
+    largest, and how many other evaluations rose half as far."""
+    ratios = np.array([np.exp(b[4]) for b in noise])
+    top = int(np.argmax(ratios))
+    smallest = float(np.log(ratios.min()))
+    half = int(np.count_nonzero(np.nan_to_num(rise, nan=0.0) >= 0.5 * smallest))
+    peaks = [int(step[b[1]]) for b in noise]
+    many = len(noise) > 1
+    return Finding(
+        kind="outliers", code=det.code, run=ctx.run, metric=series.metric, severity="info",
+        message=(f"{series.label} rose {ratios.min():.2f}-{ratios.max():.2f}x above its running level "
+                 f"{len(noise)} time{'s' if many else ''} (largest at step {peaks[top]}), each back within a few "
+                 f"evaluations, and {half} evaluations rose at least half as far (in log): a population of rises "
+                 f"is the evaluation's own noise (a small or varied held-out set, a loss logged per eval batch), "
+                 f"not {'events' if many else 'an event'}") if many or half else
+                f"{series.label} rose {ratios[0]:.2f}x above its running level at step {peaks[0]}: the evaluation's noise",
+        start_step=int(step[noise[0][0]]), peak_step=peaks[top], end_step=int(step[noise[-1][2]]),
+        magnitude=float(ratios[top]),
+        evidence={"count": len(noise), "largest_ratio": float(ratios[top]), "steps": peaks[:50],
+                  "half_size_rises": half, "eval_noise": True})
 
 
 def _eval_burst_finding(det: SpikeDetector, series: Series, ctx: RunContext, step: np.ndarray, value: np.ndarray,
@@ -444,7 +495,11 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
     events = []
     in_tail: list[int] = []
     last_end = -1
-    for i in cand:
+    r0 = 0  # where the level the curve is judged on began: 0, or the point after a jump it never came back from
+    k = 0
+    while k < cand.size:
+        i = int(cand[k])
+        k += 1
         if i <= last_end:
             continue
         start = i
@@ -473,14 +528,38 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
         # a short run has no noise tail to measure, but it has its other points: a blip far above every
         # other rise of the curve over its level is not its noise (a 1.6x epoch in a run whose epochs
         # move 3%)
-        short = n < det.short_run_points and not _above_all_others(det, up, peak, y[peak] - level)
+        short = n - r0 < det.short_run_points and not _above_all_others(det, up[r0:], peak - r0, y[peak] - level)
+        # after a level change, what the new level does elsewhere is the yardstick (`_within_level`)
+        within = r0 > 0 and _within_level(det, up, r0, start, end if end is not None else n, y[peak] - level)
         if end is not None and high <= det.blip_points and not at_resume \
-                and (z[peak] < blip_z or small or short):
+                and (z[peak] < blip_z or small or short or within):
             last_end = end
             in_tail.append(peak)  # a one-point blip inside the run's own noise tail: summarised
             continue
+        if within:
+            last_end = end if end is not None else j  # the new level's own wander: no event
+            continue
         events.append((start, peak, end, level, sig0, band, high))
-        last_end = end if end is not None else _settled(base, peak, level, y[peak] - level, n)
+        last_end = end if end is not None else n
+        if end is None and n - (peak + 1) >= 12:
+            # the curve never came back: from here it is judged as a run of its own, on the new
+            # level's own trailing level, noise and tail, not on statistics that reach back into
+            # the level it left (a running mean that took one bad batch in at step 5 and another
+            # at step 105; a noisy run that stepped up early)
+            r0 = peak + 1
+            base[r0:], resumed_r = _resume_baseline(det, rolling_median(y[r0:], det.window, trailing_exclusive=True,
+                                                                       min_samples=5), y[r0:], step[r0:],
+                                                    ctx.segment_starts)
+            resumed = resumed | {r0 + b for b in resumed_r}
+            sigma[r0:] = noise_sigma(y[r0:], det.window)
+            resid[r0:] = y[r0:] - base[r0:]
+            z[r0:] = resid[r0:] / sigma[r0:]
+            up[r0:] = np.where(np.isfinite(resid[r0:]) & (resid[r0:] > 0), resid[r0:], 0.0)
+            blip_z = max(det.z_min, det.tail_factor * expected_max_z(z[r0:]))
+            ok = (resid[r0:] > np.log(det.min_ratio)) if is_log else \
+                (resid[r0:] > (det.min_ratio - 1.0) * np.abs(base[r0:])) & (base[r0:] != 0)
+            cand = r0 + np.flatnonzero(np.isfinite(z[r0:]) & (z[r0:] > det.z_min) & ok)
+            k, last_end = 0, peak
     if held and not any(e[0] <= held[1] <= (e[2] if e[2] is not None else n) for e in events):
         events.insert(0, held)
     findings = []
@@ -526,13 +605,15 @@ def _one_alarm_per_staircase(series: Series, findings: list[Finding]) -> None:
                       f"(the alarm is there)")
 
 
-def _settled(base: np.ndarray, peak: int, level: float, excess: float, n: int) -> int:
-    """Where the trailing level has caught up with a jump that never came back (half its excess):
-    from there the curve is judged against the level it settled at, so a later jump off that
-    level is an event of its own (a running mean that took one bad batch in at step 5 and
-    another at step 105)."""
-    up = np.flatnonzero(np.nan_to_num(base[peak + 1:], nan=-np.inf) - level >= 0.5 * excess)
-    return peak + 1 + int(up[0]) if up.size else n
+def _within_level(det: SpikeDetector, up: np.ndarray, r0: int, start: int, end: int, excess: float) -> bool:
+    """After a level change (a jump the curve never came back from, at `r0`), a rise is the new
+    level's own wander unless it stands `bad_batch_noise_factor` x above the 99th-percentile rise
+    the new level makes elsewhere (its points outside this event): a run that stepped up and stayed
+    noisy swings as far at its other points, a second bad batch in a running mean does not."""
+    others = np.concatenate([up[r0:max(start - 1, r0)], up[min(end + 1, up.size):]])
+    if others.size < 10:
+        return False  # too little of the new level to know what it does
+    return bool(excess < det.bad_batch_noise_factor * float(np.quantile(others, 0.99)))
 
 
 def _above_all_others(det: SpikeDetector, up: np.ndarray, peak: int, excess: float) -> bool:
