@@ -140,3 +140,55 @@ def test_a_size_per_epoch_is_no_epoch_and_a_shared_epoch_counts_nothing(tmp_path
     assert [s for s, _ in curve(frame, "reward")] == list(range(12))
     assert _pairs("  Num update steps per epoch = 1,869") == {"update_steps_per_epoch": "1,869"}
     assert tokenise("  Num update steps per epoch = 1,869").epoch is None
+
+
+def _lightning_bar(epochs: int, batches: int, frozen: bool = False) -> list[str]:
+    """Lightning's progress bar as a captured log: each batch's line shows the running per-batch
+    `loss` and the last epoch's results (`val_loss`, `train_loss`) until the next epoch ends."""
+    lines, shown = [], ""
+    for e in range(epochs):
+        for b in range(1, batches + 1):
+            loss = 0.5 if frozen else 1.0 / (e * batches + b)
+            lines.append(f"Epoch {e}:  {100 * b // batches}%|####| {b}/{batches} [00:01<00:00,  5.30it/s, "
+                         f"loss={loss:.4f}, v_num=48{shown}]")
+        val, train = 0.9 - 0.01 * e, 0.8 - 0.02 * e
+        lines.append(f"Epoch {e}: 100%|####| {batches}/{batches} [00:05<00:00,  5.30it/s, loss={loss:.4f}, "
+                     f"v_num=48{shown}, val_loss={val:.3f}]")
+        shown = f", val_loss={val:.3f}, train_loss={train:.3f}"
+        lines.append(f"Epoch {e}: 100%|####| {batches}/{batches} [00:05<00:00,  5.30it/s, loss={loss:.4f}, v_num=48{shown}]")
+    return lines
+
+
+def test_values_a_progress_bar_shows_again_on_every_batch_are_one_value_an_epoch(tmp_path):
+    frame, _ = read(tmp_path, "train.log", _lightning_bar(epochs=6, batches=10))
+    train = curve(frame, "train_loss")
+    assert [v for _, v in train] == pytest.approx([0.8 - 0.02 * e for e in range(6)])
+    assert len({s for s, _ in train}) == 6
+    assert [v for _, v in curve(frame, "val_loss")] == pytest.approx([0.9 - 0.01 * e for e in range(6)])
+    assert len(curve(frame, "loss")) >= 6 * 10  # the per-batch loss changes within its epoch: kept per batch
+
+
+def test_a_frozen_per_batch_value_is_kept_on_every_batch(tmp_path):
+    frame, _ = read(tmp_path, "train.log", _lightning_bar(epochs=5, batches=8, frozen=True))
+    assert len(curve(frame, "loss")) >= 5 * 8  # never changes: a frozen loss, not a reprinted result
+
+
+def test_a_checkpoints_path_is_no_value_and_a_best_model_summary_is_no_record(tmp_path):
+    # a batch evaluation of saved checkpoints: `Epoch 0001 : models\0001.pt` then its Dice, and at the
+    # end the best one named again
+    lines = ["Found 12 models, testing..."]
+    dice = [0.60 + 0.01 * e for e in range(1, 13)]
+    for e, d in enumerate(dice, 1):
+        lines += [f"  Epoch {e:04d} : models\\{e:04d}.pt", f"           Dice = {d:.4f} ± 0.0759  |  Neg-Jac = 0.000%"]
+    lines += ["=" * 70, f"  Best model: Epoch 0007  Dice = {dice[6]:.4f}", "Done!"]
+    frame, _ = read(tmp_path, "train.log", lines)
+    assert curve(frame, "Dice") == [(e, pytest.approx(d)) for e, d in enumerate(dice, 1)]
+    assert "models" not in set(frame["metric"].unique())
+    assert _pairs("saved to ckpt/epoch_3.pth loss 0.5") == {"loss": "0.5"}
+    assert _pairs("train/loss.avg: 0.5") == {"train/loss.avg": "0.5"}  # a dotted key is no file
+
+
+def test_a_relaunch_at_an_earlier_step_with_a_new_value_is_kept(tmp_path):
+    lines = [f"epoch {e} loss {1.0 / e:.4f}" for e in range(1, 9)] + ["epoch 3 loss 0.9000"]
+    frame, _ = read(tmp_path, "train.log", lines)
+    assert curve(frame, "loss")[-1] == (3, pytest.approx(0.9))

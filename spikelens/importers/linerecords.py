@@ -695,6 +695,7 @@ def assemble(outs: Iterable[ChunkOut], book: ShapeBook) -> tuple[pl.DataFrame, d
         frame, key = _rising_key(frame)
         if key is not None:
             plan_meta["step.from"] = f"counter key {key}"
+    frame = _summary_repeat(_reprinted(frame, lines))
     # a metric is read once a line: a repeat needs two lines at one step (the cheap check first)
     line_steps = stepped.filter(pl.col("values") > 0).get_column("step").drop_nulls()
     if line_steps.len() > 1 and not bool((line_steps.diff().slice(1) > 0).all()):
@@ -748,6 +749,67 @@ def _rising_key(frame: pl.DataFrame) -> tuple[pl.DataFrame, str | None]:
                .with_columns(step=pl.col("_k")).drop("_r", "_k"))
         return out, name
     return frame, None
+
+
+def _summary_repeat(frame: pl.DataFrame) -> pl.DataFrame:
+    """A metric's last line that goes back to an earlier step and prints that step's very value
+    (`Best model: Epoch 0043  Dice = 0.7401` after epoch 200) is the run's summary of its best
+    record, not a record: it is dropped (a new value at an earlier step would be a relaunch, and
+    is kept; a relaunch that reproduces its last step exactly is in order and kept too)."""
+    if frame.height < 3:
+        return frame
+    last = frame.with_row_index("_i").group_by("metric").agg(pl.col("_i").last(), pl.col("step").last(),
+                                                               pl.col("value").last(), n=pl.len(),
+                                                               before=pl.col("step").slice(-2, 1).first())
+    last = last.filter((pl.col("n") >= 3) & (pl.col("step") < pl.col("before")))  # out of order: named again
+    if last.height == 0:
+        return frame
+    earlier = (frame.with_row_index("_j").join(last.select("metric", "step", "value", "_i"),
+                                                on=["metric", "step", "value"], how="inner")
+               .filter(pl.col("_j") < pl.col("_i")))
+    if earlier.height == 0:
+        return frame
+    drop = earlier.get_column("_i").unique()
+    return frame.with_row_index("_i").filter(~pl.col("_i").is_in(drop.implode())).drop("_i")
+
+
+def _reprinted(frame: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
+    """A value printed again, unchanged, on every line of an epoch (Lightning's progress bar
+    shows the last epoch's `train_loss=0.740` on each batch's line until the next epoch ends) is
+    one value, not a series: where a metric is printed on three lines or more an epoch and
+    changes at most once in each, never on an epoch's first line (a result comes at the end of the
+    epoch it measures and is shown on into the next), and does change from epoch to epoch, only
+    the lines where such values changed are kept (a per-batch loss changes within its epoch; a
+    frozen one never changes; a measure that holds still within an epoch, YOLO's `GPU_mem`, takes
+    its new value as a new epoch begins)."""
+    if frame.height < 8 or lines.get_column("epoch").null_count() == lines.height:
+        return frame
+    line_rows = lines.get_column("row").to_numpy()
+    place = np.zeros(int(line_rows.max()) + 1, dtype=np.int64)
+    place[line_rows] = np.arange(line_rows.size)
+    epoch = lines.get_column("epoch").forward_fill().gather(pl.Series(place[frame.get_column("row").to_numpy()]))
+    prev = pl.col("value").shift(1).over("metric")
+    seen = frame.select("metric", "value", _e=epoch).with_columns(
+        _new=~pl.col("value").eq_missing(prev).fill_null(False),
+        _start=(pl.col("_e") != pl.col("_e").shift(1).over("metric")).fill_null(False) & prev.is_not_null())
+    per = (seen.filter(pl.col("_e").is_not_null()).group_by("metric", "_e")
+           .agg(n=pl.len(), new=pl.col("_new").sum(), opened=(pl.col("_new") & pl.col("_start")).any())
+           .group_by("metric").agg(epochs=pl.len(), n=pl.col("n").sum(), most=pl.col("new").max(),
+                                   moved=(pl.col("new") > 0).sum(), opened=pl.col("opened").any())
+           .filter((pl.col("epochs") >= 3) & (pl.col("n") >= 3 * pl.col("epochs")) & (pl.col("most") <= 1)
+                   & (pl.col("moved") >= pl.col("epochs") // 2) & ~pl.col("opened")))
+    if per.height == 0:
+        return frame
+    # the lines where one of them changed are those that report a new epoch's values: all of them
+    # are kept there (an accuracy that came out the same as the epoch before was measured again)
+    such = frame.get_column("metric").is_in(per.get_column("metric").implode())
+    reported = frame.get_column("row").filter(such & seen.get_column("_new")).unique()
+    kept = frame.filter(~such | pl.col("row").is_in(reported.implode()))
+    # the validation's values and the training's come on two lines of one step: the last line of
+    # the step holds both epochs' latest (the first still shows the epoch before's training values)
+    such = kept.get_column("metric").is_in(per.get_column("metric").implode())
+    last = ~(such & (pl.col("step") == pl.col("step").shift(-1).over("metric")).fill_null(False))
+    return kept.filter(last)
 
 
 def _drop_repeats(frame: pl.DataFrame) -> pl.DataFrame:

@@ -64,6 +64,8 @@ NumPy 2's `np.float64(0.5)`, TensorFlow's `tf.Tensor(0.5, shape=(), dtype=float3
 keyword arguments are blanked, the number stays."""
 _SOFT_BLANK = re.compile(_WRAPPED + r"|\x1b\[[\d;?]*[ -/]*[@-~]|\x1b[()][A-Za-z\d]|\x1b|['\"]")
 """ANSI escapes, quotes and array wrappers: blanked with spaces (a dict's `'loss': 1` reads as `loss: 1`)."""
+_FILE_EXTS = "pt|pth|ckpt|bin|safetensors|pkl|pickle|npy|npz|h5|hdf5|onnx|t7|tar|gz|zip|json|ya?ml|csv|txt|log|png|jpe?g"
+"""What ends the name of a file a log mentions (a checkpoint, a figure, a table)."""
 _BLANK = re.compile("|".join([
     r"\[(?:rank|default|Rank|RANK)\s*\d+\]:?|(?m:^\s*\[\d+\]:)",  # rank tags
     r"(?m:^\s*\d+:\s)",  # srun -l
@@ -73,6 +75,8 @@ _BLANK = re.compile("|".join([
     r"(?<![\w.:])\d+:\d\d(?::\d\d)?(?:[.,]\d+)?(?:<(?:\d+:\d\d(?::\d\d)?|\?))?(?![\w:])",  # times, durations
     r"\bv?\d+\.\d+\.\d+[\w.+\-]*",  # versions
     r"\b0x[\dA-Fa-f]+\b",
+    # a file's path (`models\\0001.pt`, `ckpt/epoch_3.pth`): its numbers are part of its name
+    rf"(?:[A-Za-z]:)?(?:[\w.\-]+[\\/])+[\w.\-]*\.(?:{_FILE_EXTS})\b",
     r"\([A-Za-z_][\w.]*:\d+\)",  # a logger location in parentheses: ESPnet's `(trainer:453)`
     r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+:\d+(?![\d.])",  # a module's line: loguru's `yolox.core.trainer:247`
     r"(?m:^[IWEF]\d{4} +\d\d:\d\d:\d\d\.\d+ +\d+ )",  # glog/absl: `I0101 12:00:00.123456 140000 `
