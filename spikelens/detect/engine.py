@@ -69,6 +69,8 @@ def _shared(step: np.ndarray, seen: list[np.ndarray]) -> np.ndarray:
     together: 8 bytes a point each otherwise), read-only as every shared one is, so that no
     detector can change another metric's steps."""
     for other in seen:
+        if other is step:
+            return other
         if other.size == step.size and other[-1] == step[-1] and np.array_equal(other, step):
             return other
     step.flags.writeable = False
@@ -113,28 +115,34 @@ def _by_metric(live: pl.DataFrame, lazy_wall: bool = False) -> Iterator[tuple[st
 
 
 def _metric_runs_in_order(live: pl.DataFrame, lazy_wall: bool = False) -> list[tuple[str, np.ndarray, np.ndarray, Any]] | None:
+    """Each metric's rows picked by a mask of its code, one metric at a time: no row-index
+    array (8 bytes a point) is built, and a metric's steps are shared with an earlier
+    metric's the moment they are gathered (`_shared`), so at most one extra step array is
+    held, not one a metric. None when a metric's steps go back (the caller sorts)."""
     seq = live.get_column("seq").to_numpy()
     if not (seq[1:] > seq[:-1]).all():
         return None
     codes = live.get_column("metric").to_physical().to_numpy()
-    counts = np.bincount(codes)
-    present = np.flatnonzero(counts)
+    present = np.flatnonzero(np.bincount(codes))
     if present.size > 64:
         return None  # many metrics: one pass each would cost more than the sort
     step_all = live.get_column("step").to_numpy()
-    rows = [np.flatnonzero(codes == c) for c in present.tolist()]
-    steps = [step_all[r] for r in rows]
-    if any((s[1:] < s[:-1]).any() for s in steps):
-        return None
-    value = live.get_column("value").to_numpy()
-    names = live.get_column("metric").gather([int(r[0]) for r in rows]).to_list()
-    first = sorted(range(len(rows)), key=lambda g: (int(steps[g][0]), int(seq[rows[g][0]])))
-    if lazy_wall:
-        walls = [_wall_of(live.get_column("wall_time"), live.get_column("metric"), int(present[g])) for g in first]
-    else:
-        wall = live.get_column("wall_time").to_numpy()
-        walls = [wall[rows[g]] for g in first]
-    return [(names[g], steps[g], value[rows[g]], w) for g, w in zip(first, walls)]
+    value_all = live.get_column("value").to_numpy()
+    wall_all = None if lazy_wall else live.get_column("wall_time").to_numpy()
+    seen: list[np.ndarray] = []
+    groups = []
+    for code in present.tolist():
+        rows = codes == code
+        step = step_all[rows]
+        if (step[1:] < step[:-1]).any():
+            return None
+        first = int(rows.argmax())
+        wall = (_wall_of(live.get_column("wall_time"), live.get_column("metric"), code) if lazy_wall
+                else wall_all[rows])
+        groups.append((int(step[0]), int(seq[first]), first, _shared(step, seen), value_all[rows], wall))
+    groups.sort(key=lambda g: g[:2])
+    names = live.get_column("metric").gather([g[2] for g in groups]).to_list()
+    return [(name, step, value, wall) for name, (*_, step, value, wall) in zip(names, groups)]
 
 
 def _wall_of(wall: pl.Series, metric: pl.Series, code: int):
