@@ -84,17 +84,17 @@ class LevelShiftDetector(Detector):
         if prof is None:
             return None
         step, y, w, left, trend, dd, z = prof
-        later = np.full(y.size, np.nan)  # median of y[i+w : i+3w], as the persistence check
-        ahead = rolling_median(y[::-1], 2 * w, min_samples=w)[::-1]
-        later[:-w] = ahead[w:]
-        moved = later - left - 2 * trend
+        # (arrays of the run's length are computed in place: this runs at the analysis's memory peak)
+        moved = np.full(y.size, np.nan)  # median of y[i+w : i+3w], as the persistence check ...
+        moved[:-w] = rolling_median(y[::-1], 2 * w, min_samples=w)[::-1][w:]
+        moved -= left  # ... less the level before and the trend: how far the curve moved
+        moved -= 2 * trend
         zz = np.nan_to_num(z, nan=0.0)
-        up = np.where((zz > 0) & (moved > 0), zz, 0.0)
-        down = np.where((zz < 0) & (moved < 0), -zz, 0.0)
         block = max(1, w // 4)
         nb = -(-y.size // block)
-        stat = np.zeros((nb * block, 2))
-        stat[:y.size, 0], stat[:y.size, 1] = up, down
+        stat = np.zeros((nb * block, 2))  # up, down: |z| where the move persisted, else 0
+        np.copyto(stat[:y.size, 0], zz, where=(zz > 0) & (moved > 0))
+        np.negative(zz, out=stat[:y.size, 1], where=(zz < 0) & (moved < 0))
         stat = stat.reshape(nb, block, 2)
         at = stat.argmax(axis=1) + (np.arange(nb) * block)[:, None]  # (nb, 2) point index
         best = stat.max(axis=1)
