@@ -7,12 +7,14 @@ runs never holds 10^5 frames, and the report is the same on every machine and ex
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 import signal
 from collections import deque
-from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Any, Callable, Iterable, Iterator
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 from ..errors import SpikelensError, UsageError
 
@@ -45,6 +47,11 @@ def _local(fn: Callable[..., Any], items: list[Any], shared: tuple, jobs: int | 
         for item in items:
             yield fn(item, *shared)
         return
+    # the pool's modules load only here: `multiprocessing` is ~30 ms of every analyze's
+    # start-up, and one run (the common command line) never starts a worker
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     # spawn, not fork: Polars' thread pool does not survive a fork
     ctx = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_ignores_signals)
