@@ -118,12 +118,16 @@ class Record:
         self.findings: Any = _Findings([Stub(i, f) for i, f in enumerate(rep.findings) if f.kind in LINKED_KINDS])
 
 
-def with_changes(rep: RunReport, rec: Record, name: str, resort: bool) -> RunReport:
-    """The run's report with its final name and what the links changed on its record."""
+def with_changes(rep: RunReport, rec: Record | None, name: str, resort: bool) -> RunReport:
+    """The run's report with its final name and what the links changed on its record (None: nothing)."""
     if rep.run != name:
         rename_report(rep, name)
     else:
         rep.run = name  # the table's string, not one more copy of it
+    if rec is None:
+        if resort:
+            rep.findings.sort(key=finding_order)
+        return rep
     for s in rec.findings:
         if isinstance(s, Stub) and s.causes:
             f = rep.findings[s.origin]
@@ -148,6 +152,8 @@ class RunTable:
         self.record_at = array("q")
         self.names: list[str] = []
         self.group_state: array | None = None
+        self.changed = bytearray()
+        """1 where the links changed a run's record (else its report is read back alone)."""
         self.all_sorted = False
         """Every run's findings sorted by the links (shared outliers promoted somewhere)."""
 
@@ -159,6 +165,7 @@ class RunTable:
         self.report_at.append(self.spool.append(rep))
         self.record_at.append(self.spool.append(rec if rec is not None else Record(rep)))
         self.names.append(rep.run)
+        self.changed.append(0)
         return len(self.report_at) - 1
 
     def record(self, k: int) -> Record:
@@ -168,17 +175,19 @@ class RunTable:
 
     def put_record(self, k: int, rec: Record) -> None:
         self.spool.replace(self.record_at[k], rec)
+        self.changed[k] = 1
 
     def full(self, k: int) -> RunReport:
         """Run `k`'s report as it stands after the cross-run work."""
-        return with_changes(self.spool[self.report_at[k]], self.spool[self.record_at[k]], self.names[k],
-                            self.all_sorted)
+        rec = self.spool[self.record_at[k]] if self.changed[k] else None
+        return with_changes(self.spool[self.report_at[k]], rec, self.names[k], self.all_sorted)
 
     def store(self, k: int, rep: RunReport) -> None:
         """Write back a report changed in full (ranks linked), and its record anew."""
         self.spool.replace(self.report_at[k], rep)
-        self.spool.replace(self.record_at[k], Record(rep))
+        self.spool.replace(self.record_at[k], Record(rep))  # nothing changed on it yet
         self.names[k] = rep.run
+        self.changed[k] = 0
 
     def keep(self, alive: Sequence[int]) -> None:
         """Only these runs (ascending places) stay (mirrors dropped)."""
@@ -187,6 +196,7 @@ class RunTable:
             if old is not None:
                 setattr(self, name, array("q", (old[k] for k in alive)))
         self.names = [self.names[k] for k in alive]
+        self.changed = bytearray(self.changed[k] for k in alive)
 
     def state_at(self, k: int) -> int | None:
         return None if self.group_state is None else self.group_state[k]
