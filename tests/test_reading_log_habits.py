@@ -192,3 +192,21 @@ def test_a_relaunch_at_an_earlier_step_with_a_new_value_is_kept(tmp_path):
     lines = [f"epoch {e} loss {1.0 / e:.4f}" for e in range(1, 9)] + ["epoch 3 loss 0.9000"]
     frame, _ = read(tmp_path, "train.log", lines)
     assert curve(frame, "loss")[-1] == (3, pytest.approx(0.9))
+
+
+def test_a_kill_messages_signal_is_no_metric():
+    assert _pairs("[rank: 0] Received SIGTERM: 15") == {}
+    assert _pairs("Process exited with signal 9") == {}
+    assert _pairs("signal: 0.53, loss 2.1") == {"signal": "0.53", "loss": "2.1"}  # a metric named so stays
+
+
+@pytest.mark.parametrize("banner", ["Starting training — 50 epochs, batch=256", "Training for 50 epochs"])
+def test_a_banner_stating_the_epochs_is_the_plan_of_a_table_of_epochs(tmp_path, banner):
+    lines = ["Device: cuda", banner, " Epoch | TrainLoss |  TrainAcc |  ValLoss"]
+    lines += [f"    {e:2d} |    {1 / e:.4f} |   {50 + e:.2f}% |   {1.2 / e:.4f}" for e in range(1, 23)]
+    frame, meta = read(tmp_path, "train.log", lines)
+    assert [s for s, _ in curve(frame, "TrainLoss")] == list(range(1, 23))
+    assert meta.get("plan.steps") == 50
+    # a patience or a warm-up is no plan
+    frame, meta = read(tmp_path, "other.log", ["Stop when no gain for 10 epochs", *lines[2:]])
+    assert "plan.steps" not in meta

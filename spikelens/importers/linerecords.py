@@ -46,6 +46,8 @@ _PLAN = re.compile(r"(?i)(?:max[_ ]steps|max[_ ]iters?|total[_ ]steps|train[_-]i
 _PLAN_HINT = "(?i)max[_ ]steps|max[_ ]iter|total[_ ]steps|train[_-]iters|num[_ ]training[_ ]steps|total optimization|total training steps"
 _EPOCH_PLAN = re.compile(r"(?i)\b(?:max|num|total|n|nb)[_ ]?epochs?\s*[:=]\s*(\d+)\b")
 """A run's epoch plan as its settings print it (`max_epoch: 150`, `num_epochs=100`)."""
+_EPOCH_PLAN_SAID = re.compile(r"(?i)\b(?:train(?:ing)?|start(?:ing)?(?: training)?)\b[^\d\n]{0,12}?\b(\d+) epochs?\b")
+"""A run's epoch plan as a banner says it (`Starting training — 50 epochs`, `Training for 100 epochs`)."""
 _ANCHORS = ("step", "inner", "inner_total", "epoch", "epoch_total")
 CUT_MARK = "\x00"
 """What `textlogs` appends to a last line the file's end cut off (its `_CUT`)."""
@@ -315,7 +317,9 @@ def _wall_time(text: pl.Expr) -> pl.Expr:
 
 
 def _stated_epochs(chunk: pl.DataFrame) -> int | None:
-    found = chunk.select(pl.col("text").str.extract(_EPOCH_PLAN.pattern, 1).drop_nulls().first()).item()
+    text = pl.col("text")
+    found = chunk.select(pl.coalesce(text.str.extract(_EPOCH_PLAN.pattern, 1),
+                                     text.str.extract(_EPOCH_PLAN_SAID.pattern, 1)).drop_nulls().first()).item()
     return int(found) if found is not None else None
 
 
@@ -431,6 +435,9 @@ def steps(lines: pl.DataFrame, kinds: dict[int, frozenset] | None = None,
         total = records.get_column("epoch_total").drop_nulls()
         if total.len():
             meta["plan.steps"] = epoch_count(int(total[-1]), int(records.get_column("epoch").min()), stated_epochs)
+        elif stated_epochs is not None:  # no `e/E` counter: the plan a banner or the settings state
+            meta["plan.steps"] = stated_epochs
+            meta["plan.from"] = f"the epochs the log states ({stated_epochs})"
     else:
         # the order of the records that choose the step; what comes before the first is the
         # preamble (a model's printout, a config dump), as before a first step
@@ -703,7 +710,7 @@ def assemble(outs: Iterable[ChunkOut], book: ShapeBook) -> tuple[pl.DataFrame, d
     if "plan.steps" not in plan_meta and plan is not None and plan_meta.get("step.from") == "step":
         plan_meta["plan.steps"] = plan
         plan_meta["plan.from"] = f"max steps stated in the log ({plan})"
-    elif "plan.steps" in plan_meta:
+    elif "plan.steps" in plan_meta and "plan.from" not in plan_meta:
         plan_meta["plan.from"] = f"the log's step counter (N/{plan_meta['plan.steps']})"
     meta = {**plan_meta, "records": int((lines.get_column("values") > 0).sum())}
     sig = signals.meta(frame)  # its row as it is: a 64-bit copy of every value's row was the read's peak

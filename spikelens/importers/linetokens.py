@@ -75,6 +75,7 @@ _BLANK = re.compile("|".join([
     r"(?<![\w.:])\d+:\d\d(?::\d\d)?(?:[.,]\d+)?(?:<(?:\d+:\d\d(?::\d\d)?|\?))?(?![\w:])",  # times, durations
     r"\bv?\d+\.\d+\.\d+[\w.+\-]*",  # versions
     r"\b0x[\dA-Fa-f]+\b",
+    r"\bSIG[A-Z]{2,}\b\W{0,3}\d+|(?i:\bsignal\b\s*:?\s*\d+\b(?!\.\d))",  # a kill message's signal: `SIGTERM: 15`
     # a file's path (`models\\0001.pt`, `ckpt/epoch_3.pth`): its numbers are part of its name
     rf"(?:[A-Za-z]:)?(?:[\w.\-]+[\\/])+[\w.\-]*\.(?:{_FILE_EXTS})\b",
     r"\([A-Za-z_][\w.]*:\d+\)",  # a logger location in parentheses: ESPnet's `(trainer:453)`
