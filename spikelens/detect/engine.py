@@ -115,10 +115,10 @@ def _by_metric(live: pl.DataFrame, lazy_wall: bool = False) -> Iterator[tuple[st
 
 
 def _metric_runs_in_order(live: pl.DataFrame, lazy_wall: bool = False) -> list[tuple[str, np.ndarray, np.ndarray, Any]] | None:
-    """Each metric's rows picked by a mask of its code, one metric at a time: no row-index
-    array (8 bytes a point) is built, and a metric's steps are shared with an earlier
-    metric's the moment they are gathered (`_shared`), so at most one extra step array is
-    held, not one a metric. None when a metric's steps go back (the caller sorts)."""
+    """Each metric's rows found and gathered one metric at a time: one metric's row
+    indices are held, not every metric's (8 bytes a point), and a metric's steps are shared
+    with an earlier metric's the moment they are gathered (`_shared`), so at most one extra
+    step array is held, not one a metric. None when a metric's steps go back (the caller sorts)."""
     seq = live.get_column("seq").to_numpy()
     if not (seq[1:] > seq[:-1]).all():
         return None
@@ -132,11 +132,11 @@ def _metric_runs_in_order(live: pl.DataFrame, lazy_wall: bool = False) -> list[t
     seen: list[np.ndarray] = []
     groups = []
     for code in present.tolist():
-        rows = codes == code
+        rows = np.flatnonzero(codes == code)
         step = step_all[rows]
         if (step[1:] < step[:-1]).any():
             return None
-        first = int(rows.argmax())
+        first = int(rows[0])
         wall = (_wall_of(live.get_column("wall_time"), live.get_column("metric"), code) if lazy_wall
                 else wall_all[rows])
         groups.append((int(step[0]), int(seq[first]), first, _shared(step, seen), value_all[rows], wall))
