@@ -313,6 +313,7 @@ def test_the_spooled_cross_run_work_gives_what_the_held_reports_give(monkeypatch
         assert "g0/run" in names and "display name" not in names and "team/sweep-7" in names
         assert len(held.runs) == 39 and "same curves" in a["warnings"]
         assert "spiked at the same steps" in a["write_json"] and "the same step as in" in a["write_json"]
+        assert "shifted up at the same step" in a["write_json"]
 
 
 def test_the_page_of_a_huge_sweep_lists_the_worst_runs_and_counts_the_rest(monkeypatch, tmp_path):

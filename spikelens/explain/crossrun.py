@@ -155,14 +155,20 @@ def _link_level_shifts(report: Report, settled: Callable[[Finding], None] | None
                     members.append((r, f))
             names = sorted({r.run for r, _ in members})
             for r, f in members:
-                _put_data_cause(f, names, r.run, at, 0.85, lambda n, shown: (
-                    f"{n} other run(s) analysed with it shifted {'up' if up else 'down'} at the same "
-                    f"step (~{at}: {shown}): a boundary in a data order they share, e.g. a new shard"))
+                put_shift_cause(f, names, r.run, at, up)
                 if f not in r.findings:
                     r.findings.append(f)
                     r.findings.sort(key=lambda g: (g.anchor_step if g.anchor_step is not None else -1, g.kind))
                 if settled is not None:
                     settled(f)
+
+
+def put_shift_cause(f: Finding, names: Sequence[str], run: str, at: int, up: bool) -> None:
+    """The `data` cause of a level shift at step `at` that other runs shifted at too (`names`
+    as for `put_spike_cause`)."""
+    _put_data_cause(f, names, run, at, 0.85, lambda n, shown: (
+        f"{n} other run(s) analysed with it shifted {'up' if up else 'down'} at the same "
+        f"step (~{at}: {shown}): a boundary in a data order they share, e.g. a new shard"))
 
 
 def _clusters(shifts: list) -> list[list]:

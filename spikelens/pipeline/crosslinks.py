@@ -14,8 +14,8 @@ reports):
   a slash, a first name does not);
 - links: a step's runs are found in the pairs sorted by step; a data cause needs only their
   count and the first few names in order (`crossrun.put_spike_cause`); the runs a link
-  changes are read, changed and written back one at a time. Level shifts shared by two runs
-  or more are linked on every run's record held at once (rare: the old way, linear).
+  changes are read, changed and written back one at a time; a run asked whether it shifted
+  where others did is read back (its shift profile, then its record) one at a time.
 """
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from ..detect.ranks import link_ranks, rank_groups, rank_of
-from ..explain.crossrun import RUNS_NAMED, _shared_spike, _spike_steps, link_runs, put_spike_cause
+from ..explain.crossrun import (RUNS_NAMED, _clusters, _confirmed_shift, _shared_spike, _spike_steps,
+                                put_shift_cause, put_spike_cause)
 from ..explain.mirrors import _key as mirror_key
 from ..explain.mirrors import drop_mirrors
 from ..model.report import Report, RunReport
@@ -49,7 +50,7 @@ class Gathered:
         self.spikes = array("q")  # (step, place) of every spike's steps
         self.peaks = array("q")  # (peak step, place) of spikes and (step, place) of outliers' largest
         self.outliers = array("q")  # (step, place) of outliers' largest steps
-        self.shifted = 0  # runs with a level shift the links read
+        self.shifted = array("q")  # places of runs with a level shift the links read
 
     def add(self, rep: RunReport) -> int:
         rec = Record(rep)
@@ -75,7 +76,8 @@ class Gathered:
                     self.outliers.extend((int(item["step"]), k))
             elif f.kind == "level_shift" and f.start_step is not None and f.magnitude:
                 shifted = True
-        self.shifted += shifted
+        if shifted:
+            self.shifted.append(k)
         return k
 
 
@@ -95,9 +97,7 @@ def cross_run(g: Gathered) -> None:
                         if place is None or place[k] >= 0})
     if len(table) < 2:
         return
-    if g.shifted >= 2:  # level shifts to link: every record held, as the links on reports do
-        _link_held(table)
-        return
+    _link_level_shifts(table, _moved(g.shifted, place))
     spikes = _pairs(g.spikes, place)
     spikes = _promote_shared_outliers(table, _pairs(g.peaks, place), _pairs(g.outliers, place), spikes)
     _link_spikes(table, spikes)
@@ -177,25 +177,76 @@ def _link_ranks(table: RunTable, ranked: dict[int, str]) -> None:
                 table.store(k, rep)
 
 
-class _Held:
-    """A run's record as `crossrun.link_runs` reads it, its shift profile read from the spool."""
+class _Asked:
+    """A run as `crossrun._confirmed_shift` reads it: its shift profile from its report, its
+    findings from its record, each read back only when asked for."""
 
-    __slots__ = ("run", "findings", "_table", "_k")
-
-    def __init__(self, table: RunTable, k: int, rec: Record) -> None:
-        self.run, self.findings, self._table, self._k = rec.run, rec.findings, table, k
+    def __init__(self, table: RunTable, k: int) -> None:
+        self.table, self.k, self.run = table, k, table.names[k]
+        self._findings: Any = None
 
     @property
     def shift_profile(self) -> Any:
-        return self._table.spool[self._table.report_at[self._k]].shift_profile
+        return self.table.spool[self.table.report_at[self.k]].shift_profile
+
+    @property
+    def findings(self) -> Any:
+        if self._findings is None:
+            self._findings = self.table.record(self.k).findings
+        return self._findings
 
 
-def _link_held(table: RunTable) -> None:
-    recs = [table.record(k) for k in range(len(table))]
-    link_runs(Report(command="analyze", runs=[_Held(table, k, r) for k, r in enumerate(recs)]),  # type: ignore[misc]
-              ranks=False)
-    for k, rec in enumerate(recs):
-        table.put_record(k, rec)
+class _Shift:
+    """A level shift of a run, as `crossrun._clusters` reads it (`origin`: its stub's place)."""
+
+    __slots__ = ("k", "origin", "magnitude", "metric", "evidence")
+
+    def __init__(self, k: int, f: Any) -> None:
+        self.k, self.origin, self.magnitude, self.metric = k, f.origin, f.magnitude, f.metric
+        self.evidence = {"window_steps": f.evidence.get("window_steps")}
+
+
+def _link_level_shifts(table: RunTable, shifted: list[int]) -> None:
+    """`crossrun._link_level_shifts` on the spooled runs: the shifts of the runs that have one
+    (read back once), clustered by step; for a cluster of enough runs, every other run is asked
+    about that step, one at a time; the runs linked are read, given their causes (and a shift
+    confirmed) and written back."""
+    if len(shifted) < 2:  # a quorum is at least two runs
+        return
+    shifts = []
+    for k in shifted:
+        for f in table.record(k).findings:
+            if f.kind == "level_shift" and f.start_step is not None and f.magnitude:
+                shifts.append((f.start_step, k, _Shift(k, f)))
+    shifts.sort(key=lambda x: x[0])
+    quorum = 2 if len(table) <= 6 else 3
+    for up in (True, False):
+        for cluster in _clusters([x for x in shifts if (x[2].magnitude > 1) == up]):
+            if len({k for _, k, _ in cluster}) < quorum:
+                continue
+            at = int(sorted(s for s, _, _ in cluster)[len(cluster) // 2])
+            runs = {k for _, k, _ in cluster}
+            metrics = {x.metric for _, _, x in cluster}
+            confirmed: dict[int, list] = {}
+            for k in range(len(table)):
+                if k not in runs and (f := _confirmed_shift(_Asked(table, k), at, up, len(runs),  # type: ignore[arg-type]
+                                                             metrics)) is not None:
+                    confirmed.setdefault(k, []).append(f)
+            origins: dict[int, list[int]] = {}
+            for _, k, x in cluster:
+                origins.setdefault(k, []).append(x.origin)
+            members = runs | set(confirmed)
+            who = _Head(heapq.nsmallest(RUNS_NAMED + 1, (table.names[k] for k in members)), len(members))
+            for k in sorted(members):
+                rec = table.record(k)
+                stubs = {getattr(s, "origin", None): s for s in rec.findings}
+                for origin in origins.get(k, ()):
+                    put_shift_cause(stubs[origin], who, rec.run, at, up)
+                for f in confirmed.get(k, ()):
+                    put_shift_cause(f, who, rec.run, at, up)
+                    rec.findings.append(f)
+                    rec.findings.sort(key=finding_order)
+                table.put_record(k, rec)
 
 
 def _step_counts(pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
