@@ -168,7 +168,7 @@ def test_a_results_txt_whose_columns_add_up_to_no_total_is_refused_with_the_reas
     ("Val Loss=0.0766, Train Loss=0.0717, acc 0.5", {"val_Loss": "0.0766", "Train_Loss": "0.0717", "val_acc": "0.5"},
      "val"),
     ("2025-06-21 08:37:43,296 - INFO - Episode 0, Reward: 1.0, Loss: 0.2683, Avg Reward (100): 0.67",
-     {"Episode": "0", "Reward": "1.0", "Loss": "0.2683", "Avg_Reward_100": "0.67"}, None),
+     {"Reward": "1.0", "Loss": "0.2683", "Avg_Reward_100": "0.67"}, None),  # the episode counts the steps
     ("Epoch 0, Step 25, total used time 7.1781 (s), avg loss so far is 0.1097", {"avg_loss_so_far": "0.1097"}, None),
     ("2023-10-02 23:08:57,029 seg INFO: Iters: 10/20000 || Lr: 0.019992 || Task Loss: 3.2864 || KD Loss: 1.6073|| "
      "Cost Time: 0:00:20 || Estimated Time: 11:13:35", {"Lr": "0.019992", "Task_Loss": "3.2864", "KD_Loss": "1.6073"},

@@ -210,3 +210,38 @@ def test_a_banner_stating_the_epochs_is_the_plan_of_a_table_of_epochs(tmp_path, 
     # a patience or a warm-up is no plan
     frame, meta = read(tmp_path, "other.log", ["Stop when no gain for 10 epochs", *lines[2:]])
     assert "plan.steps" not in meta
+
+
+def test_an_rl_log_counts_its_episodes_and_a_relaunch_counts_again(tmp_path):
+    # logging.info(f"Episode {ep} | Avg Reward: {r:.2f} | Epsilon: {eps:.3f} | Win Rate: {w:.2f}%"), two sessions appended
+    lines = []
+    for session, last in ((0, 60), (1, 40)):
+        lines += [f"INFO:root:Episode {ep} | Avg Reward: {5 + ep / 10 + session:.2f} | Epsilon: {1 - ep / 100:.3f} | "
+                  f"Win Rate: {ep / 100:.2f}%" for ep in range(0, last + 1, 10)]
+    frame, _ = read(tmp_path, "training.log", lines)
+    assert [s for s, _ in curve(frame, "Avg_Reward")] == list(range(0, 61, 10)) + list(range(0, 41, 10))
+
+
+def test_models_trained_one_after_another_each_count_their_own_epochs(tmp_path):
+    # a sweep script: for each model, print(f"[{e}/{E}] Training loss: {t:.4f}\t Validation loss: {v:.4f}")
+    lines, want = [], []
+    for model, (total, every) in enumerate([(6, 1), (30, 5), (6, 1), (30, 5)]):
+        lines += ["", f"model: net{model}"]
+        for e in range(every, total + 1, every):
+            lines.append(f"[{e}/{total}] Training loss: {20 - e / 10 - model:.4f}\t Validation loss: {40 - e / 10:.4f}")
+            want.append(e)
+        lines.append(f"smape score:  {30 - model:.4f}")
+    frame, _ = read(tmp_path, "train_log.txt", lines)
+    assert [s for s, _ in curve(frame, "Training_loss")] == want
+
+
+def test_an_evaluation_bar_between_training_lines_is_not_the_training_count(tmp_path):
+    lines = []
+    for e in range(1, 4):
+        for i in range(10, 101, 10):
+            lines.append(f"[{(e - 1) * 100 + i}/300] loss: {3 - e / 10 - i / 1000:.4f}")
+            if i == 50:  # an evaluation bar half way, with the same key
+                lines += [f"[{k}/5] loss: {2.5:.4f}" for k in range(1, 6)]
+    frame, _ = read(tmp_path, "train.log", lines)
+    steps = [s for s, _ in curve(frame, "loss")]
+    assert steps == sorted(steps) and set(steps) == set(range(10, 301, 10))  # the eval bar's counts are no steps

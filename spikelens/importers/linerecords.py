@@ -586,14 +586,30 @@ def _loop_totals(records: pl.DataFrame, ranked: list[int], kinds: dict[int, froz
     spans = {t: (int(g.get_column("row").min()), int(g.get_column("row").max()),
                  frozenset().union(*(kinds.get(k, frozenset()) for k in g.get_column("kind").unique().to_list())))
              for (t,), g in counted.group_by("inner_total")}
+    starts = _block_starts(counted)
     for total in ranked[1:]:
         lo, hi, names = spans[total]
         apart = all(hi < spans[c][0] or lo > spans[c][1] for c in chosen)
         main = spans[chosen[0]][2]
         alike = bool(names) and len(names & main) >= 0.5 * len(names | main)
-        if apart and alike:
+        # models trained one after another, each with its own plan (`[1/6]`..`[6/6]`, then
+        # `[5/30]`..`[30/30]`, then `[1/6]` again): every block of either total counts from its own
+        # start; an evaluation bar between training lines is left behind by a training count that
+        # goes on where it stopped
+        restarted = all(starts.get(t, False) for t in (*chosen, total)) and names == main
+        if alike and (apart or restarted):
             chosen.append(total)
     return chosen
+
+
+def _block_starts(counted: pl.DataFrame) -> dict[int, bool]:
+    """Per counter total: whether it runs in two blocks or more (lines of one total in a row) and
+    each of its blocks starts at the total's first count."""
+    blocks = (counted.select("inner", "inner_total")
+              .with_columns(_b=(pl.col("inner_total") != pl.col("inner_total").shift(1)).fill_null(True).cum_sum())
+              .group_by("_b", maintain_order=True).agg(pl.col("inner_total").first(), first=pl.col("inner").first())
+              .group_by("inner_total").agg(n=pl.len(), same=(pl.col("first") == pl.col("first").min()).all()))
+    return {int(t): n >= 2 and same for t, n, same in blocks.iter_rows()}
 
 
 def _named(lines: pl.DataFrame, records: pl.DataFrame) -> pl.Expr:

@@ -144,8 +144,8 @@ _SETTINGS = re.compile(r"\bNamespace\(|(?i:\b(?:hyper[\s_\-]?parameters|hyps?|ar
 ...`, `config: {lr: 0.1, ...}`. Nothing on such a line is a record."""
 _LEVELS = {"INFO", "DEBUG", "WARNING", "WARN", "ERROR", "CRITICAL", "TRACE", "SUCCESS", "NOTICE"}
 STEP_NAMES = ("global_step", "num_updates", "step", "iteration", "iter", "iters", "it", "update",
-              "updates", "batch", "train_step", "optimizer_step", "i")
-"""Keys that count steps, the most telling first."""
+              "updates", "batch", "train_step", "optimizer_step", "i", "episode")
+"""Keys that count steps, the most telling first (an RL log counts its episodes)."""
 EPOCH_NAMES = ("epoch", "ep", "epochs")
 IGNORED = frozenset({"eta", "v_num", "rank", "local_rank", "world_size", "pid", "seed", "gpu", "device", "node"})
 
