@@ -38,11 +38,14 @@ TARGET_S = 2.0
 TARGET_BYTES_PER_POINT = 100
 """Peak RSS growth of the whole analyze process over its RSS after imports, per point."""
 
-CLI = _bench.analyze_in_process_script("PROCESS_MEMORY", "spikelens.cli, spikelens.cli.analyze")
+CLI = "import sys\nsys.argv[0] = 'spikelens'\n" + _bench.analyze_in_process_script(
+    "PROCESS_MEMORY", "spikelens.cli, spikelens.cli.analyze")
 """The process imports what the `spikelens analyze` program imports before its RSS is sampled:
 the CLI and the analyze command's module (`cli._register` loads only the module of the command a
 command line names). Up to session 10 this was `spikelens.cli.commands`, every command's module
-(check, ls, replay, watch, export, stitch): ~0.1 CPU-s of imports the program never makes."""
+(check, ls, replay, watch, export, stitch): ~0.1 CPU-s of imports the program never makes.
+It is the program from its first import, as the `spikelens` script is (`interrupts.is_program`):
+what the program sets up before Polars loads (`allocator`) applies here too (since session 12)."""
 
 
 def _growth(sample) -> int:

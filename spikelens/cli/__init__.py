@@ -12,6 +12,9 @@ from .. import interrupts
 
 if interrupts.is_program():  # the `spikelens` script: take Ctrl-C before the heavy imports
     interrupts.install()
+    from ..allocator import return_freed_pages
+
+    return_freed_pages()  # before Polars loads (allocator)
 
 import typer  # noqa: E402
 

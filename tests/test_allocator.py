@@ -1,0 +1,36 @@
+"""The program asks Polars' jemalloc to return freed pages at once (#28, leaner runs);
+a host importing spikelens and a user's own setting are left alone."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from spikelens import allocator
+
+_PROBE = ("import sys\n"
+          "sys.argv[0] = {argv0!r}\n"
+          "import spikelens.cli, os\n"
+          "print(os.environ.get({var!r}), 'polars' in sys.modules)\n")
+
+
+def _probe(argv0: str, **env: str) -> list[str]:
+    clean = {k: v for k, v in os.environ.items() if k != allocator.JEMALLOC_CONF}
+    out = subprocess.run([sys.executable, "-c", _PROBE.format(argv0=argv0, var=allocator.JEMALLOC_CONF)],
+                         env={**clean, **env}, capture_output=True, text=True, check=True).stdout
+    return out.split()
+
+
+def test_sets_the_decay_unless_the_user_chose():
+    env: dict[str, str] = {}
+    allocator.return_freed_pages(env)
+    assert env == {allocator.JEMALLOC_CONF: "dirty_decay_ms:0,muzzy_decay_ms:0"}
+    mine = {allocator.JEMALLOC_CONF: "narenas:2"}
+    allocator.return_freed_pages(mine)
+    assert mine == {allocator.JEMALLOC_CONF: "narenas:2"}
+
+
+def test_the_program_sets_it_before_polars_loads_and_a_host_does_not():
+    # the `spikelens` script: set when the CLI is imported, Polars not loaded yet
+    assert _probe("/venv/bin/spikelens") == [allocator.RETURN_AT_ONCE, "False"]
+    assert _probe("host.py") == ["None", "False"]  # a host importing the CLI keeps its allocator
