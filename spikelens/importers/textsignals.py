@@ -227,6 +227,12 @@ class Signals:
             # the lowest step of the next value lines: a line that carries the last step on (an
             # eval or resume note printed before the relaunch's first step line) does not hide it
             last, nxt = (int(steps[g - 1]) if g else None), int(steps[g:g + _NEXT_LOOK].min())
+            if last is None and pick is exc and part.filter(pl.col("tb")).height >= 2:
+                # tracebacks one after another with no value line between: a launch that went on after
+                # its traceback would have logged values before the next one, so each launch but the
+                # last (the one that trained, whose traceback may have been caught) died there
+                out += _died_before_values(part, nxt)
+                continue
             if last is None:
                 if not crash.height and not re.search(_FATAL, " ".join(exc.get_column("text").to_list())):
                     continue  # a traceback printed before training (an optional import) need not be a crash
@@ -339,3 +345,18 @@ def tail_error(path) -> tuple[str, int] | None:
     if found is None:
         return None
     return found[0].replace("\x00", "").strip(), before + found[1] + 1
+
+
+def _died_before_values(part: pl.DataFrame, nxt: int) -> list[dict]:
+    """One died launch for each traceback of `part` (error lines before the first value) but the
+    last: its first uncaught exception line (`launch_errors`' fields, `last_step` None)."""
+    rows = part.get_column("row").to_numpy()
+    tbs = part.filter(pl.col("tb")).get_column("row").to_list()
+    out = []
+    for a, b in zip(tbs, tbs[1:]):
+        exc = part.filter(pl.col("exc") & ~pl.col("tb") & (pl.col("row") > a) & (pl.col("row") < b))
+        if exc.height and rows.size:
+            out.append({"error": shown(exc.item(0, "text").replace("\x00", "").strip(), newlines=False),
+                        "line_no": int(exc.item(0, "line_no")) + 1, "last_step": None, "next_step": nxt})
+    return out
+
