@@ -118,6 +118,12 @@ def _moved(places: array, place: np.ndarray | None) -> list[int]:
     return [int(place[k]) for k in places if place[k] >= 0]
 
 
+def _distinct(a: np.ndarray) -> np.ndarray:
+    """The sorted distinct values (`np.unique` without counts imports numpy.ma: ~1 MB, once)."""
+    a = np.sort(a)
+    return a[np.concatenate([[True], a[1:] != a[:-1]])] if len(a) else a
+
+
 def _clashing(hashes: np.ndarray) -> np.ndarray:
     """Places whose hash another place shares (NO_KEY aside)."""
     keyed = hashes != NO_KEY
@@ -148,7 +154,7 @@ def _name(table: RunTable, odd: list[int]) -> None:
         return
     hashes = np.fromiter((hash(s) for s in table.names), dtype=np.int64, count=n)
     hashes[hashes == NO_KEY] = NO_KEY - 1  # (cannot happen: hash() is never -1)
-    together = np.union1d(_clashing(hashes), np.asarray(odd, dtype=np.int64)).astype(np.int64)
+    together = _distinct(np.concatenate([_clashing(hashes), np.asarray(odd, dtype=np.int64)]))
     if not len(together):
         return
     recs = [table.spool[table.record_at[int(k)]] for k in together]  # names as they came: the first ones
@@ -253,8 +259,10 @@ def _step_counts(pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each step and the number of different runs at it."""
     if not len(pairs):
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    uniq = np.unique(pairs, axis=0)
-    return np.unique(uniq[:, 0], return_counts=True)
+    pairs = pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]  # (np.unique(axis=0) would import numpy.ma: ~1 MB)
+    first = np.ones(len(pairs), dtype=bool)
+    first[1:] = (pairs[1:, 0] != pairs[:-1, 0]) | (pairs[1:, 1] != pairs[:-1, 1])
+    return np.unique(pairs[first, 0], return_counts=True)
 
 
 def _promote_shared_outliers(table: RunTable, peaks: np.ndarray, outliers: np.ndarray,
@@ -272,7 +280,7 @@ def _promote_shared_outliers(table: RunTable, peaks: np.ndarray, outliers: np.nd
     shared = {int(s) for s in shared_steps}
     n_at = dict(zip(steps.tolist(), counts.tolist()))
     added = array("q")
-    for k in np.unique(outliers[np.isin(outliers[:, 0], shared_steps), 1]).tolist():
+    for k in _distinct(outliers[np.isin(outliers[:, 0], shared_steps), 1]).tolist():
         rec = table.record(k)
         for f in [f for f in rec.findings if f.kind == "outliers"]:
             ratios = {int(i["step"]): i.get("ratio") for i in f.evidence.get("largest", [])}
@@ -304,7 +312,7 @@ class _Head(Sequence):
 def _link_spikes(table: RunTable, pairs: np.ndarray, tolerance_steps: int = 2) -> None:
     """`crossrun.link_runs`' spikes on the arrays: a spike at a step (within the tolerance)
     where another run spiked gets a `data` cause naming them."""
-    if len(np.unique(pairs[:, 1])) < 2:
+    if len(_distinct(pairs[:, 1])) < 2:
         return
     pairs = pairs[np.argsort(pairs[:, 0], kind="stable")]
     steps, places = pairs[:, 0], pairs[:, 1]
@@ -320,14 +328,14 @@ def _link_spikes(table: RunTable, pairs: np.ndarray, tolerance_steps: int = 2) -
         if s not in around:
             a = np.searchsorted(steps, s - tolerance_steps, "left")
             b = np.searchsorted(steps, s + tolerance_steps, "right")
-            around[s] = np.unique(places[a:b])
+            around[s] = _distinct(places[a:b])
         return around[s]
 
     def head(runs: np.ndarray) -> _Head:
         return _Head(heapq.nsmallest(RUNS_NAMED + 1, (names[k] for k in runs.tolist())), len(runs))
 
     heads: dict[int, _Head] = {}
-    for k in np.unique(places[crowded]).tolist():
+    for k in _distinct(places[crowded]).tolist():
         rec = table.record(k)
         changed = False
         for f in rec.findings:
@@ -341,7 +349,7 @@ def _link_spikes(table: RunTable, pairs: np.ndarray, tolerance_steps: int = 2) -
                     heads[shared[0]] = head(runs_near(shared[0]))
                 who = heads[shared[0]]
             else:
-                who = head(np.unique(np.concatenate([runs_near(s) for s in shared])))
+                who = head(_distinct(np.concatenate([runs_near(s) for s in shared])))
             put_spike_cause(f, who, rec.run, shared)  # type: ignore[arg-type]
             changed = True
         if changed:
