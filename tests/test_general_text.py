@@ -116,7 +116,7 @@ def test_loguru_script_with_a_per_epoch_step(tmp_path):
     frame, meta, _ = read(write(tmp_path, "run.log", lines))
     loss = curve(frame, "loss")
     assert sorted(loss) == list(range(150))  # the per-epoch step composed with the epoch
-    assert loss[120] == pytest.approx(2.19) and set(frame.get_column("metric").unique()) == {"loss"}
+    assert loss[120] == pytest.approx(2.19) and set(frame.get_column("metric").unique()) == {"loss", "epoch"}
     assert meta["step.from"] == "step"
 
 

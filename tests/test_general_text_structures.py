@@ -189,7 +189,7 @@ def test_a_label_names_the_pairs_after_it(tmp_path):
     lines = [f"[Epoch {e}/30, Batch {b}/7329] [Losses: x {0.27 - b / 1000:.6f}, y 0.254906, conf 4.368177, "
              f"total {15 - b / 10:.6f}, recall: {b / 100:.5f}, precision: 0.00012]" for e in (0, 1) for b in range(20)]
     frame, meta = read(write(tmp_path, "log_train.txt", lines))
-    assert {"Losses_x", "Losses_y", "Losses_conf", "Losses_total", "recall", "precision"} == set(
+    assert {"Losses_x", "Losses_y", "Losses_conf", "Losses_total", "recall", "precision", "epoch"} == set(
         frame.get_column("metric").unique())
     assert curve(frame, "Losses_total")[7329 + 5] == pytest.approx(14.5)
     assert infer_role("Losses_total") == "loss" and infer_role("recall") == "accuracy"

@@ -245,3 +245,17 @@ def test_an_evaluation_bar_between_training_lines_is_not_the_training_count(tmp_
     frame, _ = read(tmp_path, "train.log", lines)
     steps = [s for s, _ in curve(frame, "loss")]
     assert steps == sorted(steps) and set(steps) == set(range(10, 301, 10))  # the eval bar's counts are no steps
+
+
+def test_the_epoch_of_a_file_counted_by_batches_is_kept_one_point_an_epoch(tmp_path):
+    # Keras' console: `Epoch e/E` banners over `i/N ... - loss: x` lines; the step is the batch count
+    lines = []
+    for e in range(1, 5):
+        lines.append(f"Epoch {e}/4")
+        lines += [f"{i}/5 [====] - ETA: 0s - loss: {2 - e / 10 - i / 100:.4f}" for i in range(1, 6)]
+    frame, _ = read(tmp_path, "train.log", lines)
+    assert [s for s, _ in curve(frame, "loss")] == list(range(1, 21))
+    assert curve(frame, "epoch") == [(1, 1.0), (6, 2.0), (11, 3.0), (16, 4.0)]
+    # a file counted by its epoch needs none
+    frame, _ = read(tmp_path, "epochs.log", [f"Epoch {e}, loss {1 / e:.4f}" for e in range(1, 9)])
+    assert "epoch" not in set(frame["metric"].unique())

@@ -719,6 +719,8 @@ def assemble(outs: Iterable[ChunkOut], book: ShapeBook) -> tuple[pl.DataFrame, d
         if key is not None:
             plan_meta["step.from"] = f"counter key {key}"
     frame = _summary_repeat(_reprinted(frame, lines))
+    if plan_meta.get("step.from") != "epoch":
+        frame = _with_epochs(frame, lines, stepped)
     # a metric is read once a line: a repeat needs two lines at one step (the cheap check first)
     line_steps = stepped.filter(pl.col("values") > 0).get_column("step").drop_nulls()
     if line_steps.len() > 1 and not bool((line_steps.diff().slice(1) > 0).all()):
@@ -772,6 +774,29 @@ def _rising_key(frame: pl.DataFrame) -> tuple[pl.DataFrame, str | None]:
                .with_columns(step=pl.col("_k")).drop("_r", "_k"))
         return out, name
     return frame, None
+
+
+def _with_epochs(frame: pl.DataFrame, lines: pl.DataFrame, stepped: pl.DataFrame) -> pl.DataFrame:
+    """A file counted by another counter that prints its epoch too (`Epoch 5/40` over `485/485 ...
+    loss:` lines, `Epoch 3: 100%| 28/28`): people read it in epochs, so the epoch is kept as a
+    metric `epoch`, one point where each new epoch's first record is (what `epochs.annotate` reads
+    findings' epochs by; between those points the epoch holds)."""
+    if "epoch" not in lines.columns or lines.get_column("epoch").null_count() == lines.height:
+        return frame
+    if "epoch" in frame.get_column("metric").cast(pl.String).unique().to_list():
+        return frame  # the records print an `epoch` value of their own (HF's `'epoch': 0.22`)
+    ep = lines.select("row", "evaluation", _e=pl.col("epoch").forward_fill())
+    rec = (stepped.filter(pl.col("keep") & (pl.col("values") > 0) & pl.col("step").is_not_null())
+           .select("row", "step", "wall_time").join(ep, on="row", how="inner")
+           .filter(~pl.col("evaluation") & pl.col("_e").is_not_null()))
+    first = rec.filter(pl.col("_e") != pl.col("_e").shift(1).fill_null(-1))
+    if first.height < 2:
+        return frame
+    added = first.select(pl.col("row").cast(frame.schema["row"]), pl.col("step").cast(frame.schema["step"]),
+                         pl.col("wall_time").cast(frame.schema["wall_time"]),
+                         metric=pl.lit("epoch").cast(frame.schema["metric"]),
+                         value=pl.col("_e").cast(pl.Float64))
+    return pl.concat([frame, added], how="vertical").sort("row", maintain_order=True)
 
 
 def _summary_repeat(frame: pl.DataFrame) -> pl.DataFrame:
