@@ -155,7 +155,8 @@ def _strided_median(x: np.ndarray, window: int, center: bool, exclusive: bool, m
         if b - a >= max(min(min_samples, window), 1):
             out[j] = np.median(x[a:b])
     ok = np.isfinite(out)
-    res = np.interp(np.arange(n), anchors[ok], out[ok]) if ok.any() else np.full(n, np.nan)
+    # (float positions: np.interp would convert integer ones in a copy of the run's length)
+    res = np.interp(np.arange(n, dtype=np.float64), anchors[ok], out[ok]) if ok.any() else np.full(n, np.nan)
     first_ok, last_ok = anchors[ok][0] if ok.any() else n, anchors[ok][-1] if ok.any() else -1
     res[:first_ok] = np.nan
     res[last_ok + 1:] = np.nan
