@@ -803,22 +803,20 @@ def _summary_repeat(frame: pl.DataFrame) -> pl.DataFrame:
     """A metric's last line that goes back to an earlier step and prints that step's very value
     (`Best model: Epoch 0043  Dice = 0.7401` after epoch 200) is the run's summary of its best
     record, not a record: it is dropped (a new value at an earlier step would be a relaunch, and
-    is kept; a relaunch that reproduces its last step exactly is in order and kept too)."""
+    is kept; a relaunch that reproduces its last step exactly is in order and kept too). A summary
+    comes after the records, so only the file's last rows are looked at."""
     if frame.height < 3:
         return frame
-    last = frame.with_row_index("_i").group_by("metric").agg(pl.col("_i").last(), pl.col("step").last(),
-                                                               pl.col("value").last(), n=pl.len(),
-                                                               before=pl.col("step").slice(-2, 1).first())
-    last = last.filter((pl.col("n") >= 3) & (pl.col("step") < pl.col("before")))  # out of order: named again
-    if last.height == 0:
+    tail = frame.tail(256).with_row_index("_i", offset=max(frame.height - 256, 0))
+    last = (tail.group_by("metric").agg(pl.col("_i").last(), pl.col("step").last(), pl.col("value").last(),
+                                        before=pl.col("step").slice(-2, 1).first(), n=pl.len())
+            .filter((pl.col("n") >= 2) & (pl.col("step") < pl.col("before"))))  # out of order: named again
+    drop = [i for m, i, step, value, *_ in last.iter_rows()
+            if frame.head(i).filter((pl.col("metric") == m) & (pl.col("step") == step)
+                                    & pl.col("value").eq_missing(value)).height]
+    if not drop:
         return frame
-    earlier = (frame.with_row_index("_j").join(last.select("metric", "step", "value", "_i"),
-                                                on=["metric", "step", "value"], how="inner")
-               .filter(pl.col("_j") < pl.col("_i")))
-    if earlier.height == 0:
-        return frame
-    drop = earlier.get_column("_i").unique()
-    return frame.with_row_index("_i").filter(~pl.col("_i").is_in(drop.implode())).drop("_i")
+    return frame.with_row_index("_i").filter(~pl.col("_i").is_in(drop)).drop("_i")
 
 
 def _reprinted(frame: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
