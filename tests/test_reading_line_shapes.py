@@ -273,7 +273,7 @@ def test_rows_of_bare_numbers_named_by_the_file_and_their_place(tmp_path):
     imp = BareNumbersImporter()
     assert imp.claims(path, path.read_bytes()[:4096])
     (table,) = imp.read(path)
-    assert table.meta["step.from"] == "the first column (it counts the rows)"
+    assert table.meta["step.from"] == "the first column (whole numbers that only go up)"
     got = curve(table.frame, "rewards_column2")
     assert [s for s, _ in got] == list(range(30)) + list(range(10)) and got[31][1] == pytest.approx(-41.5)
     assert infer_roles(["rewards_column2", "rewards_column3"]) == {"rewards_column2": "reward",
@@ -285,6 +285,22 @@ def test_rows_of_bare_numbers_named_by_the_file_and_their_place(tmp_path):
         "rewards_column1", "rewards_column2"}
     path.write_text("\n".join(["1,2,3"] * 11 + ["1,2"]) + "\n")
     assert not imp.claims(path, path.read_bytes()[:4096])
+
+
+@pytest.mark.parametrize("xs", [[1000 * (i + 1) for i in range(12)],  # a loss saved every 1,000 steps
+                                [1028, 1788, 2822, 3500, 4102, 5230, 6007, 6890, 7400, 8321, 9050, 9999]])  # frames
+def test_a_first_column_of_whole_numbers_that_only_rise_is_the_step(tmp_path, xs):
+    from spikelens.importers.barenumbers import BareNumbersImporter
+
+    path = tmp_path / "losses.txt"  # np.savetxt(..., np.c_[steps, losses], delimiter=',')
+    path.write_text("".join(f"{x:.18e},{5.0 - i / 10:.18e}\n" for i, x in enumerate(xs)))
+    (table,) = BareNumbersImporter().read(path)
+    assert curve(table.frame, "losses_column2") == [(x, pytest.approx(5.0 - i / 10)) for i, x in enumerate(xs)]
+    assert "losses_column1" not in table.frame.get_column("metric").unique().to_list()
+    # whole numbers that fall as often as they rise are values (a count per episode), not the step
+    path.write_text("".join(f"{x},{i}\n" for i, x in enumerate([3, 9, 2, 8, 1, 7, 4, 6, 5, 10, 2, 11])))
+    (table,) = BareNumbersImporter().read(path)
+    assert table.meta["step.from"] == "order" and "losses_column1" in table.frame.get_column("metric").to_list()
 
 
 def test_espnet_counts_glued_to_their_words_and_phase_tags_inside_a_line(tmp_path):

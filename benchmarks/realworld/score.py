@@ -47,18 +47,31 @@ MAIN_RENAMES = {
     r"train": ("train_loss",),  # build-nanogpt log.txt `N train 3.21`: the record kind is the name
     r"trl": ("train_loss",),  # llm.c `s:0 trl:11.01 lr:... norm:...`: llm.c's abbreviation of the train loss
 }
-# Labels that name the main loss by its key and the record it sits in (`loss (Train)`: the `loss=` of the
-# lines tagged Train); the key alone is what a reader keeps for the training records.
-RECORD_TAGGED = re.compile(r"(?P<key>.+?) \((?:train|training)\)", re.IGNORECASE)
+# Labels that name the main loss by its key and a note on where it sits: `loss (Train)` (the `loss=` of
+# the lines tagged Train), `loss (column 2)` (a file without a header: the reader names the column by its
+# number), `loss (single column)` (the file's only series), `train loss (first list)`. The key, the
+# column's number, or the run's only metric is what stands for it.
+NOTED = re.compile(r"(?P<key>[^()]+?) \((?P<note>[^()]*)\)(?:,.*)?")
+COLUMN = re.compile(r"col(?:umn)? (?P<n>\d+)", re.IGNORECASE)
+SINGLE = "\x00the run's only metric"
 
 
 def main_names(label: str | None) -> tuple[str, ...]:
     """The metric names that count as the labelled main loss."""
     if label is None:
         return ()
-    tagged = RECORD_TAGGED.fullmatch(label)
     renamed = next((names for pat, names in MAIN_RENAMES.items() if re.fullmatch(pat, label)), ())
-    return (label, *renamed, *((tagged["key"],) if tagged else ()))
+    if renamed:
+        return (label, *renamed)
+    noted = NOTED.fullmatch(label)
+    if noted is None:
+        return (label,)
+    column = COLUMN.search(noted["note"])
+    if column:
+        return (label, f"column{column['n']}", f"col{column['n']}")
+    if noted["note"].strip().lower() == "single column":
+        return (label, SINGLE)
+    return (label, noted["key"])
 
 
 def norm(name: str) -> str:
@@ -113,8 +126,9 @@ def judge(run: dict, report: dict | None, why: str) -> dict:
     main = run.get("main_loss")
     metrics = [m for r in runs for m in r.get("metrics", {})]
     names = main_names(main)
-    out["read"] = bool(runs) and (main is None or any(same_metric(n, m) for n in names for m in metrics))
-    out["main"] = bool(runs) and (main is None or any(same_metric(n, (r.get("stats") or {}).get("main_metric") or "")
+    only = len(set(metrics)) == 1 and SINGLE in names  # `loss (single column)`: the file's one series
+    out["read"] = bool(runs) and (main is None or only or any(same_metric(n, m) for n in names for m in metrics))
+    out["main"] = bool(runs) and (main is None or only or any(same_metric(n, (r.get("stats") or {}).get("main_metric") or "")
                                                       for n in names for r in runs))
     if out["readable"] and not out["read"]:
         reason = why if not runs else f"main loss {main!r} not among {sorted(metrics)[:12]}"

@@ -9,7 +9,9 @@ format (the text reader says why it cannot read it).
 
 Rows of several numbers are columns the file names together: each is the file's name and its
 place (`rewards_column2`, counted from 1 as a person counts them), except a first column of
-whole numbers that counts up by one (restarting at 0 or 1 in appended runs): that is the step.
+whole numbers that only goes up (by one, or by a stride: `1000,5.02` of a loss saved every 1,000
+steps, `1028,-19` of an episode's return at its frame count; restarting low in appended runs):
+that is the x axis a person plots the rest against, the step.
 """
 from __future__ import annotations
 
@@ -78,7 +80,7 @@ class BareNumbersImporter(Importer):
         first = cols.to_series(0)
         if width > 1 and _counts(first):
             steps, cols = first.cast(pl.Int64).to_numpy(), cols.drop(cols.columns[0])
-            meta["step.from"] = "the first column (it counts the rows)"
+            meta["step.from"] = "the first column (whole numbers that only go up)"
         name = _name_of(path)
         names = [name] if cols.width == 1 and width == 1 else [f"{name}_column{width - cols.width + k + 1}"
                                                               for k in range(cols.width)]
@@ -93,9 +95,10 @@ def _width(line: str) -> int:
 
 
 def _counts(col: pl.Series) -> bool:
-    """Whole numbers that go up by one, maybe starting again at 0 or 1 (appended runs): a row counter."""
-    if col.null_count() or not bool((col % 1 == 0).all()):
+    """Whole numbers that go up (a row counter, a step every N, a frame count), maybe starting
+    again at or below the first one (appended runs): nine rows in ten or more rise."""
+    if col.null_count() or not bool((col % 1 == 0).all()) or col.len() < 2:
         return False
     d = col.diff().drop_nulls()
-    restart = (d < 0) & col.slice(1).is_in([0.0, 1.0])
-    return bool(((d == 1) | restart).all()) and int((d == 1).sum()) >= 0.9 * d.len()
+    restart = (d < 0) & (col.slice(1) <= max(float(col[0]), 1.0))
+    return bool(((d > 0) | restart).all()) and int((d > 0).sum()) >= 0.9 * d.len()
