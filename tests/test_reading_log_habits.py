@@ -259,3 +259,22 @@ def test_the_epoch_of_a_file_counted_by_batches_is_kept_one_point_an_epoch(tmp_p
     # a file counted by its epoch needs none
     frame, _ = read(tmp_path, "epochs.log", [f"Epoch {e}, loss {1 / e:.4f}" for e in range(1, 9)])
     assert "epoch" not in set(frame["metric"].unique())
+
+
+def test_hf_dicts_flushed_in_bursts_after_the_bar_count_by_their_order(tmp_path):
+    # stdout is buffered, stderr (the bar) is not: a bar line, then the dicts of many steps at once,
+    # the first glued to the bar's line; `Epochs: 3` in the banner says how many epochs, not which
+    lines = ["INFO:__main__:   Epochs: 3", "INFO:__main__:   Batch size: 8"]
+    n = 0
+    for burst in range(4):
+        at = 50 * (burst + 1)
+        lines.append(f" {at // 4}%|##        | {at}/200 [1:11:26<8:59:28, 20.82s/it]")
+        for k in range(8):
+            glued = lines.pop() if k == 0 else ""
+            lines.append(f"{glued}{{'loss': {2 - n / 100:.4f}, 'grad_norm': 0.5, 'learning_rate': 3e-05, "
+                         f"'epoch': {0.02 * (n + 1):.2f}}}")
+            n += 1
+    frame, meta = read(tmp_path, "training.log", lines)
+    got = curve(frame, "loss")
+    assert [s for s, _ in got] == list(range(32))
+    assert [v for _, v in got] == pytest.approx([2 - i / 100 for i in range(32)])

@@ -46,8 +46,10 @@ _PLAN = re.compile(r"(?i)(?:max[_ ]steps|max[_ ]iters?|total[_ ]steps|train[_-]i
 _PLAN_HINT = "(?i)max[_ ]steps|max[_ ]iter|total[_ ]steps|train[_-]iters|num[_ ]training[_ ]steps|total optimization|total training steps"
 _EPOCH_PLAN = re.compile(r"(?i)\b(?:max|num|total|n|nb)[_ ]?epochs?\s*[:=]\s*(\d+)\b")
 """A run's epoch plan as its settings print it (`max_epoch: 150`, `num_epochs=100`)."""
-_EPOCH_PLAN_SAID = re.compile(r"(?i)\b(?:train(?:ing)?|start(?:ing)?(?: training)?)\b[^\d\n]{0,12}?\b(\d+) epochs?\b")
-"""A run's epoch plan as a banner says it (`Starting training — 50 epochs`, `Training for 100 epochs`)."""
+_EPOCH_PLAN_SAID = re.compile(r"(?i)\b(?:train(?:ing)?|start(?:ing)?(?: training)?)\b[^\d\n]{0,12}?\b(\d+) epochs?\b"
+                              r"|(?i:\bepochs\s*[:=]\s*)(\d+)(?:\s*$|\s*[,;|]|\s+[^\s/\d])")
+"""A run's epoch plan as a banner says it (`Starting training — 50 epochs`, `Training for 100 epochs`,
+`Epochs: 3`: the plural counts them)."""
 _ANCHORS = ("step", "inner", "inner_total", "epoch", "epoch_total")
 CUT_MARK = "\x00"
 """What `textlogs` appends to a last line the file's end cut off (its `_CUT`)."""
@@ -319,7 +321,8 @@ def _wall_time(text: pl.Expr) -> pl.Expr:
 def _stated_epochs(chunk: pl.DataFrame) -> int | None:
     text = pl.col("text")
     found = chunk.select(pl.coalesce(text.str.extract(_EPOCH_PLAN.pattern, 1),
-                                     text.str.extract(_EPOCH_PLAN_SAID.pattern, 1)).drop_nulls().first()).item()
+                                     text.str.extract(_EPOCH_PLAN_SAID.pattern, 1),
+                                     text.str.extract(_EPOCH_PLAN_SAID.pattern, 2)).drop_nulls().first()).item()
     return int(found) if found is not None else None
 
 
@@ -481,7 +484,12 @@ def _objective(records: pl.DataFrame, kinds: dict[int, frozenset] | None) -> pl.
         if chosen:
             # the kinds that print a counter of their own choose it (a table of training rows
             # `0/29  40/165 ... total`, not an evaluation table's rows beside it with none)
-            chosen = [k for k in chosen if k in counted] or chosen
+            # ... when they are most of them: a few records glued to a progress bar's line (stdout
+            # flushed after the bar, then a burst of HF dicts) do not speak for the many without it
+            own = [k for k in chosen if k in counted]
+            sizes = dict(by_kind.select("kind", "len").iter_rows())
+            if own and sum(sizes[k] for k in own) >= 0.5 * sum(sizes[k] for k in chosen):
+                chosen = own
             return records.filter(pl.col("kind").is_in(chosen))
     return records
 

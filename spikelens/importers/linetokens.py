@@ -511,7 +511,8 @@ def tokenise(line: str) -> Template:
             continue
         low = key.lower()
         last_key = key
-        if suffix is None and _is_int(text) and (low in EPOCH_NAMES or low.split()[-1] in EPOCH_NAMES):
+        if (suffix is None and _is_int(text) and (low in EPOCH_NAMES or low.split()[-1] in EPOCH_NAMES)
+                and not low.endswith("epochs")):  # `Epochs: 3` counts them: the plan, not the epoch in progress
             # `Epoch 3`, and a bar's description before its counter: `Training Epoch 3:  4%| 1/28`
             # (an epoch printed as a float is a fraction of the data seen: HF's `'epoch': 1.0` among 0.22, 0.43)
             if out.epoch is None:
