@@ -207,3 +207,18 @@ def test_a_log_whose_header_is_followed_by_prose_is_no_csv(tmp_path):
     path = tmp_path / "train.log"
     path.write_text("step,loss\nLoading model from disk...\nstep 1 loss 2.3\n")
     assert not CsvImporter().claims(path, path.read_bytes())
+
+
+def test_numbered_files_are_told_apart_by_the_name_around_their_number(tmp_path, no_workers):
+    """`epoch_3_metrics.json` (the number inside the name) and, in the same folder, a second
+    series `eval_step_500.json`: two runs, each stepped by its own files' numbers."""
+    for e in range(4):
+        (tmp_path / f"epoch_{e}_metrics.json").write_text(json.dumps({"epoch": e, "train_loss": 2.0 - 0.3 * e}))
+    for s in (500, 1000, 1500):
+        (tmp_path / f"eval_step_{s}.json").write_text(json.dumps({"step": s, "eval_loss": 3000 / s}))
+    with diagnostics.collecting():
+        report = api.analyze(tmp_path)
+    steps = {m: r.frame.filter(r.frame["metric"].cast(str) == m)["step"].to_list()
+             for r in report.runs for m in r.metrics}
+    assert len(report.runs) == 2
+    assert steps == {"train_loss": [0, 1, 2, 3], "eval_loss": [500, 1000, 1500]}

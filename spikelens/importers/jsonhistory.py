@@ -243,8 +243,20 @@ def _stamp(text: Any) -> float | None:
 
 # ------------------------------------------------------------------ one flat object a numbered file
 
-_NUMBERED = re.compile(r"^(?P<stem>.*[A-Za-z].*?[_\-.]?)(?P<n>\d+)\.json$", re.I)
-"""`metrics_epoch_12.json`: a name with a letter, then the file's number at its end."""
+_NUMBERED = re.compile(r"^(?P<pre>.*?)(?P<n>\d+)(?P<post>\D*)\.json$", re.I)
+"""`metrics_epoch_12.json`, `epoch_12_metrics.json`: a name and the file's number (its last run of
+digits); the rest of the name, which the files share, holds a letter."""
+
+
+def _stem(name: str) -> tuple[str, int] | None:
+    """The name a numbered file shares with the others of its series (its number as `N`) and its
+    number; None for a name with no number, or nothing but a number (`3.json`)."""
+    m = _NUMBERED.match(name)
+    if m is None or not re.search(r"[A-Za-z]", m["pre"] + m["post"]):
+        return None
+    return f"{m['pre']}N{m['post']}", int(m["n"])
+
+
 _FLAT_HEAD = re.compile(rb'^\s*\{\s*"[^"\\]{1,200}"\s*:\s*(?:[-\d"tfnNI{]|\[\s*\])')
 """An object whose first value is a number, a string, a boolean, null or an object: a record."""
 _SCORE_HINT = re.compile(rb'"[^"]{0,60}(?:loss|acc|reward|perplexity|ppl|epoch|step)[^"]{0,60}"\s*:\s*[-\d.NI]',
@@ -257,11 +269,11 @@ MIN_NUMBERED_FILES = 2
 
 def _numbered_siblings(path: Path) -> int:
     """How many files in `path`'s folder are named as it is but for the number at its end."""
-    m = _NUMBERED.match(path.name)
-    if m is None:
+    named = _stem(path.name)
+    if named is None:
         return 0
     try:
-        return _folder_stems(str(path.parent), path.parent.stat().st_mtime_ns).get(m["stem"], 0)
+        return _folder_stems(str(path.parent), path.parent.stat().st_mtime_ns).get(named[0], 0)
     except OSError:
         return 0
 
@@ -272,9 +284,9 @@ def _folder_stems(folder: str, mtime_ns: int) -> dict[str, int]:
     unchanged (claims asks for every file of it)."""
     out: dict[str, int] = {}
     for entry in os.scandir(folder):
-        m = _NUMBERED.match(entry.name)
-        if m is not None:
-            out[m["stem"]] = out.get(m["stem"], 0) + 1
+        named = _stem(entry.name) if entry.name.lower().endswith(".json") else None
+        if named is not None:
+            out[named[0]] = out.get(named[0], 0) + 1
     return out
 
 
@@ -286,19 +298,19 @@ class NumberedJsonImporter(Importer):
     looks_for = "numbered *_N.json files, one flat object of metrics each (AllenNLP metrics_epoch_N.json)"
 
     def claims(self, path: Path, head: bytes) -> bool:
-        if path.suffix.lower() != ".json" or not _NUMBERED.match(path.name):
+        if path.suffix.lower() != ".json" or _stem(path.name) is None:
             return False
         head = head.lstrip(b"\xef\xbb\xbf")
         return (bool(_FLAT_HEAD.match(head)) and bool(_SCORE_HINT.search(head))
                 and _numbered_siblings(path) >= MIN_NUMBERED_FILES)
 
     def group_key(self, path: Path) -> str:
-        m = _NUMBERED.match(path.name)
-        return f"json_numbered:{path.parent / m['stem']}" if m else str(path)
+        named = _stem(path.name)
+        return f"json_numbered:{path.parent / named[0]}" if named else str(path)
 
     def read(self, path: Path) -> list[Table]:
-        m = _NUMBERED.match(path.name)
-        if m is None:
+        named = _stem(path.name)
+        if named is None:
             raise FormatError(path, "not a numbered JSON file (name_N.json)")
         text = decoding.decode_file(path, read_bytes(path))
         try:
@@ -312,11 +324,17 @@ class NumberedJsonImporter(Importer):
         metrics = {k: v for k, v in values.items() if k not in counters}
         if not metrics:
             raise FormatError(path, "a JSON object with no number but counters")
-        n = int(m["n"])
+        key, n = named
         frame = long_table(np.full(len(metrics), n, dtype=np.int64), [None] * len(metrics), list(metrics),
                            np.asarray(list(metrics.values()), dtype=np.float64))
-        key = str(path.parent / f"{m['stem']}N{path.suffix}")
-        return [Table(frame=frame, source=path, format=self.name, run_key=str(path.parent), segment_key=key,
+        try:  # the folder is the run (AllenNLP's serialization dir), unless it holds several series
+            series = sum(1 for c in _folder_stems(str(path.parent), path.parent.stat().st_mtime_ns).values()
+                         if c >= MIN_NUMBERED_FILES)
+        except OSError:
+            series = 1
+        run_key = str(path.parent) if series <= 1 else str(path.parent / key)
+        return [Table(frame=frame, source=path, format=self.name, run_key=run_key,
+                      segment_key=str(path.parent / key),
                       order=(n,), meta={"step.from": "the number in each file's name"})]
 
 
