@@ -222,3 +222,20 @@ def test_numbered_files_are_told_apart_by_the_name_around_their_number(tmp_path,
              for r in report.runs for m in r.metrics}
     assert len(report.runs) == 2
     assert steps == {"train_loss": [0, 1, 2, 3], "eval_loss": [500, 1000, 1500]}
+
+
+def test_records_keyed_by_their_epoch_are_a_history(tmp_path, no_workers):
+    """`json.dump({epoch: logs for epoch, logs in ...})`: an object keyed by the epoch ("3" or
+    "epoch_3"), each value that epoch's metrics; an object of configs keyed the same way is not."""
+    (tmp_path / "by_epoch.json").write_text(json.dumps(
+        {f"epoch_{e}": {"epoch": e, "train": {"loss": 2.0 - 0.1 * e}, "val_acc": 0.5 + 0.01 * e} for e in range(1, 11)}))
+    (tmp_path / "models.json").write_text(json.dumps({"model_1": {"layers": 2}, "model_2": {"layers": 3}}))
+    with diagnostics.collecting():
+        report = api.analyze(tmp_path / "by_epoch.json")
+    run = report.runs[0]
+    assert run.metrics == {"train/loss": "loss", "val_acc": "accuracy"}
+    loss = run.frame.filter(run.frame["metric"].cast(str) == "train/loss").sort("step")
+    assert loss["step"].to_list() == list(range(1, 11)) and loss["value"][0] == pytest.approx(1.9)
+    assert "a config or a summary" in passedover.reason(tmp_path / "models.json")
+    with pytest.raises(Exception, match="models.json"):
+        api.analyze(tmp_path / "models.json")

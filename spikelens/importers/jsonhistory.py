@@ -56,6 +56,8 @@ _HEAD = re.compile(rb'^\s*\{\s*"[^"\\]{1,200}"\s*:\s*(?:\[\s*(?:[-\d.NI\]\[]|nul
 """An object whose first value is a list of numbers (or an empty list, or of points), or a
 metric's columns (`{"steps": [...], "values": [...]}`)."""
 _RECORDS_HEAD = re.compile(rb'^\s*\[\s*\{')
+_KEYED_HEAD = re.compile(rb'^\s*\{\s*"[A-Za-z_\- ]{0,20}\d+"\s*:\s*\{\s*"[^"\\]{1,200}"\s*:\s*(?:[-\d.NI]|\{)')
+"""An object whose first key is a number (`"0"`, `"epoch_1"`) and first value a record of numbers."""
 """A list whose first item is an object: records, maybe."""
 STEP_KEYS = ("global_step", "global_steps", "steps", "step", "iterations", "iteration", "iters", "iter",
              "updates", "num_updates", "timesteps", "samples")
@@ -122,8 +124,8 @@ class JsonHistoryImporter(Importer):
         if path.suffix.lower() != ".json":
             return False
         head = head.lstrip(b"\xef\xbb\xbf")
-        if _HEAD.match(head):
-            return True
+        if _HEAD.match(head) or (_KEYED_HEAD.match(head) and _SCORE_HINT.search(head)):
+            return True  # (records keyed by number are claimed when they name a loss, a score or the epoch)
         return bool(_RECORDS_HEAD.match(head)) and _records_look_logged(head)
 
     def read(self, path: Path) -> list[Table]:
@@ -138,6 +140,11 @@ class JsonHistoryImporter(Importer):
                           meta={"step.from": step_key or "list index"})]
         if not isinstance(obj, dict):
             raise FormatError(path, "not a JSON object of lists")
+        keyed = _keyed_records(obj)
+        if keyed is not None:
+            frame, _ = records_long(path, keyed)
+            return [Table(frame=frame, source=path, format=self.name, run_key=str(path), segment_key=str(path),
+                          meta={"step.from": "the number in each key"})]
         points = points_long(obj)
         if points is not None:
             return [Table(frame=points, source=path, format=self.name, run_key=str(path), segment_key=str(path),
@@ -191,6 +198,22 @@ def records_long(path: Path, records: list):
     step = np.asarray([steps[i] for i in kept], dtype=np.int64)
     return long_table(step, [None] * step.size, [names[i] for i in kept],
                       np.asarray([values[i] for i in kept], dtype=np.float64)), step_key
+
+
+_KEY_NUMBER = re.compile(r"^(?P<pre>\D*?)(?P<n>\d+)$")
+
+
+def _keyed_records(obj: dict) -> list[dict] | None:
+    """`{"0": {"loss": 1.2}, "1": {...}}` or `{"epoch_1": {...}, "epoch_2": {...}}`: records keyed by
+    their epoch or step (every key the same words and a number, every value an object), as records
+    with that number as their `step`, in the number's order; None for any other object."""
+    found = [(_KEY_NUMBER.match(str(k)), v) for k, v in obj.items()]
+    if len(found) < 2 or any(m is None or not isinstance(v, dict) for m, v in found):
+        return None
+    if len({m["pre"] for m, _ in found}) != 1:
+        return None
+    rows = [{**{k: x for k, x in v.items() if k.lower() not in STEP_KEYS}, "step": int(m["n"])} for m, v in found]
+    return sorted(rows, key=lambda r: r["step"])
 
 
 def points_long(obj: dict):
