@@ -24,7 +24,9 @@ Three more layouts hold the same curves, each read as its writer means it:
   `export_scalars_to_json` writes `[wall_time, step, value]`);
 - an object of columns a metric, `{"trainLoss": {"steps": [...], "values": [...],
   "timestamps": [...]}}` (Sacred's `FileStorageObserver` `metrics.json`): each metric at
-  its own steps, with its wall times.
+  its own steps, with its wall times;
+- an object of records keyed by their epoch or step, `{"1": {"loss": 0.9}, "2": {...}}` or
+  `{"epoch_1": {...}}`: each record a point at the number in its key.
 
 Claimed from the first bytes: a `.json` file that opens an object whose first value is a
 list or such a column object, or a list whose first item is an object.
