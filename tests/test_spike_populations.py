@@ -83,3 +83,26 @@ def test_a_jump_far_above_the_new_levels_wander_is_still_a_spike(tmp_path):
     spikes = sorted((f for f in run.findings if f.kind == "spike"), key=lambda f: f.peak_step)
     assert len(spikes) >= 2 and 30 * 28 <= spikes[-1].peak_step <= 31 * 28
     assert spikes[0].severity == "error" and spikes[0].recovery == "none"
+
+
+def _bumps(tmp_path, k, n=1500, seed=0):
+    """A calm per-step loss with `k` six-step bumps of 2.2-2.6x at irregular steps."""
+    rng = np.random.default_rng(seed)
+    loss = (2.0 * np.exp(-np.arange(n) / 400) + 0.5) * np.exp(0.01 * rng.standard_normal(n))
+    for j, a in enumerate(np.sort(rng.choice(np.arange(100, n - 100, 45), k, replace=False))):
+        loss[a:a + 6] *= 2.2 + 0.1 * (j % 5)
+    return _run(tmp_path / "train.log", [f"step {s + 1} | loss {v:.5f}\n" for s, v in enumerate(loss)])
+
+
+def test_a_curve_that_spikes_again_and_again_has_one_alarm_naming_the_count(tmp_path):
+    spikes = [f for f in _bumps(tmp_path, 10).findings if f.kind == "spike"]
+    assert len(spikes) == 10
+    (loud,) = [f for f in spikes if f.severity != "info"]
+    assert loud.evidence["spikes_on_curve"] == 10 and loud.magnitude == max(f.magnitude for f in spikes)
+    assert {f.evidence.get("note_because") for f in spikes if f is not loud} == {"one_of_many"}
+
+
+def test_two_spikes_of_a_calm_curve_are_each_an_alarm(tmp_path):
+    spikes = [f for f in _bumps(tmp_path, 2).findings if f.kind == "spike"]
+    assert len(spikes) == 2 and all(f.severity == "warning" for f in spikes)
+    assert not any("spikes_on_curve" in f.evidence for f in spikes)

@@ -25,7 +25,9 @@ And what an engineer acts on is what the run is judged by, beyond its own noise:
 - repeated data read off a dip and a jump back, with no relaunch in the log to cause it, is
   a guess the log does not back;
 - a relaunch (a rollback, a step counter reset) is how the log was written; what it cost
-  shows as an event on the loss after it, with the relaunch as its cause.
+  shows as an event on the loss after it, with the relaunch as its cause;
+- a curve that spikes and comes back again and again (`SPIKE_POPULATION` spikes or more) tells
+  one story many times: its largest loud spike is the alarm, naming the count; the rest are notes.
 
 Each demoted finding keeps its numbers and says in its message why it is a note.
 """
@@ -90,6 +92,7 @@ def weigh(findings: list[Finding], ctx: RunContext) -> list[Finding]:
             if why:
                 _demote(f, reason.__name__.lstrip("_"), why)
                 break
+    one_alarm_per_population(findings)
     return findings
 
 
@@ -284,6 +287,35 @@ def _small_recovered(f: Finding, series: Series, ctx: RunContext) -> str | None:
         return None
     return (f"it came back and reached {f.magnitude:.2f}x at most: within what a training loss does "
             f"(a harder stretch of data, an epoch boundary), no alarm under {RECOVERED_LOUD:g}x")
+
+
+SPIKE_POPULATION = 8
+"""A curve with this many spikes that came back (the spike detector's `max_isolated`) spikes as a habit."""
+
+
+def one_alarm_per_population(findings: list[Finding]) -> None:
+    """A curve that spikes again and again and comes back each time (a running mean restarting every
+    epoch, a component that jumps at every hard stretch, an unstable setup) is one story told many
+    times: the largest loud spike stays the alarm and names how many there were; the other loud ones
+    are notes that point at it, each still listed at its own step."""
+    by_metric: dict[str, list[Finding]] = {}
+    for f in findings:
+        if f.kind == "spike" and f.metric and f.recovery in ("fast", "slow") and f.magnitude is not None \
+                and not f.evidence.get("bad_batch"):
+            by_metric.setdefault(f.metric, []).append(f)
+    for metric, spikes in by_metric.items():
+        loud = [f for f in spikes if f.severity != "info"]
+        if len(spikes) < SPIKE_POPULATION or len(loud) < 2:
+            continue
+        lead = max(loud, key=lambda f: f.magnitude)
+        low, high = min(f.magnitude for f in spikes), max(f.magnitude for f in spikes)
+        lead.evidence["spikes_on_curve"] = len(spikes)
+        lead.message += (f"; one of {len(spikes)} spikes of {metric} that came back ({low:.2f}-{high:.2f}x, "
+                         f"the {len(loud) - 1} other loud ones are notes that point here)")
+        for f in loud:
+            if f is not lead:
+                _demote(f, "one_of_many", f"one of {len(spikes)} spikes of {metric} that came back: the alarm is the "
+                                          f"largest, at step {lead.peak_step}")
 
 
 def _short_stall(f: Finding, series: Series, ctx: RunContext) -> str | None:
