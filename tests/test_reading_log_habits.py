@@ -278,3 +278,16 @@ def test_hf_dicts_flushed_in_bursts_after_the_bar_count_by_their_order(tmp_path)
     got = curve(frame, "loss")
     assert [s for s, _ in got] == list(range(32))
     assert [v for _, v in got] == pytest.approx([2 - i / 100 for i in range(32)])
+
+
+def test_a_saved_checkpoints_reason_is_no_record_and_a_protocols_version_no_value(tmp_path):
+    lines = []
+    for e in range(1, 21):  # the best-so-far checkpoint every epoch, the record every 5
+        lines.append(f"[2026-03-22 22:13:38,314][src.transfer][INFO] - Checkpoint saved → outputs/ckpt_best.pt  "
+                     f"(epoch {e}, loss {10.0 / e:.4e})")
+        if e % 5 == 0:
+            lines.append(f"[2026-03-22 22:14:58,251][__main__][INFO] - epoch {e:6d} | loss {1.0 / e:.4e} | lr 1.00e-04")
+    frame, _ = read(tmp_path, "pretrain.log", lines)
+    assert curve(frame, "loss") == [(e, pytest.approx(1.0 / e, rel=1e-4)) for e in (5, 10, 15, 20)]
+    assert _pairs("Saved best model at epoch 5 with val loss 0.0809") == {}
+    assert _pairs('HTTP Request: GET https://huggingface.co/api/models "HTTP/1.1 200 OK"') == {}

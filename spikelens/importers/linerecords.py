@@ -844,14 +844,15 @@ def _reprinted(frame: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
     epoch = lines.get_column("epoch").forward_fill().gather(pl.Series(place[frame.get_column("row").to_numpy()]))
     prev = pl.col("value").shift(1).over("metric")
     seen = frame.select("metric", "value", _e=epoch).with_columns(
-        _new=~pl.col("value").eq_missing(prev).fill_null(False),
+        _new=~pl.col("value").eq_missing(prev).fill_null(False),  # the first print, or a changed value
         _start=(pl.col("_e") != pl.col("_e").shift(1).over("metric")).fill_null(False) & prev.is_not_null())
-    per = (seen.filter(pl.col("_e").is_not_null()).group_by("metric", "_e")
-           .agg(n=pl.len(), new=pl.col("_new").sum(), opened=(pl.col("_new") & pl.col("_start")).any())
+    changed = pl.col("_new") & (pl.int_range(pl.len()).over("metric") > 0)  # not the first print
+    per = (seen.filter(pl.col("_e").is_not_null()).with_columns(_c=changed).group_by("metric", "_e")
+           .agg(n=pl.len(), new=pl.col("_c").sum(), opened=(pl.col("_c") & pl.col("_start")).any())
            .group_by("metric").agg(epochs=pl.len(), n=pl.col("n").sum(), most=pl.col("new").max(),
                                    moved=(pl.col("new") > 0).sum(), opened=pl.col("opened").any())
            .filter((pl.col("epochs") >= 3) & (pl.col("n") >= 3 * pl.col("epochs")) & (pl.col("most") <= 1)
-                   & (pl.col("moved") >= pl.col("epochs") // 2) & ~pl.col("opened")))
+                   & (pl.col("moved") >= 1) & (pl.col("moved") >= pl.col("epochs") // 2) & ~pl.col("opened")))
     if per.height == 0:
         return frame
     # the lines where one of them changed are those that report a new epoch's values: all of them

@@ -73,7 +73,7 @@ _BLANK = re.compile("|".join([
     r"\b[\w\-]+\.py:\d+\b|\bline \d+\b",  # logger locations
     r"\b\d\d/\d\d(?:/\d{2,4})?[ T]\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?",  # dates without a year
     r"(?<![\w.:])\d+:\d\d(?::\d\d)?(?:[.,]\d+)?(?:<(?:\d+:\d\d(?::\d\d)?|\?))?(?![\w:])",  # times, durations
-    r"\bv?\d+\.\d+\.\d+[\w.+\-]*",  # versions
+    r"\bv?\d+\.\d+\.\d+[\w.+\-]*|\bHTTP/\d(?:\.\d)?",  # versions (a protocol's too: `"GET ... HTTP/1.1" 200`)
     r"\b0x[\dA-Fa-f]+\b",
     r"\bSIG[A-Z]{2,}\b\W{0,3}\d+|(?i:\bsignal\b\s*:?\s*\d+\b(?!\.\d))",  # a kill message's signal: `SIGTERM: 15`
     # a file's path (`models\\0001.pt`, `ckpt/epoch_3.pth`): its numbers are part of its name
@@ -142,6 +142,10 @@ _SETTINGS = re.compile(r"\bNamespace\(|(?i:\b(?:hyper[\s_\-]?parameters|hyps?|ar
                        r"|settings)\s*[:=]\s*[\[{(]?\s*[A-Za-z_][\w.]*\s*[=:])")
 """A run's settings printed as a whole: argparse's `Namespace(lr=0.1, ...)`, `hyperparameters: lr0=0.01,
 ...`, `config: {lr: 0.1, ...}`. Nothing on such a line is a record."""
+_SAVED = re.compile(r"(?i)\b(?:checkpoint|ckpt|model|weights)\b[^\x01\n]{0,24}\b(?:saved|saving)\b"
+                    r"|\b(?:saved|saving)\b[^\x01\n]{0,24}\b(?:checkpoint|ckpt|model|weights)\b")
+"""A line saying a checkpoint was saved (`Checkpoint saved → ckpt_best.pt (epoch 9, loss 2.1e-03)`, `Saved best
+model at epoch 5 with val loss 0.08`): its numbers say why (the best so far), they are no new record."""
 _LEVELS = {"INFO", "DEBUG", "WARNING", "WARN", "ERROR", "CRITICAL", "TRACE", "SUCCESS", "NOTICE"}
 STEP_NAMES = ("global_step", "num_updates", "step", "iteration", "iter", "iters", "it", "update",
               "updates", "batch", "train_step", "optimizer_step", "i", "episode")
@@ -272,6 +276,8 @@ def tokenise(line: str) -> Template:
     out = Template(stamp=stamp, evaluation=phase)
     if _LEADER.search(clean) or _SETTINGS.search(clean):
         out.setting = True
+        return out
+    if _SAVED.search(clean):  # the value that made a checkpoint the best so far: a record's echo
         return out
     clean, tags = _tags(clean)
     counter = _ROUND.match(clean)
