@@ -191,9 +191,13 @@ def test_a_csv_printed_to_a_log_reads_through_its_repeated_headers(tmp_path, no_
     (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
     printed = tmp_path / "steps.txt"  # `step,loss,lr` printed by a script: a step counter first
     printed.write_text("step,loss,lr\n" + "".join(f"{s},{3 - 0.01 * s:.4f},0.001\n" for s in range(0, 300, 10)))
+    named = tmp_path / "history.txt"  # `loss,acc` then rows of numbers: no counter, the row is the step
+    named.write_text("loss,acc\n" + "".join(f"{2 - 0.05 * i:.3f},{0.3 + 0.01 * i:.3f}\n" for i in range(25)))
     with diagnostics.collecting():
         report = api.analyze(tmp_path)
     by_name = {r.run: r for r in report.runs}
+    assert by_name["history.txt"].metrics == {"loss": "loss", "acc": "accuracy"}
+    assert by_name["history.txt"].points == 50
     log = by_name["train.log"]
     assert log.metrics == {"loss": "loss", "ppl": "perplexity", "accuracy": "accuracy"}
     assert len(log.segments) == 2 and log.points == 2 * 12 * 3
