@@ -115,9 +115,12 @@ _ACCURACY = re.compile(rf"{_B}(?:acc(?:uracy)?|top[\-_]?\d+|map|ap|precision|rec
                        rf"|sacrebleu|auc|auroc|miou|iou|io_u|dice|exact_match|explained_?var(?:iance)?|psnr|ssim|ndcg|mrr|hr@\d+"
                        rf"|chrf|matthews(?:_?correlation)?|mcc|pearson|spearmanr?|ari|nmi)(?:\d*){_E}"
                        r"|accuracy|precision|recall|bleu|rouge|准确率|正确率|精度|精确率|召回率|正解率|정확도", re.I)
-_SPREAD = re.compile(r"(?:^|[/_\-. ])(?:std|stdev|var|(?<!explained_)variance|frac|fraction|count|num|min|max|norm)"
+_SPREAD = re.compile(r"(?:^|[/_\-. ])(?:std|stdev|stderr|sem|var|(?<!explained_)variance|frac|fraction|count|num|min|max"
+                     r"|(?<!acc_)norm)"
                      r"(?:$|[/_\-. ])", re.I)
-"""A statistic of a score that is no score itself (TRL's `reward_std`, `frac_reward_zero_std`)."""
+"""A statistic of a score that is no score itself (TRL's `reward_std`, `frac_reward_zero_std`,
+lm-eval's `acc_stderr`), or a loss term's normaliser (darknet's `iou_norm`; lm-eval's `acc_norm`,
+the length-normalised accuracy, stays a score)."""
 _THROUGHPUT = re.compile(rf"throughput|per[\s_\-]?s(?:ec(?:ond)?)?{_E}|per_second|/s(?:ec)?$|{_B}(?:tps|mfu|[mgt]?flops"
                          rf"|tflops_?per_?gpu|tok_s|toks|tokens?_s|samples?_s|it_s|ips|fps|wps|ups){_E}", re.I)
 _STEP_TIME = re.compile(rf"{_B}(?:dt|ms|step_?time|iter_?time|batch_?time|data_?time"

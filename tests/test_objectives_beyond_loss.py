@@ -156,6 +156,7 @@ def test_a_sweep_table_whose_name_says_nothing_more_is_left_as_it_is(tmp_path, n
     ("NDCG@10", "accuracy"), ("test_HR@20", "accuracy"), ("mean_io_u_5", "accuracy"),
     ("eval_matthews_correlation", "accuracy"), ("val_chrf", "accuracy"), ("FG-ARI", "accuracy"), ("NMI", "accuracy"),
     ("eprewmean", "reward"),  # OpenAI baselines' progress.csv: the episode reward mean
+    ("acc_norm", "accuracy"), ("hellaswag/acc_norm", "accuracy"), ("acc_stderr", "other"),  # lm-eval-harness
     # settings: a term's weight or coefficient, a threshold, a setting with its value
     ("LOSS_WEIGHT", "other"), ("FOCAL_LOSS_GAMMA", "other"), ("kl_coef", "other"), ("train/ent_coef", "other"),
     ("entropy_coeff", "other"), ("BG_IOU_THRESHOLD", "other"), ("DICE_WEIGHT", "other"),
