@@ -150,3 +150,14 @@ def test_an_eval_loss_near_zero_that_doubles_for_a_few_epochs_gave_back_nothing_
     loss = 0.001 + 0.07 * np.exp(-e / 6)
     run = _run(_keras(tmp_path / "tiny" / "training.log", {"loss": loss, "val_loss": val}))
     assert _spikes(run, "val_loss") == []
+
+
+def test_one_kl_update_a_dozen_times_its_neighbours_but_under_the_kl_size_test_is_a_note_not_an_alarm(tmp_path):
+    # a calm KL (spread 0.2) with one update 12x its neighbours: listed (a person may look at it), but a
+    # healthy PPO run's largest updates reach about ten times its median, so it is no alarm
+    kl = _noisy_kl(3, spread=0.2)
+    kl[150] = 12 * np.median(kl[140:160])
+    run = _run(_ppo(tmp_path / "ppo", kl))
+    (spike,) = _spikes(run, "train/approx_kl")
+    assert spike.evidence["bad_batch"] and spike.evidence["steps"] == [151 * STRIDE]
+    assert spike.severity == "info" and spike not in loud(run)

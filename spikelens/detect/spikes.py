@@ -154,6 +154,12 @@ class SpikeDetector(Detector):
             if jumps.size:
                 return [_kl_finding(self, series, ctx, jumps)]
         found = with_bad_batches(self, series, ctx, [])
+        if series.role == "kl":
+            for f in found:  # a KL is judged by its size (`kl_jump_ratio`): a jump over its neighbours alone is a note
+                f.severity = "info"
+                f.message += (f"; under {self.kl_jump_ratio:g}x the run's median update, within what a healthy "
+                              f"policy-gradient run's largest updates reach: a note, no alarm")
+            return found
         if series.role == "eval_loss":
             taken = {s for f in found for s in f.evidence.get("steps", [])}
             found += [f for f in eval_bursts(self, series, ctx)  # (the note of a population stays)
