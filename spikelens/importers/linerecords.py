@@ -698,28 +698,46 @@ def assemble(outs: Iterable[ChunkOut], book: ShapeBook) -> tuple[pl.DataFrame, d
     stepped, plan_meta = steps(lines, {k: names for names, k in book.kinds.items()}, stated)
     # each value row takes its line's step and wall time: the lines' place by row, one gather
     stepped = stepped.with_columns(step=pl.when(pl.col("keep")).then(pl.col("step")))
+    # what the lines tell besides is read now, so that they are let go before the value frame
+    # is built (a million lines' columns beside it were a third of the read's peak)
+    records = int((lines.get_column("values") > 0).sum())
+    line_steps = stepped.filter(pl.col("values") > 0).get_column("step").drop_nulls()
+    # a metric is read once a line: a repeat needs two lines at one step (the cheap check first)
+    repeats = line_steps.len() > 1 and not bool((line_steps.diff().slice(1) > 0).all())
+    del line_steps
+    epochs = None  # the record lines `_with_epochs` reads, where lines print an epoch
+    if plan_meta.get("step.from") != "epoch" and lines.get_column("epoch").null_count() < lines.height:
+        epochs = (stepped.filter(pl.col("keep") & (pl.col("values") > 0) & pl.col("step").is_not_null())
+                  .select("row", "step", "wall_time", "keep", "values"))
+    lines = lines.select("row", "epoch", "evaluation")  # all `_reprinted` and `_with_epochs` read
     line_rows = stepped.get_column("row").to_numpy()
     place = np.zeros(int(line_rows.max()) + 1, dtype=np.int32 if line_rows.size < 2**31 else np.int64)
     place[line_rows] = np.arange(line_rows.size)
     at = pl.Series(place[rows.get_column("row").to_numpy()])
+    del place, line_rows
+    told = None
+    if "announced" in stepped.columns and stepped.get_column("announced").any():
+        told = stepped.get_column("announced").fill_null(False).gather(at)
     step = stepped.get_column("step").gather(at)
     wall = stepped.get_column("wall_time")
+    wall = wall.gather(at) if wall.null_count() < wall.len() else pl.Series([None] * rows.height, dtype=pl.Float64)
+    del stepped, at
     names = pl.Series(list(book.names), dtype=pl.Categorical())
     frame = pl.DataFrame({
         "row": rows.get_column("row"),
         "step": step,
-        "wall_time": wall.gather(at) if wall.null_count() < wall.len() else pl.Series([None] * rows.height,
-                                                                                        dtype=pl.Float64),
+        "wall_time": wall,
         "metric": names.gather(rows.get_column("code")),
         "value": rows.get_column("value"),
     })
-    if "announced" in stepped.columns and stepped.get_column("announced").any():
+    del rows, step, wall  # the frame holds what it needs of them (the codes are let go)
+    if told is not None:
         # the lines of an announced evaluation print the training keys: their values are the evaluation's
-        told = stepped.get_column("announced").fill_null(False).gather(at)
         renamed = {n: _eval_name(n, "val") for n in book.names}
         frame = frame.with_columns(metric=pl.when(told).then(
             pl.col("metric").cast(pl.String).replace_strict(renamed, default=pl.col("metric").cast(pl.String)))
             .otherwise(pl.col("metric").cast(pl.String)).cast(pl.Categorical()))
+        del told
     if frame.get_column("step").null_count():
         frame = frame.filter(pl.col("step").is_not_null())
     if plan_meta.get("step.from") == "order":
@@ -727,18 +745,17 @@ def assemble(outs: Iterable[ChunkOut], book: ShapeBook) -> tuple[pl.DataFrame, d
         if key is not None:
             plan_meta["step.from"] = f"counter key {key}"
     frame = _summary_repeat(_reprinted(frame, lines))
-    if plan_meta.get("step.from") != "epoch":
-        frame = _with_epochs(frame, lines, stepped)
-    # a metric is read once a line: a repeat needs two lines at one step (the cheap check first)
-    line_steps = stepped.filter(pl.col("values") > 0).get_column("step").drop_nulls()
-    if line_steps.len() > 1 and not bool((line_steps.diff().slice(1) > 0).all()):
+    if epochs is not None:
+        frame = _with_epochs(frame, lines, epochs)
+    del lines, epochs
+    if repeats:
         frame = _drop_repeats(frame)
     if "plan.steps" not in plan_meta and plan is not None and plan_meta.get("step.from") == "step":
         plan_meta["plan.steps"] = plan
         plan_meta["plan.from"] = f"max steps stated in the log ({plan})"
     elif "plan.steps" in plan_meta and "plan.from" not in plan_meta:
         plan_meta["plan.from"] = f"the log's step counter (N/{plan_meta['plan.steps']})"
-    meta = {**plan_meta, "records": int((lines.get_column("values") > 0).sum())}
+    meta = {**plan_meta, "records": records}
     sig = signals.meta(frame)  # its row as it is: a 64-bit copy of every value's row was the read's peak
     meta.update({k: v for k, v in sig.items() if k.startswith(("plan.error", "plan.launch_errors"))})
     return frame, meta
