@@ -55,10 +55,9 @@ class NonFiniteDetector(Detector):
         if first > 3:
             pre = series.value[max(0, first - self.blowup_points - 50):first]
             y, is_log = log_scale(pre)
-            if is_log and np.isfinite(y).all() and y.size >= 4:
-                # with no more points before the NaN than a few, the level it rose from is where it started
-                ref = np.median(y[: max(4, y.size - self.blowup_points)]) if y.size > 8 else y[0]
-                tail = y[-self.blowup_points:] if y.size > 8 else y[1:]
+            if is_log and np.isfinite(y).all() and y.size > 8:
+                ref = np.median(y[: max(4, y.size - self.blowup_points)])
+                tail = y[-self.blowup_points:]
                 above = np.flatnonzero(tail - ref > np.log(self.blowup_ratio))
                 if above.size:
                     k = y.size - tail.size + int(above[0])
@@ -91,12 +90,9 @@ class NonFiniteDetector(Detector):
         if series.role == "grad_norm" and back_step is not None and (count <= 3 or _scale_halved(ctx, first_step)):
             severity = "info"  # fp16 steps the loss scaler skipped
             message += " (steps skipped by the fp16 loss scaler)"
-        found = [Finding(kind="nan", code=self.code, run=ctx.run, metric=series.metric, severity=severity,
-                         message=message, start_step=first_step, peak_step=first_step, end_step=back_step,
-                         evidence=evidence)]
-        if blow_start is not None and series.role in ("loss", "eval_loss"):
-            found += _diverged_before(series, ctx, blow_start, first, evidence["blowup_ratio"])
-        return found
+        return [Finding(kind="nan", code=self.code, run=ctx.run, metric=series.metric, severity=severity,
+                        message=message, start_step=first_step, peak_step=first_step, end_step=back_step,
+                        evidence=evidence)]
 
 
     def _earlier_finding(self, series: Series, earlier: pl.DataFrame, ctx: RunContext) -> Finding:
@@ -181,22 +177,3 @@ def zero_loss_from(ctx: RunContext, at: int) -> int | None:
     first_zero = int(nonzero[-1]) + 1
     i = int(np.searchsorted(loss.step, at))
     return int(loss.step[first_zero]) if abs(first_zero - i) <= 3 else None
-
-
-def _diverged_before(series: Series, ctx: RunContext, blow_start: int, first: int, ratio: float) -> list[Finding]:
-    """A loss that rose over two or more logged points before it turned NaN diverged first: an engineer
-    lists both (the run came apart at `blow_start`, it ended in the NaN). A note beside the NaN, which
-    keeps the alarm; reconcile keeps it (`before_nan`). One point that jumped straight to NaN is the
-    NaN's alone."""
-    at = int(np.searchsorted(series.step, blow_start))
-    last = first - 1
-    if last - at < 1:
-        return []
-    a, b, nan_step = int(series.step[at]), int(series.step[last]), int(series.step[first])
-    message = (f"{series.metric} diverged: it rose {ratio:.3g}x from step {a} to step {b} and then went non-finite "
-               f"at step {nan_step} (the NaN finding holds the alarm)")
-    return [Finding(kind="divergence", code="SL202", run=ctx.run, metric=series.metric, severity="info", message=message,
-                    start_step=a, end_step=b, magnitude=float(ratio),
-                    evidence={"before_nan": True, "nan_step": nan_step, "ratio": float(ratio),
-                              "points": int(last - at + 1)})]
-

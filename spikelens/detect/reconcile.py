@@ -42,8 +42,8 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
         margin = 10 * interval(nan.metric)
         lo = nan.evidence.get("blowup_start_step", nan.start_step)
         for f in by_kind.get("spike", []) + by_kind.get("divergence", []):
-            if f.metric != nan.metric or f.evidence.get("before_nan"):
-                continue  # (the NaN detector's own note of the rise before it: already told as the NaN's)
+            if f.metric != nan.metric:
+                continue
             anchor = f.peak_step if f.kind == "spike" else f.start_step
             if anchor is None:
                 continue
@@ -55,12 +55,6 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
             if near:
                 drop.add(id(f))
                 nan.evidence.setdefault("folded", []).append(f"{f.kind} at step {anchor}")
-        # the NaN detector's note of the rise before it, where the divergence detector already tells that rise
-        told = any(f.kind == "divergence" and f.metric == nan.metric and id(f) not in drop
-                   and not f.evidence.get("before_nan") for f in by_kind.get("divergence", []))
-        if told:
-            drop.update(id(f) for f in by_kind.get("divergence", []) if f.metric == nan.metric
-                        and f.evidence.get("before_nan"))
 
     for div in by_kind.get("divergence", []):
         _fold_swing_into_runaway(div, by_kind.get("spike", []), ctx, drop)
