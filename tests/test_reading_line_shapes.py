@@ -273,7 +273,7 @@ def test_rows_of_bare_numbers_named_by_the_file_and_their_place(tmp_path):
     imp = BareNumbersImporter()
     assert imp.claims(path, path.read_bytes()[:4096])
     (table,) = imp.read(path)
-    assert table.meta["step.from"] == "the first column (whole numbers that only go up)"
+    assert table.meta["step.from"] == "the first column (it counts the rows)"
     got = curve(table.frame, "rewards_column2")
     assert [s for s, _ in got] == list(range(30)) + list(range(10)) and got[31][1] == pytest.approx(-41.5)
     assert infer_roles(["rewards_column2", "rewards_column3"]) == {"rewards_column2": "reward",
@@ -374,3 +374,45 @@ def test_an_epoch_printed_as_a_float_is_no_counter():
     # HF's console dicts: `'epoch': 1.0` on an evaluation line among training lines' 0.22, 0.43
     t = tokenise("{'eval_loss': 0.0012, 'eval_runtime': 16.8658, 'epoch': 1.0}")
     assert t.epoch is None and t.step is None
+
+
+def test_rows_of_numbers_apart_by_spaces_or_an_underscore_and_a_word_tagging_the_series(tmp_path):
+    from spikelens.importers.barenumbers import BareNumbersImporter
+
+    imp = BareNumbersImporter()
+    # f.write(f"{k:3d} {step:8d} {avg_reward:.1f}\n"): an evaluation count and the env step lead the row
+    path = tmp_path / "rewards.txt"
+    path.write_text("".join(f"{k:3d} {k * 1000:8d} {5 + (k % 7) / 2:.1f}\n" for k in range(40)))
+    assert imp.claims(path, path.read_bytes()[:4096])
+    (table,) = imp.read(path)
+    assert table.meta["step.from"] == "column 2 (it counts the rows)"
+    assert curve(table.frame, "rewards_column3")[:3] == [(0, 5.0), (1000, 5.5), (2000, 6.0)]
+    assert set(table.frame.get_column("metric").unique().to_list()) == {"rewards_column3"}
+    # f.write(f"{epoch}_{loss}\n")
+    path = tmp_path / "train_loss.txt"
+    path.write_text("".join(f"{e}_{2.0 / e}\n" for e in range(1, 16)))
+    assert imp.claims(path, path.read_bytes()[:4096])
+    (table,) = imp.read(path)
+    assert curve(table.frame, "train_loss_column2")[:2] == [(1, 2.0), (2, 1.0)]
+    # writer.writerow([epoch, it, loss, phase]): its iteration count starts again each epoch; two
+    # phases share each iteration, one phase only opens each epoch
+    rows = []
+    for e in range(3):
+        for it in range(6):
+            if it < 2:
+                rows.append(f"{e},{it},{100.0 - e - it}, warmup")
+            else:
+                rows += [f"{e},{it},{-1.0 - it / 10}, ascent", f"{e},{it},{2.0 + it / 10}, descent"]
+    path = tmp_path / "losses.txt"
+    path.write_text("\n".join(rows) + "\n")
+    assert imp.claims(path, path.read_bytes()[:4096])
+    (table,) = imp.read(path)
+    assert table.meta["step.from"] == "the counting columns together"
+    assert set(table.frame.get_column("metric").unique().to_list()) == {"losses_warmup", "losses_ascent",
+                                                                        "losses_descent"}
+    assert curve(table.frame, "losses_warmup")[:3] == [(0, 100.0), (1, 99.0), (6, 99.0)]
+    assert curve(table.frame, "losses_ascent")[:2] == [(2, pytest.approx(-1.2)), (3, pytest.approx(-1.3))]
+    assert infer_roles(["losses_ascent"])["losses_ascent"] == "loss"
+    # words between the numbers are a text log's keys, not a tag: left to the text reader
+    path.write_text("".join(f"{e} loss {1 / (e + 1)}\n" for e in range(12)))
+    assert not imp.claims(path, path.read_bytes()[:4096])

@@ -9,9 +9,13 @@ format (the text reader says why it cannot read it).
 
 Rows of several numbers are columns the file names together: each is the file's name and its
 place (`rewards_column2`, counted from 1 as a person counts them), except a first column of
-whole numbers that only goes up (by one, or by a stride: `1000,5.02` of a loss saved every 1,000
-steps, `1028,-19` of an episode's return at its frame count; restarting low in appended runs):
-that is the x axis a person plots the rest against, the step.
+whole numbers that counts up by one (restarting at 0 or 1 in appended runs): that is the step.
+The numbers of a row may stand apart by commas, tabs, semicolons, runs of spaces (`f'{i:3d} {step:8d}
+{r:.1f}'`) or an underscore (`f'{epoch}_{loss}'`): whatever stands between them, the same on every row.
+Leading columns of whole numbers that never go down (an epoch, a step, a frame count; an inner one
+may start again when an outer one goes up) count the rows: the innermost that never goes down is the
+step, else the rows' counts taken together (`epoch, iter`). A word that ends every row (`0,4,-3.4,
+ascent`) names the series its row belongs to (`losses_ascent`), as a tag column does in a table.
 """
 from __future__ import annotations
 
@@ -31,8 +35,12 @@ MIN_LINES = 10
 """Fewer numbers than this are no curve (a score written once per run)."""
 _ONE = r"[ \t]*[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|(?i:nan|inf))[ \t]*"
 _BARE = re.compile(_ONE)
-_ROW = re.compile(rf"{_ONE}(?:[,\t]{_ONE})*")
-"""A row of bare numbers (`np.savetxt(..., delimiter=',')`, `writer.writerow([i, r1, r2])`): no header."""
+_WORD = r"[ \t]*[A-Za-z][\w.-]*[ \t]*"
+_SEP = r"(?:[,;\t_]|[ \t]+)"
+_ROW = re.compile(rf"{_ONE}(?:{_SEP}{_ONE})*(?:{_SEP}{_WORD})?")
+"""A row of bare numbers (`np.savetxt(..., delimiter=',')`, `writer.writerow([i, r1, r2])`), perhaps
+ending in a word that tags it: no header."""
+_FIELD = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|(?i:nan|inf)\b|[A-Za-z][\w.-]*"
 
 
 def _name_of(path: Path) -> str:
@@ -69,36 +77,83 @@ class BareNumbersImporter(Importer):
             raise FormatError(f"{path}: not one row of numbers a line (line {bad[0][:60]!r} holds more)")
         if lines.len() < MIN_LINES:
             raise FormatError(f"{path}: {lines.len()} numbers, fewer than {MIN_LINES}: no curve")
+        fields = lines.str.extract_all(_FIELD)
         width = _width(lines[0])
-        cols = lines.str.split_exact("\t" if "\t" in lines[0] else ",", width - 1).struct.unnest() if width > 1 \
-            else lines.to_frame("field_0")
-        cols = cols.select(to_float(pl.col(c).str.strip_chars()).alias(c) for c in cols.columns)
-        if cols.select(pl.any_horizontal(pl.all().is_null()).any()).item():
+        if fields.list.len().n_unique() != 1:
             raise FormatError(f"{path}: the rows do not all hold {width} numbers")
-        n = cols.height
+        cols = fields.list.to_struct(fields=[f"field_{k}" for k in range(width)]).struct.unnest()
+        tag = None
+        last = cols.to_series(width - 1)
+        if width > 1 and not bool(cols.select(to_float(pl.col(last.name)).is_not_null().any()).item()):
+            tag, cols = last, cols.drop(last.name)  # a word ending each row names its series
+        cols = cols.select(to_float(pl.col(c)).alias(c) for c in cols.columns)
+        if cols.select(pl.any_horizontal(pl.all().is_null()).any()).item():
+            raise FormatError(f"{path}: the rows do not all hold {cols.width} numbers")
+        n, nums = cols.height, cols.width
         steps, meta = np.arange(n, dtype=np.int64), {"step.from": "order", "metric.from": "the file's name"}
-        first = cols.to_series(0)
-        if width > 1 and _counts(first):
-            steps, cols = first.cast(pl.Int64).to_numpy(), cols.drop(cols.columns[0])
-            meta["step.from"] = "the first column (whole numbers that only go up)"
+        counters = _counters(cols)
+        if counters:
+            steps, how = _steps(cols.select(counters), tag)
+            cols, meta["step.from"] = cols.drop(counters), how
         name = _name_of(path)
-        names = [name] if cols.width == 1 and width == 1 else [f"{name}_column{width - cols.width + k + 1}"
-                                                              for k in range(cols.width)]
-        frame = pl.concat([long_table(steps, [None] * n, [m] * n, cols.to_series(k).to_numpy())
-                           for k, m in enumerate(names)])
+        names = [name] if cols.width == 1 and nums == 1 else [f"{name}_column{nums - cols.width + k + 1}"
+                                                             for k in range(cols.width)]
+        tags = tag.to_numpy() if tag is not None else None
+        parts = []
+        for k, m in enumerate(names):
+            values = cols.to_series(k).to_numpy()
+            if tags is None:
+                parts.append(long_table(steps, [None] * n, [m] * n, values))
+                continue
+            for t in dict.fromkeys(tags):
+                keep = tags == t
+                label = f"{name}_{t}" if cols.width == 1 else f"{m}_{t}"
+                parts.append(long_table(steps[keep], [None] * int(keep.sum()), [label] * int(keep.sum()),
+                                        values[keep]))
+            meta["metric.from"] = "the file's name and the word ending each row"
+        frame = pl.concat(parts)
         return [Table(frame=frame, source=path, format=self.name, run_key=str(path), segment_key=str(path),
                       meta=meta)]
 
 
 def _width(line: str) -> int:
-    return len(re.split(r"[,\t]", line.strip()))
+    return len(re.findall(_FIELD, line))
+
+
+def _counters(cols: pl.DataFrame) -> list[str]:
+    """The leading columns that count the rows, leaving at least one column of values."""
+    out: list[str] = []
+    for c in cols.columns[:-1]:
+        if not _counts(cols[c]):
+            break
+        out.append(c)
+    return out
 
 
 def _counts(col: pl.Series) -> bool:
-    """Whole numbers that go up (a row counter, a step every N, a frame count), maybe starting
-    again at or below the first one (appended runs): nine rows in ten or more rise."""
-    if col.null_count() or not bool((col % 1 == 0).all()) or col.len() < 2:
+    """Whole numbers that never go down, maybe starting again at 0 or 1 (appended runs, or an inner
+    count each time an outer one goes up), rising at least once: a row counter."""
+    if col.null_count() or not bool((col % 1 == 0).all()):
         return False
     d = col.diff().drop_nulls()
-    restart = (d < 0) & (col.slice(1) <= max(float(col[0]), 1.0))
-    return bool(((d > 0) | restart).all()) and int((d > 0).sum()) >= 0.9 * d.len()
+    restart = (d < 0) & col.slice(1).is_in([0.0, 1.0])
+    if not bool(((d >= 0) | restart).all()) or not bool((d > 0).any()):
+        return False
+    return True
+
+
+def _steps(counters: pl.DataFrame, tag: pl.Series | None) -> tuple[np.ndarray, str]:
+    """The innermost counter when it never goes down and a series' rows never repeat its count; else
+    the rows' counts together, numbered in order (`epoch, iter`, its iter starting again each epoch)."""
+    inner = counters.to_series(counters.width - 1)
+    key = counters.with_columns(pl.lit("").alias("_tag") if tag is None else tag.alias("_tag"))
+    again = pl.all_horizontal(pl.col(c) == pl.col(c).shift(1).over("_tag") for c in counters.columns)
+    if key.select(again.fill_null(False).any()).item():  # a series' row counted as its row before
+        return np.arange(counters.height, dtype=np.int64), "order"
+    d = inner.diff().drop_nulls()
+    if counters.width == 1 or bool((d >= 0).all()):
+        how = "the first column (it counts the rows)" if counters.width == 1 else \
+            f"column {counters.width} (it counts the rows)"
+        return inner.cast(pl.Int64).to_numpy(), how
+    new = pl.any_horizontal(pl.col(c) != pl.col(c).shift(1) for c in counters.columns).fill_null(True)
+    return counters.select(new.cast(pl.Int64).cum_sum() - 1).to_series().to_numpy(), "the counting columns together"
