@@ -64,6 +64,7 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("csvlogs", "CsvImporter"),
     # before the text reader: one number a line, named by the file (loss.txt)
     Entry("barenumbers", "BareNumbersImporter"),
+    Entry("numberlists", "NumberListsImporter"),  # before the text reader: printed lists, `[2.31, 2.10, ...]`
     # before the text reader: | key | value | tables, one a record (SB3 console)
     Entry("kvtables", "KeyValueTableImporter"),
     Entry("textlogs", "TextLogImporter"),  # keep last: the most permissive (any .log/.txt a pattern matches)
