@@ -7,6 +7,9 @@ key is found by the CSV importer's rules (`step`, `global_step`, `iteration`, `i
 or a key made of a step word); the wall time from `timestamp`/`wall_time`-style keys.
 Numbers are metrics, nested objects become dotted keys, strings and lists are ignored;
 rows without a step (an eval summary, a header object) are skipped with a warning.
+A value written as the summary of its measurements, `{"num": 8, "mean": 1.42, "std": 0.3}`
+(stylegan2-ada's `stats.jsonl`), is its mean, as a person plots it; records of such summaries
+that name no step are counted by a key whose whole numbers count up by one a line (`Progress/tick`).
 `*.jsonl` / `*.ndjson` files, and `*.json` files whose first two lines are objects
 (a pretty-printed `trainer_state.json` is one object over many lines, not this).
 """
@@ -39,14 +42,39 @@ def json_object(line: str) -> dict[str, Any] | None:
     return obj if isinstance(obj, dict) else None
 
 
+_SUMMARY_KEYS = frozenset({"num", "n", "count", "mean", "std", "min", "max", "sum", "var"})
+
+
+def _summary(v: Any) -> bool:
+    return isinstance(v, dict) and "mean" in v and set(v) <= _SUMMARY_KEYS
+
+
+def means(row: dict[str, Any]) -> dict[str, Any]:
+    """A record whose summaries (`{"num", "mean", "std"}`) are their means; other records as they are."""
+    if not any(_summary(v) for v in row.values()):
+        return row
+    return {k: v["mean"] if _summary(v) else v for k, v in row.items()}
+
+
 def step_key_of(rows: list[dict[str, Any]]) -> str | None:
-    """The step key among the keys of the first rows (in first-seen order)."""
+    """The step key among the keys of the first rows (in first-seen order); for records of
+    summaries, else a key whose whole numbers count up by one a record."""
     keys: dict[str, None] = {}
-    for row in rows[:SCAN_ROWS]:
+    summaries = any(_summary(v) for row in rows[:SCAN_ROWS] for v in row.values())
+    rows = [means(r) for r in rows[:SCAN_ROWS]]
+    for row in rows:
         for k, v in row.items():
             if isinstance(v, (int, float)) and not isinstance(v, bool):
                 keys.setdefault(k, None)
-    return step_column(list(keys))
+    found = step_column(list(keys))
+    if found is not None or not summaries or len(rows) < 2:
+        return found
+    for k in keys:
+        vals = [r.get(k) for r in rows]
+        if all(isinstance(v, (int, float)) and v == int(v) for v in vals) and \
+                all(b - a == 1 for a, b in zip(vals, vals[1:])):
+            return k
+    return None
 
 
 class JsonLinesImporter(Importer):
@@ -85,7 +113,8 @@ class JsonLinesImporter(Importer):
             raise FormatError(path, f"JSON lines without a step key (keys: {', '.join(keys)})")
         wall_key = next((k for k in WALL_KEYS if any(k in r for r in head)), None)
         rank_key = rankcolumn.rank_key(sorted({k for r in head for k in r}))
-        frame = typed_jsonl(data, step_key=step_key, wall_key=wall_key)
+        summaries = any(means(r) is not r for r in head)
+        frame = None if summaries else typed_jsonl(data, step_key=step_key, wall_key=wall_key)
         if frame is not None and "run_id" not in frame.columns and not _per_epoch(frame, step_key):
             ranks = (rankcolumn.row_ranks(frame.get_column(step_key), frame.get_column(rank_key))
                      if rank_key in frame.columns else None)
@@ -100,7 +129,8 @@ class JsonLinesImporter(Importer):
                 diagnostics.warn(f"{path}: {no_step} row(s) without an integer {step_key} skipped")
             by_rank = (lambda idx: read(frame[idx])) if ranks is not None else None
         else:  # bare NaN, damaged lines, text values, a per-epoch counter: row by row
-            rows = global_steps(path, parse_jsonl(path, decode(path, data)), step_key)
+            rows = parse_jsonl(path, decode(path, data))
+            rows = global_steps(path, [means(r) for r in rows] if summaries else rows, step_key)
             ranks = (rankcolumn.row_ranks(_numbers([r.get(step_key) for r in rows]),
                                           _numbers([r.get(rank_key) for r in rows])) if rank_key else None)
             skip = (rank_key,) if ranks is not None else ()
