@@ -31,6 +31,11 @@ Three more layouts hold the same curves, each read as its writer means it:
 Claimed from the first bytes: a `.json` file that opens an object whose first value is a
 list or such a column object, or a list whose first item is an object.
 
+A history may sit beside other sections (`{"model_info": {...}, "training_config": {...},
+"training_history": {"loss": [...], ...}}`): its curves are the lists of numbers in the object
+that holds the longest one; lists elsewhere (an input shape) are settings. Claimed when the head
+names a loss, an accuracy or a reward over a list of numbers.
+
 One more layout spreads the points over files: a flat object of numbers a file, the files
 numbered in their names (AllenNLP's `metrics_epoch_0.json`, `metrics_epoch_1.json`, ...). A
 person reads the number in the name as the point's place, so the files that share a name but
@@ -57,10 +62,15 @@ _HEAD = re.compile(rb'^\s*\{\s*"[^"\\]{1,200}"\s*:\s*(?:\[\s*(?:[-\d.NI\]\[]|nul
                    rb'|\{\s*"(?:steps|values|timestamps)"\s*:)')
 """An object whose first value is a list of numbers (or an empty list, or of points), or a
 metric's columns (`{"steps": [...], "values": [...]}`)."""
+_SECTION_HEAD = re.compile(rb'^\s*\{\s*"')
+_NAMED_LIST = re.compile(rb'"[^"\\]{0,60}(?:loss|acc|accuracy|reward|return)[^"\\]{0,60}"\s*:\s*\['
+                         rb'(?:\s*[-\d.NI][-+\w.]*\s*,){2}\s*[-\d.NI]', re.IGNORECASE)
+"""An object of sections whose head names a loss, an accuracy or a reward over a list of three
+numbers or more (`"loss_weights": [1.0, 0.5]` is a setting)."""
 _RECORDS_HEAD = re.compile(rb'^\s*\[\s*\{')
+"""A list whose first item is an object: records, maybe."""
 _KEYED_HEAD = re.compile(rb'^\s*\{\s*"[A-Za-z_\- ]{0,20}\d+"\s*:\s*\{\s*"[^"\\]{1,200}"\s*:\s*(?:[-\d.NI]|\{)')
 """An object whose first key is a number (`"0"`, `"epoch_1"`) and first value a record of numbers."""
-"""A list whose first item is an object: records, maybe."""
 STEP_KEYS = ("global_step", "global_steps", "steps", "step", "iterations", "iteration", "iters", "iter",
              "updates", "num_updates", "timesteps", "samples")
 EPOCH_KEYS = ("epochs", "epoch")
@@ -116,6 +126,15 @@ def history_long(series: dict[str, list[float | None]]):
     return long_table(step, [None] * step.size, names, np.concatenate(values)), step_key
 
 
+def history_section(series: dict[str, list[float | None]]) -> dict[str, list[float | None]]:
+    """The lists of the object that holds the longest list (a document of sections: its history)."""
+    if not series:
+        return series
+    longest = max(series, key=lambda k: len(series[k]))
+    parent = longest.rpartition("/")[0]
+    return {k: v for k, v in series.items() if k.rpartition("/")[0] == parent}
+
+
 class JsonHistoryImporter(Importer):
     """One JSON object of lists, a metric each (a Keras `history.history` dump and the like)."""
 
@@ -128,6 +147,8 @@ class JsonHistoryImporter(Importer):
         head = head.lstrip(b"\xef\xbb\xbf")
         if _HEAD.match(head) or (_KEYED_HEAD.match(head) and _SCORE_HINT.search(head)):
             return True  # (records keyed by number are claimed when they name a loss, a score or the epoch)
+        if _SECTION_HEAD.match(head) and _NAMED_LIST.search(head):
+            return True
         return bool(_RECORDS_HEAD.match(head)) and _records_look_logged(head)
 
     def read(self, path: Path) -> list[Table]:
@@ -151,7 +172,10 @@ class JsonHistoryImporter(Importer):
         if points is not None:
             return [Table(frame=points, source=path, format=self.name, run_key=str(path), segment_key=str(path),
                           meta={"step.from": "each metric's own steps"})]
-        frame, step_key = history_long(series_of(obj))
+        series = series_of(obj)
+        if not _HEAD.match(text.lstrip("\ufeff").encode()[:4096]):
+            series = history_section(series)
+        frame, step_key = history_long(series)
         if frame is None:
             raise FormatError(path, "a JSON object with no list of numbers but counters")
         meta = {"step.from": step_key or "list index"}
