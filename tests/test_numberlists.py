@@ -58,3 +58,24 @@ def test_a_log_line_opening_with_brackets_is_no_list(tmp_path):
     assert not NumberListsImporter().claims(path, read_head(path))
     path.write_text("[1, 2, 3] best epochs\n" + str([0.5] * 20))  # three numbers, then words: claimed
     assert NumberListsImporter().claims(path, read_head(path))
+
+
+def test_a_plots_points_exported_as_text_step_at_their_first_number(tmp_path):
+    from spikelens.importers.numberlists import PointsImporter
+
+    losses = [1.0 + (i % 5) / 10 for i in range(30)]
+    path = tmp_path / "log_loss.txt"  # a table for pgfplots written on one line: `it loss \\`
+    path.write_text("".join(f"{i * 250} {v:.3f} \\\\" for i, v in enumerate(losses)))
+    first = next(imp for imp in IMPORTERS if imp.claims(path, read_head(path)))
+    assert isinstance(first, PointsImporter)
+    got = _curves(first.read(path)[0])
+    assert list(got) == ["log_loss"] and got["log_loss"][:2] == [(0, 1.0), (250, pytest.approx(1.1))]
+    coords = tmp_path / "train_loss.tex"  # \addplot coordinates {(1,0.52) (2,0.48) ...};
+    coords.write_text("\\addplot coordinates {" + " ".join(f"({i},{v})" for i, v in enumerate(losses, 1)) + "};\n")
+    imp = PointsImporter()
+    assert imp.claims(coords, read_head(coords))
+    got = _curves(imp.read(coords)[0])
+    assert got["train_loss"][-1] == (30, pytest.approx(losses[-1]))
+    coords.write_text("(1,0.5) (2,0.4) then text\n" + " ".join(f"({i},{v})" for i, v in enumerate(losses, 3)))
+    with pytest.raises(FormatError, match=r"train_loss\.tex.*then text"):
+        imp.read(coords)

@@ -8,6 +8,10 @@ second unnamed list is `loss_list2`, as the second column of a row is `loss_colu
 whose name says nothing (`data.txt`) and whose lists are unnamed is not claimed. Text other than
 lists, their names and the commas between them is not this format (the text reader says why it
 cannot read it).
+
+A plot's points exported as text are read the same way, each point's first number its step:
+LaTeX/pgfplots coordinates `(0,1.05) (250,0.84)`, or a table's rows `0 1.05 \\ 250 0.84 \\` on one
+line (`PointsImporter`).
 """
 from __future__ import annotations
 
@@ -76,3 +80,48 @@ class NumberListsImporter(Importer):
         return [Table(frame=pl.concat(parts), source=path, format=self.name, run_key=str(path),
                       segment_key=str(path), meta={"step.from": "the place in the list",
                                                    "metric.from": "the list's name, else the file's name"})]
+
+
+_PAIR = re.compile(rf"\(\s*(?P<x>{_NUM})\s*,\s*(?P<y>{_NUM})\s*\)|(?P<x2>{_NUM})[ \t]+(?P<y2>{_NUM})[ \t]*\\\\")
+_PAIRS_APART = re.compile(r"[\s,;]*")
+_ONE_PAIR = rf"\(\s*{_NUM}\s*,\s*{_NUM}\s*\)|{_NUM}[ \t]+{_NUM}[ \t]*\\\\"
+_PAIRS_OPEN = re.compile(rf"\s*(?:\\addplot[^{{\n]*)?(?:coordinates\s*)?\{{?\s*(?:{_ONE_PAIR})[\s,;]*(?:{_ONE_PAIR})")
+_PAIRS_WRAP = re.compile(r"^\s*(?:\\addplot[^{\n]*)?(?:coordinates\s*)?\{|\}\s*;?\s*$")
+
+
+class PointsImporter(Importer):
+    """A plot's points exported as text: `(x,y)` coordinates or `x y \\\\` rows, one curve."""
+
+    name = "plot-points"
+    looks_for = "*.txt files of a plot's points ((0,1.05) (250,0.84) or 0 1.05 \\\\ 250 0.84 \\\\), named by the file"
+
+    def claims(self, path: Path, head: bytes) -> bool:
+        if path.suffix.lower() not in SUFFIXES | {".tex", ".dat"} or not path.stem or b"\x00" in head[:1024]:
+            return False
+        if not _PAIRS_OPEN.match(text_head(head)):
+            return False
+        from ..frame import infer_role
+
+        return infer_role(_name_of(path)) != "other"
+
+    def read(self, path: Path) -> list[Table]:
+        text = _PAIRS_WRAP.sub("", decode_file(path, path.read_bytes()))
+        xs, ys, at = [], [], 0
+        for m in _PAIR.finditer(text):
+            if not _PAIRS_APART.fullmatch(text, at, m.start()):
+                raise FormatError(path, f"text between its points ({text[at:m.start()].strip()[:40]!r})")
+            xs.append(m["x"] or m["x2"])
+            ys.append(m["y"] or m["y2"])
+            at = m.end()
+        if not _PAIRS_APART.fullmatch(text, at, len(text)):
+            raise FormatError(path, f"not a plot's points only (at {text[at:at + 40].strip()!r})")
+        if len(xs) < MIN_LINES:
+            raise FormatError(path, f"{len(xs)} points, fewer than {MIN_LINES}: no curve")
+        x = pl.Series(xs).cast(pl.Float64, strict=False)
+        if x.null_count() or not bool((x % 1 == 0).all()):
+            raise FormatError(path, "its points' first numbers are no whole steps")
+        n = len(xs)
+        frame = long_table(x.cast(pl.Int64).to_numpy(), [None] * n, [_name_of(path)] * n,
+                           pl.Series(ys).cast(pl.Float64, strict=False).to_numpy())
+        return [Table(frame=frame, source=path, format=self.name, run_key=str(path), segment_key=str(path),
+                      meta={"step.from": "each point's first number", "metric.from": "the file's name"})]

@@ -65,6 +65,7 @@ ENTRIES: tuple[Entry, ...] = (
     # before the text reader: one number a line, named by the file (loss.txt)
     Entry("barenumbers", "BareNumbersImporter"),
     Entry("numberlists", "NumberListsImporter"),  # before the text reader: printed lists, `[2.31, 2.10, ...]`
+    Entry("numberlists", "PointsImporter"),  # before the text reader: a plot's points, `(0,1.05) (250,0.84)`
     # before the text reader: | key | value | tables, one a record (SB3 console)
     Entry("kvtables", "KeyValueTableImporter"),
     Entry("textlogs", "TextLogImporter"),  # keep last: the most permissive (any .log/.txt a pattern matches)
