@@ -416,3 +416,17 @@ def test_rows_of_numbers_apart_by_spaces_or_an_underscore_and_a_word_tagging_the
     # words between the numbers are a text log's keys, not a tag: left to the text reader
     path.write_text("".join(f"{e} loss {1 / (e + 1)}\n" for e in range(12)))
     assert not imp.claims(path, path.read_bytes()[:4096])
+
+
+def test_a_row_led_by_its_counters_name_counts_with_its_first_number(tmp_path):
+    from spikelens.importers.barenumbers import BareNumbersImporter
+
+    imp = BareNumbersImporter()
+    path = tmp_path / "val_loss.txt"  # f.write(f"epoch {epoch}:{val_loss}\n")
+    path.write_text("".join(f"epoch {e}:{600 / (e + 1)}\n" for e in range(20)))
+    assert imp.claims(path, path.read_bytes()[:4096])
+    (table,) = imp.read(path)
+    assert curve(table.frame, "val_loss_column2")[:2] == [(0, 600.0), (1, 300.0)]
+    # another word than a counter's name before the numbers is a text log's key: not this format
+    path.write_text("".join(f"loss {e}:{600 / (e + 1)}\n" for e in range(20)))
+    assert not imp.claims(path, path.read_bytes()[:4096])

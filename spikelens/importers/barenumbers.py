@@ -16,6 +16,7 @@ Leading columns of whole numbers that never go down (an epoch, a step, a frame c
 may start again when an outer one goes up) count the rows: the innermost that never goes down is the
 step, else the rows' counts taken together (`epoch, iter`). A word that ends every row (`0,4,-3.4,
 ascent`) names the series its row belongs to (`losses_ascent`), as a tag column does in a table.
+A counter's name before the row (`epoch 3:0.41`, `step 100 = 2.3`) names its first number, a count.
 """
 from __future__ import annotations
 
@@ -40,6 +41,9 @@ _SEP = r"(?:[,;\t_]|[ \t]+)"
 _ROW = re.compile(rf"{_ONE}(?:{_SEP}{_ONE})*(?:{_SEP}{_WORD})?")
 """A row of bare numbers (`np.savetxt(..., delimiter=',')`, `writer.writerow([i, r1, r2])`), perhaps
 ending in a word that tags it: no header."""
+_LEAD = r"[ \t]*(?i:epoch|step|iter|iteration|episode)[ \t]*"
+_COUNTED = re.compile(rf"{_LEAD}{_ONE}[:=]?{_ONE}(?:{_SEP}{_ONE})*")
+"""A row led by its counter's name (`epoch 3:0.41`): the name says what the first number counts."""
 _FIELD = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|(?i:nan|inf)\b|[A-Za-z][\w.-]*"
 
 
@@ -65,13 +69,15 @@ class BareNumbersImporter(Importer):
         whole = len(head) < 4096
         if whole:  # the whole file is in its head: its last line is complete
             lines = [ln for ln in text_head(head).replace("\r", "\n").split("\n") if ln.strip()]
-        return len(lines) >= (MIN_LINES if whole else 2) and all(_ROW.fullmatch(ln) for ln in lines) \
-            and len({_width(ln) for ln in lines}) == 1
+        return len(lines) >= (MIN_LINES if whole else 2) and (all(_ROW.fullmatch(ln) for ln in lines) or all(
+            _COUNTED.fullmatch(ln) for ln in lines)) and len({_width(ln) for ln in lines}) == 1
 
     def read(self, path: Path) -> list[Table]:
         text = text_head(path.read_bytes())
         lines = pl.Series("text", text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
         lines = lines.filter(lines.str.strip_chars() != "")
+        if _COUNTED.fullmatch(lines[0]):  # `epoch 3:0.41`: the counter's name said, its number kept
+            lines = lines.str.replace(f"^{_LEAD}", "").str.replace(r"^([^:=]*)[:=]", "$1 ")
         bad = lines.filter(~lines.str.contains(f"^(?:{_ROW.pattern})$"))
         if bad.len():
             raise FormatError(f"{path}: not one row of numbers a line (line {bad[0][:60]!r} holds more)")
