@@ -169,6 +169,8 @@ def test_a_results_txt_whose_columns_add_up_to_no_total_is_refused_with_the_reas
      "val"),
     ("2025-06-21 08:37:43,296 - INFO - Episode 0, Reward: 1.0, Loss: 0.2683, Avg Reward (100): 0.67",
      {"Reward": "1.0", "Loss": "0.2683", "Avg_Reward_100": "0.67"}, None),  # the episode counts the steps
+    ("2026-06-26 08:05:34 | INFO    | Baseline | Episode   2000 | Avg reward (last 1000): +2.30 | Steps: 16",
+     {"Avg_reward_last_1000": "+2.30", "Steps": "16"}, None),  # loguru's columns; the window said in words
     ("Epoch 0, Step 25, total used time 7.1781 (s), avg loss so far is 0.1097", {"avg_loss_so_far": "0.1097"}, None),
     ("2023-10-02 23:08:57,029 seg INFO: Iters: 10/20000 || Lr: 0.019992 || Task Loss: 3.2864 || KD Loss: 1.6073|| "
      "Cost Time: 0:00:20 || Estimated Time: 11:13:35", {"Lr": "0.019992", "Task_Loss": "3.2864", "KD_Loss": "1.6073"},

@@ -127,6 +127,8 @@ _PART_END = re.compile(r"[ \t]*(?:[,;|]|$)")
 """What closes a part of a list of pairs: its separator or the line's end."""
 _WINDOW_TAIL = re.compile(r"\)[ \t]*[:=][ \t]*[-+]?(?:\d|\.\d|(?i:nan|inf))")
 """What follows the window of a running mean in its key (`Avg Reward (100): 0.67`)."""
+_WINDOW_OPEN = re.compile(r"\((?:(?:last|past|over)[ \t]+)?$", re.I)
+"""What opens the window of a running mean in its key: `(`, maybe `(last `."""
 _RATE_WORDS = {"per", "each", "every"}
 """Words before a counter's name that make the number a size, not a count (`Num update steps per
 epoch = 1,869`, `iterations per epoch: 500`): the run's plan, never its epoch or step."""
@@ -467,9 +469,10 @@ def tokenise(line: str) -> Template:
             last_was_value = "num"
             continue
         after_paren = False
-        if (unit is None and words and not linked and _is_int(text) and clean[:start].endswith("(")
+        if (unit is None and words and not linked and _is_int(text) and _WINDOW_OPEN.search(clean, 0, start)
                 and _WINDOW_TAIL.match(clean, m.end())):
-            # `Avg Reward (100): 0.67`: the window of a running mean is part of its name
+            # `Avg Reward (100): 0.67`, `Avg reward (last 1000): +2.30`: the window of a running mean
+            # is part of its name
             words.append(_Word(text, (start, end - start)))
             continue
         if (unit is None and words and not linked and _is_int(text) and words[-1].lower() in _KEY_COUNTS
