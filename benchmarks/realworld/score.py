@@ -235,11 +235,25 @@ def main() -> int:
     ap.add_argument("--out")
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--reports", metavar="DIR", help="keep each run's report (and why it failed) as DIR/<run>.json")
+    ap.add_argument("--from-reports", metavar="DIR", help="judge the reports kept in DIR instead of running spikelens "
+                    "(to score the same reports with another version of this judge)")
     a = ap.parse_args()
     runs = [r for r in labelled_runs(a.split) if not a.only or r["id"] in a.only]
     cmd = shlex.split(a.cmd)
+
+    def one(run: dict) -> dict:
+        if a.from_reports:
+            kept = json.loads((Path(a.from_reports) / f"{run['id']}.json").read_text())
+            return judge(run, kept["report"], kept["why"])
+        report, why = run_spikelens(cmd, run)
+        if a.reports:
+            Path(a.reports).mkdir(parents=True, exist_ok=True)
+            (Path(a.reports) / f"{run['id']}.json").write_text(json.dumps({"report": report, "why": why}))
+        return judge(run, report, why)
+
     with ThreadPoolExecutor(a.jobs) as pool:
-        results = list(pool.map(lambda r: judge(r, *run_spikelens(cmd, r)), runs))
+        results = list(pool.map(one, runs))
     if a.show:
         for r in results:
             for line in r["lines"]:
