@@ -150,6 +150,12 @@ what stands for the loss of a run that names none, and whose swings are the game
 failure (`detect/significance.py`)."""
 
 
+def is_free_memory(metric: str) -> bool:
+    """Memory left free (`memory.free (MB)`, fairseq's `gb_free`): role `other`, since it falls as use
+    grows, but beside the used memory it tells the device's capacity (used + free)."""
+    return bool(_MEMORY.search(metric) and _FREE.search(metric))
+
+
 def is_adversarial(metric: str) -> bool:
     """Is this a term of an adversarial objective (a discriminator's or a generator's)?"""
     return bool(_ADVERSARIAL.search(metric))

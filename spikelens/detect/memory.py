@@ -10,6 +10,7 @@ import numpy as np
 
 from .base import Detector, RunContext, Series
 from .stats import rank_correlation
+from ..frame import is_free_memory
 from ..model.finding import Cause, Finding
 
 OOM = re.compile(r"out of memory|OutOfMemoryError|RESOURCE_EXHAUSTED|\bOOM\b|oom[-_ ]kill|^\s*Killed\s*$"
@@ -52,7 +53,8 @@ def capacity_shares(ctx: RunContext) -> list[Share]:
     mem = [s for s in ctx.by_role("memory") if s.finite()[1].size]
     out = [Share(s.label, s.metric, s.finite()[0], _as_percent(s), "logged share") for s in mem if is_percent(s)]
     totals = [s for s in mem if _TOTAL.search(s.metric) and not is_percent(s) and _steady(s)]
-    frees = [s for s in mem if _FREE.search(s.metric) and not is_percent(s) and s not in totals]
+    frees = [s for s in [*mem, *(s for s in ctx.series.values() if is_free_memory(s.metric))]
+             if _FREE.search(s.metric) and not is_percent(s) and s not in totals and s.finite()[1].size]
     used = [s for s in mem if s not in totals and s not in frees and not is_percent(s)
             and not _NOT_SHARE.search(s.metric) and float(np.min(s.finite()[1])) >= 0]
     for u in used:
