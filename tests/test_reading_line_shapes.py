@@ -297,6 +297,10 @@ def test_a_first_column_of_whole_numbers_that_only_rise_is_the_step(tmp_path, xs
     (table,) = BareNumbersImporter().read(path)
     assert curve(table.frame, "losses_column2") == [(x, pytest.approx(5.0 - i / 10)) for i, x in enumerate(xs)]
     assert "losses_column1" not in table.frame.get_column("metric").unique().to_list()
+    # as found: no CSV reader takes its first row of numbers for a header
+    from spikelens import api
+
+    assert api.analyze(path, jobs=1).runs[0].metrics == {"losses_column2": "loss"}
     # whole numbers that fall as often as they rise are values (a count per episode), not the step
     path.write_text("".join(f"{x},{i}\n" for i, x in enumerate([3, 9, 2, 8, 1, 7, 4, 6, 5, 10, 2, 11])))
     (table,) = BareNumbersImporter().read(path)

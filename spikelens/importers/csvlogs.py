@@ -587,7 +587,8 @@ class CsvImporter(Importer):
         row = split_fields(first_row, sep)
         counter = fields[0].lower() == "epoch" or (fields[0].lower() in STEP_NAMES and len(row) == len(fields))
         numbers = len(row) == len(fields) and all(is_numberish(c) for c in row)  # `loss,acc` then numbers
-        return (len(fields) >= 2 and (counter or numbers) and all(re.fullmatch(r"[\w./\-]+", f) for f in fields)
+        named = not any(is_numberish(f) for f in fields)  # a header names its columns: a line of numbers is a row
+        return (len(fields) >= 2 and named and (counter or numbers) and all(re.fullmatch(r"[\w./\-]+", f) for f in fields)
                 and row[:1] != [] and (row[0].strip().isdigit() or numbers))
 
     def group_key(self, path: Path) -> str:
