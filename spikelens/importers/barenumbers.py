@@ -35,7 +35,6 @@ SUFFIXES = TEXT_SUFFIXES | {".csv", ".tsv"}
 MIN_LINES = 10
 """Fewer numbers than this are no curve (a score written once per run)."""
 _ONE = r"[ \t]*[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|(?i:nan|inf))[ \t]*"
-_BARE = re.compile(_ONE)
 _WORD = r"[ \t]*[A-Za-z][\w.-]*[ \t]*"
 _SEP = r"(?:[,;\t_]|[ \t]+)"
 _ROW = re.compile(rf"{_ONE}(?:{_SEP}{_ONE})*(?:{_SEP}{_WORD})?")
