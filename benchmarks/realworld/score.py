@@ -53,6 +53,11 @@ MAIN_RENAMES = {
 # column's number, or the run's only metric is what stands for it.
 NOTED = re.compile(r"(?P<key>[^()]+?) \((?P<note>[^()]*)\)(?:,.*)?")
 COLUMN = re.compile(r"col(?:umn)? (?P<n>\d+)", re.IGNORECASE)
+# A note that places the value by position (`single column`, `second number of each pair`, `after the
+# underscore`) says the file names no key: the run's only series stands for it.
+POSITIONAL = re.compile(r"single column|number|pair|after the|only (?:series|value)", re.IGNORECASE)
+# A headerless file's value column is named `<file>_column<N>` by the reader: the file's name is its key.
+READER_COLUMN = re.compile(r"_col(?:umn)?\d+$")
 SINGLE = "\x00the run's only metric"
 
 
@@ -69,8 +74,8 @@ def main_names(label: str | None) -> tuple[str, ...]:
     column = COLUMN.search(noted["note"])
     if column:
         return (label, f"column{column['n']}", f"col{column['n']}")
-    if noted["note"].strip().lower() == "single column":
-        return (label, SINGLE)
+    if POSITIONAL.search(noted["note"]):
+        return (label, noted["key"], SINGLE)
     return (label, noted["key"])
 
 
@@ -79,8 +84,9 @@ def norm(name: str) -> str:
 
 
 def same_metric(label: str, metric: str) -> bool:
-    a, b = norm(label), norm(metric)
-    return bool(a) and bool(b) and (a == b or b.endswith(a) or a.endswith(b))
+    a = norm(label)
+    return bool(a) and any(b and (a == b or b.endswith(a) or a.endswith(b))
+                           for b in {norm(metric), norm(READER_COLUMN.sub("", str(metric)))})
 
 
 def anchors(f: dict) -> list[int]:
