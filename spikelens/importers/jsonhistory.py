@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import polars as pl
 
 from ..errors import FormatError
 from . import decoding
@@ -89,6 +90,9 @@ def series_of(obj: dict, prefix: str = "") -> dict[str, list[float | None]]:
         name = f"{prefix}{key}"
         if isinstance(value, dict):
             out.update(series_of(value, f"{name}/"))
+        elif isinstance(value, list) and value and all(isinstance(v, list) and v for v in value):
+            # a list of lists of numbers: a curve a list (a fold, a seed, a run), numbered from 1
+            out.update(series_of({str(i + 1): v for i, v in enumerate(value)}, f"{name}/"))
         elif isinstance(value, list) and value:
             nums = [_number(v) for v in value]
             if any(n is not None for n in nums):
@@ -142,12 +146,16 @@ class JsonHistoryImporter(Importer):
     looks_for = "*.json holding one object of lists ({\"loss\": [...], \"val_loss\": [...]}: a Keras history)"
 
     def claims(self, path: Path, head: bytes) -> bool:
-        if path.suffix.lower() != ".json":
+        if not json_named(path):
             return False
         head = head.lstrip(b"\xef\xbb\xbf")
         if _HEAD.match(head) or (_KEYED_HEAD.match(head) and _SCORE_HINT.search(head)):
             return True  # (records keyed by number are claimed when they name a loss, a score or the epoch)
-        if _SECTION_HEAD.match(head) and _NAMED_LIST.search(head):
+        if _NESTED_HEAD.match(head) or _COLUMNS_HEAD.match(head):
+            return True
+        if _KEYED_NUMBER_HEAD.match(head) and _measure(path) is not None:
+            return True  # numbers keyed by their step: one curve, named by the file
+        if _SECTION_HEAD.match(head) and (_NAMED_LIST.search(head) or _NAMED_RECORDS.search(head)):
             return True
         return bool(_RECORDS_HEAD.match(head)) and _records_look_logged(head)
 
@@ -163,6 +171,7 @@ class JsonHistoryImporter(Importer):
                           meta={"step.from": step_key or "list index"})]
         if not isinstance(obj, dict):
             raise FormatError(path, "not a JSON object of lists")
+        obj = _columns_as_points(obj, path)
         keyed = _keyed_records(obj)
         if keyed is not None:
             frame, _ = records_long(path, keyed)
@@ -173,14 +182,107 @@ class JsonHistoryImporter(Importer):
             return [Table(frame=points, source=path, format=self.name, run_key=str(path), segment_key=str(path),
                           meta={"step.from": "each metric's own steps"})]
         series = series_of(obj)
-        if not _HEAD.match(text.lstrip("\ufeff").encode()[:4096]):
+        if not _HEAD.match(text.lstrip("\ufeff").encode()[:4096]) and not _NESTED_HEAD.match(text.lstrip("\ufeff").encode()[:4096]):
             series = history_section(series)
-        frame, step_key = history_long(series)
+        frame, step_key = history_long(_named_by_file(series, path)) if series else (None, None)
+        records = _record_lists(path, obj)
+        if records is not None:
+            frame = records if frame is None else pl.concat([frame, records])
         if frame is None:
             raise FormatError(path, "a JSON object with no list of numbers but counters")
-        meta = {"step.from": step_key or "list index"}
+        meta = {"step.from": step_key or ("each record's step" if records is not None else "list index")}
         return [Table(frame=frame, source=path, format=self.name, run_key=str(path), segment_key=str(path),
                       meta=meta)]
+
+
+_NESTED_HEAD = re.compile(rb'^\s*\{\s*"[^"\\]{1,200}"\s*:\s*\{\s*"[^"\\]{1,200}"\s*:\s*\[\s*[-\d.NI]')
+"""An object of objects of lists of numbers (`{"validation_0": {"logloss": [...]}}`: xgboost's
+`evals_result()`, `{"loss": {"train": [...], "val": [...]}}`)."""
+_COLUMNS_HEAD = re.compile(rb'^\s*\{\s*"[^"\\]{1,200}"\s*:\s*\{\s*"\d+"\s*:\s*[-\d.NI]')
+"""An object of columns keyed by row number (`DataFrame(history).to_json()`: `{"loss": {"0": 2.3, ...}}`)."""
+_KEYED_NUMBER_HEAD = re.compile(rb'^\s*\{\s*"[A-Za-z_\- :]{0,20}\d+"\s*:\s*[-\d.NI]')
+"""An object of numbers keyed by their step (`{"0": 2.31, "100": 2.05}`, `{"iter: 5": 1.2}`)."""
+_NAMED_RECORDS = re.compile(rb'"[^"\\]{1,80}"\s*:\s*\[\s*\{[^{}\[\]]{0,400}?"[^"\\]{0,40}(?:loss|acc|reward)[^"\\]{0,40}"'
+                            rb'\s*:\s*[-\d.NI]', re.I)
+"""A section holding a list of records that name a loss, an accuracy or a reward (`"training_iterations":
+[{"iter": 0, "loss": 11.0}, ...]`, ParlAI's `"train_reports": [...]`)."""
+_MEASURE = re.compile(r"histor", re.I)
+
+
+def json_named(path: Path) -> bool:
+    """A `.json` file, or a file with no extension at all (Chainer's `LogReport` writes `log`): what
+    a file without one holds is what its content says."""
+    return path.suffix.lower() == ".json" or (path.suffix == "" and not path.name.startswith("."))
+
+
+def _measure(path: Path) -> str | None:
+    """What the file's name says its series measure: `loss.json` the loss, `train_rewards.json` the
+    rewards, a training history (`training_history.json`) what training lowers, the loss; else None."""
+    from ..frame import infer_role
+
+    stem = re.sub(r"\s+", "_", path.stem.strip())
+    if stem and infer_role(stem) in ("loss", "eval_loss", "reward", "accuracy", "perplexity"):
+        return stem
+    return "loss" if _MEASURE.search(stem) else None
+
+
+def _named_by_file(series: dict[str, list], path: Path) -> dict[str, list]:
+    """Series that name no measure of their own (`{"train": [...], "val": [...]}` in `loss.json`; a model
+    each, `{"Quantum_QVAE": [...], "Classical_AE": [...]}` in `training_history.json`) measure what the
+    file's name says: named `<measure>/<series>` (`loss/train`, `loss/Quantum_QVAE`), as a person reads
+    them. Unchanged when a series names its own measure, or the file's name says none."""
+    from ..frame import infer_role
+
+    measure = _measure(path)
+    if measure is None or any(infer_role(k) != "other" for k in series):
+        return series
+    counters = {k for k, v in series.items() if k.split("/")[-1].lower() in STEP_KEYS + EPOCH_KEYS and _counter(v)}
+    return {k if k in counters else f"{measure}/{k}": v for k, v in series.items()}
+
+
+def _columns_as_points(obj: dict, path: Path) -> dict:
+    """Columns keyed by row or step number (`{"loss": {"0": 2.3, "1": 2.1}}`, pandas' `to_json()`) as a
+    metric's columns (`{"steps": [...], "values": [...]}`); numbers keyed by their step at the top
+    (`{"0": 2.3, "1": 2.1}`) as one such column named by the file. Anything else as it is."""
+    def column(d: Any) -> dict | None:
+        if not isinstance(d, dict) or len(d) < 2:
+            return None
+        found = [(_KEY_NUMBER.match(str(k)), _number(v)) for k, v in d.items()]
+        if any(m is None or v is None for m, v in found) or len({m["pre"] for m, _ in found}) != 1:
+            return None
+        pts = sorted((int(m["n"]), v) for m, v in found)
+        return {"steps": [p for p, _ in pts], "values": [v for _, v in pts]}
+
+    top = column(obj)
+    if top is not None:
+        return {_measure(path) or _name_of(path): top}
+    cols = {k: column(v) for k, v in obj.items()}
+    if cols and all(c is not None for c in cols.values()):
+        return cols
+    return obj
+
+
+def _name_of(path: Path) -> str:
+    return re.sub(r"\s+", "_", path.stem.strip()) or "value"
+
+
+def _record_lists(path: Path, obj: dict):
+    """The lists of records an object holds beside its settings (`"training_iterations": [{"iter": 0,
+    "loss": 11.0}, ...]`, `"eval_steps": [...]`), each read as a list of records, its metrics named
+    `<list>/<metric>`; None when it holds none."""
+    parts = []
+    for key, value in obj.items():
+        if not (isinstance(value, list) and len(value) >= 2 and all(isinstance(r, dict) for r in value)):
+            continue
+        if not any(_number(v) is not None for r in value[:5] for v in r.values()):
+            continue
+        try:
+            frame, _ = records_long(path, value)
+        except FormatError:
+            continue
+        named = pl.concat_str([pl.lit(f"{key}/"), pl.col("metric").cast(pl.String)])
+        parts.append(frame.with_columns(named.cast(frame.schema["metric"]).alias("metric")))
+    return pl.concat(parts) if parts else None
 
 
 _LOGGED_KEY = re.compile(rb'"(?:global_step|steps?|iterations?|iters?|epochs?|updates|timesteps|[^"]{0,40}loss[^"]{0,40})"\s*:',
@@ -236,6 +338,8 @@ def _keyed_records(obj: dict) -> list[dict] | None:
     found = [(_KEY_NUMBER.match(str(k)), v) for k, v in obj.items()]
     if len(found) < 2 or any(m is None or not isinstance(v, dict) for m, v in found):
         return None
+    if any(isinstance(x, list) for _, v in found for x in v.values()):
+        return None  # `{"validation_0": {"logloss": [...]}}`: a split's curves, not one record
     if len({m["pre"] for m, _ in found}) != 1:
         return None
     rows = [{**{k: x for k, x in v.items() if k.lower() not in STEP_KEYS}, "step": int(m["n"])} for m, v in found]

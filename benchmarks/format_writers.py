@@ -1,0 +1,577 @@
+"""Read rate on files written the way public training scripts write their metrics (#24).
+
+The corpus is a list of writer snippets harvested from public repositories (csv.writer and
+DictWriter headers, pandas `to_csv` of a history, `json.dump(history)` in its many shapes,
+`np.savetxt`, JSON-lines appenders, YAML, RL progress tables, sweep result files...). It is kept
+outside the project (`~/.cache/spikelens-formats/writers.jsonl`: repository, path, the snippet,
+and what the step and the loss are); no file of those repositories is copied here.
+
+Each writer is rendered into the file it would leave after a realistic run (a decaying noisy
+loss, 50-3000 points, the file name the source uses), and spikelens reads it as `analyze` would
+(`api.load_runs`, then the main metric `analyze` judges). Each file ends as one of:
+
+- `read`: the main metric is the writer's loss (or its score, for a run that logs only a
+  score) and its steps are the writer's steps;
+- `wrong step` / `wrong loss`: read, but the steps or the main metric differ;
+- `refused: <reason>`: nothing read (for a writer whose file is no training curve, a sweep
+  summary or a pickle, a refusal is the right answer, and a read is `read (not a curve)`).
+
+The corpus is split in two halves by a hash of the repository (of the snippet where the index
+did not name one), fixed before any result was seen: tune on `tune`, report both.
+
+    python benchmarks/format_writers.py [--split tune|check|all] [--show] [--out FILE]
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import io
+import json
+import math
+import os
+import pickle
+import re
+import sys
+import tempfile
+import warnings
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+CORPUS = Path(os.environ.get("SPIKELENS_FORMATS", Path.home() / ".cache" / "spikelens-formats")) / "writers.jsonl"
+JUDGED = ("loss", "eval_loss", "reward", "accuracy", "perplexity")
+"""Roles a main metric must have for `analyze` to judge the run (else: no loss-like metric)."""
+
+# ------------------------------------------------------------------ values of a realistic run
+
+_STEPISH = re.compile(r"^(?:epoch|epochs|epochnum|epoch_id|step|steps|iter|iteration|iterations|num_iter|i|index|"
+                      r"round|episode|generation|gen|frame|t|x1|timesteps?|global_step|training_iteration|"
+                      r"training_steps|num_updates|total_train_updates|batch|batch_no|batch_id|step_in_epoch|"
+                      r"epoch_step|iter_idx|timesteps_total|env)$", re.I)
+_RISING = re.compile(r"acc|top_?k|f1|precision|recall|map|dice|iou|auc|psnr|ssim|reward|return|rew|score|fitness|"
+                     r"won|oa|macc|ep_?len|success|_met$", re.I)
+_LR = re.compile(r"(?:^|[/_ ])lr|learn", re.I)
+_TIME = re.compile(r"time|elapsed|duration|wall|_s$|\(min\)|ts$|timestamp|eta", re.I)
+
+
+def _rng(spec: dict) -> np.random.Generator:
+    return np.random.default_rng(int(hashlib.sha1(spec["id"].encode()).hexdigest()[:8], 16))
+
+
+def points(spec: dict) -> int:
+    """How many records: the writer's own count where it says, else 50-300 epochs or 200-3000 steps."""
+    if spec.get("n"):
+        return int(spec["n"])
+    r = _rng(spec)
+    epochs = str(spec.get("step", "")).lower().startswith(("epoch", "row", "round", "gen", "key"))
+    return int(r.integers(50, 300) if epochs else r.integers(200, 3000))
+
+
+def curve(kind: str, n: int, r: np.random.Generator) -> np.ndarray:
+    """A decaying noisy loss, a rising noisy score, a decaying lr, a growing time."""
+    x = np.arange(n, dtype=float)
+    if kind == "loss":
+        base = 0.3 + 2.2 * np.exp(-x / max(n / 5, 1))
+        return base * np.exp(r.normal(0, 0.05, n))
+    if kind == "score":
+        return np.clip(0.4 + 0.5 * (1 - np.exp(-x / max(n / 4, 1))) + r.normal(0, 0.02, n), 0, 1)
+    if kind == "lr":
+        return 1e-3 * 0.5 * (1 + np.cos(np.pi * x / n))
+    if kind == "time":
+        return np.cumsum(r.uniform(10, 12, n))
+    return np.abs(1 + 0.1 * r.normal(0, 1, n))
+
+
+def kind_of(name: str, spec: dict) -> str:
+    if name == spec.get("loss") or (spec.get("multi_loss") and "loss" in name.lower()):
+        return "score" if spec.get("score_only") else "loss"
+    low = name.lower()
+    if _LR.search(low) and "loss" not in low:
+        return "lr"
+    if _TIME.search(low) and "loss" not in low:
+        return "time"
+    if _RISING.search(low) and "loss" not in low:
+        return "score"
+    if re.search(r"loss|mse|mae|cost|err|elbo|kld|total|nll|ppl|logloss|^r$", low) or low in ("train", "test", "val"):
+        return "loss"
+    return "other"
+
+
+def step_values(name: str, n: int, spec: dict) -> np.ndarray:
+    """The writer's counter: epochs from 0 or 1, steps at a logging interval, timesteps by a rollout."""
+    low = name.lower()
+    if low.startswith(("timestep", "total_timesteps", "timesteps_total")):
+        return 2048 * np.arange(1, n + 1)
+    if low in ("step", "steps", "iteration", "iter", "global_step", "num_updates", "training_steps", "i",
+               "total_train_updates", "num_iter", "frame") and n > 400:
+        return 10 * np.arange(1, n + 1)
+    start = 0 if spec.get("epoch0") else 1
+    return np.arange(start, n + start)
+
+
+def table(spec: dict) -> tuple[dict[str, list], np.ndarray]:
+    """Column name -> values for the writer's columns; and the expected steps of the loss."""
+    n, r = points(spec), _rng(spec)
+    cols: dict[str, list] = {}
+    step_col = spec.get("step", "row")
+    steps = np.arange(n)
+    for c in spec["cols"]:
+        if c == step_col or (_STEPISH.match(c) and c != spec.get("loss")):
+            v = step_values(c, n, spec)
+            if c == step_col:
+                steps = v
+            cols[c] = [int(x) for x in v]
+        elif c in (spec.get("text_cols") or {}):
+            cols[c] = [str(spec["text_cols"][c])] * n
+        else:
+            cols[c] = [float(x) for x in curve(kind_of(c, spec), n, r)]
+    return cols, steps
+
+
+def fmt_num(x, spec: dict) -> str:
+    if isinstance(x, str):
+        return x
+    if isinstance(x, int):
+        return str(x)
+    if spec.get("decimals"):
+        return f"{x:.{spec['decimals']}f}"
+    if spec.get("sci"):
+        return f"{x:e}"
+    return repr(float(x))
+
+
+# ------------------------------------------------------------------ the writers
+
+def write_csv(spec: dict, path: Path) -> np.ndarray:
+    cols, steps = table(spec)
+    names, n = list(cols), len(next(iter(cols.values())))
+    sep = spec.get("sep", ",")
+    lines: list[str] = []
+    if spec.get("comment_json"):
+        lines.append('#{"t_start": 1700000000.5, "env_id": "CartPole-v1"}')
+    if spec.get("preamble") == "args":
+        lines += ["lr,0.1", "batch_size,128", "epochs,200", "dataset,cifar10", '""']
+    if spec.get("long_format"):
+        return _write_long(spec, path, lines)
+    if spec.get("lightning"):
+        return _write_lightning(spec, path)
+    index = spec.get("index")
+    header = names if spec.get("header", True) is not None else None
+    if header is not None:
+        head = ([""] if index == "unnamed" else [index.split(":")[1]] if index and index.startswith("named:") else []) + header
+        lines.append(("# " if spec.get("comment_header") else "") + sep.join(head))
+    phases = spec.get("phase_col")
+    for i in range(n):
+        row = [fmt_num(cols[c][i], spec) for c in names]
+        if spec.get("step_text") and spec.get("step") in cols:
+            row[names.index(spec["step"])] = spec["step_text"] % cols[spec["step"]][i]
+        if "time" in (spec.get("text_cols") or {}) and spec["text_cols"]["time"] == "datetime":
+            row[names.index("time")] = f"2024-05-01 12:{i // 60 % 60:02d}:{i % 60:02d}.123456"
+        if spec.get("ragged") and i >= n // 2:
+            row[names.index(spec["ragged"])] = ""
+        if index:
+            row = [str(i)] + row
+        if phases:
+            for p in phases:
+                prow = list(row)
+                if p != phases[0]:
+                    li = names.index(spec["loss"]) + (1 if index else 0)
+                    prow[li] = fmt_num(float(cols[spec["loss"]][i]) * 1.1, spec)
+                lines.append(sep.join([p] + prow[1:]) if names[0] in ("phase", "Phase", "set_type") else sep.join(prow))
+            continue
+        if spec.get("phase_rows") and i % 5 == 4:  # a validation row: only its own columns
+            vrow = [row[0]] + ["val" if c == "phase" else (fmt_num(cols[c][i], spec) if c in ("epoch", "step", "val_loss") else "")
+                               for c in names]
+            lines.append(sep.join(vrow))
+            continue
+        if spec.get("phase_rows"):
+            row[names.index("phase") + 1] = "train"
+            row[names.index("val_loss") + 1] = ""
+        if spec.get("batch_and_epoch_rows"):
+            lines.append(sep.join(row))
+            continue
+        lines.append(sep.join(row))
+    if spec.get("batch_and_epoch_rows"):  # epoch rows carry val_loss/val_acc, batch rows loss
+        lines = _batch_epoch_rows(spec, cols, lines[:1])
+    if spec.get("phase_rows"):
+        steps = np.array([v for i, v in enumerate(steps) if i % 5 != 4])
+    if spec.get("multi_run"):
+        body = lines[1:]
+        lines = lines[:1] + [ln.replace(ln.split(sep)[0], "1", 1) for ln in body] + \
+            [ln.replace(ln.split(sep)[0], "2", 1) for ln in body]
+    path.write_text("\n".join(lines) + "\n")
+    return steps
+
+
+def _batch_epoch_rows(spec: dict, cols: dict, head: list[str]) -> list[str]:
+    lines, n = list(head), len(cols["loss"])
+    per = 10
+    for i in range(n):
+        e, b = i // per + 1, i % per
+        lines.append(f"{e},{b},{cols['loss'][i]!r},,,0.5")
+        if b == per - 1:
+            lines.append(f"{e},,,{cols['val_loss'][i]!r},{cols['val_acc'][i]!r},5.0")
+    return lines
+
+
+def _write_long(spec: dict, path: Path, lines: list[str]) -> np.ndarray:
+    n, r = points(spec), _rng(spec)
+    sep = spec.get("sep", ",")
+    (key, kinds), = [(k, v) for k, v in spec["long_format"].items() if k != "metric"][:1]
+    names = spec["cols"]
+    lines.append(sep.join(names))
+    series = {k: curve("score" if _RISING.search(k) else "loss", n, r) for k in kinds}
+    step_col = spec["step"]
+    for i in range(n):
+        for k in kinds:
+            row = []
+            for c in names:
+                if c == key:
+                    row.append(k)
+                elif c == step_col:
+                    row.append(str(i + 1))
+                elif c in ("metric",):
+                    row.append(spec["long_format"]["metric"][0])
+                elif c in ("Timestamp",):
+                    row.append(str(1700000000000 + i * 1000))
+                elif c in ("isStart",):
+                    row.append("0")
+                else:
+                    row.append(repr(float(series[k][i])))
+            lines.append(sep.join(row))
+    path.write_text("\n".join(lines) + "\n")
+    return np.arange(1, n + 1)
+
+
+def _write_lightning(spec: dict, path: Path) -> np.ndarray:
+    """Lightning's CSVLogger: a row per logging step, epoch-end rows with the epoch metrics."""
+    n, r = points(spec), _rng(spec)
+    per = 20
+    loss = [float(x) for x in curve("loss", n, r)]
+    lines = ["epoch,step,train_loss_step,train_loss_epoch,val_loss"]
+    steps = []
+    for i in range(n):
+        s = 50 * (i + 1) - 1
+        steps.append(s)
+        lines.append(f"{i // per},{s},{loss[i]!r},,")
+        if i % per == per - 1:
+            lines.append(f"{i // per},{s},,{float(np.mean(loss[i - per + 1:i + 1]))!r},")
+            lines.append(f"{i // per},{s},,,{float(loss[i]) * 1.1!r}")
+    path.write_text("\n".join(lines) + "\n")
+    return np.array(steps)
+
+
+def write_savetxt(spec: dict, path: Path) -> np.ndarray:
+    cols, steps = table(spec)
+    arr = np.column_stack([np.asarray(v, dtype=float) for v in cols.values()])
+    if spec.get("transposed"):
+        arr = arr.T
+    kw = {"delimiter": spec.get("sep", " ")}
+    if spec.get("header_comment"):
+        kw["header"] = " ".join(cols)
+    np.savetxt(path, arr if arr.shape[1] > 1 or spec.get("transposed") else arr[:, 0], **kw)
+    return steps
+
+
+def write_bare(spec: dict, path: Path) -> np.ndarray:
+    cols, steps = table(spec)
+    path.write_text("".join(f"{v}\n" for v in cols[spec["cols"][0]]))
+    return steps
+
+
+def write_json(spec: dict, path: Path) -> np.ndarray:
+    cols, steps = table(spec)
+    names, n = list(cols), len(next(iter(cols.values())))
+    fmt, layout = spec["fmt"], spec.get("layout")
+    indent = spec.get("indent")
+    if fmt == "json_dol":
+        obj: object = dict(cols)
+        for k, v in (spec.get("scalar_fields") or {}).items():
+            obj = {k: n, **obj}
+    elif fmt == "json_list":
+        obj = cols[names[0]]
+    elif fmt == "json_lod":
+        obj = [{c: cols[c][i] for c in names} for i in range(n)]
+    elif fmt == "jsonl":
+        return _write_jsonl(spec, path, cols, steps)
+    else:
+        obj, steps = _nested(spec, cols, steps, layout)
+    path.write_text(json.dumps(obj, indent=indent))
+    return steps
+
+
+def _write_jsonl(spec: dict, path: Path, cols: dict, steps: np.ndarray) -> np.ndarray:
+    names, n = list(cols), len(next(iter(cols.values())))
+    out, r = [], _rng(spec)
+    if spec.get("list_values"):  # a record per task, its lists inside
+        for t in range(n // 20 or 1):
+            out.append(json.dumps({"accs": [float(x) for x in curve("score", 20, r)], "epoch": t,
+                                   "losses": [float(x) for x in curve("loss", 20, r)]}, sort_keys=True))
+        path.write_text("\n".join(out) + "\n")
+        return np.arange(n // 20 or 1)
+    splits = spec.get("splits")
+    for i in range(n):
+        rec = {c: cols[c][i] for c in names if c != "split"}
+        if splits:
+            out.append(json.dumps({**rec, "split": splits[0]}))
+            if i % 10 == 9:
+                out.append(json.dumps({**rec, "split": splits[1], spec["loss"]: float(rec[spec["loss"]]) * 1.1}))
+            continue
+        out.append(json.dumps(rec))
+        for k, every in (spec.get("sparse") or {}).items():
+            if i % every == every - 1:
+                out.append(json.dumps({spec["step"]: rec.get(spec["step"], i), k: float(curve("score", 1, r)[0])}))
+    path.write_text("\n".join(out) + "\n")
+    return steps
+
+
+def _nested(spec: dict, cols: dict, steps: np.ndarray, layout: str | None) -> tuple[object, np.ndarray]:
+    names, n = list(cols), len(next(iter(cols.values())))
+    r = _rng(spec)
+    if layout == "hf_trainer_state":
+        hist = [{"epoch": round(i / 100, 2), "learning_rate": cols["learning_rate"][i], "loss": round(cols["loss"][i], 4),
+                 "step": int(cols["step"][i])} for i in range(n)]
+        return {"best_metric": None, "epoch": hist[-1]["epoch"], "global_step": hist[-1]["step"], "log_history": hist}, steps
+    if layout == "parlai_trainstats":
+        reps = [{c: cols[c][i] for c in names} for i in range(n)]
+        return {"parleys": 1000, "train_time": 3600.0, "total_epochs": 3.0, "train_reports": reps,
+                "valid_reports": [{"exs": 100, "loss": float(x), "ppl": math.exp(float(x))} for x in curve("loss", 10, r)],
+                "best_valid": {"loss": 1.1}}, steps
+    if layout == "summary_and_series":
+        return {"run_id": "rp_0001", "summary": {c: cols[c][-1] for c in names},
+                "time_series": dict(cols), "tags": ["mnist"], "recorded_at": "2025-11-17T12:34:56Z"}, steps
+    if layout in ("llm_foundry_run", "run_with_iterations"):
+        its = [{c: cols[c][i] for c in names} for i in range(n)]
+        return {"run_name": "run_20231031_162345", "config": {"learning_rate": 6e-4, "max_iters": n},
+                "training_iterations": its,
+                "eval_steps": [{"iter": int(cols["iter"][i]), "train_loss": cols["loss"][i], "val_loss": cols["loss"][i] * 1.05}
+                               for i in range(0, n, 50)],
+                "summary": {"final_train_loss": cols["loss"][-1]}}, steps
+    if layout in ("keyed_by_step", "keyed_iter_string"):
+        key = (lambda i: f"iter: {i}") if layout == "keyed_iter_string" else str
+        if names == ["loss"]:
+            return {key(i): cols["loss"][i] for i in range(n)}, steps
+        return {key(i): {c: cols[c][i] for c in names} for i in range(n)}, steps
+    if layout == "pandas_to_json_columns":
+        return {c: {str(i): cols[c][i] for i in range(n)} for c in names}, steps
+    if layout == "split_lists":
+        return {"train": [{c: cols[c][i] for c in names} for i in range(n)],
+                "test": [{c: (cols[c][i] * 1.1 if c != "epoch" else cols[c][i]) for c in names} for i in range(n)]}, steps
+    if layout == "dict_of_fold_lists":
+        folds = spec.get("folds", 5)
+        return {c: [[float(x) for x in curve(kind_of(c, spec), n, r)] for _ in range(folds)] for c in names}, steps
+    if layout == "metric_then_split":
+        return {m: {s: [float(x) for x in curve(kind_of(m, spec), n, r)] for s in spec["splits"]} for m in names}, steps
+    if layout == "split_then_metric":
+        return {s: {m: [float(x) for x in curve("loss" if m != "error" else "score", n, r)] for m in names}
+                for s in spec["splits"]}, steps
+    if layout == "counter_lists":
+        tr = 640 * np.arange(1, n + 1)
+        return {"train_counter": [int(x) for x in tr], "train_losses": cols["train_losses"],
+                "test_counter": [int(x) for x in tr[:: max(n // 10, 1)]],
+                "test_losses": [float(x) for x in curve("loss", len(tr[:: max(n // 10, 1)]), r)]}, tr
+    if layout == "loss_list_plus_epoch_maps":
+        return {"loss": cols["loss"], "evals": {str(e): {"acc": 0.5 + e / 100} for e in range(10)},
+                "epoch_metrics": {str(e): {"val_loss": 1.0 - e / 20} for e in range(10)}}, steps
+    raise ValueError(f"{spec['id']}: no renderer for layout {layout!r}")
+
+
+def write_raw(spec: dict, path: Path) -> np.ndarray:
+    cols, steps = table(spec)
+    n = len(next(iter(cols.values())))
+    names = list(cols)
+    if spec.get("glued_header"):
+        path.write_text("#t,r" + "".join(f"{cols['t'][i]},{cols['r'][i]}\n" for i in range(n)))
+    elif spec.get("no_newline"):
+        path.write_text("".join(",".join(fmt_num(cols[c][i], {}) for c in names) for i in range(n)))
+    elif spec.get("name_then_row"):
+        path.write_text(f"{names[0]} loss: \n" + " ".join(repr(v) for v in cols[names[0]]) + "\n")
+    elif spec.get("double_encoded"):
+        path.write_text(json.dumps(json.dumps(str(cols[names[0]]))))
+    elif spec.get("glued_pipes"):
+        path.write_text("\nresnet - 01/05/2024 10:00:00\n" + "".join(f"{cols['epoch'][i]}-{cols['loss'][i]:.4f} | " for i in range(n)))
+    else:
+        raise ValueError(spec["id"])
+    return steps
+
+
+def write_pickle(spec: dict, path: Path) -> np.ndarray:
+    cols, steps = table(spec)
+    path.write_bytes(pickle.dumps(cols))
+    return steps
+
+
+def write_yaml(spec: dict, path: Path) -> np.ndarray:
+    import yaml
+
+    cols, steps = table(spec)
+    if spec["fmt"] == "yaml_summary":
+        path.write_text(yaml.safe_dump({c: cols[c][-1] for c in cols}))
+    else:
+        n = len(next(iter(cols.values())))
+        path.write_text("".join("\n-" + "".join(f"{'' if j == 0 else '  '} {c}: {cols[c][i]}\n"[1 if j == 0 else 0:]
+                                                 for j, c in enumerate(cols)) for i in range(n)))
+    return steps
+
+
+def write_blocks(spec: dict, path: Path) -> np.ndarray:
+    cols, steps = table(spec)
+    path.write_text("".join(f"{c}\n" + "".join(f"{v}\n" for v in cols[c]) + "\n" for c in cols))
+    return steps
+
+
+def write_dvclive(spec: dict, path: Path) -> np.ndarray:
+    cols, steps = table(spec)
+    for c in spec["cols"]:
+        f = path / "plots" / "metrics" / f"{c}.tsv"
+        f.parent.mkdir(parents=True, exist_ok=True)
+        name = c.split("/")[-1]
+        f.write_text(f"timestamp\tstep\t{name}\n" + "".join(f"{1700000000000 + i}\t{i}\t{v!r}\n" for i, v in enumerate(cols[c])))
+    (path / "metrics.json").write_text(json.dumps({"train": {"loss": cols[spec["cols"][0]][-1]}, "step": len(steps) - 1}))
+    return np.arange(len(steps))
+
+
+WRITERS = {"csv": write_csv, "savetxt": write_savetxt, "bare": write_bare, "json_dol": write_json,
+           "json_list": write_json, "json_lod": write_json, "jsonl": write_json, "json_nested": write_json,
+           "raw": write_raw, "pickle": write_pickle, "yaml_summary": write_yaml, "yaml_list": write_yaml,
+           "blocks": write_blocks, "dvclive": write_dvclive}
+
+
+def render(spec: dict, root: Path) -> tuple[Path, np.ndarray]:
+    """The file (or folder) the writer leaves, under a folder of its own; the expected steps."""
+    folder = root / spec["id"]
+    folder.mkdir(parents=True)
+    path = folder / spec["file"]
+    if spec["fmt"] == "dvclive":
+        path.mkdir()
+    return path, WRITERS[spec["fmt"]](spec, path)
+
+
+# ------------------------------------------------------------------ reading and judging
+
+def _norm(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", str(name).lower())
+
+
+def same_metric(expected: str, metric: str) -> bool:
+    a = _norm(expected.split(".")[-1] if "." in expected and "/" not in expected else expected)
+    b = _norm(re.sub(r"/\d+$", "", str(metric)))  # a fold or seed numbered after the name
+    return bool(a) and bool(b) and (a == b or b.endswith(a) or a.endswith(b))
+
+
+def judge(spec: dict, path: Path, steps: np.ndarray) -> tuple[str, str]:
+    """(outcome, detail) for one rendered file."""
+    from spikelens import api
+    from spikelens.errors import SpikelensError
+    from spikelens.frame import roles_of
+    from spikelens.stitching import main_metric
+
+    readable = spec.get("readable", True)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            err = io.StringIO()
+            stderr, sys.stderr = sys.stderr, err
+            try:
+                runs = api.load_runs(path.parent)
+            finally:
+                sys.stderr = stderr
+    except SpikelensError as e:
+        return ("refused (right)" if not readable else "refused"), str(e).splitlines()[0][:160]
+    except Exception as e:  # noqa: BLE001 - a crash is an outcome the benchmark reports
+        return "crashed", f"{type(e).__name__}: {e}"[:160]
+    runs = [r for r in runs if r.frame.height]
+    if not runs:
+        said = [ln for ln in err.getvalue().splitlines() if ln.strip()]
+        return ("refused (right)" if not readable else "refused"), (said[-1] if said else "nothing read")[:160]
+    judged = []
+    for run in runs:
+        roles = roles_of(run.frame)
+        main = main_metric(run.frame, roles)
+        judged.append((run, main, roles.get(main)))
+    if not readable:
+        return "read (not a curve)", ", ".join(f"{m}" for _, m, _ in judged)[:160]
+    if not any(role in JUDGED for _, _, role in judged):
+        return "refused", f"no loss-like metric: main {judged[0][1]!r} is {judged[0][2]}"
+    expected = expected_names(spec, path)
+    hit = [(run, m, role) for run in runs for m, role in roles_of(run.frame).items()
+           if any(same_metric(e, m) for e in expected)]
+    if not hit:
+        return "wrong loss", f"{expected[0]!r} not among {sorted({m for r in runs for m in roles_of(r.frame)})[:8]}"
+    if not any(role in JUDGED for _, _, role in hit):
+        return "wrong role", f"{hit[0][1]!r} read as {hit[0][2]}"
+    run, m, _ = next(h for h in hit if h[2] in JUDGED)
+    got = run.frame.filter(run.frame["metric"] == m).sort("seq")["step"].to_numpy()
+    if spec.get("step") in ("row", "key") or "+" in str(spec.get("step")) or spec.get("multi_run") or spec.get("restart_concat"):
+        ok = len(got) > 1 and bool(np.all(np.diff(got) >= 0))
+    else:
+        want = np.asarray(steps)
+        ok = len(got) == len(want) and bool(np.array_equal(np.sort(got), np.sort(want)))
+    if not ok:
+        return "wrong step", f"{m}: steps {got[:4].tolist()}..{got[-2:].tolist()} ({len(got)}) vs {np.asarray(steps)[:4].tolist()}.. ({len(steps)})"
+    chosen = any(mm == m for _, mm, _ in judged)
+    return ("read" if chosen else "read (not main)"), m
+
+
+def expected_names(spec: dict, path: Path) -> list[str]:
+    """The names the writer's loss may be read under: its own, the aliases a reader gives it (SB3's
+    `r` is `episode/reward`), `<file>_column<k>` for a file without a header (the file names it),
+    and for a run of several loss terms and no total, any of them."""
+    names = [spec["loss"], *spec.get("alias", [])]
+    if spec.get("header", True) is None or spec["fmt"] in ("savetxt", "bare"):
+        k = spec["cols"].index(spec["loss"]) + 1
+        names += [f"{path.stem}_column{k}", f"column{k}", path.stem]
+    if spec.get("multi_loss"):
+        names += [c for c in spec["cols"] if kind_of(c, spec) == "loss"]
+    return names
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", type=Path, default=CORPUS)
+    ap.add_argument("--split", choices=("tune", "check", "all"), default="all")
+    ap.add_argument("--only", nargs="*", help="writer ids")
+    ap.add_argument("--show", action="store_true", help="print every file that was not read right")
+    ap.add_argument("--out", type=Path, help="write the per-writer outcomes as JSON")
+    args = ap.parse_args()
+    if not args.corpus.exists():
+        print(f"{args.corpus}: no writer corpus (see the docstring)", file=sys.stderr)
+        return 2
+    specs = [json.loads(ln) for ln in args.corpus.read_text().splitlines() if ln.strip()]
+    specs = [s for s in specs if (args.split == "all" or s["split"] == args.split) and (not args.only or s["id"] in args.only)]
+    results = []
+    with tempfile.TemporaryDirectory(prefix="spikelens-writers-") as tmp:
+        for spec in specs:
+            try:
+                path, steps = render(spec, Path(tmp))
+            except Exception as e:  # noqa: BLE001
+                results.append({"id": spec["id"], "split": spec["split"], "outcome": "not rendered", "detail": repr(e)[:160]})
+                continue
+            outcome, detail = judge(spec, path, steps)
+            results.append({"id": spec["id"], "split": spec["split"], "repo": spec.get("repo"), "file": spec["file"],
+                            "readable": spec.get("readable", True), "outcome": outcome, "detail": detail})
+    for split in ("tune", "check"):
+        part = [r for r in results if r["split"] == split]
+        if not part:
+            continue
+        readable = [r for r in part if r.get("readable", True)]
+        good = sum(r["outcome"].startswith("read") and r["outcome"] != "read (not a curve)" for r in readable)
+        main = sum(r["outcome"] == "read" for r in readable)
+        right_refusals = sum(r["outcome"] == "refused (right)" for r in part if not r.get("readable", True))
+        c = Counter(r["outcome"] for r in part)
+        print(f"{split}: {len(part)} writers; readable read right {good}/{len(readable)} "
+              f"({100 * good / max(len(readable), 1):.1f}%), as the main metric {main}; not-a-curve refused {right_refusals}/{len(part) - len(readable)}; "
+              + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
+    if args.show:
+        for r in results:
+            if not r["outcome"].startswith("read") or r["outcome"] == "read (not a curve)":
+                print(f"  {r['id']} [{r['split']}] {r.get('file')}: {r['outcome']}: {r['detail']}")
+    if args.out:
+        args.out.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""Structured metric files as public training scripts write them (#24, benchmarks/format_writers.py):
+each test writes the file the way its writer does and checks the curve a person reads in it."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from spikelens import api
+from spikelens.frame import roles_of
+from spikelens.importers.base import read_head
+from spikelens.importers.jsonhistory import JsonHistoryImporter
+
+
+def _loss(n: int, start: float = 2.5) -> list[float]:
+    return [float(start * np.exp(-i / 30) + 0.3) for i in range(n)]
+
+
+def _curve(frame, metric: str):
+    part = frame.filter(frame["metric"] == metric).sort("seq")
+    return part["step"].to_list(), part["value"].to_list()
+
+
+def _only_run(path):
+    (run,) = api.load_runs(path)
+    return run.frame
+
+
+def test_a_file_without_extension_is_read_by_what_it_holds(tmp_path):
+    # Chainer's `LogReport` writes a JSON list of per-epoch records to a file named `log`
+    records = [{"main/loss": v, "validation/main/loss": v * 1.1, "epoch": e + 1, "iteration": 100 * (e + 1),
+                "elapsed_time": 10.0 * e} for e, v in enumerate(_loss(40))]
+    (tmp_path / "log").write_text(json.dumps(records, indent=4))
+    frame = _only_run(tmp_path)
+    steps, values = _curve(frame, "main/loss")
+    assert steps == [100 * (e + 1) for e in range(40)] and values[0] == pytest.approx(records[0]["main/loss"])
+    assert roles_of(frame)["validation/main/loss"] == "eval_loss"
+    notes = tmp_path / "notes"  # a file without extension that holds no log is still not claimed
+    notes.write_text("remember to rerun with a lower lr\n")
+    assert not JsonHistoryImporter().claims(notes, read_head(notes))
+
+
+def test_pandas_to_json_columns_keyed_by_row(tmp_path):
+    hist = pd.DataFrame({"loss": _loss(60), "val_loss": [v * 1.2 for v in _loss(60)]})
+    hist.to_json(tmp_path / "history.json")  # `pd.DataFrame(history.history).to_json(path)`
+    frame = _only_run(tmp_path / "history.json")
+    steps, values = _curve(frame, "loss")
+    assert steps == list(range(60)) and values == pytest.approx(_loss(60))
+    assert roles_of(frame) == {"loss": "loss", "val_loss": "eval_loss"}
+
+
+def test_numbers_keyed_by_their_step_are_the_curve_the_file_names(tmp_path):
+    path = tmp_path / "training_loss.json"
+    path.write_text(json.dumps({str(10 * (i + 1)): v for i, v in enumerate(_loss(50))}))
+    frame = _only_run(path)
+    steps, values = _curve(frame, "training_loss")
+    assert steps == [10 * (i + 1) for i in range(50)] and values == pytest.approx(_loss(50))
+    other = tmp_path / "class_weights.json"  # a mapping a file's name does not call a curve: not claimed
+    other.write_text(json.dumps({str(i): 1.0 + i for i in range(20)}))
+    assert not JsonHistoryImporter().claims(other, read_head(other))
+
+
+def test_splits_of_curves_and_folds(tmp_path):
+    # xgboost's `evals_result()`: {split: {metric: [...]}}
+    evals = {"validation_0": {"logloss": _loss(80)}, "validation_1": {"logloss": [v * 1.1 for v in _loss(80)]}}
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "evals_result.json").write_text(json.dumps(evals))
+    frame = _only_run(tmp_path / "a" / "evals_result.json")
+    assert _curve(frame, "validation_0/logloss")[1] == pytest.approx(_loss(80))
+    # k-fold: {metric: [[fold 1 ...], [fold 2 ...]]}
+    folds = {"loss_train": [_loss(30, s) for s in (2.0, 2.5, 3.0)], "loss_val": [_loss(30, s) for s in (2.1, 2.6, 3.1)]}
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "training_history.json").write_text(json.dumps(folds))
+    frame = _only_run(tmp_path / "b" / "training_history.json")
+    assert _curve(frame, "loss_train/2")[1] == pytest.approx(_loss(30, 2.5))
+    assert {m for m in roles_of(frame) if m.startswith("loss_val/")} == {"loss_val/1", "loss_val/2", "loss_val/3"}
+
+
+def test_series_the_file_names_take_its_measure(tmp_path):
+    # `json.dump({"train": train_losses, "val": val_losses}, open("loss.json", "w"))`
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "loss.json").write_text(json.dumps({"train": _loss(40), "val": _loss(40, 2.8)}))
+    roles = roles_of(_only_run(tmp_path / "a" / "loss.json"))
+    assert roles == {"loss/train": "loss", "loss/val": "eval_loss"}
+    # a model each in a training history: the models' losses
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "training_history.json").write_text(json.dumps({"Quantum_QVAE": _loss(150), "Classical_AE": [0.7] * 150}))
+    roles = roles_of(_only_run(tmp_path / "b" / "training_history.json"))
+    assert roles == {"loss/Quantum_QVAE": "loss", "loss/Classical_AE": "loss"}
+    # series that name their own measure keep their names
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "loss.json").write_text(json.dumps({"train_loss": _loss(40), "val_acc": [0.5] * 40}))
+    assert set(roles_of(_only_run(tmp_path / "c" / "loss.json"))) == {"train_loss", "val_acc"}
+
+
+def test_lists_of_records_beside_settings(tmp_path):
+    doc = {"run_name": "run_20231031_162345", "config": {"learning_rate": 6e-4, "max_iters": 200},
+           "training_iterations": [{"iter": i, "loss": v, "time_ms": 40.0} for i, v in enumerate(_loss(200))],
+           "eval_steps": [{"iter": i, "train_loss": v, "val_loss": v * 1.05} for i, v in list(enumerate(_loss(200)))[::50]],
+           "summary": {"final_train_loss": 0.31}}
+    path = tmp_path / "run_20231031_162345.json"
+    path.write_text(json.dumps(doc, indent=2))
+    frame = _only_run(path)
+    steps, values = _curve(frame, "training_iterations/loss")
+    assert steps == list(range(200)) and values == pytest.approx(_loss(200))
+    assert _curve(frame, "eval_steps/val_loss")[0] == [0, 50, 100, 150]
