@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from .model.finding import SEVERITIES, SEVERITY_RANK, Finding, _clean
 from .errors import ConfigError, InputError, UsageError
@@ -263,25 +263,16 @@ class Baseline:
 
     def match(self, report: Report) -> dict[int, BaselineEntry]:
         """id(finding) → the entry that absorbs it; nearest anchors first."""
-        pool: dict[tuple, list[int]] = {}
-        for i, e in enumerate(self.entries):
-            pool.setdefault((e.run, e.metric, e.kind), []).append(i)
+        matcher = self.matcher(lambda: (r.run for r in report.runs))
         used: set[int] = set()
         out: dict[int, BaselineEntry] = {}
-        names = same_runs([r.run for r in report.runs], [e.run for e in self.entries])
         for run in report.runs:
-            win = self.window(run)
-            pairs = []
-            for f in run.findings:
-                for i in pool.get((names.get(run.run), f.metric, f.kind), ()):
-                    d = _distance(f.anchor_step, self.entries[i].step)
-                    if d is not None and d <= win:
-                        pairs.append((d, id(f), i))
-            for _, fid, i in sorted(pairs):
-                if fid not in out and i not in used:
-                    out[fid] = self.entries[i]
-                    used.add(i)
+            out.update(matcher.match_run(run, used))
         return out
+
+    def matcher(self, names: Callable[[], Iterable[str]]) -> "_Matcher":
+        """Matches run by run (`names`: the current runs' names, gone over twice)."""
+        return _Matcher(self, names)
 
     def to_json(self) -> dict[str, Any]:
         entries = sorted(self.entries, key=lambda e: (e.run, e.metric or "", e.kind, -1 if e.step is None else e.step))
@@ -289,17 +280,57 @@ class Baseline:
                 "findings": [_clean(e.to_json()) for e in entries]}
 
 
+class _Matcher:
+    """The baseline's entries by (recorded run, metric, kind), and each current run's
+    recorded name: what matching one run needs, whatever the number of runs (it holds the
+    baseline, not the sweep)."""
+
+    def __init__(self, baseline: Baseline, names: Callable[[], Iterable[str]]) -> None:
+        self.baseline = baseline
+        self.pool: dict[tuple, list[int]] = {}
+        for i, e in enumerate(baseline.entries):
+            self.pool.setdefault((e.run, e.metric, e.kind), []).append(i)
+        self.recorded = {e.run for e in baseline.entries}
+        self.renamed = _suffix_names(names, self.recorded)
+
+    def recorded_name(self, name: str) -> str | None:
+        return name if name in self.recorded else self.renamed.get(name)
+
+    def match_run(self, run: RunReport, used: set[int]) -> dict[int, BaselineEntry]:
+        """id(finding) → entry for one run's findings (`used`: entries taken, added to)."""
+        entries, win, recorded = self.baseline.entries, self.baseline.window(run), self.recorded_name(run.run)
+        pairs = []
+        for f in run.findings:
+            for i in self.pool.get((recorded, f.metric, f.kind), ()):
+                d = _distance(f.anchor_step, entries[i].step)
+                if d is not None and d <= win:
+                    pairs.append((d, id(f), i))
+        out: dict[int, BaselineEntry] = {}
+        for _, fid, i in sorted(pairs):
+            if fid not in out and i not in used:
+                out[fid] = entries[i]
+                used.add(i)
+        return out
+
 def same_runs(current: list[str], recorded: list[str]) -> dict[str, str]:
     """Current run name → the name the baseline recorded it under: the same name, or else
     the one recorded name that is a path suffix of it or it of them (`deepspeed_chat/logs`
     and `logs`: a run named from a smaller folder, or before more runs stood beside it)."""
     recorded_set = set(recorded)
     out = {name: name for name in current if name in recorded_set}
-    taken = set(out.values())
-    for name in current:
-        if name in out:
+    out.update(_suffix_names(lambda: current, recorded_set))
+    return out
+
+
+def _suffix_names(names: Callable[[], Iterable[str]], recorded: set[str]) -> dict[str, str]:
+    """`same_runs`' names found by path suffix, in two passes over the current names: the
+    dict holds at most one name per recorded name (a sweep's names are never held)."""
+    taken = {name for name in names() if name in recorded}
+    out: dict[str, str] = {}
+    for name in names():
+        if name in recorded or name in out:
             continue
-        near = [r for r in recorded_set - taken if _path_suffix(r, name) or _path_suffix(name, r)]
+        near = [r for r in recorded - taken if _path_suffix(r, name) or _path_suffix(name, r)]
         if len(near) == 1:
             out[name] = near[0]
             taken.add(near[0])
@@ -405,12 +436,18 @@ class Gate:
 @dataclass
 class CheckResult:
     report: Report
-    """The analysis with out-of-scope findings (select/ignore/metrics) removed; command 'check'."""
+    """The analysis with out-of-scope findings (select/ignore/metrics) removed; command 'check'.
+    Of a spooled sweep (`pipeline.runsummary.SpooledRuns`), its runs are checked as each is
+    read back, so a pass over them holds one run and its gates at a time."""
     policy: Policy
     gates: dict[int, Gate]
-    """id(finding) → gate, for every finding left in `report`."""
+    """id(finding) → gate, for every finding left in `report` (of a spooled sweep: of the
+    runs read back and still alive)."""
     filtered_out: int = 0
     baseline: Baseline | None = None
+    tally: dict[str, int] = field(default_factory=dict)
+    """Numbers of every run, counted in one pass (`evaluate`): each status, failing findings
+    and runs."""
 
     def gate(self, f: Finding) -> Gate:
         return self.gates[id(f)]
@@ -418,19 +455,29 @@ class CheckResult:
     def run_gates(self, run: RunReport) -> list[Gate]:
         return [self.gates[id(f)] for f in run.findings]
 
+    def failures(self) -> Iterator[Gate]:
+        """The failing gates, run by run in the report's order (one run at a time)."""
+        for r in self.report.runs:
+            yield from (g for g in self.run_gates(r) if g.fails)
+
     @property
     def failed(self) -> list[Gate]:
-        return [g for r in self.report.runs for g in self.run_gates(r) if g.fails]
+        return list(self.failures())
+
+    @property
+    def n_failed(self) -> int:
+        return self.tally["failed"]
+
+    @property
+    def runs_failing(self) -> int:
+        return self.tally["runs failing"]
 
     @property
     def passed(self) -> bool:
-        return not self.failed
+        return not self.n_failed
 
     def counts(self) -> dict[str, int]:
-        out = dict.fromkeys(STATUSES, 0)
-        for g in self.gates.values():
-            out[g.status] += 1
-        return out
+        return {s: self.tally[s] for s in STATUSES}
 
     def exit_code(self, exit_zero: bool = False) -> int:
         """0 when nothing fails (or with exit_zero), 1 when something does."""
@@ -438,37 +485,96 @@ class CheckResult:
 
     def to_json(self, exit_code: int | None = None) -> dict[str, Any]:
         """The `check` object of the JSON report."""
+        out = self.json_head(exit_code)
+        out["runs"] = list(self.json_runs())
+        return out
+
+    def json_head(self, exit_code: int | None = None) -> dict[str, Any]:
+        """The `check` object but its `runs` (`json_runs`, which come last)."""
         b = self.baseline
         return {
             "passed": self.passed,
             "exit_code": self.exit_code() if exit_code is None else exit_code,
-            "failed": len(self.failed),
+            "failed": self.n_failed,
             "counts": self.counts(),
             "filtered_out": self.filtered_out,
             "policy": self.policy.to_json(),
             "baseline": None if b is None else {"path": b.path, "entries": len(b.entries),
                                                 "matched": self.counts()["baselined"]},
-            "runs": [{"run": r.run, "passed": not any(g.fails for g in self.run_gates(r)),
-                      "failed": sum(g.fails for g in self.run_gates(r))} for r in self.report.runs],
         }
+
+    def json_runs(self) -> Iterator[dict[str, Any]]:
+        for r in self.report.runs:
+            failed = sum(g.fails for g in self.run_gates(r))
+            yield {"run": r.run, "passed": not failed, "failed": failed}
 
 
 def evaluate(report: Report, policy: Policy | None = None, baseline: Baseline | None = None) -> CheckResult:
-    """Apply the policy and the baseline to an analysis report (the report is not changed)."""
+    """Apply the policy and the baseline to an analysis report (the report is not changed).
+    A spooled sweep's runs are checked in one pass for the numbers, then again as each is
+    read back (`Checker`): the result holds the numbers, not the runs."""
+    from .pipeline.runsummary import SpooledRuns
+
     policy = policy or Policy()
-    runs, dropped = [], 0
-    for run in report.runs:
-        kept = [f for f in run.findings if policy.checks(f)]
-        dropped += len(run.findings) - len(kept)
-        runs.append(replace(run, findings=kept))
-    checked = Report(command="check", runs=runs, warnings=list(report.warnings))
-    accepted = baseline.match(checked) if baseline is not None else {}
+    runs = report.runs
+    spooled = isinstance(runs, SpooledRuns)
+    names = (lambda: (runs.name(i) for i in range(len(runs)))) if spooled else (lambda: (r.run for r in runs))
+    check = Checker(policy, baseline.matcher(names) if baseline is not None else None)
+    tally = dict.fromkeys((*STATUSES, "failed", "runs failing", "filtered out"), 0)
     gates: dict[int, Gate] = {}
-    for run in checked.runs:
-        for f in run.findings:
-            gates[id(f)] = _gate(f, policy, accepted.get(id(f)))
-        _allow_fast_spikes([gates[id(f)] for f in run.findings], policy.max_fast_spikes)
-    return CheckResult(report=checked, policy=policy, gates=gates, filtered_out=dropped, baseline=baseline)
+    kept_runs: list[RunReport] = []
+    used: set[int] = set()  # a baseline entry absorbs one finding (of a spooled sweep: names are unique)
+    for run in runs:
+        checked, run_gates = check.run(run, set() if spooled else used)
+        for g in run_gates:
+            tally[g.status] += 1
+        failing = sum(g.fails for g in run_gates)
+        tally["failed"] += failing
+        tally["runs failing"] += failing > 0
+        tally["filtered out"] += len(run.findings) - len(checked.findings)
+        if not spooled:
+            kept_runs.append(checked)
+            gates.update((id(g.finding), g) for g in run_gates)
+    result = CheckResult(report=Report(command="check", runs=kept_runs, warnings=list(report.warnings)),
+                         policy=policy, gates=gates, filtered_out=tally["filtered out"], baseline=baseline,
+                         tally=tally)
+    if spooled:
+        result.report.runs = runs.then(check.reader(result.gates))  # type: ignore[attr-defined]
+    return result
+
+
+class Checker:
+    """One run's check: its findings in scope, matched to the baseline, each given a gate."""
+
+    def __init__(self, policy: Policy, matcher: _Matcher | None) -> None:
+        self.policy, self.matcher = policy, matcher
+
+    def run(self, run: RunReport, used: set[int]) -> tuple[RunReport, list[Gate]]:
+        kept = [f for f in run.findings if self.policy.checks(f)]
+        checked = replace(run, findings=kept)
+        accepted = self.matcher.match_run(checked, used) if self.matcher is not None else {}
+        gates = [_gate(f, self.policy, accepted.get(id(f))) for f in kept]
+        _allow_fast_spikes(gates, self.policy.max_fast_spikes)
+        return checked, gates
+
+    def reader(self, gates: dict[int, Gate]) -> Callable[[RunReport], RunReport]:
+        """Checks a run read back from the spool; its gates stay in `gates` while the checked
+        run lives (a finding read back is this run's alone: its id is not reused before)."""
+        import weakref
+
+        def read(run: RunReport) -> RunReport:
+            checked, run_gates = self.run(run, set())
+            ids = [id(g.finding) for g in run_gates]
+            gates.update(zip(ids, run_gates))
+            weakref.finalize(checked, _forget, gates, ids)
+            return checked
+
+        return read
+
+
+def _forget(gates: dict[int, Gate], ids: list[int]) -> None:
+    for i in ids:
+        gates.pop(i, None)
 
 
 def _gate(f: Finding, policy: Policy, entry: BaselineEntry | None) -> Gate:

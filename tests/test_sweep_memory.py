@@ -290,6 +290,43 @@ def _outputs(report, tmp_path: Path) -> dict[str, str]:
         write(report, buf)
         outs[write.__name__] = buf.getvalue()
     outs["warnings"] = "\n".join(report.warnings)
+    outs.update(_check_outputs(report))
+    return outs
+
+
+def _check_outputs(report) -> dict[str, str]:
+    """`spikelens check`'s outputs of the report: its JSON, JUnit, GitHub annotations, markdown
+    and concise lines, under a policy that lets a fast spike pass and a baseline that absorbs
+    a few findings (one recorded under a shorter name: matched by path suffix)."""
+    import io
+    from datetime import datetime, timezone
+
+    from spikelens.check import Baseline, BaselineEntry, Policy, evaluate
+    from spikelens.cli.check import write_markdown_check
+    from spikelens.report.github import write_github
+    from spikelens.report.json_report import write_check_json
+    from spikelens.report.junit import write_junit
+
+    entries = [BaselineEntry(run="g0/run", metric="train/loss", kind="spike", code="SL101", step=101),
+               BaselineEntry(run="sweep-7", metric="train/loss", kind="outliers", code="SL101", step=None),
+               BaselineEntry(run="solo_3", metric="train/loss", kind="level_shift", code="SL304", step=251)]
+    outs = {}
+    for name, policy, baseline in (("default", Policy(), None),
+                                   ("baseline", Policy(fail_on="info", max_fast_spikes=1, ignore=["plateau"]),
+                                    Baseline(entries=entries, path="b.json"))):
+        result = evaluate(report, policy, baseline)
+        writers = {"json": lambda out: write_check_json(result, out, 1),
+                   "junit": lambda out: write_junit(result, out, elapsed=1.5,
+                                                    timestamp=datetime(2026, 1, 2, tzinfo=timezone.utc)),
+                   "github": lambda out: write_github(result, out, Path("/sweep")),
+                   "markdown": lambda out: write_markdown_check(result, out, charts=False),
+                   "concise": lambda out: write_concise(result.report, out)}
+        for what, write in writers.items():
+            buf = io.StringIO()
+            write(buf)
+            outs[f"check {name} {what}"] = buf.getvalue()
+        outs[f"check {name} numbers"] = repr((result.counts(), result.n_failed, result.runs_failing,
+                                              result.filtered_out, result.exit_code()))
     return outs
 
 
@@ -314,6 +351,8 @@ def test_the_spooled_cross_run_work_gives_what_the_held_reports_give(monkeypatch
         assert len(held.runs) == 39 and "same curves" in a["warnings"]
         assert "spiked at the same steps" in a["write_json"] and "the same step as in" in a["write_json"]
         assert "shifted up at the same step" in a["write_json"]
+        assert '"status": "baselined"' in a["check baseline json"] and '"status": "allowed"' in a["check baseline json"]
+        assert "<failure" in a["check default junit"] and "::error file=" in a["check default github"]
 
 
 def test_the_page_of_a_huge_sweep_lists_the_worst_runs_and_counts_the_rest(monkeypatch, tmp_path):
@@ -345,3 +384,70 @@ def test_the_page_of_a_huge_sweep_lists_the_worst_runs_and_counts_the_rest(monke
     parser.feed(page)
     parser.close()
     assert parser.stack == []
+
+
+def _junit_whole_tree(result, elapsed, timestamp) -> str:
+    """JUnit as one ElementTree, indented and written whole (how `render_junit` wrote it before
+    it wrote a test case at a time): the document the streamed one must equal."""
+    import json
+    import xml.etree.ElementTree as ET
+
+    from spikelens.report.junit import _x, finding_line
+
+    runs = result.report.runs
+    failing = {r.run: [g for g in result.run_gates(r) if g.fails] for r in runs}
+    common = {"tests": str(len(runs)), "failures": str(sum(1 for r in runs if failing[r.run])), "errors": "0",
+              "time": f"{elapsed:.3f}"}
+    root = ET.Element("testsuites", {"name": "spikelens check", **common})
+    suite = ET.SubElement(root, "testsuite", {"name": "spikelens check", **common, "skipped": "0",
+                                              "timestamp": timestamp.replace(microsecond=0).isoformat()})
+    props = ET.SubElement(suite, "properties")
+    for key, value in result.policy.to_json().items():
+        if key != "origins":
+            ET.SubElement(props, "property", name=key, value=_x(value if isinstance(value, str) else json.dumps(value)))
+    for run in runs:
+        attrs = {"classname": "spikelens.check", "name": _x(run.run), "time": f"{elapsed / len(runs):.3f}"}
+        if run.sources:
+            attrs["file"] = _x(run.sources[0])
+        case = ET.SubElement(suite, "testcase", attrs)
+        bad = failing[run.run]
+        if bad:
+            summary = f"{len(bad)} finding{'s fail' if len(bad) != 1 else ' fails'} the check: {bad[0].finding.message}"
+            summary += f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+            failure = ET.SubElement(case, "failure", message=_x(summary), type=_x(" ".join(sorted({g.finding.code for g in bad}))))
+            failure.text = _x("\n".join(finding_line(g) for g in bad))
+        rest = [g for g in result.run_gates(run) if not g.fails]
+        if rest:
+            ET.SubElement(case, "system-out").text = _x("\n".join(finding_line(g) for g in rest))
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+@pytest.mark.parametrize("n", [0, 1, 40])
+def test_check_json_and_junit_written_a_run_at_a_time_are_the_whole_documents(monkeypatch, tmp_path, n):
+    """`check`'s JSON and JUnit, written run by run, are the bytes of the whole document made at once
+    (`json.dumps` of the report's dict; one ElementTree indented), fields and escapes alike."""
+    import io
+    import json
+    from datetime import datetime, timezone
+
+    from spikelens.check import Policy, evaluate
+    from spikelens.model.report import Report
+    from spikelens.report.json_report import check_report_dict, write_check_json
+    from spikelens.report.junit import write_junit
+
+    monkeypatch.setattr(sweep, "source_groups", sweep_reports.groups(n))
+    monkeypatch.setattr(sweep, "execute", sweep_reports.executor(make=sweep_reports.linked_report))
+    monkeypatch.setattr(sweep, "SPOOL_FROM", 10**9)
+    report = _sweep(tmp_path) if n else Report(command="analyze")
+    if n:
+        report.runs[0].run = 'odd <"name"> & \x01 tab\there'  # escapes XML and JSON must agree on
+    stamp = datetime(2026, 1, 2, 3, 4, 5, 678, tzinfo=timezone.utc)
+    for policy in (Policy(), Policy(fail_on="info", max_fast_spikes=1)):
+        result = evaluate(report, policy)
+        buf = io.StringIO()
+        write_check_json(result, buf, 1)
+        assert buf.getvalue() == json.dumps(check_report_dict(result, 1), indent=1, allow_nan=False) + "\n"
+        buf = io.StringIO()
+        write_junit(result, buf, elapsed=2.25, timestamp=stamp)
+        assert buf.getvalue() == _junit_whole_tree(result, 2.25, stamp)

@@ -6,10 +6,12 @@ it and renders the result (Rich, JSON, GitHub annotations, markdown, JUnit).
 from __future__ import annotations
 
 import json
+import shutil
+import sys
 import time
 from enum import Enum
 from pathlib import Path
-from typing import List, Optional
+from typing import Callable, List, Optional, TextIO
 
 import typer
 from rich.table import Table
@@ -20,9 +22,8 @@ from ..check import (CheckResult, baseline_from, build_policy, evaluate, load_ba
                      write_baseline)
 from ..errors import OutputExists, SpikelensError, UsageError
 from ..outputs import atomic_write, claim, occupied, refuse_overlap, write_output
-from ..report.json_report import check_report_dict as report_json
 from . import app
-from .analyze import build_config, detector_params, progress, require_loss
+from .analyze import _to_stdout, build_config, detector_params, progress, require_loss
 from .common import (ALLOW_EMPTY, CHARTS, CONFIG, PARAM, QUIET_RUNS, ROLE, VERBOSE, Format, emit_warnings, force_option,
                      stderr_console, stdout_console)
 
@@ -133,8 +134,11 @@ def check_cmd(
             report, _ = api.stitch(*paths, config=cfg, detector_params=params)
         else:
             keep_frames = charts and (format in (Format.rich, Format.markdown) or summary is not None)
+            # a large sweep's reports wait on disk (next to the first output file: with frames they may not
+            # fit /tmp); the gate and every output read them back and check them a run at a time
+            beside = next((p.parent for p in (junit, summary) if p is not None), None)
             report = api.analyze(*paths, config=cfg, detector_params=params, progress=update,
-                                 keep_frames=keep_frames)
+                                 keep_frames=keep_frames, spool=beside if beside is not None else True)
     elapsed = time.perf_counter() - started
     require_loss(report, paths, allow_empty)
     if not allow_empty:
@@ -154,26 +158,31 @@ def check_cmd(
             typer.echo(f"wrote {len(fresh.entries)} finding(s) to the baseline {policy.baseline}", err=True)
     code = 0 if update_baseline else result.exit_code(exit_zero)
 
+    # every output written as it is made, a run at a time: a sweep's runs are never held
     if junit is not None:
-        from ..report.junit import render_junit
+        from ..report.junit import write_junit
 
-        _write(junit, render_junit(result, elapsed=elapsed), "the JUnit report", flag="--junit", force=force)
+        _write(junit, lambda fh: write_junit(result, fh, elapsed=elapsed), "the JUnit report", flag="--junit",
+               force=force)
     if summary is not None:
-        _write(summary, render_markdown_check(result, charts=charts), "the markdown summary", append=True)
+        _write(summary, lambda fh: write_markdown_check(result, fh, charts=charts), "the markdown summary",
+               append=True)
     if format == Format.json:
-        typer.echo(json.dumps(report_json(result, code), indent=1, allow_nan=False))
-    elif format == Format.github:
-        from ..report.github import render_github
+        from ..report.json_report import write_check_json
 
-        typer.echo(render_github(result), nl=False)
+        _to_stdout(lambda out: write_check_json(result, out, code))
+    elif format == Format.github:
+        from ..report.github import write_github
+
+        _to_stdout(lambda out: write_github(result, out))
         if not quiet:
             stderr_console().print(Text(_headline(result)), highlight=False)
     elif format == Format.markdown:
-        typer.echo(render_markdown_check(result, charts=charts), nl=False)
+        _to_stdout(lambda out: write_markdown_check(result, out, charts=charts))
     elif format == Format.concise:
-        from ..report.concise import render_concise
+        from ..report.concise import write_concise
 
-        typer.echo(render_concise(result.report), nl=False)
+        _to_stdout(lambda out: write_concise(result.report, out))
     else:
         _render_rich(result, verbose=verbose, charts=charts, quiet=quiet)
     raise typer.Exit(code)
@@ -197,15 +206,18 @@ def _only_a_baseline(path: Path) -> None:
                            f"baseline: {problem})") from None
 
 
-def _write(path: Path, text: str, what: str, append: bool = False, flag: str = "", force: bool = False) -> None:
-    """Written whole or not at all (outputs.atomic_write); appending keeps what was there,
-    anything else follows the overwrite policy (outputs.write_output)."""
+def _write(path: Path, text: Callable[[TextIO], None], what: str, append: bool = False, flag: str = "",
+           force: bool = False) -> None:
+    """Written whole or not at all (outputs.atomic_write), as `text` writes it; appending keeps
+    what was there (copied first), anything else follows the overwrite policy (outputs.write_output)."""
     def write(tmp: Path) -> None:
-        tmp.write_text(before + text, encoding="utf-8", errors="surrogateescape")
+        if append and path.is_file():
+            shutil.copyfile(path, tmp)  # what was there, byte for byte
+        with tmp.open("a" if append else "w", encoding="utf-8", errors="surrogateescape") as fh:
+            text(fh)
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        before = path.read_text(encoding="utf-8", errors="surrogateescape") if append and path.is_file() else ""
         if append:
             atomic_write(path, write)
         else:
@@ -219,7 +231,6 @@ def _write(path: Path, text: str, what: str, append: bool = False, flag: str = "
 def _headline(result: CheckResult) -> str:
     """'check failed: 2 findings fail (fail-on warning) in 1 of 3 runs; 1 below threshold' or 'check passed: ...'."""
     runs = result.report.runs
-    bad_runs = sum(1 for r in runs if any(g.fails for g in result.run_gates(r)))
     c = result.counts()
     extra = [f"{c[k]} {word}" for k, word in (("below", "below threshold"), ("allowed", "allowed fast spike(s)"),
                                               ("baselined", "in the baseline")) if c[k]]
@@ -229,7 +240,8 @@ def _headline(result: CheckResult) -> str:
     rule = f"fail-on {result.policy.fail_on}"
     if result.passed:
         return f"check passed: nothing fails ({rule}) in {_n(len(runs), 'run')}{tail}"
-    return f"check failed: {_n(len(result.failed), 'finding')} ({rule}) in {bad_runs} of {_n(len(runs), 'run')}{tail}"
+    return (f"check failed: {_n(result.n_failed, 'finding')} ({rule}) in {result.runs_failing} of "
+            f"{_n(len(runs), 'run')}{tail}")
 
 
 def _n(n: int, word: str) -> str:
@@ -241,10 +253,14 @@ def _render_rich(result: CheckResult, *, verbose: bool, charts: bool, quiet: boo
     try:
         from ..report.terminal import render_terminal, verdict_line
     except ImportError:  # the terminal renderer is optional; the JSON one always exists
-        typer.echo(json.dumps(report_json(result), indent=1, allow_nan=False))
+        from ..report.json_report import write_check_json
+
+        _to_stdout(lambda fh: write_check_json(result, fh))
         return
+    from ..pipeline.runsummary import by_name
+
     if quiet:  # a sweep: the runs that fail, one line each, and the verdict
-        for run in sorted(result.report.runs, key=lambda r: r.run):
+        for run in by_name(result.report.runs):
             if any(g.fails for g in result.run_gates(run)):
                 out.print(verdict_line(run))
         out.print(Text(_headline(result), style="bold green" if result.passed else "bold red"))
@@ -253,40 +269,70 @@ def _render_rich(result: CheckResult, *, verbose: bool, charts: bool, quiet: boo
     out.print()
     style = "bold green" if result.passed else "bold red"
     out.print(Text(_headline(result), style=style))
-    if not result.failed:
+    if result.passed:
         return
-    rows = Table.grid(padding=(0, 1))
-    rows.add_column(width=3, justify="right")
-    rows.add_column()
-    for g in result.failed:
-        f = g.finding
-        step = "" if f.anchor_step is None else f" step {f.anchor_step}"
-        where = f" {f.metric}" if f.metric else ""
-        rows.add_row(Text("✗", style="red"), Text.assemble((f"{f.run}: {f.code} {f.kind}{where}{step}", "bold"),
-                                                         f" — {f.message} ", (f"({g.reason})", "dim")))
-    out.print(rows)
+    # the failing findings, a grid of FAILED_ROWS rows at a time, each as wide as the widest row of all
+    # would make it (a first pass measures them): the lines of one grid of every row, never all held
+    widest = max(out.measure(_failed_line(g)).maximum for g in result.failures())
+    rows = None
+    for k, g in enumerate(result.failures()):
+        if rows is None:
+            rows = Table.grid(padding=(0, 1))
+            rows.add_column(width=3, justify="right")
+            rows.add_column(width=min(widest, max(1, out.width - 4)))
+        rows.add_row(Text("✗", style="red"), _failed_line(g))
+        if (k + 1) % FAILED_ROWS == 0:
+            out.print(rows)
+            rows = None
+    if rows is not None:
+        out.print(rows)
+
+
+FAILED_ROWS = 256
+"""Failing findings printed as one grid (see `_render_rich`)."""
+
+
+def _failed_line(g) -> Text:
+    f = g.finding
+    step = "" if f.anchor_step is None else f" step {f.anchor_step}"
+    where = f" {f.metric}" if f.metric else ""
+    return Text.assemble((f"{f.run}: {f.code} {f.kind}{where}{step}", "bold"), f" — {f.message} ",
+                         (f"({g.reason})", "dim"))
 
 
 def render_markdown_check(result: CheckResult, *, charts: bool = True) -> str:
     """The gate's verdict and failing findings as markdown, then the analysis report."""
+    import io
+
+    buf = io.StringIO()
+    write_markdown_check(result, buf, charts=charts)
+    return buf.getvalue()
+
+
+def write_markdown_check(result: CheckResult, out: TextIO, *, charts: bool = True) -> None:
+    """`render_markdown_check`, written a line at a time (the failing findings, then the
+    report, a run at a time: a sweep's runs are never held)."""
     try:
-        from ..report.markdown import escape, render_markdown
+        from ..report.markdown import escape, write_markdown
     except ImportError:
-        body = "```json\n" + json.dumps(report_json(result), indent=1, allow_nan=False) + "\n```\n"
         escape = _md_escape
-    else:
-        body = render_markdown(result.report, charts=charts)
+        write_markdown = None
     mark = "✅" if result.passed else "❌"
-    lines = [f"## {mark} spikelens {escape(_headline(result))}", ""]
-    if result.failed:
-        lines += ["| run | code | kind | metric | step | severity | why it fails |", "|---|---|---|---|---|---|---|"]
-        for g in result.failed:
+    out.write(f"## {mark} spikelens {escape(_headline(result))}\n\n")
+    if not result.passed:
+        out.write("| run | code | kind | metric | step | severity | why it fails |\n|---|---|---|---|---|---|---|\n")
+        for g in result.failures():
             f = g.finding
             cells = [f.run, f.code, f.kind, f.metric or "", "" if f.anchor_step is None else str(f.anchor_step),
                      f.severity, g.reason]
-            lines.append("| " + " | ".join(escape(c) for c in cells) + " |")
-        lines.append("")
-    return "\n".join(lines) + "\n" + body
+            out.write("| " + " | ".join(escape(c) for c in cells) + " |\n")
+        out.write("\n")
+    if write_markdown is not None:
+        write_markdown(result.report, out, charts=charts)
+    else:
+        from ..report.json_report import check_report_dict
+
+        out.write("```json\n" + json.dumps(check_report_dict(result), indent=1, allow_nan=False) + "\n```\n")
 
 
 def _md_escape(text: str) -> str:

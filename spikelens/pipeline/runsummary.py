@@ -18,14 +18,13 @@ findings are sorted the same way (a stable sort on the same key: the same order)
 """
 from __future__ import annotations
 
-from array import array
-from collections.abc import Sequence
-from typing import Any, Iterator
+from collections.abc import Iterable, Sequence
+from typing import Any, Callable, Iterator
 
 from ..model.finding import EVENT_KINDS, Finding
 from ..model.report import RunReport
 from ..naming import rename_report
-from .spool import Spool
+from .spool import DiskArray, Spool
 
 LINK_EVIDENCE = ("steps", "bad_batch", "largest", "window_steps")
 """The evidence keys `explain.crossrun` reads (`steps` of a bad-batch finding only); an outlier's
@@ -142,17 +141,18 @@ def with_changes(rep: RunReport, rec: Record | None, name: str, resort: bool) ->
 
 
 class RunTable:
-    """A spooled sweep's runs as arrays: for run `k`, where its report and its record lie in
-    the spool, its final name and (with a findings dataset) where its group's state lies
-    (`~index` for a group's other runs, whose rows name the group but do not carry it)."""
+    """A spooled sweep's runs as on-disk arrays (`spool.DiskArray`; the parent holds nothing a
+    run): for run `k`, where its report and its record lie in the spool, its final name and
+    (with a findings dataset) where its group's state lies (`~index` for a group's other runs,
+    whose rows name the group but do not carry it)."""
 
     def __init__(self, spool: Spool) -> None:
         self.spool = spool
-        self.report_at = array("q")
-        self.record_at = array("q")
-        self.names: list[str] = []
-        self.group_state: array | None = None
-        self.changed = bytearray()
+        self.report_at = spool.array()
+        self.record_at = spool.array()
+        self.names = spool.strings()
+        self.group_state: DiskArray | None = None
+        self.changed = spool.array()
         """1 where the links changed a run's record (else its report is read back alone)."""
         self.all_sorted = False
         """Every run's findings sorted by the links (shared outliers promoted somewhere)."""
@@ -167,6 +167,12 @@ class RunTable:
         self.names.append(rep.run)
         self.changed.append(0)
         return len(self.report_at) - 1
+
+    def add_state(self, at: int, runs: int) -> None:
+        """The group state at spool index `at` is of the next `runs` runs (the first carries it)."""
+        if self.group_state is None:
+            self.group_state = self.spool.array()
+        self.group_state.extend([at] + [~at] * (runs - 1))
 
     def record(self, k: int) -> Record:
         rec: Record = self.spool[self.record_at[k]]
@@ -191,12 +197,16 @@ class RunTable:
 
     def keep(self, alive: Sequence[int]) -> None:
         """Only these runs (ascending places) stay (mirrors dropped)."""
-        for name in ("report_at", "record_at", "group_state"):
+        for name in ("report_at", "record_at", "group_state", "changed"):
             old = getattr(self, name)
             if old is not None:
-                setattr(self, name, array("q", (old[k] for k in alive)))
-        self.names = [self.names[k] for k in alive]
-        self.changed = bytearray(self.changed[k] for k in alive)
+                new = self.spool.array()
+                new.extend(old[k] for k in alive)
+                setattr(self, name, new)
+        names = self.spool.strings()
+        for k in alive:
+            names.append(self.names[k])
+        self.names = names
 
     def state_at(self, k: int) -> int | None:
         return None if self.group_state is None else self.group_state[k]
@@ -205,10 +215,12 @@ class RunTable:
 class SpooledRuns(Sequence):
     """`Report.runs` of a spooled sweep: each run read back from disk when asked for, so a
     pass over the runs (an output written run by run) holds one report at a time. `order`:
-    the table's places in this sequence's order (None: the table's own)."""
+    the table's places in this sequence's order (None: the table's own); `after`: what is
+    done to each run read back (`check` checks it)."""
 
-    def __init__(self, table: RunTable, order: Sequence[int] | None = None) -> None:
-        self.table, self.order = table, order
+    def __init__(self, table: RunTable, order: Sequence[int] | None = None,
+                 after: Callable[[RunReport], RunReport] | None = None) -> None:
+        self.table, self.order, self.after = table, order, after
         self.spool = table.spool
 
     def place(self, i: int) -> int:
@@ -218,6 +230,10 @@ class SpooledRuns(Sequence):
     def __len__(self) -> int:
         return len(self.table) if self.order is None else len(self.order)
 
+    def _read(self, k: int) -> RunReport:
+        rep = self.table.full(k)
+        return rep if self.after is None else self.after(rep)
+
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
@@ -225,11 +241,11 @@ class SpooledRuns(Sequence):
             i += len(self)
         if not 0 <= i < len(self):
             raise IndexError(i)
-        return self.table.full(self.place(i))
+        return self._read(self.place(i))
 
     def __iter__(self) -> Iterator[RunReport]:
         for i in range(len(self)):
-            yield self.table.full(self.place(i))
+            yield self._read(self.place(i))
 
     def __bool__(self) -> bool:
         return len(self) > 0
@@ -241,9 +257,16 @@ class SpooledRuns(Sequence):
         """Where the `i`th run's group state lies in the spool (see `RunTable`)."""
         return self.table.state_at(self.place(i))
 
-    def view(self, order: Sequence[int]) -> "SpooledRuns":
-        """The same runs in another order (positions into this sequence)."""
-        return SpooledRuns(self.table, array("q", (self.place(i) for i in order)))
+    def view(self, order: Iterable[int]) -> "SpooledRuns":
+        """The same runs in another order (positions into this sequence); the order is kept on disk."""
+        places = self.spool.array()
+        places.extend(self.place(i) for i in order)
+        return SpooledRuns(self.table, places, self.after)
+
+    def then(self, after: Callable[[RunReport], RunReport]) -> "SpooledRuns":
+        """The same runs, each passed through `after` when read back."""
+        first = self.after
+        return SpooledRuns(self.table, self.order, after if first is None else (lambda r: after(first(r))))
 
 
 def reordered(runs: Sequence, order: Sequence[int]) -> Sequence:
@@ -257,7 +280,19 @@ def reordered(runs: Sequence, order: Sequence[int]) -> Sequence:
 def by_name(runs: Sequence) -> Sequence:
     """The runs sorted by name, as the terminal and markdown reports list them: for a
     spooled sweep a view in that order that reads each run back when asked (sorting the
-    runs themselves would read them all into memory at once)."""
+    runs themselves would read them all into memory at once), the order sorted on disk
+    (`extsort`: the names are never all held)."""
     if isinstance(runs, SpooledRuns):
-        return runs.view(sorted(range(len(runs)), key=runs.name))
+        return runs.view(i for _, i in sorted_keys(runs, (runs.name(i) for i in range(len(runs)))))
     return sorted(runs, key=lambda r: r.run)
+
+
+def sorted_keys(runs: Sequence, keys: Iterable[Any]) -> Iterator[tuple[Any, int]]:
+    """(key, position) of each run, sorted by key then position (a stable sort's order); `keys`
+    gives each run's key in the runs' order. A spooled sweep's keys are sorted on disk."""
+    pairs = ((key, i) for i, key in enumerate(keys))
+    if isinstance(runs, SpooledRuns):
+        from .extsort import sorted_pairs
+
+        return sorted_pairs(pairs, runs.spool.folder)
+    return iter(sorted(pairs))

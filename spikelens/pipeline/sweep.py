@@ -6,7 +6,6 @@ findings dataset keep the findings as data and skip the groups that did not chan
 from __future__ import annotations
 
 import os
-from array import array
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
@@ -118,10 +117,7 @@ def _sweep(roots: list[Path], cfg: Config, detector_params: dict | None, executo
                 if gathered is not None:  # each run's report and record to disk, a few numbers kept
                     table = gathered.table
                     if kept is not None and reports:  # the group's state waits on disk; its runs know where
-                        if table.group_state is None:
-                            table.group_state = array("q")
-                        at = spooled.append(kept.bare())  # type: ignore[union-attr]
-                        table.group_state.extend([at] + [~at] * (len(reports) - 1))  # the first run's row carries it
+                        table.add_state(spooled.append(kept.bare()), len(reports))  # type: ignore[union-attr]
                     for k in range(len(reports)):
                         gathered.add(reports[k])
                         reports[k] = None  # type: ignore[call-overload]  # on disk: let go

@@ -13,7 +13,7 @@ import re
 from typing import TextIO
 
 from ..model.report import Report, RunReport
-from ..pipeline.runsummary import reordered
+from ..pipeline.runsummary import sorted_keys
 from ..sanitize import shown
 
 LINE = re.compile(r"^(?P<path>.+):(?P<step>\d+|-): (?P<code>[A-Z]+\d+) (?P<severity>[a-z]+) (?P<message>.*)$")
@@ -61,15 +61,16 @@ def render_concise(report: Report) -> str:
 
 def write_concise(report: Report, out: TextIO) -> None:
     """The lines, sorted, written a path at a time: the runs are ordered by their path first
-    (one pass; a spooled sweep's runs are read back one at a time), then the runs of each
-    path are read again and their lines sorted. Lines sort by path first, so this is the
-    order of all lines sorted at once, without them all in memory."""
-    paths = [_one_line(run_path(run)) for run in report.runs]
-    order = sorted(range(len(paths)), key=paths.__getitem__)
-    runs = reordered(report.runs, order)
+    (one pass; a spooled sweep's runs are read back one at a time, their paths sorted on
+    disk), then the runs of each path are read again and their lines sorted. Lines sort by
+    path first, so this is the order of all lines sorted at once, without them all in memory."""
+    runs = report.runs
     rows: list[tuple] = []
-    for k, run in enumerate(runs):
-        rows += run_lines(run)
-        if k + 1 == len(order) or paths[order[k + 1]] != paths[order[k]]:
+    current = None
+    for path, i in sorted_keys(runs, (_one_line(run_path(run)) for run in runs)):
+        if path != current and rows:
             out.writelines(row[-1] + "\n" for row in sorted(rows))
             rows = []
+        current = path
+        rows += run_lines(runs[i])
+    out.writelines(row[-1] + "\n" for row in sorted(rows))

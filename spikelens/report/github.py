@@ -8,8 +8,10 @@ message; also `:` and `,` in properties).
 """
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
+from typing import TextIO
 
 from ..check import CheckResult, Gate
 from ..model.report import RunReport
@@ -55,6 +57,12 @@ def annotation(gate: Gate, run: RunReport, cwd: Path | None = None) -> str:
 
 def render_github(result: CheckResult, cwd: Path | None = None) -> str:
     """Every annotation line (ends with a newline; empty when there is nothing to say)."""
-    lines = [annotation(g, run, cwd) for run in result.report.runs for g in result.run_gates(run)
-             if g.status != "baselined"]
-    return "".join(line + "\n" for line in lines)
+    buf = io.StringIO()
+    write_github(result, buf, cwd)
+    return buf.getvalue()
+
+
+def write_github(result: CheckResult, out: TextIO, cwd: Path | None = None) -> None:
+    """`render_github`, written a run at a time (a spooled sweep's runs are read back one at a time)."""
+    for run in result.report.runs:
+        out.writelines(annotation(g, run, cwd) + "\n" for g in result.run_gates(run) if g.status != "baselined")

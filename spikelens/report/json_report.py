@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 from json.encoder import encode_basestring_ascii
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Callable, TextIO
 
 from ..model.finding import _clean
 from ..model.report import SCHEMA_ID, Report, RunReport
@@ -34,21 +34,28 @@ def _run(r: RunReport) -> dict[str, Any]:
     }
 
 
-def write_json(report: Report, out: TextIO) -> None:
+def write_json(report: Report, out: TextIO, *, run_json: Callable[[RunReport], dict] | None = None,
+               after: Callable[[TextIO], None] | None = None) -> None:
     """`render_json(report)` and a newline, written a run at a time: the same bytes, without
     the whole report as one dict and one string beside the report itself (a sweep's parent
     held three times its reports while rendering; issue 28). `json.dumps` escapes newlines
-    inside strings, so every newline of a run's text is layout, indented one level deeper."""
+    inside strings, so every newline of a run's text is layout, indented one level deeper.
+    `run_json` makes a run's object (`check` adds gates), `after` writes more members after
+    `warnings` (`check`'s own object)."""
+    run_json = run_json or _run
     out.write(f'{{\n "schema": {json.dumps(SCHEMA_ID)},\n "command": {json.dumps(report.command)},\n "runs": ')
     if not report.runs:
         out.write("[]")
     else:
         for i, r in enumerate(report.runs):
             out.write(",\n  " if i else "[\n  ")
-            out.write(indented(_run(r), "\n  "))
+            out.write(indented(run_json(r), "\n  "))
         out.write("\n ]")
     warnings = json.dumps(list(report.warnings), indent=1, allow_nan=False).replace("\n", "\n ")
-    out.write(f',\n "warnings": {warnings}\n}}\n')
+    out.write(f',\n "warnings": {warnings}')
+    if after is not None:
+        after(out)
+    out.write("\n}\n")
 
 
 def indented(obj: Any, newline: str = "\n") -> str:
@@ -124,3 +131,27 @@ def check_report_dict(result: CheckResult, exit_code: int | None = None) -> dict
             fd["gate"] = result.gate(f).to_json()
     out["check"] = result.to_json(exit_code)
     return out
+
+
+def write_check_json(result: CheckResult, out: TextIO, exit_code: int | None = None) -> None:
+    """`json.dumps(check_report_dict(result, exit_code), indent=1)` and a newline, written a run
+    at a time (the report's runs, then the `check` object's `runs`): a spooled sweep's runs are
+    read back and checked one at a time, never held."""
+    def run_json(r: RunReport) -> dict[str, Any]:
+        data = _run(r)
+        for f, fd in zip(r.findings, data["findings"]):
+            fd["gate"] = result.gate(f).to_json()
+        return data
+
+    def check(out: TextIO) -> None:
+        head = indented(result.json_head(exit_code), "\n ")
+        out.write(',\n "check": ' + head[: -len("\n }")] + ',\n  "runs": ')
+        first = True
+        for item in result.json_runs():
+            out.write("[\n   " if first else ",\n   ")
+            out.write(indented(item, "\n   "))
+            first = False
+        out.write("[]" if first else "\n  ]")
+        out.write("\n }")
+
+    write_json(result.report, out, run_json=run_json, after=check)

@@ -7,12 +7,15 @@ go to `<system-out>`. One failure element per test case keeps strict JUnit schem
 """
 from __future__ import annotations
 
+import io
 import json
 import re
 import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
+from typing import TextIO
 
 from ..check import CheckResult, Gate
+from ..model.report import RunReport
 
 _NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 """Characters XML 1.0 cannot hold, even escaped."""
@@ -31,11 +34,22 @@ def finding_line(gate: Gate) -> str:
 
 def render_junit(result: CheckResult, *, elapsed: float = 0.0, timestamp: datetime | None = None) -> str:
     """The whole JUnit document (XML declaration included, ends with a newline)."""
+    buf = io.StringIO()
+    write_junit(result, buf, elapsed=elapsed, timestamp=timestamp)
+    return buf.getvalue()
+
+
+CASES = "spikelens-cases"
+"""The element standing for the test cases in the document's frame (never written)."""
+
+
+def write_junit(result: CheckResult, out: TextIO, *, elapsed: float = 0.0, timestamp: datetime | None = None) -> None:
+    """`render_junit`, written a test case at a time: the frame (suites, properties) is one
+    small tree with a stand-in where the cases go, each case its own tree indented as it
+    would be in the whole document; a spooled sweep's runs are read back one at a time."""
     runs = result.report.runs
-    failing = {r.run: [g for g in result.run_gates(r) if g.fails] for r in runs}
-    n_fail = sum(1 for r in runs if failing[r.run])
     stamp = (timestamp or datetime.now(timezone.utc)).replace(microsecond=0).isoformat()
-    common = {"tests": str(len(runs)), "failures": str(n_fail), "errors": "0", "time": f"{elapsed:.3f}"}
+    common = {"tests": str(len(runs)), "failures": str(result.runs_failing), "errors": "0", "time": f"{elapsed:.3f}"}
     root = ET.Element("testsuites", {"name": "spikelens check", **common})
     suite = ET.SubElement(root, "testsuite", {"name": "spikelens check", **common, "skipped": "0",
                                               "timestamp": stamp})
@@ -43,23 +57,35 @@ def render_junit(result: CheckResult, *, elapsed: float = 0.0, timestamp: dateti
     for key, value in result.policy.to_json().items():
         if key != "origins":
             ET.SubElement(props, "property", name=key, value=_x(value if isinstance(value, str) else json.dumps(value)))
-    per_run_time = f"{elapsed / len(runs):.3f}" if runs else "0.000"
-    for run in runs:
-        attrs = {"classname": "spikelens.check", "name": _x(run.run), "time": per_run_time}
-        if run.sources:
-            attrs["file"] = _x(run.sources[0])
-        case = ET.SubElement(suite, "testcase", attrs)
-        bad = failing[run.run]
-        if bad:
-            first = bad[0].finding
-            summary = f"{len(bad)} finding{'s fail' if len(bad) != 1 else ' fails'} the check: {first.message}"
-            if len(bad) > 1:
-                summary += f" (and {len(bad) - 1} more)"
-            kinds = sorted({g.finding.code for g in bad})
-            failure = ET.SubElement(case, "failure", message=_x(summary), type=_x(" ".join(kinds)))
-            failure.text = _x("\n".join(finding_line(g) for g in bad))
-        rest = [g for g in result.run_gates(run) if not g.fails]
-        if rest:
-            ET.SubElement(case, "system-out").text = _x("\n".join(finding_line(g) for g in rest))
+    if runs:
+        ET.SubElement(suite, CASES)
     ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    head, _, tail = ET.tostring(root, encoding="unicode", xml_declaration=True).partition(f"<{CASES} />")
+    out.write(head)
+    per_run_time = f"{elapsed / len(runs):.3f}" if runs else "0.000"
+    for i, run in enumerate(runs):
+        case = _case(result, run, per_run_time)
+        ET.indent(case, level=2)
+        out.write(("\n    " if i else "") + ET.tostring(case, encoding="unicode"))
+    out.write(tail + "\n")
+
+
+def _case(result: CheckResult, run: RunReport, per_run_time: str) -> ET.Element:
+    attrs = {"classname": "spikelens.check", "name": _x(run.run), "time": per_run_time}
+    if run.sources:
+        attrs["file"] = _x(run.sources[0])
+    case = ET.Element("testcase", attrs)
+    gates = result.run_gates(run)
+    bad = [g for g in gates if g.fails]
+    if bad:
+        first = bad[0].finding
+        summary = f"{len(bad)} finding{'s fail' if len(bad) != 1 else ' fails'} the check: {first.message}"
+        if len(bad) > 1:
+            summary += f" (and {len(bad) - 1} more)"
+        kinds = sorted({g.finding.code for g in bad})
+        failure = ET.SubElement(case, "failure", message=_x(summary), type=_x(" ".join(kinds)))
+        failure.text = _x("\n".join(finding_line(g) for g in bad))
+    rest = [g for g in gates if not g.fails]
+    if rest:
+        ET.SubElement(case, "system-out").text = _x("\n".join(finding_line(g) for g in rest))
+    return case

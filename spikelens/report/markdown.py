@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain
 from typing import TextIO
@@ -49,9 +50,8 @@ def write_markdown(report: Report, out: TextIO, *, charts: bool = True) -> None:
     """`render_markdown`, written a run at a time: a spooled sweep's runs are read back one
     at a time (three passes: the headline's counts, the table, the sections), never held."""
     runs = by_name(report.runs)
-    states = [status(r) for r in runs]
     doc = _Document(out)
-    doc.add([f"# spikelens {report.command}: {_headline(states)}", ""])
+    doc.add([f"# spikelens {report.command}: {_headline(Counter(status(r) for r in runs))}", ""])
     if runs:
         doc.add(chain(summary_rows(runs), [""]))
     flagged = False
@@ -89,13 +89,14 @@ class _Document:
         self.out.write("\n")
 
 
-def _headline(states: list[str]) -> str:
-    n = len(states)
+def _headline(states: Counter) -> str:
+    """(`states`: runs of each status.)"""
+    n = sum(states.values())
     head = f"{n} run{'s' if n != 1 else ''}"
     if not n:
         return head + ", nothing to report"
-    parts = [f"{states.count(s)} {word}" for s, word in
-             (("error", "with errors"), ("warning", "with warnings"), ("ok", "clean")) if states.count(s)]
+    parts = [f"{states[s]} {word}" for s, word in
+             (("error", "with errors"), ("warning", "with warnings"), ("ok", "clean")) if states[s]]
     return head + " — " + ", ".join(parts)
 
 

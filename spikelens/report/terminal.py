@@ -7,6 +7,8 @@ goldens of it.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 from rich import box
 from rich.console import Console, Group
 from rich.padding import Padding
@@ -47,12 +49,14 @@ def render_terminal(report: Report, console: Console, *, verbose: bool = False, 
     console.print(_headline(report, runs))
     if not runs:
         return
-    console.print(summary_table(runs, None if console.width >= CONTENT_WIDTH else console.width))
+    print_summary(console, runs, None if console.width >= CONTENT_WIDTH else console.width)
+    flagged = False
     for run in runs:
         if run.findings:
+            flagged = True
             console.print()
             console.print(run_details(run, verbose=verbose, charts=charts))
-    if any(run.findings for run in runs):  # not report.findings(): every finding of a sweep at once
+    if flagged:  # not report.findings(): every finding of a sweep at once
         console.print()
         console.print(Text("More on any kind or cause: spikelens explain NAME (e.g. spikelens explain spike)",
                            style="dim"))
@@ -60,14 +64,18 @@ def render_terminal(report: Report, console: Console, *, verbose: bool = False, 
 
 def _headline(report: Report, runs: list[RunReport]) -> Text:
     n = len(runs)
-    states = [status(r) for r in runs]
     text = Text(f"spikelens {report.command}: {n} run{'s' if n != 1 else ''}", style="bold")
     if not n:
         return text.append(", nothing to report", style="")
-    unchecked = sum(1 for r, s in zip(runs, states) if s == "ok" and not has_loss(r))
+    states = dict.fromkeys(SEVERITY_STYLE, 0)
+    unchecked = 0
+    for r in runs:  # counted a run at a time: a spooled sweep's runs are never all held
+        s = status(r)
+        states[s] += 1
+        unchecked += s == "ok" and not has_loss(r)
     parts = []
     for s, word in (("error", "with errors"), ("warning", "with warnings"), ("ok", "clean")):
-        k = states.count(s) - (unchecked if s == "ok" else 0)
+        k = states[s] - (unchecked if s == "ok" else 0)
         if k:
             parts.append((f"{k} {word}", SEVERITY_STYLE[s]))
     if unchecked:
@@ -80,6 +88,26 @@ def _headline(report: Report, runs: list[RunReport]) -> Text:
     return text
 
 
+ROWS_AT_ONCE = 256
+"""Summary rows made into one Rich table at a time (`print_summary`)."""
+
+
+def print_summary(console: Console, runs: Sequence[RunReport], width: int | None = 100) -> None:
+    """`summary_table` printed `ROWS_AT_ONCE` rows at a time, the same lines: a first pass
+    measures every row (the columns' widths), then each batch is a table of those widths
+    (the header on the first only). A spooled sweep's rows are never all held."""
+    layout = _layout(_Measures(_row(run) for run in runs), width)
+    rows: list[dict] = []
+    first = True
+    for run in runs:
+        rows.append(_row(run))
+        if len(rows) == ROWS_AT_ONCE:
+            console.print(_table(rows, *layout, header=first))
+            rows, first = [], False
+    if rows:
+        console.print(_table(rows, *layout, header=first))
+
+
 def summary_table(runs: list[RunReport], width: int | None = 100) -> Table:
     """One row per run: the verdict first, then the numbers.
 
@@ -89,45 +117,56 @@ def summary_table(runs: list[RunReport], width: int | None = 100) -> Table:
     line) are left out. With no width (no terminal) every column is as wide as its
     content: nothing folds.
     """
-    rows = []
-    for run in runs:
-        st = status(run)
-        rows.append({"run": run, "st": st, "verdict": verdict(run), "steps": steps_text(run),
-                     "points": f"{run.points:,}", "loss": final_loss_text(run), "findings": counts_text(run)})
-    if width is None:
-        return _content_table(rows)
-    name_w = min(24, max([len("run / format")] + [max(len(r.run), len(", ".join(r.formats))) for r in runs]))
-    items = [item for r in rows for item in r["findings"].split(", ")]
-    longest = max([len("findings")] + [len(i) + 1 for i in items])
+    rows = [_row(run) for run in runs]
+    return _table(rows, *_layout(_Measures(rows), width))
+
+
+def _row(run: RunReport) -> dict:
+    return {"run": run, "st": status(run), "verdict": verdict(run), "steps": steps_text(run),
+            "points": f"{run.points:,}", "loss": final_loss_text(run), "findings": counts_text(run)}
+
+
+class _Measures:
+    """The longest text of each column over the rows (all a layout needs of them)."""
+
+    def __init__(self, rows: Iterable[dict]) -> None:
+        self.name = self.item = self.loss = self.steps = self.points = self.findings = self.verdict = 0
+        for r in rows:
+            run = r["run"]
+            self.name = max(self.name, len(run.run), len(", ".join(run.formats)))
+            self.item = max([self.item] + [len(i) + 1 for i in r["findings"].split(", ")])
+            for key in ("loss", "steps", "points", "findings", "verdict"):
+                setattr(self, key, max(getattr(self, key), len(r[key])))
+
+
+def _layout(m: _Measures, width: int | None) -> tuple[dict, int, int, bool]:
+    """(fixed widths, verdict width, findings width, narrow) of the summary's columns."""
+    if width is None:  # no terminal: every column as wide as its content
+        fixed = {"run": max(len("run / format"), m.name), "worst": len("! warning"), "loss": max(len("loss"), m.loss),
+                 "steps": max(len("steps"), m.steps), "points": max(len("points"), m.points)}
+        return fixed, max(len("verdict"), m.verdict), max(len("findings"), m.findings), False
+    name_w = min(24, max(len("run / format"), m.name))
+    longest = max(len("findings"), m.item)
     for narrow in (False, True):
-        fixed = {"run": name_w, "worst": len("! warning"), "loss": max(len("loss"), *(len(r["loss"]) for r in rows))}
+        fixed = {"run": name_w, "worst": len("! warning"), "loss": max(len("loss"), m.loss)}
         if not narrow:
-            fixed["steps"] = max(len("steps"), *(len(r["steps"]) for r in rows))
-            fixed["points"] = max(len("points"), *(len(r["points"]) for r in rows))
+            fixed["steps"] = max(len("steps"), m.steps)
+            fixed["points"] = max(len("points"), m.points)
         ncols = len(fixed) + 2
         # padding of 1 each side of every cell but the outer edges, and a one-space divider
         rest = width - sum(fixed.values()) - (2 * ncols - 2) - (ncols - 1)
-        findings_w = max(longest, min(max(len(r["findings"]) for r in rows), (rest * 2) // 5))
+        findings_w = max(longest, min(m.findings, (rest * 2) // 5))
         verdict_w = rest - findings_w
         if verdict_w >= 22:
             break
     if verdict_w < 16:  # still too narrow: give the run column's width to the verdict
         fixed["run"] = max(12, fixed["run"] - (16 - verdict_w))
         verdict_w = 16
-    return _table(rows, fixed, verdict_w, findings_w, narrow)
+    return fixed, verdict_w, findings_w, narrow
 
 
-def _content_table(rows: list[dict]) -> Table:
-    fixed = {"run": max([len("run / format")] + [max(len(r["run"].run), len(", ".join(r["run"].formats))) for r in rows]),
-             "worst": len("! warning"), "loss": max(len("loss"), *(len(r["loss"]) for r in rows)),
-             "steps": max(len("steps"), *(len(r["steps"]) for r in rows)),
-             "points": max(len("points"), *(len(r["points"]) for r in rows))}
-    return _table(rows, fixed, max(len("verdict"), *(len(r["verdict"]) for r in rows)),
-                  max(len("findings"), *(len(r["findings"]) for r in rows)), False)
-
-
-def _table(rows: list[dict], fixed: dict, verdict_w: int, findings_w: int, narrow: bool) -> Table:
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+def _table(rows: list[dict], fixed: dict, verdict_w: int, findings_w: int, narrow: bool, header: bool = True) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, show_header=header)
     table.add_column("run / format", overflow="fold", width=fixed["run"])
     table.add_column("worst", no_wrap=True, width=fixed["worst"])
     table.add_column("verdict", overflow="fold", width=verdict_w)
