@@ -279,13 +279,33 @@ def test_numbers_no_key_names_are_refused_with_the_reason(tmp_path):
     ("validate step: 100 loss: 2.3", {"val_loss": "2.3"}, "100"),
     ("step 10/100 | loss -nan | norm inf | 330.02 ms | 1,234 tok/s", {"loss": "-nan", "norm": "inf", "ms": "330.02",
                                                                        "tok/s": "1,234"}, None),
-    ("Train: 0 [  50/1251 (  4%)]  Loss: 6.912 (6.950)  LR: 1.0e-06", {"Train": "0", "Loss": "6.912",
+    ("Train: 0 [  50/1251 (  4%)]  Loss: 6.912 (6.950)  LR: 1.0e-06", {"Loss": "6.912",
                                                                        "Loss_avg": "6.950", "LR": "1.0e-06"}, None),
 ])
 def test_tokens_of_a_line(line, values, step):
     t = tokenise(line)
     assert {n: line[s: s + k] for n, s, k in t.values} == values
     assert (line[t.step[1]: t.step[1] + t.step[2]] if t.step else None) == step
+
+
+@pytest.mark.parametrize("line, epoch, inner", [
+    ("Train: 0 [  50/1251 (  4%)]  Loss: 6.912 (6.950)", "0", "50/1251"),  # timm: the number before the counter
+    ("[3/25][40/100]\tLoss_D: 1.2070\tLoss_G: 0.8731", "3/25", "40/100"),  # DCGAN: coarse to fine
+    ("Train: [3/300][40/1251]\teta 0:12:34 lr 0.000100\tloss 6.9 (6.9)", "3/300", "40/1251"),  # Swin
+    ("Epoch:[1/1](10/39695) loss:8.537", "1/1", "10/39695"),
+    ("step 10/1000 [00:10<00:20] loss 2.3", None, "10/1000"),  # a bar's times are no counter
+    ("Loss: 0.5 | Acc: 88.1% (56/59)", None, None),  # the count behind a share
+])
+def test_counters_side_by_side_are_epoch_then_step(line, epoch, inner):
+    """Counters printed side by side run coarse to fine: the first (or a whole number right before
+    a bracketed counter) is the epoch the second runs within."""
+    t = tokenise(line)
+
+    def said(at, total):
+        return None if at is None else line[at[0]: sum(at)] + ("/" + line[total[0]: sum(total)] if total else "")
+
+    assert said(t.epoch, t.epoch_total) == epoch
+    assert said(t.inner, t.inner_total) == inner
 
 
 # ------------------------------------------------------------------ property: values read back, cuts keep the prefix

@@ -133,7 +133,7 @@ def records(lines: pl.DataFrame) -> pl.DataFrame:
     values = values.with_columns(record=pl.struct("table", "again").rank("dense").cast(pl.Int64))
     values = values.sort("row")
     names = values.get_column("metric").unique(maintain_order=True).to_list()
-    step_key = timestep_key(names) or _counter(values, names)
+    step_key = timestep_key(names) or _timesteps_in_group(names) or _counter(values, names)
     if step_key is None:
         step = pl.col("record") - pl.col("record").min()
     else:
@@ -142,6 +142,14 @@ def records(lines: pl.DataFrame) -> pl.DataFrame:
     if step_key is not None:
         values = values.filter(pl.col("metric") != step_key)
     return values.select(pl.col("row").cast(pl.Int64), "record", "step", "metric", "value")
+
+
+def _timesteps_in_group(names: list[str]) -> str | None:
+    """A timesteps key inside a group of the table (OpenAI baselines' `misc/total_timesteps`): its
+    last part names it as SB3's own `time/total_timesteps` does."""
+    by_last = {n.rsplit("/", 1)[-1].strip(): n for n in reversed(names)}
+    found = timestep_key(by_last)
+    return by_last[found] if found is not None else None
 
 
 def _counter(values: pl.DataFrame, names: list[str]) -> str | None:

@@ -433,6 +433,12 @@ def steps(lines: pl.DataFrame, kinds: dict[int, frozenset] | None = None,
         step, how, plan = counted
         if plan:
             meta["plan.steps"] = plan
+    elif has["epoch"] and _shared(main):
+        # an epoch that the records of one epoch all print tells them apart no more than a
+        # banner does: they count by their order (or by a key of theirs that rises, `_rising_key`),
+        # and the epoch is kept beside them (`_with_epochs`)
+        is_main = pl.col("row").is_in(main.get_column("row").implode())
+        step, how = pl.when(is_main).then(is_main.cast(pl.Int64).cum_sum() - 1), "order"
     elif has["epoch"]:
         step, how = pl.col("epoch"), "epoch"
         total = records.get_column("epoch_total").drop_nulls()
@@ -462,6 +468,16 @@ def steps(lines: pl.DataFrame, kinds: dict[int, frozenset] | None = None,
     meta["step.from"] = how
     extra = ["announced"] if "announced" in stepped.columns else []
     return stepped.select("row", "step", "wall_time", "keep", "values", *extra), meta
+
+
+def _shared(main: pl.DataFrame) -> bool:
+    """Whether most records print the epoch of the record before them (several records an
+    epoch, nothing else counting them: `Epoch #1: env_step=10, loss=...`, `Ep. 1 : Up. 500 :
+    Cost ...`). A file counted by its epoch prints one record an epoch."""
+    ep = main.get_column("epoch")
+    if ep.null_count() or main.height < 4:
+        return False
+    return float((ep.diff() == 0).mean()) >= 0.5
 
 
 def _objective(records: pl.DataFrame, kinds: dict[int, frozenset] | None) -> pl.DataFrame:
@@ -655,6 +671,8 @@ def _counted(lines: pl.DataFrame, records: pl.DataFrame,
         seen = seen.with_columns(epoch.alias("epoch"))
     with_epoch = seen.get_column("epoch").null_count() == 0
     inner = pl.col("inner")
+    if with_epoch and _runs_on(seen):
+        with_epoch = False  # a count that goes on rising as each new epoch begins counts the whole run
     if not with_epoch:
         return pl.when(pl.col("inner").is_not_null()).then(inner), "counter", last_total
     most = int(seen.get_column("inner").max())
@@ -668,6 +686,14 @@ def _counted(lines: pl.DataFrame, records: pl.DataFrame,
     if plan is None and seen.get_column("epoch").n_unique() == 1:  # one epoch: the counter's total is the plan
         plan = last_total
     return pl.when(inner.is_not_null()).then((epoch - base) * per + inner), "epoch and counter", plan
+
+
+def _runs_on(seen: pl.DataFrame) -> bool:
+    """Whether a counter beside an epoch counts the whole run (PaddleSeg's `epoch: 2, iter:
+    110/3000`): it rises at every new epoch, where a per-epoch count starts again (or, a bar's
+    `485/485` at each epoch's end, stays)."""
+    ups = seen.select(e=pl.col("epoch").diff(), i=pl.col("inner").diff()).filter(pl.col("e") > 0)
+    return ups.height > 0 and bool((ups.get_column("i") > 0).all())
 
 
 def _epoch_base(seen: pl.DataFrame) -> int:

@@ -87,6 +87,8 @@ _BLANK = re.compile("|".join([
 ]))
 """What is never a value: blanked with a separator (a key before it has no value)."""
 _GAP = "\x01"
+_NESTED = re.compile(r"[ \t]*[\])]?[ \t]*[\[(][ \t]*$")
+"""What stands between two counters printed coarse to fine: `][`, `] [`, ` [` (`[0/25][10/100]`, `0 [10/100]`)."""
 _STAMP = re.compile(STAMP)
 _PHASE = re.compile(r"\((?P<phase>train|training|val|valid|validation|eval|test)\)", re.I)
 _TAG = re.compile(r"\[(?P<tag>train|training|val|valid|validation|eval|evaluation|test|dev)\]", re.I)
@@ -370,6 +372,8 @@ def tokenise(line: str) -> Template:
         return "_".join(run) or None
 
     last_end = 0
+    outer = None  # the counter just read, which a counter after it may run within
+    value_end = 0  # where the last number or counter ends
     for m in _TOKEN.finditer(clean):
         kind = m.lastgroup if m.lastgroup not in ("unit", "sunit", "ord") else "num"  # `5th`: a plain 5
         if m.group("num") is not None:
@@ -445,12 +449,24 @@ def tokenise(line: str) -> Template:
             after_paren = False
             key = key_of()
             low = (key or "").lower()
+            # counters side by side are printed coarse to fine (`[0/25][10/100]`, `Train: 0 [ 10/100]`):
+            # the count just before a bracketed counter is what that counter runs within, its epoch
+            nested = key is None and out.epoch is None and _NESTED.match(clean, value_end, m.start())
             if low in EPOCH_NAMES or low.endswith("epoch"):
                 if out.epoch is None:
                     out.epoch, out.epoch_total = a, b
+            elif nested and last_was_value == "ctr" and outer is not None:
+                out.epoch, out.epoch_total = outer
+                out.inner, out.inner_total = a, b
+            elif (nested and last_was_value == "num" and out.values and out.inner is None
+                  and _is_int(clean[out.values[-1][1]:sum(out.values[-1][1:])])):
+                out.epoch = out.values.pop()[1:]
+                seen.discard(last_key or "")
+                out.inner, out.inner_total = a, b
             elif out.inner is None and (key is None or _step_name(low)):  # not `Loaded 3/10 shards`
                 out.inner, out.inner_total = a, b
-            words, linked, last_was_value, last_key = [], False, "ctr", None
+            outer = (a, b) if out.epoch is None and (out.inner == a or key is not None) else None
+            words, linked, last_was_value, last_key, value_end = [], False, "ctr", None, m.end()
             continue
         # a number
         start, end = m.span("num")
@@ -496,7 +512,7 @@ def tokenise(line: str) -> Template:
             linked = ":"
         key = key_of()
         words, linked = [], False
-        last_was_value = "num"
+        last_was_value, value_end = "num", m.end()
         if key is None and held is not None:  # `Total reward in global step 33: 1.37`: the words before the step
             key, held = held, None
         if key == _PROSE:
