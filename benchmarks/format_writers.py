@@ -179,7 +179,12 @@ def write_csv(spec: dict, path: Path) -> np.ndarray:
                 if p != phases[0]:
                     li = names.index(spec["loss"]) + (1 if index else 0)
                     prow[li] = fmt_num(float(cols[spec["loss"]][i]) * 1.1, spec)
-                lines.append(sep.join([p] + prow[1:]) if names[0] in ("phase", "Phase", "set_type") else sep.join(prow))
+                where = next((k for k, c in enumerate(names) if c.lower() in ("phase", "set_type")), None)
+                if where is not None:
+                    prow[where + (1 if index else 0)] = p
+                    lines.append(sep.join(prow))
+                else:  # a headerless row led by its split (`train,0.52,0.81`)
+                    lines.append(sep.join([p] + prow[1:]))
             continue
         if spec.get("phase_rows") and i % 5 == 4:  # a validation row: only its own columns
             vrow = [row[0]] + ["val" if c == "phase" else (fmt_num(cols[c][i], spec) if c in ("epoch", "step", "val_loss") else "")

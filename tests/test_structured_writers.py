@@ -106,3 +106,65 @@ def test_lists_of_records_beside_settings(tmp_path):
     steps, values = _curve(frame, "training_iterations/loss")
     assert steps == list(range(200)) and values == pytest.approx(_loss(200))
     assert _curve(frame, "eval_steps/val_loss")[0] == [0, 50, 100, 150]
+
+
+def test_a_split_column_names_the_held_out_rows(tmp_path):
+    import csv
+
+    path = tmp_path / "metrics.csv"
+    with path.open("w", newline="") as f:  # `pd.DataFrame(columns=["Epoch","Phase","Loss","Accuracy"])` rows
+        w = csv.writer(f)
+        w.writerow(["Epoch", "Phase", "Loss", "Accuracy"])
+        for e, v in enumerate(_loss(30), start=1):
+            w.writerow([e, "train", v, 0.5])
+            w.writerow([e, "val", v * 1.2, 0.4])
+    roles = roles_of(frame := _only_run(path))
+    assert roles["Loss"] == "loss" and roles["val/Loss"] == "eval_loss"
+    steps, values = _curve(frame, "Loss")
+    assert steps == list(range(1, 31)) and values == pytest.approx(_loss(30))
+
+
+def test_a_split_field_in_json_lines(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    lines = []
+    for i, v in enumerate(_loss(100)):
+        lines.append(json.dumps({"step": 10 * (i + 1), "split": "train", "loss": v, "lr": 1e-3}))
+        if i % 10 == 9:
+            lines.append(json.dumps({"step": 10 * (i + 1), "split": "test", "loss": v * 1.1, "acc": 0.7}))
+    path.write_text("\n".join(lines) + "\n")
+    frame = _only_run(path)
+    assert _curve(frame, "loss")[0] == [10 * (i + 1) for i in range(100)]
+    assert _curve(frame, "test/loss")[0] == [100 * (k + 1) for k in range(10)]
+    assert "acc" in roles_of(frame)  # only ever measured on the test split: its name is its own
+
+
+def test_the_loops_own_counter_is_the_step(tmp_path):
+    (tmp_path / "a").mkdir()
+    rows = ["Round,Epsilon,CumulativeReward,Won"] + [f"{r},{0.9 ** r:.4f},{r * 0.5:.1f},{r % 2}" for r in range(1, 41)]
+    (tmp_path / "a" / "training_log.csv").write_text("\n".join(rows) + "\n")  # a Java bot's FileWriter rows
+    frame = _only_run(tmp_path / "a")
+    assert _curve(frame, "CumulativeReward")[0] == list(range(1, 41))
+    (tmp_path / "b").mkdir()
+    rows = ["epoch_id,batch_id,loss_total"] + [f"{e},{b},{v}" for e in range(1, 5) for b, v in enumerate(_loss(10))]
+    (tmp_path / "b" / "loss_log.csv").write_text("\n".join(rows) + "\n")
+    steps, _ = _curve(_only_run(tmp_path / "b"), "loss_total")
+    assert steps == sorted(steps) and len(set(steps)) == 40  # epoch and batch counted together
+
+
+def test_settings_written_before_the_header(tmp_path):
+    import csv
+
+    path = tmp_path / "log.csv"
+    with path.open("w", newline="") as f:  # a CSVLogger that writes vars(args) first, then a blank row
+        w = csv.writer(f)
+        for k, v in {"lr": 0.1, "batch_size": 128, "dataset": "cifar10"}.items():
+            w.writerow([k, v])
+        w.writerow([""])
+        d = csv.DictWriter(f, fieldnames=["epoch", "train_loss", "test_acc"])
+        d.writeheader()
+        for e, v in enumerate(_loss(25), start=1):
+            d.writerow({"epoch": e, "train_loss": v, "test_acc": 0.5})
+    with pytest.warns(Warning, match="4 line.s. before the header"):
+        frame = _only_run(path)
+    steps, values = _curve(frame, "train_loss")
+    assert steps == list(range(1, 26)) and values == pytest.approx(_loss(25))

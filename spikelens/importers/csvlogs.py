@@ -43,8 +43,16 @@ if TYPE_CHECKING:
     import numpy as np
 
 STEP_NAMES = ("step", "global_step", "iteration", "iter", "_step", "trainer/global_step", "train/global_step",
-              "train/step", "steps", "iterations", "num_updates", "updates", "update", "epoch")
-"""Step columns by preference; `epoch` is the last resort (Keras logs per epoch)."""
+              "train/step", "steps", "iterations", "num_updates", "updates", "update", "epoch",
+              "episode", "round", "generation")
+"""Step columns by preference; `epoch` is the last resort (Keras logs per epoch), then the loop's own
+count where a script counts no step nor epoch: an RL script's `Episode`, a federated or boosting
+`Round`, an evolutionary `Generation` (a row a pass of the loop, numbered by it)."""
+_EPOCH_WORDS = {"id", "idx", "num", "no", "number", "index"}
+"""`epoch_id`, `epoch_num`: the epoch, named with what it is (a number)."""
+SPLIT_WORDS = frozenset({"train", "training", "val", "valid", "validation", "eval", "evaluation", "test", "dev"})
+"""Values of a column that says which data a row was measured on (`phase`, `split`, `mode`)."""
+_TRAIN_WORDS = frozenset({"train", "training"})
 _STEP_WORDS = {"step", "steps", "iter", "iters", "iteration", "iterations", "it", "itr", "update", "updates"}
 _NOT_STEP_WORDS = {"per", "sec", "second", "seconds", "s", "time", "rate", "lr", "size", "ms", "loss"}
 """A column named with a step word and none of these is a step column (`train_step`, not
@@ -116,6 +124,33 @@ def is_numberish(cell: str) -> bool:
     return bool(_NUMBERISH.match(cell))
 
 
+PREAMBLE_LINES = 64
+"""Lines looked at for a header below a preamble."""
+
+
+def header_index(lines: list[str]) -> int:
+    """Which of a file's first non-blank lines is its header: the first, unless lines of fewer fields
+    come before it (a script's settings written as `name,value` rows, then a blank row, before its
+    `DictWriter` header): then the first line of names wider than every line above it whose next two
+    lines are rows of as many fields, mostly numbers."""
+    if len(lines) < 4:
+        return 0
+    sep = separator_of(lines[0])
+    widths = [len(split_fields(ln, sep)) for ln in lines[:PREAMBLE_LINES]]
+    first, second = split_fields(lines[0], sep), split_fields(lines[1], sep)
+    if not any(map(is_numberish, first)) and len(second) == len(first) and sum(map(is_numberish, second)) * 2 > len(second):
+        return 0  # a header of names over a row of numbers: the file starts with its header
+    for i in range(1, len(widths) - 2):
+        fields = split_fields(lines[i], sep)
+        if widths[i] <= max(widths[:i]) or widths[i] < 2 or any(is_numberish(f) for f in fields):
+            continue
+        rows = [split_fields(ln, sep) for ln in lines[i + 1:i + 3]]
+        if all(len(r) == widths[i] and sum(map(is_numberish, r)) * 2 > len(r) for r in rows):
+            return i
+        return 0
+    return 0
+
+
 def step_column(columns: list[str]) -> str | None:
     """The step column by name preference (case-insensitive), else the first column named
     with a step word (`train_step`, `iter_num`; not `steps_per_second`), or None."""
@@ -127,7 +162,43 @@ def step_column(columns: list[str]) -> str | None:
         words = set(re.split(r"[^a-z]+", key)) - {""}
         if words & _STEP_WORDS and not words & _NOT_STEP_WORDS:
             return col
+    for key, col in low.items():  # `epoch_id`, `Epoch No`: the epoch, the last resort as `epoch` is
+        if is_epoch_name(key):
+            return col
     return None
+
+
+def is_epoch_name(name: str) -> bool:
+    """`epoch`, `Epoch`, `epoch_id`, `epoch_num`: a column named as the epoch."""
+    words = set(re.split(r"[^a-z]+", name.strip().lower())) - {""}
+    return "epoch" in words and words - {"epoch"} <= _EPOCH_WORDS
+
+
+def split_of(values: list) -> bool:
+    """Do a column's values say which data each row was measured on (`train`, `val`): two or more
+    split names and nothing else?"""
+    seen = {str(v).strip().lower() for v in values if v is not None and str(v).strip()}
+    return len(seen) >= 2 and seen <= SPLIT_WORDS
+
+
+def _split_column(col: pl.Series) -> bool:
+    """A text column of split names (`phase`: `train`, `val`), looked at in its head first (a large
+    column of other text is not gone over whole)."""
+    head = col.head(2000).drop_nulls().str.strip_chars().str.to_lowercase().unique().to_list()
+    if not head or not set(head) <= SPLIT_WORDS:
+        return False
+    return split_of(col.drop_nulls().unique().head(16).to_list())
+
+
+def split_metric(split: str | None, metric: str) -> str:
+    """A metric measured on a held-out split (`Loss` of a `val` row) named by it (`val/Loss`), as a
+    person reads the row; a training row's, or a metric whose name says its split already
+    (`val_loss`), keeps its name."""
+    from ..frame import is_eval
+
+    if split is None or split.strip().lower() in _TRAIN_WORDS or is_eval(metric):
+        return metric
+    return f"{split.strip()}/{metric}"
 
 
 def looks_like_runs_table(fields: list[str]) -> bool:
@@ -161,6 +232,10 @@ def read_string_frame(path: Path, text: str) -> CsvText:
     if idx.len() == 0:
         return CsvText(pl.DataFrame(), ",")
     first, last = int(idx[0]), int(idx[-1])
+    skipped = header_index([lines[int(i)] for i in idx.head(PREAMBLE_LINES)])
+    if skipped:
+        first = int(idx[skipped])
+        diagnostics.warn(f"{path}: {skipped} line(s) before the header (settings, not rows) skipped")
     header_line = lines[first]
     sep = separator_of(header_line)
     header = split_fields(header_line, sep)
@@ -451,16 +526,24 @@ def to_long(path: Path, frame: pl.DataFrame, sep: str, *, step_col: str | None,
     if not metrics:
         return pl.DataFrame(schema=TABLE_SCHEMA)
     k = len(metrics)
+    split = next((c for c in columns if c not in metrics and c != step_col and c not in skip
+                  and _split_column(frame.get_column(c))), None)
     long = (
         frame.select(
             row=pl.int_range(pl.len(), dtype=pl.UInt32),
             step=step,
             wall_time=wall if wall is not None else pl.lit(None, pl.Float64),
             value=pl.concat_list([floats[c].expr for c in metrics]),
+            split=pl.col(split).str.strip_chars() if split is not None else pl.lit(None, pl.String),
         )
         .explode("value")
         .with_columns(metric=(pl.int_range(pl.len()) % k).replace_strict(list(range(k)), metrics, return_dtype=pl.String))
     )
+    if split is not None:  # `Epoch,Phase,Loss`: a row a split; the held-out rows' metrics named by it
+        pairs = long.select("split", "metric").unique().iter_rows()
+        key = pl.concat_str([pl.col("split").fill_null(""), pl.col("metric")], separator="\x00")
+        mapping = {f"{sp or ''}\x00{m}": split_metric(sp, m) for sp, m in pairs}
+        long = long.with_columns(metric=key.replace_strict(mapping, return_dtype=pl.String))
     lost = long.filter(pl.col("step").is_null() & pl.col("value").is_not_null())
     if lost.height:
         _warn_stepless(path, step_col, lost["row"].n_unique(), lost.height)
@@ -482,7 +565,7 @@ def _batch_counter(frame: pl.DataFrame, floats: dict, step_col: str | None) -> t
     new epoch begins: (epoch - first epoch) * batches an epoch + batch, and that column's name.
     None when there is no such column, or it does not start again at every new epoch (a
     global count, or rows of one record per epoch)."""
-    if step_col is None or step_col.strip().lower() != "epoch":
+    if step_col is None or not is_epoch_name(step_col):
         return None
     col = next((c for c in frame.columns if c.strip().lower() in _BATCH_NAMES and c in floats), None)
     if col is None:
@@ -548,7 +631,7 @@ class CsvImporter(Importer):
         if suffix in CSV_SUFFIXES:
             if not head.strip() or looks_binary(head):
                 return True  # read() reports the empty or binary file
-            return self._csv_header_ok(head_lines(path, head))
+            return self._csv_header_ok(head_lines(path, head, 8))
         if suffix in KERAS_SUFFIXES and head.strip() and not looks_binary(head):
             return self._keras_header_ok(head_lines(path, head, 8))
         return False
@@ -557,6 +640,7 @@ class CsvImporter(Importer):
     def _csv_header_ok(lines: list[str]) -> bool:
         if not lines:
             return True
+        lines = lines[header_index(lines):]
         sep = separator_of(lines[0])
         fields = [f.strip() for f in split_fields(lines[0], sep)]
         if len(fields) < 2 or looks_like_runs_table(fields):

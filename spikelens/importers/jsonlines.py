@@ -25,7 +25,7 @@ from .. import diagnostics
 from ..errors import FormatError
 from . import decoding, rankcolumn
 from .base import Importer, Table
-from .csvlogs import decode, head_lines, read_bytes, step_column
+from .csvlogs import SPLIT_WORDS, decode, head_lines, read_bytes, split_metric, split_of, step_column
 from .wandb_exports import flatten, parse_jsonl, rows_to_long, typed_jsonl, typed_to_long
 
 WALL_KEYS = ("_timestamp", "timestamp", "wall_time", "walltime", "wallclock", "unix_time")
@@ -114,7 +114,8 @@ class JsonLinesImporter(Importer):
         wall_key = next((k for k in WALL_KEYS if any(k in r for r in head)), None)
         rank_key = rankcolumn.rank_key(sorted({k for r in head for k in r}))
         summaries = any(means(r) is not r for r in head)
-        frame = None if summaries else typed_jsonl(data, step_key=step_key, wall_key=wall_key)
+        split_key = _split_key(head)
+        frame = None if summaries or split_key else typed_jsonl(data, step_key=step_key, wall_key=wall_key)
         if frame is not None and "run_id" not in frame.columns and not _per_epoch(frame, step_key):
             ranks = (rankcolumn.row_ranks(frame.get_column(step_key), frame.get_column(rank_key))
                      if rank_key in frame.columns else None)
@@ -131,6 +132,10 @@ class JsonLinesImporter(Importer):
         else:  # bare NaN, damaged lines, text values, a per-epoch counter: row by row
             rows = parse_jsonl(path, decode(path, data))
             rows = global_steps(path, [means(r) for r in rows] if summaries else rows, step_key)
+            if split_key and split_of([r.get(split_key) for r in rows]):
+                trained = {k for r in rows if str(r.get(split_key, "")).strip().lower() in ("train", "training")
+                           for k in r}
+                rows = [_split_row(r, split_key, step_key, trained) for r in rows]
             ranks = (rankcolumn.row_ranks(_numbers([r.get(step_key) for r in rows]),
                                           _numbers([r.get(rank_key) for r in rows])) if rank_key else None)
             skip = (rank_key,) if ranks is not None else ()
@@ -146,6 +151,25 @@ class JsonLinesImporter(Importer):
             if parts:
                 return rankcolumn.rank_tables(table, parts)
         return [table]
+
+
+def _split_key(rows: list[dict[str, Any]]) -> str | None:
+    """A text key whose values name the data a record was measured on (`"split": "train"`)."""
+    for k in {k for r in rows for k, v in r.items() if isinstance(v, str)}:
+        vals = {str(r[k]).strip().lower() for r in rows if isinstance(r.get(k), str)}
+        if vals and vals <= SPLIT_WORDS:
+            return k
+    return None
+
+
+def _split_row(row: dict[str, Any], split_key: str, step_key: str, trained: set[str]) -> dict[str, Any]:
+    """A record's metrics named by its split where training records log the same name (`loss` of a
+    `test` record is `test/loss`, see `csvlogs.split_metric`; mmcv's `bbox_mAP`, only ever in `val`
+    records, keeps its name); its step and wall time as they are."""
+    split = row.get(split_key)
+    return {split_metric(split, k) if k in trained and k not in (step_key, *WALL_KEYS)
+            and isinstance(v, (int, float)) and not isinstance(v, bool) else k: v
+            for k, v in row.items() if k != split_key}
 
 
 def _numbers(values: list[Any]) -> pl.Series:
