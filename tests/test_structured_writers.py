@@ -168,3 +168,17 @@ def test_settings_written_before_the_header(tmp_path):
         frame = _only_run(path)
     steps, values = _curve(frame, "train_loss")
     assert steps == list(range(1, 26)) and values == pytest.approx(_loss(25))
+
+
+def test_a_counter_list_gives_its_mates_steps(tmp_path):
+    # PyTorch's MNIST example: train_counter / train_losses, test_counter / test_losses
+    train_counter = [640 * (i + 1) for i in range(90)]
+    test_counter = [i * 60000 for i in range(4)]
+    doc = {"train_counter": train_counter, "train_losses": _loss(90), "test_counter": test_counter,
+           "test_losses": [2.3, 0.4, 0.3, 0.25]}
+    path = tmp_path / "loss_data.json"
+    path.write_text(json.dumps(doc, indent=2))
+    frame = _only_run(path)
+    assert _curve(frame, "train_losses")[0] == train_counter
+    assert _curve(frame, "test_losses")[0] == test_counter
+    assert set(roles_of(frame)) == {"train_losses", "test_losses"}

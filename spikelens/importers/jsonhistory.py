@@ -110,6 +110,8 @@ def _counter(values: list[float | None]) -> bool:
 def history_long(series: dict[str, list[float | None]]):
     """The long frame of a history (see the module doc) and the name of the step list used."""
     counters = {k for k, v in series.items() if k.split("/")[-1].lower() in STEP_KEYS + EPOCH_KEYS and _counter(v)}
+    own = _own_counters(series, counters)
+    counters |= set(own.values())
     metrics = {k: v for k, v in series.items() if k not in counters}
     if not metrics:
         return None, None
@@ -121,6 +123,9 @@ def history_long(series: dict[str, list[float | None]]):
     for name, vals in metrics.items():
         k = len(vals)
         at = axis if k == n else axis[np.ceil((np.arange(k) + 1) * n / k).astype(np.int64) - 1]
+        if name in own:  # `train_losses` beside `train_counter`: its own steps
+            at = np.asarray(series[own[name]], dtype=np.int64)
+            step_key = step_key or own[name]
         arr = np.array([np.nan if v is None else v for v in vals], dtype=np.float64)
         logged = np.array([v is not None for v in vals])
         steps.append(at[logged])
@@ -128,6 +133,26 @@ def history_long(series: dict[str, list[float | None]]):
         names.extend([name] * int(logged.sum()))
     step = np.concatenate(steps)
     return long_table(step, [None] * step.size, names, np.concatenate(values)), step_key
+
+
+_COUNTER_WORDS = ("counter", "steps", "step", "iters", "iterations", "iteration", "iter", "epochs", "epoch")
+"""The last word of a list that counts another list's points (`train_counter`, `test_steps`)."""
+
+
+def _own_counters(series: dict[str, list], counters: set[str]) -> dict[str, str]:
+    """Metric -> the counter list that gives its steps: a list of whole numbers that never go back,
+    named by a counting word after the same first word as the metric and as long as it
+    (`train_counter` for `train_losses`, `test_counter` for `test_losses`: PyTorch's MNIST example)."""
+    out = {}
+    for c, v in series.items():
+        head, _, word = c.rpartition("_")
+        if not head or word.lower() not in _COUNTER_WORDS or not _counter(v):
+            continue
+        mates = [m for m, mv in series.items() if m != c and m not in counters and len(mv) == len(v)
+                 and m.split("_")[0] == head.split("_")[0] and m.rpartition("_")[2].lower() not in _COUNTER_WORDS]
+        for m in mates:
+            out[m] = c
+    return out
 
 
 def history_section(series: dict[str, list[float | None]]) -> dict[str, list[float | None]]:
