@@ -182,3 +182,15 @@ def test_a_counter_list_gives_its_mates_steps(tmp_path):
     assert _curve(frame, "train_losses")[0] == train_counter
     assert _curve(frame, "test_losses")[0] == test_counter
     assert set(roles_of(frame)) == {"train_losses", "test_losses"}
+
+
+def test_a_commented_header_names_the_columns(tmp_path):
+    # `np.savetxt(path, np.column_stack(...), header="iter loss val_loss")` writes `# iter loss val_loss`
+    n = 40
+    data = np.column_stack([np.arange(1, n + 1) * 10, _loss(n), [v * 1.1 for v in _loss(n)]])
+    path = tmp_path / "curves.txt"  # a file name that says nothing: the header does
+    np.savetxt(path, data, header="iter loss val_loss")
+    frame = _only_run(path)
+    steps, values = _curve(frame, "loss")
+    assert steps == [10 * (i + 1) for i in range(n)] and values == pytest.approx(_loss(n))
+    assert roles_of(frame) == {"loss": "loss", "val_loss": "eval_loss"}

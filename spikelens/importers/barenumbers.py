@@ -17,6 +17,8 @@ may start again when an outer one goes up) count the rows: the innermost that ne
 step, else the rows' counts taken together (`epoch, iter`). A word that ends every row (`0,4,-3.4,
 ascent`) names the series its row belongs to (`losses_ascent`), as a tag column does in a table.
 A counter's name before the row (`epoch 3:0.41`, `step 100 = 2.3`) names its first number, a count.
+A first line that comments out as many names as the rows hold numbers (`np.savetxt(..., header='iter loss
+val_loss')` writes `# iter loss val_loss`) is the header: it names the columns, the file's name need not.
 """
 from __future__ import annotations
 
@@ -46,6 +48,22 @@ _COUNTED = re.compile(rf"{_LEAD}{_ONE}[:=]?{_ONE}(?:{_SEP}{_ONE})*")
 _FIELD = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|(?i:nan|inf)\b|[A-Za-z][\w.-]*"
 
 
+_COMMENTED = re.compile(r"^[ \t]*#[ \t]*(?P<names>[A-Za-z_][^\n]*)$")
+
+
+def _commented_header(lines: list[str]) -> list[str] | None:
+    """The names of a commented header over rows as wide (`# num_iter params loss`), else None."""
+    if len(lines) < 2:
+        return None
+    m = _COMMENTED.match(lines[0])
+    if m is None:
+        return None
+    names = [n for n in re.split(r"[,;\t]|[ \t]{2,}|[ \t]+", m["names"].strip()) if n]
+    if len(names) < 2 or any(re.fullmatch(_ONE, n) for n in names) or len(names) != _width(lines[1]):
+        return None
+    return names
+
+
 def _name_of(path: Path) -> str:
     """`loss.txt` -> `loss`, `G_losses.txt` -> `G_losses`: the stem, its spaces as `_`."""
     return re.sub(r"\s+", "_", path.stem.strip()) or "value"
@@ -62,12 +80,17 @@ class BareNumbersImporter(Importer):
             return False
         from ..frame import infer_role
 
-        if infer_role(_name_of(path)) == "other":
-            return False
         lines = [ln for ln in text_head(head).replace("\r", "\n").split("\n")[:-1] if ln.strip()]
         whole = len(head) < 4096
         if whole:  # the whole file is in its head: its last line is complete
             lines = [ln for ln in text_head(head).replace("\r", "\n").split("\n") if ln.strip()]
+        header = _commented_header(lines)
+        if header is not None:  # the header names the columns: one must name a measure
+            if all(infer_role(n) == "other" for n in header):
+                return False
+            lines = lines[1:]
+        elif infer_role(_name_of(path)) == "other":
+            return False
         return len(lines) >= (MIN_LINES if whole else 2) and (all(_ROW.fullmatch(ln) for ln in lines) or all(
             _COUNTED.fullmatch(ln) for ln in lines)) and len({_width(ln) for ln in lines}) == 1
 
@@ -75,6 +98,9 @@ class BareNumbersImporter(Importer):
         text = text_head(path.read_bytes())
         lines = pl.Series("text", text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
         lines = lines.filter(lines.str.strip_chars() != "")
+        header = _commented_header(lines.head(2).to_list())
+        if header is not None:
+            lines = lines.slice(1)
         if _COUNTED.fullmatch(lines[0]):  # `epoch 3:0.41`: the counter's name said, its number kept
             lines = lines.str.replace(f"^{_LEAD}", "").str.replace(r"^([^:=]*)[:=]", "$1 ")
         bad = lines.filter(~lines.str.contains(f"^(?:{_ROW.pattern})$"))
@@ -103,6 +129,9 @@ class BareNumbersImporter(Importer):
         name = _name_of(path)
         names = [name] if cols.width == 1 and nums == 1 else [f"{name}_column{nums - cols.width + k + 1}"
                                                              for k in range(cols.width)]
+        if header is not None:  # the header's names, the counters' left out as their columns are
+            names = header[nums - cols.width:nums]
+            meta["metric.from"] = "the commented header"
         tags = tag.to_numpy() if tag is not None else None
         parts = []
         for k, m in enumerate(names):
