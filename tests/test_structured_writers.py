@@ -194,3 +194,17 @@ def test_a_commented_header_names_the_columns(tmp_path):
     steps, values = _curve(frame, "loss")
     assert steps == [10 * (i + 1) for i in range(n)] and values == pytest.approx(_loss(n))
     assert roles_of(frame) == {"loss": "loss", "val_loss": "eval_loss"}
+
+
+def test_columns_a_file_names_and_counts(tmp_path):
+    # Julia: `CSV.write("losses.csv", DataFrame([[0:n]; losses], :auto))`: x1 counts, x2.. are the losses
+    n = 30
+    rows = ["x1,x2,x3"] + [f"{i},{a},{b}" for i, (a, b) in enumerate(zip(_loss(n), _loss(n, 3.0)))]
+    (tmp_path / "losses.csv").write_text("\n".join(rows) + "\n")
+    frame = _only_run(tmp_path / "losses.csv")
+    assert roles_of(frame) == {"losses/x2": "loss", "losses/x3": "loss"}
+    assert _curve(frame, "losses/x2")[0] == list(range(n))
+    (tmp_path / "b").mkdir()  # a table whose name says nothing: its numbers may be anything, not claimed
+    (tmp_path / "b" / "table.csv").write_text("\n".join(rows) + "\n")
+    with pytest.raises(Exception, match="no training logs"):
+        api.load_runs(tmp_path / "b")

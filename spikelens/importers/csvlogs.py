@@ -631,7 +631,8 @@ class CsvImporter(Importer):
         if suffix in CSV_SUFFIXES:
             if not head.strip() or looks_binary(head):
                 return True  # read() reports the empty or binary file
-            return self._csv_header_ok(head_lines(path, head, 8))
+            lines = head_lines(path, head, 8)
+            return self._csv_header_ok(lines) or (file_measure(path) is not None and _names_over_numbers(lines))
         if suffix in KERAS_SUFFIXES and head.strip() and not looks_binary(head):
             return self._keras_header_ok(head_lines(path, head, 8))
         return False
@@ -729,7 +730,61 @@ class CsvImporter(Importer):
             return long_layout(path, frame, sep, step_col=step_col, name_col=name_col,
                                value_col=low["value"], wall_col=wall_col)
         index = tuple(c for c in frame.columns[:1] if c.strip().lower() in PANDAS_INDEX_COLUMNS)
-        return to_long(path, frame, sep, step_col=step_col, wall_col=wall_col, drop=index + drop)
+        if step_col is None:
+            step_col = _counting_column(frame, sep, skip={wall_col, *index, *drop})
+        return named_by_file(path, to_long(path, frame, sep, step_col=step_col, wall_col=wall_col, drop=index + drop))
+
+
+def _names_over_numbers(lines: list[str]) -> bool:
+    """A header of names over rows of as many numbers (a file whose name says what they measure)."""
+    if len(lines) < 3:
+        return False
+    sep = separator_of(lines[0])
+    names = split_fields(lines[0], sep)
+    rows = [split_fields(ln, sep) for ln in lines[1:]]
+    return (len(names) >= 2 and not any(map(is_numberish, names))
+            and all(len(r) == len(names) and all(map(is_numberish, r)) for r in rows))
+
+
+def _counting_column(frame: pl.DataFrame, sep: str, skip: set) -> str | None:
+    """The first column when it counts the rows (whole numbers that go up every row, `x1` of a Julia
+    `DataFrame(..., :auto)`, `Gen`), where no column is named as the step: the rows' own count, as
+    the bare-number reader takes a first column that counts."""
+    first = next((c for c in frame.columns if c not in skip), None)
+    if first is None or frame.height < 3:
+        return None
+    col = frame.select(_cell(first, sep).cast(pl.Float64, strict=False).alias("c")).get_column("c")
+    if col.null_count() or not bool((col == col.floor()).all()) or not bool((col.diff().drop_nulls() > 0).all()):
+        return None
+    return first
+
+
+MEASURE_ROLES = ("loss", "eval_loss", "reward", "accuracy", "perplexity")
+
+
+def file_measure(path: Path) -> str | None:
+    """What a file's name says its series measure (`loss.json`, `losses_step_sizes.csv`: the loss;
+    `train_rewards.csv`: the rewards), else None."""
+    from ..frame import infer_role
+
+    stem = re.sub(r"\s+", "_", path.stem.strip())
+    return stem if stem and infer_role(stem) in MEASURE_ROLES else None
+
+
+def named_by_file(path: Path, long: pl.DataFrame) -> pl.DataFrame:
+    """Columns that name no measure of their own (`x2`, `x3` of a Julia `DataFrame(..., :auto)` in
+    `losses.csv`) measure what the file's name says: named `<measure>/<column>`, as a person reads
+    them. Unchanged when a column names its own measure, or the file's name says none."""
+    from ..frame import infer_role
+
+    measure = file_measure(path)
+    if measure is None or long.height == 0:
+        return long
+    names = long.get_column("metric").unique().to_list()
+    if any(infer_role(str(n)) != "other" for n in names):
+        return long
+    return long.with_columns(metric=pl.concat_str([pl.lit(f"{measure}/"), pl.col("metric").cast(pl.String)])
+                             .cast(long.schema["metric"]))
 
 
 def sweep_arms_named(path: Path, long: pl.DataFrame) -> pl.DataFrame:

@@ -57,7 +57,7 @@ import polars as pl
 from ..errors import FormatError
 from . import decoding
 from .base import Importer, Table, long_table
-from .csvlogs import read_bytes
+from .csvlogs import file_measure, read_bytes
 
 _HEAD = re.compile(rb'^\s*\{\s*"[^"\\]{1,200}"\s*:\s*(?:\[\s*(?:[-\d.NI\]\[]|null)'
                    rb'|\{\s*"(?:steps|values|timestamps)"\s*:)')
@@ -243,12 +243,10 @@ def json_named(path: Path) -> bool:
 def _measure(path: Path) -> str | None:
     """What the file's name says its series measure: `loss.json` the loss, `train_rewards.json` the
     rewards, a training history (`training_history.json`) what training lowers, the loss; else None."""
-    from ..frame import infer_role
-
-    stem = re.sub(r"\s+", "_", path.stem.strip())
-    if stem and infer_role(stem) in ("loss", "eval_loss", "reward", "accuracy", "perplexity"):
-        return stem
-    return "loss" if _MEASURE.search(stem) else None
+    found = file_measure(path)
+    if found is not None:
+        return found
+    return "loss" if _MEASURE.search(path.stem) else None
 
 
 def _named_by_file(series: dict[str, list], path: Path) -> dict[str, list]:
