@@ -208,3 +208,15 @@ def test_columns_a_file_names_and_counts(tmp_path):
     (tmp_path / "b" / "table.csv").write_text("\n".join(rows) + "\n")
     with pytest.raises(Exception, match="no training logs"):
         api.load_runs(tmp_path / "b")
+
+
+def test_a_writers_own_extension_is_read_by_its_content(tmp_path):
+    # ParlAI's `_save_train_stats`: json.dump({... "train_reports": [...], "valid_reports": [...]}) to model.trainstats
+    reports = [{"exs": 100 * (i + 1), "loss": v, "ppl": float(np.exp(v)), "total_train_updates": 50 * (i + 1)}
+               for i, v in enumerate(_loss(30))]
+    doc = {"parleys": 3000, "train_time": 360.0, "total_epochs": 2.5, "train_reports": reports,
+           "valid_reports": [{"exs": 100, "loss": 1.1, "ppl": 3.0}, {"exs": 100, "loss": 0.9, "ppl": 2.5}],
+           "best_valid": {"loss": 0.9}}
+    (tmp_path / "model.trainstats").write_text(json.dumps(doc, indent=4))
+    frame = _only_run(tmp_path)
+    assert _curve(frame, "train_reports/loss")[1] == pytest.approx(_loss(30))

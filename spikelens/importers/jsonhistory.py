@@ -234,10 +234,20 @@ _NAMED_RECORDS = re.compile(rb'"[^"\\]{1,80}"\s*:\s*\[\s*\{[^{}\[\]]{0,400}?"[^"
 _MEASURE = re.compile(r"histor", re.I)
 
 
+_OTHER_KINDS = frozenset({".jsonl", ".ndjson", ".csv", ".tsv", ".txt", ".log", ".out", ".err", ".yaml", ".yml",
+                          ".xml", ".html", ".md", ".py", ".sh", ".toml", ".cfg", ".ini", ".pkl", ".pt", ".pth",
+                          ".npy", ".npz", ".h5", ".parquet", ".db", ".ipynb"})
+"""Extensions that say what a file is, something else than one JSON document."""
+
+
 def json_named(path: Path) -> bool:
-    """A `.json` file, or a file with no extension at all (Chainer's `LogReport` writes `log`): what
-    a file without one holds is what its content says."""
-    return path.suffix.lower() == ".json" or (path.suffix == "" and not path.name.startswith("."))
+    """A `.json` file, or a file whose extension says nothing a reader knows: no extension (Chainer's
+    `LogReport` writes `log`) or the writer's own (ParlAI's `model.trainstats`). What such a file
+    holds is what its content says (the head's JSON shape is checked by the caller)."""
+    suffix = path.suffix.lower()
+    if path.name.startswith("."):
+        return False
+    return suffix == ".json" or (suffix not in _OTHER_KINDS and not suffix.startswith(".events"))
 
 
 def _measure(path: Path) -> str | None:
