@@ -246,6 +246,9 @@ def _fold_swing_into_runaway(div: Finding, spikes: list[Finding], ctx: RunContex
     for f in spikes:
         if f.metric != div.metric or id(f) in drop or f.start_step is None or f.start_step > div.start_step + margin:
             continue
+        listed = f.evidence.get("steps")  # spikes listed step by step: one of them must be at the onset
+        if listed and not any(abs(x - div.start_step) <= margin for x in listed):
+            continue
         end = f.end_step if f.end_step is not None else float("inf")  # one that never came back runs on into it
         if end >= div.start_step - margin:
             drop.add(id(f))

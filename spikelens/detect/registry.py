@@ -8,11 +8,13 @@ from .excursions import ExcursionDetector
 from .levels import LevelShiftDetector
 from .memory import MemoryGrowthDetector
 from .nonfinite import NonFiniteDetector
+from .objective import ObjectiveDetector
 from .oscillation import OscillationDetector
 from .overfitting import OverfittingDetector
 from .plateaus import PlateauDetector
 from .ranks import RankDetector
 from .resume import RepeatedDataDetector
+from .runaway import RunawayDetector
 from .settings import SettingsDetector
 from .spikes import SpikeDetector
 from .throughput import StallDetector, StepTimeRiseDetector, ThroughputDropDetector
@@ -25,6 +27,8 @@ DETECTORS: tuple[type[Detector], ...] = (
     ExcursionDetector,
     LevelShiftDetector,
     PlateauDetector,
+    ObjectiveDetector,
+    RunawayDetector,
     OverfittingDetector,
     GradNormOutlierDetector,
     LossScaleCollapseDetector,
