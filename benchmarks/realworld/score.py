@@ -55,9 +55,10 @@ NOTED = re.compile(r"(?P<key>[^()]+?) \((?P<note>[^()]*)\)(?:,.*)?")
 COLUMN = re.compile(r"col(?:umn)? (?P<n>\d+)", re.IGNORECASE)
 # A note that places the value by position (`single column`, `second number of each pair`, `after the
 # underscore`) says the file names no key: the run's only series stands for it.
+ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
 POSITIONAL = re.compile(r"single column|number|pair|after the|only (?:series|value)", re.IGNORECASE)
-# A headerless file's value column is named `<file>_column<N>` by the reader: the file's name is its key.
-READER_COLUMN = re.compile(r"_col(?:umn)?\d+$")
+# A headerless file's value column is named `<file>_column<N>` by the reader: the file's name is its key;
+READER_COLUMN = re.compile(r"_col(?:umn)?\d+$|_(?:pct|percent|ms|sec|gib|mib)$")  # and the unit it appends
 SINGLE = "\x00the run's only metric"
 
 
@@ -72,20 +73,24 @@ def main_names(label: str | None) -> tuple[str, ...]:
     if noted is None:
         return (label,)
     column = COLUMN.search(noted["note"])
-    if column:
-        return (label, f"column{column['n']}", f"col{column['n']}")
+    n = column["n"] if column else next((str(i + 1) for i, w in enumerate(ORDINALS)
+                                         if re.search(rf"\b{w} col", noted["note"], re.I)), None)
+    if n:
+        return (label, f"column{n}", f"col{n}")
     if POSITIONAL.search(noted["note"]):
         return (label, noted["key"], SINGLE)
     return (label, noted["key"])
 
 
 def norm(name: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", str(name).lower())
+    """Compared names: lower case, letters and digits; the reader writes `validation`/`valid` as `val`."""
+    return re.sub(r"[^a-z0-9]", "", re.sub(r"(?<![a-z])valid(?:ation)?(?![a-z])", "val", str(name).lower()))
 
 
 def same_metric(label: str, metric: str) -> bool:
     a = norm(label)
-    return bool(a) and any(b and (a == b or b.endswith(a) or a.endswith(b))
+    plural = {a, a + "s", a + "es"}  # `loss` of a file named losses.txt
+    return bool(a) and any(b and (b in plural or b.endswith(a) or a.endswith(b))
                            for b in {norm(metric), norm(READER_COLUMN.sub("", str(metric)))})
 
 
