@@ -16,7 +16,7 @@ from . import diagnostics
 from .config import Config, load_config
 from .coverage import note_lossless
 from .discover import Run, iter_runs
-from .frame import SCHEMA, roles_of, validate
+from .frame import SCHEMA, concat, roles_of, validate, wide
 from .naming import rename_runs
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def load(*paths: PathLike, roles: dict[str, str] | None = None) -> pl.DataFrame:
     runs = load_runs(*paths)
     if not runs:
         return pl.DataFrame(schema=SCHEMA)
-    return pl.concat([r.frame for r in runs])
+    return wide(concat([r.frame for r in runs]))  # SCHEMA's types: runs may hold narrow columns (frame.NARROW)
 
 
 def discover(*paths: PathLike, config: Config | None = None) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ import polars as pl
 
 from . import diagnostics, storage
 from .errors import FormatError, InputError, NothingFound, SpikelensError
-from .frame import SCHEMA, conform
+from .frame import SCHEMA, concat, conform, seq_dtype
 from .importers.base import Importer, Table, read_head
 from .naming import key_name
 from .sanitize import shown
@@ -309,6 +309,7 @@ def _build_run(name: str, tables: list[Table]) -> Run:
     tables = [replace(t, source=shown(storage.display(t.source), newlines=False), frame=printable_metrics(t.frame))
               for t in tables]  # a remote copy's files: URLs
     with_data = {t.segment_key for t in tables if t.frame.height}
+    seq_type = seq_dtype(sum(t.frame.height for t in tables))  # 4 bytes a row up to 2^32 rows (frame.NARROW)
     if not with_data:  # no launch logged a value: what the tables say (a crash before logging) is the run's
         meta.update({k: shown(v) if isinstance(v, str) else v for t in tables for k, v in t.meta.items()})
     for t in tables:
@@ -346,7 +347,7 @@ def _build_run(name: str, tables: list[Table]) -> Run:
             run=pl.lit(name, dtype=SCHEMA["run"]),
             source=pl.lit(str(t.source), dtype=SCHEMA["source"]),
             segment=segment,
-            seq=pl.int_range(seq0, seq0 + t.frame.height, dtype=pl.UInt64),
+            seq=pl.int_range(seq0, seq0 + t.frame.height, dtype=seq_type),
         )
         seq0 += t.frame.height
         f = conform(f)
@@ -355,7 +356,7 @@ def _build_run(name: str, tables: list[Table]) -> Run:
             if local is None and t.start_time is not None:
                 row["start_time"] = t.start_time  # tells a writer beside this launch from a later empty one
             _merge_segment(by_segment, row)
-    frame = pl.concat(parts) if parts else pl.DataFrame(schema=SCHEMA)
+    frame = concat(parts) if parts else pl.DataFrame(schema=SCHEMA)  # a Float32 file beside a Float64 one: Float64
     segments = [by_segment[k] for k in sorted(by_segment)]
     return Run(
         name=name,

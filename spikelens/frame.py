@@ -23,7 +23,52 @@ SCHEMA: dict[str, pl.DataType] = {
     "metric": pl.Categorical(),
     "value": pl.Float64,
 }
-"""Column order and types of the long frame."""
+"""Column order and types of the long frame (the types every output writes: `wide`)."""
+
+NARROW: dict[str, pl.DataType] = {"seq": pl.UInt32, "value": pl.Float32}
+"""The 4-byte forms a column may take in memory instead of SCHEMA's 8-byte ones (the frame is
+most of an analysis's memory): `seq` while the run has at most 2^32 rows (`seq_dtype`; a
+larger run keeps UInt64), `value` where the reader took every value of a file from float32
+(TensorBoard's `simple_value`, float32 tensors: `tb_events`), which Float32 holds exactly.
+A run whose files disagree holds Float64 (`concat`). The numbers never change: the detectors
+compute in float64 from the series (`detect.engine.series_of`), other readers of the column
+convert with `as_f64`, and outputs write SCHEMA's types (`wide`). `step` stays Int64: steps are
+joined, packed into keys and compared across frames all over the analysis, and an Int32 beside
+an Int64 fails a join, for 4 bytes a point."""
+
+
+def accepts(column: str, dtype: pl.DataType) -> bool:
+    """Is `dtype` SCHEMA's type of `column` or its narrow form?"""
+    return dtype == SCHEMA.get(column) or dtype == NARROW.get(column)
+
+
+def seq_dtype(rows: int) -> pl.DataType:
+    """The type of `seq` for a run of `rows` rows: UInt32 (4 bytes a row) up to 2^32 rows."""
+    return pl.UInt32 if rows <= 1 << 32 else pl.UInt64
+
+
+def wide(frame: pl.DataFrame) -> pl.DataFrame:
+    """The frame with SCHEMA's types (what exports and the Python API hand out)."""
+    casts = [pl.col(c).cast(SCHEMA[c]) for c in NARROW if c in frame.columns and frame.schema[c] != SCHEMA[c]]
+    return frame.with_columns(casts) if casts else frame
+
+
+def concat(frames: list[pl.DataFrame], **kwargs) -> pl.DataFrame:
+    """`pl.concat` of frames whose columns may be narrow in some and wide in others: such a
+    column is widened in all (lossless), a column narrow everywhere stays narrow."""
+    if len(frames) > 1:
+        mixed = [c for c in NARROW if c in frames[0].columns and len({f.schema[c] for f in frames}) > 1]
+        if mixed:
+            frames = [f.with_columns(pl.col(c).cast(SCHEMA[c]) for c in mixed) for f in frames]
+    return pl.concat(frames, **kwargs)
+
+
+def as_f64(values: pl.Series) -> "np.ndarray":
+    """A value column as float64 NumPy (a view where it is Float64 already, a lossless copy
+    from Float32): what code computing on values reads."""
+    import numpy as np
+
+    return values.to_numpy().astype(np.float64, copy=False)
 
 STITCHED_EXTRA: dict[str, pl.DataType] = {"superseded": pl.Boolean}
 """Added by the stitcher: True for points a later launch overwrote (kept, never dropped)."""
@@ -49,7 +94,7 @@ def validate(frame: pl.DataFrame, stage: str, *, stitched: bool = False) -> pl.D
     missing = [c for c in want if c not in have]
     if missing:
         raise SchemaError(stage, f"missing columns {missing}")
-    wrong = [f"{c} is {have[c]}, expected {t}" for c, t in want.items() if have[c] != t]
+    wrong = [f"{c} is {have[c]}, expected {t}" for c, t in want.items() if have[c] != t and not accepts(c, have[c])]
     if wrong:
         raise SchemaError(stage, "; ".join(wrong))
     for col in ("run", "source", "segment", "seq", "step", "metric"):
@@ -59,13 +104,14 @@ def validate(frame: pl.DataFrame, stage: str, *, stitched: bool = False) -> pl.D
 
 
 def conform(frame: pl.DataFrame) -> pl.DataFrame:
-    """Cast and order columns into SCHEMA (importers call this on what they build).
+    """Cast and order columns into SCHEMA (importers call this on what they build); a
+    column already in its narrow form (NARROW) stays so.
 
     Only columns of another type are cast, and columns are picked by name, not
     `select`ed: `select` would copy a column read in many chunks into one, and a
     constant column (the run name) would be written out once per row."""
     have = frame.schema
-    casts = [pl.col(c).cast(t) for c, t in SCHEMA.items() if have.get(c) != t]
+    casts = [pl.col(c).cast(t) for c, t in SCHEMA.items() if not accepts(c, have.get(c))]
     if casts:
         frame = frame.with_columns(casts)
     return frame[list(SCHEMA)]

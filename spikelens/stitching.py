@@ -46,7 +46,7 @@ from .detect.memory import grew_before_oom
 from .detect.resume import Boundary, Curve, boundary_findings, from_scratch, locate_reset
 from .detect.stats import median_interval
 from .discover import Run
-from .frame import SCHEMA, infer_roles
+from .frame import SCHEMA, as_f64, concat, infer_roles
 
 
 @dataclass
@@ -188,7 +188,7 @@ def merge_runs(runs: list[Run], name: str | None = None) -> Run:
         segments.extend({**s, "segment": s["segment"] + offset} for s in r.segments)
         offset += n_seg
         seq0 += r.frame.height
-    frame = pl.concat(frames) if frames else pl.DataFrame(schema=SCHEMA)
+    frame = concat(frames) if frames else pl.DataFrame(schema=SCHEMA)  # Float32 beside Float64 values: Float64
     meta = {k: v for r in runs for k, v in r.meta.items()}
     meta["segment_meta"] = seg_meta
     return Run(name=nm, frame=frame, sources=sorted({s for r in runs for s in r.sources}),
@@ -544,7 +544,7 @@ def _curves(frame: pl.DataFrame, seg: int, metric: str | None = None) -> dict[st
         part = part.filter(pl.col("metric") == metric)
     out = {}
     for (m,), p in part.sort("step", "seq").group_by("metric", maintain_order=True):
-        out[m] = (p.get_column("step").to_numpy(), p.get_column("value").to_numpy(),
+        out[m] = (p.get_column("step").to_numpy(), as_f64(p.get_column("value")),
                   p.get_column("wall_time").to_numpy())
     return out
 
@@ -745,7 +745,7 @@ def _compare_overlap(frame: pl.DataFrame, b: Boundary, main: str, rtol: float) -
     b.overlap_steps = int(pairs.get_column("step").n_unique())
     if pairs.height == 0:
         return
-    a, c = pairs.get_column("old").to_numpy(), pairs.get_column("new").to_numpy()
+    a, c = as_f64(pairs.get_column("old")), as_f64(pairs.get_column("new"))
     both_nan = np.isnan(a) & np.isnan(c)
     with np.errstate(invalid="ignore"):
         diff = np.abs(a - c)

@@ -122,7 +122,11 @@ def write_frame(frame, output: Path, *, force: bool) -> None:
     """Write a frame as Parquet or CSV by the file's suffix (into a folder that exists),
     atomically: a killed or failed write leaves the previous file as it was; an existing
     file only with `force` (outputs.write_output). CSV text cells a spreadsheet would run
-    as a formula are escaped (`csv_safe`)."""
+    as a formula are escaped (`csv_safe`). Columns held narrow in memory are written with
+    the frame's public types (`frame.wide`)."""
+    from ..frame import wide
+
+    frame = wide(frame)
     if output.suffix.lower() == ".parquet":
         write_output(output, frame.write_parquet, "-o", force=force)
     else:

@@ -252,7 +252,7 @@ def grew_before_oom(run: str, frame, roles: dict[str, str], ended: Finding | Non
                .sort("step", "seq"))
         if not 2 <= pts.height < min_points:
             continue
-        v, st = pts.get_column("value").to_numpy(), pts.get_column("step").to_numpy()
+        v, st = pts.get_column("value").to_numpy().astype(np.float64, copy=False), pts.get_column("step").to_numpy()
         if v[0] > 0 and v[-1] >= OOM_GROWTH * v[0] and v[-1] >= v.max() * 0.999 and (best is None or v[-1] / v[0] > best[0]):
             best = (float(v[-1] / v[0]), metric, int(st[0]), int(st[-1]), float(v[0]), float(v[-1]))
     if best is None:

@@ -77,7 +77,7 @@ class RankDetector(Detector):
             if main is None:
                 continue
             med = (f.filter(pl.col("metric") == main.metric).group_by("source")
-                   .agg(pl.col("value").median()).rows())
+                   .agg(pl.col("value").cast(pl.Float64).median()).rows())  # a Float32 column: in float64
             by_rank = {ranks[str(s)]: float(v) for s, v in med if ranks.get(str(s)) is not None and v is not None}
             hit = _slowest(by_rank, down, self.slower)
             if hit:

@@ -18,7 +18,7 @@ def live_points(frame: pl.DataFrame) -> pl.DataFrame:
     return (
         live.sort("step", "seq")
         .unique(["metric", "step"], keep="last", maintain_order=True)
-        .select("step", "wall_time", pl.col("metric").cast(pl.String), "value")
+        .select("step", "wall_time", pl.col("metric").cast(pl.String), pl.col("value").cast(pl.Float64))
     )
 
 

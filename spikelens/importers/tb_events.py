@@ -43,7 +43,8 @@ class EventScalars:
     """Scalar points of one event file, plus what the stitcher and warnings need."""
 
     frame: pl.DataFrame
-    """`step, wall_time, metric, value` (TABLE_SCHEMA), file order."""
+    """`step, wall_time, metric, value` (TABLE_SCHEMA), file order; `value` is Float32 when every
+    value of the file is a float32 (`simple_value`, float32 tensors: frame.NARROW), else Float64."""
     purge_steps: list[int] = field(default_factory=list)
     """Steps of SessionLog START events (a writer opened with purge_step)."""
     undecodable: int = 0
@@ -97,7 +98,7 @@ def _gather(u8: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
 def bulk_simple_values(u8: np.ndarray, starts: np.ndarray, lengths: np.ndarray):
     """Decode every record that is exactly `Event{wall_time, [step], summary{value{tag,
     simple_value}}}`. Returns (ok mask, step, wall_time, value, tag_start, tag_len), the
-    arrays restricted to ok rows."""
+    arrays restricted to ok rows; `value` is the float32 the record holds."""
     end = starts + lengths
     ok = (lengths >= 9 + 2 + 2 + 2 + 5) & (_at(u8, starts) == 0x09)  # field 1, fixed64
     wall = np.ascontiguousarray(_gather(u8, starts + 1, 8)).view("<f8").ravel()
@@ -121,7 +122,7 @@ def bulk_simple_values(u8: np.ndarray, starts: np.ndarray, lengths: np.ndarray):
     ok &= p + 5 == end
     ok = _expect(u8, p, end, ok, 0x15)  # Value.simple_value, fixed32
     value = np.ascontiguousarray(_gather(u8, p + 1, 4)).view("<f4").ravel()
-    return (ok, step[ok].view(np.int64), wall[ok], value[ok].astype(np.float64), tag_start[ok], tlen[ok])
+    return (ok, step[ok].view(np.int64), wall[ok], value[ok], tag_start[ok], tlen[ok])
 
 
 def unique_tags(u8: np.ndarray, tag_start: np.ndarray, tag_len: np.ndarray) -> tuple[list[bytes], np.ndarray]:
@@ -293,6 +294,16 @@ def decode_with_upb(buf: bytes, starts: np.ndarray, lengths: np.ndarray, record_
 # ------------------------------------------------------------------ one file
 
 
+def _all_float32(value: np.ndarray) -> bool:
+    """Is every value exactly a float32 (upb's simple values and float32 tensors are; a double
+    tensor's value may not be)? NaN counts as one (its payload is no number a report shows)."""
+    if value.dtype == np.float32:
+        return True
+    with np.errstate(over="ignore", invalid="ignore"):
+        back = value.astype(np.float32).astype(np.float64)
+    return bool(((back == value) | np.isnan(value)).all())
+
+
 class EventDecoder:
     """Scalar points of one event file, fed a block of records at a time.
 
@@ -314,6 +325,8 @@ class EventDecoder:
         self.names: dict[str, int] = {}
         """Tag → code, for the whole file (the metric column is built from the codes at the end)."""
         self._cols: tuple[np.ndarray, ...] | None = None  # step, wall, value, code
+        self._value = np.dtype(np.float32)
+        """float32 while every value so far is one (4 bytes a point), float64 from the first that is not."""
         self._n = 0
         self._bytes = 0
         self.purge_steps: list[int] = []
@@ -331,6 +344,8 @@ class EventDecoder:
         if not parts:
             return
         record, step, wall, value, code = (np.concatenate(cols) if len(parts) > 1 else cols[0] for cols in zip(*parts))
+        if value.dtype != self._value and not _all_float32(value):
+            self._widen()
         if record.size > 1 and (np.diff(record) < 0).any():  # upb's records sit between bulk ones
             order = np.argsort(record, kind="stable")
             step, wall, value, code = step[order], wall[order], value[order], code[order]
@@ -344,7 +359,7 @@ class EventDecoder:
             if self.size_hint and self._bytes:  # the points a byte so far, over the whole file
                 need = max(need, int(need * self.size_hint / self._bytes * 1.05) + 1024)
             cap = max(need, 2 * self._cols[0].size if self._cols is not None else 0)
-            dtypes = (np.int64, np.float64, np.float64, np.uint32)
+            dtypes = (np.int64, np.float64, self._value, np.uint32)
             grown = tuple(np.empty(cap, dtype=t) for t in dtypes)
             if self._cols is not None:
                 for new, old in zip(grown, self._cols):
@@ -353,6 +368,13 @@ class EventDecoder:
         for col, part in zip(self._cols, block):
             col[n:n + k] = part
         self._n = n + k
+
+    def _widen(self) -> None:
+        """Values from here on need float64: the column read so far becomes float64 (exact)."""
+        self._value = np.dtype(np.float64)
+        if self._cols is not None:
+            step, wall, value, code = self._cols
+            self._cols = (step, wall, value.astype(np.float64), code)
 
     def _decode(self, buf: bytes, starts: np.ndarray, lengths: np.ndarray, first: int,
                 names: dict[str, int]) -> list[tuple[np.ndarray, ...]]:
@@ -387,7 +409,7 @@ class EventDecoder:
             step, wall, value, code = (c[:self._n] for c in self._cols)
             metric = pl.Series("metric", list(self.names), dtype=pl.Categorical).gather(pl.Series(code))
             frame = pl.DataFrame({"step": step, "wall_time": wall, "metric": metric, "value": value},
-                                 schema=TABLE_SCHEMA)
+                                 schema={**TABLE_SCHEMA, "value": pl.Float32 if value.dtype == np.float32 else pl.Float64})
         return EventScalars(frame=frame, purge_steps=self.purge_steps, undecodable=self.undecodable,
                             events=self.events)
 

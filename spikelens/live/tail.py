@@ -22,6 +22,7 @@ import polars as pl
 
 from .. import diagnostics
 from ..errors import SpikelensError
+from ..frame import concat
 from ..importers.base import TABLE_SCHEMA, Importer, Table, long_table
 
 _PRINT = 16
@@ -407,9 +408,9 @@ class SourceFrames:
             self.chunks.append(t.frame)
             self.rows += t.frame.height
             if len(self.chunks) > 32:
-                self.chunks = [pl.concat(self.chunks)]
+                self.chunks = [concat(self.chunks)]  # Float32 values beside Float64 ones: Float64 (frame.NARROW)
 
     def frame(self) -> pl.DataFrame:
         if not self.chunks:
             return pl.DataFrame(schema=TABLE_SCHEMA)
-        return self.chunks[0] if len(self.chunks) == 1 else pl.concat(self.chunks, rechunk=False)
+        return self.chunks[0] if len(self.chunks) == 1 else concat(self.chunks, rechunk=False)

@@ -165,7 +165,7 @@ def run_chart(run: RunReport, finding_ids: dict[int, str],
     data = [s for s in run.segments if s.get("points", 1)]  # launches that logged nothing draw no line
     segments = [float(s["first_step"]) for s in data[1:] if s.get("first_step") is not None]
     main = run.stats.get("main_metric")
-    smooth = default_smoothing(by_metric[main].sort("step", "seq").get_column("value").to_numpy()) \
+    smooth = default_smoothing(by_metric[main].sort("step", "seq").get_column("value").to_numpy().astype(np.float64)) \
         if main in by_metric else 0.0
     return {"panels": panels, "zoom_only": zoom_only, "findings": views, "segments": segments,
             "first": first, "last": last, "main": main, "smooth": smooth}

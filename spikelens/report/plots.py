@@ -108,7 +108,7 @@ def bin_means(step: np.ndarray, value: np.ndarray, max_points: int = MAX_POINTS)
 def _series(frame: pl.DataFrame, metric: str) -> dict[str, np.ndarray]:
     part = frame.filter((pl.col("metric") == metric) & pl.col("value").is_not_null()).sort("step", "seq")
     sup = part.get_column("superseded").to_numpy() if "superseded" in part.columns else np.zeros(part.height, bool)
-    return {"step": part.get_column("step").to_numpy(), "value": part.get_column("value").to_numpy(),
+    return {"step": part.get_column("step").to_numpy(), "value": part.get_column("value").to_numpy().astype(np.float64),
             "superseded": sup.astype(bool)}
 
 
