@@ -204,6 +204,13 @@ def test_columns_a_file_names_and_counts(tmp_path):
     frame = _only_run(tmp_path / "losses.csv")
     assert roles_of(frame) == {"losses/x2": "loss", "losses/x3": "loss"}
     assert _curve(frame, "losses/x2")[0] == list(range(n))
+    (tmp_path / "c").mkdir()  # a column that names a count measures it, not what the file's name says
+    rows = ["Episode,Total Steps"] + [f"{e},{8 + e % 5}" for e in range(1, 60)]
+    (tmp_path / "c" / "episode_rewards.csv").write_text("\n".join(rows) + "\n")
+    from spikelens.coverage import nothing_read
+
+    refusal = nothing_read(api.analyze(tmp_path / "c", jobs=1), [tmp_path / "c"])
+    assert refusal is not None and "Total Steps" in str(refusal)
     (tmp_path / "b").mkdir()  # a table whose name says nothing: its numbers may be anything, not claimed
     (tmp_path / "b" / "table.csv").write_text("\n".join(rows) + "\n")
     with pytest.raises(Exception, match="no training logs"):

@@ -771,6 +771,17 @@ def file_measure(path: Path) -> str | None:
     return stem if stem and infer_role(stem) in MEASURE_ROLES else None
 
 
+_COUNT_WORDS = frozenset({"step", "steps", "iter", "iters", "iteration", "iterations", "count", "counts", "num",
+                          "number", "len", "length", "lengths", "size", "time", "times", "seconds", "frames",
+                          "episodes", "samples", "tokens", "epoch", "epochs"})
+
+
+def counts_something(name: str) -> bool:
+    """`Total Steps`, `episode_length`, `n_samples`: a column that names a count or a duration measures
+    that, not what the file's name says (`episode_rewards.csv` holding steps per episode)."""
+    return bool(set(re.split(r"[^a-z]+", name.lower())) & _COUNT_WORDS)
+
+
 def named_by_file(path: Path, long: pl.DataFrame) -> pl.DataFrame:
     """Columns that name no measure of their own (`x2`, `x3` of a Julia `DataFrame(..., :auto)` in
     `losses.csv`) measure what the file's name says: named `<measure>/<column>`, as a person reads
@@ -781,7 +792,7 @@ def named_by_file(path: Path, long: pl.DataFrame) -> pl.DataFrame:
     if measure is None or long.height == 0:
         return long
     names = long.get_column("metric").unique().to_list()
-    if any(infer_role(str(n)) != "other" for n in names):
+    if any(infer_role(str(n)) != "other" or counts_something(str(n)) for n in names):
         return long
     return long.with_columns(metric=pl.concat_str([pl.lit(f"{measure}/"), pl.col("metric").cast(pl.String)])
                              .cast(long.schema["metric"]))

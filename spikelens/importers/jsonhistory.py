@@ -57,7 +57,7 @@ import polars as pl
 from ..errors import FormatError
 from . import decoding
 from .base import Importer, Table, long_table
-from .csvlogs import file_measure, read_bytes
+from .csvlogs import counts_something, file_measure, read_bytes
 
 _HEAD = re.compile(rb'^\s*\{\s*"[^"\\]{1,200}"\s*:\s*(?:\[\s*(?:[-\d.NI\]\[]|null)'
                    rb'|\{\s*"(?:steps|values|timestamps)"\s*:)')
@@ -267,7 +267,8 @@ def _named_by_file(series: dict[str, list], path: Path) -> dict[str, list]:
     from ..frame import infer_role
 
     measure = _measure(path)
-    if measure is None or any(infer_role(k) != "other" for k in series):
+    if measure is None or any(infer_role(k) != "other" or counts_something(k) for k in series
+                              if not (k.split("/")[-1].lower() in STEP_KEYS + EPOCH_KEYS and _counter(series[k]))):
         return series
     counters = {k for k, v in series.items() if k.split("/")[-1].lower() in STEP_KEYS + EPOCH_KEYS and _counter(v)}
     return {k if k in counters else f"{measure}/{k}": v for k, v in series.items()}
