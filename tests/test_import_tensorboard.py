@@ -579,3 +579,20 @@ def test_a_file_of_a_few_bytes_is_a_truncated_file_not_an_error(tmp_path):
     f.write_bytes(event_files(TB / "simple")[0].read_bytes()[:5])
     runs, warnings = load(f)
     assert runs == [] and len(warnings) == 1 and "truncated last record (5 bytes)" in warnings[0]
+
+
+def test_known_tags_code_blocks_of_any_tag_width_and_survive_hash_collisions(monkeypatch):
+    """Blocks after the first are coded against the tags already seen (`_KnownTags`): a long
+    tag first met in a later block, short tags in a block of long ones, and every hash equal
+    (each row then misses and is grouped word for word) give the tags that were written."""
+    long_tag = "model/layers.11/attention/" + "x" * 60
+    tags = ["loss", "lr", long_tag, "é/ü", "loss2"]
+    events = [Event(step=i, wall_time=float(i), summary=Summary(value=[Summary.Value(
+        tag=tags[0 if i < 10 else i % len(tags)], simple_value=float(i))])) for i in range(40)]
+    buf = _frame(events)
+    rec = tfrecord.scan(buf)
+    want = [v.tag for e in events for v in e.summary.value]
+    monkeypatch.setattr(tb_events, "BULK_CHUNK", 7)
+    assert decode_events(buf, rec).frame["metric"].to_list() == want
+    monkeypatch.setattr(tb_events, "_tag_hash", lambda tag_len, words: np.zeros(tag_len.size, dtype=np.uint64))
+    assert decode_events(buf, rec).frame["metric"].to_list() == want

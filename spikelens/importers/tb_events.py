@@ -132,19 +132,94 @@ def unique_tags(u8: np.ndarray, tag_start: np.ndarray, tag_len: np.ndarray) -> t
     determine the tag's bytes exactly; a collision falls back to sorting rows)."""
     if tag_start.size == 0:
         return [], np.zeros(0, dtype=np.int64)
+    words = _tag_words(u8, tag_start, tag_len)
+    return _group_tags(u8, tag_start, tag_len, words, _tag_hash(tag_len, words))
+
+
+_BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
+"""The low k bytes of a little-endian word (k = 0..8)."""
+
+
+def _tag_words(u8: np.ndarray, tag_start: np.ndarray, tag_len: np.ndarray) -> np.ndarray:
+    """Each row's tag as zero-padded little-endian 8-byte words (rows x words)."""
     width = int(-(-int(tag_len.max()) // 8) * 8)
     index = _index_type(u8)  # int32 where it fits: half the memory of the index matrix
-    cols = np.arange(width, dtype=index)
-    idx = tag_start.astype(index)[:, None] + cols
-    mat = np.where(cols < tag_len[:, None], _at(u8, idx), np.uint8(0))
-    return _group_tags(u8, tag_start, tag_len, np.ascontiguousarray(mat).view("<u8"))
+    idx = tag_start.astype(index)[:, None] + np.arange(width, dtype=index)
+    words = np.ascontiguousarray(_at(u8, idx)).view("<u8")
+    for j in range(words.shape[1]):  # the bytes past each tag's end (the value's) are zeroed
+        words[:, j] &= _BYTE_MASKS.take(np.clip(tag_len - 8 * j, 0, 8))
+    return words
+
+
+_WORD_KEYS = (np.arange(MAX_FAST_TAG // 8, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C16)
+              + np.uint64(0x100000001B3)) | np.uint64(1)
+"""An odd multiplier per word: a hash of the words that zero padding does not change, so a
+tag hashes alike in a block of short tags and in one of long tags (equal hashes are checked)."""
+
+
+def _tag_hash(tag_len: np.ndarray, words: np.ndarray) -> np.ndarray:
+    h = tag_len.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    for j in range(words.shape[1]):
+        h += words[:, j] * _WORD_KEYS[j]
+    return h
+
+
+class _KnownTags:
+    """The tags of one file seen so far, by hash, with their words: a block whose tags are all
+    known (almost every block after the first) is coded by a binary search of its hashes and
+    a check of its words against the known ones, with no sort. Rows that miss (a new tag, or
+    a hash two tags share) go to `unique_tags`' grouping."""
+
+    WORDS = MAX_FAST_TAG // 8
+
+    def __init__(self) -> None:
+        self.hashes = np.zeros(0, dtype=np.uint64)  # sorted
+        self.codes = np.zeros(0, dtype=np.int64)
+        self.lens = np.zeros(0, dtype=np.int64)
+        self.words = np.zeros((0, self.WORDS), dtype=np.uint64)
+
+    def codes_of(self, u8: np.ndarray, tag_start: np.ndarray, tag_len: np.ndarray, names: dict[str, int]
+                 ) -> np.ndarray:
+        if tag_start.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        words = _tag_words(u8, tag_start, tag_len)
+        h = _tag_hash(tag_len, words)
+        out = np.empty(tag_start.size, dtype=np.int64)
+        miss = np.ones(tag_start.size, dtype=bool)
+        if self.hashes.size:
+            at = np.minimum(np.searchsorted(self.hashes, h), self.hashes.size - 1)
+            miss = ((self.hashes[at] != h) | (self.lens[at] != tag_len)
+                    | (self.words[at, :words.shape[1]] != words).any(axis=1))
+            out[~miss] = self.codes[at[~miss]]
+        if miss.any():
+            rows = np.flatnonzero(miss)
+            tags, local = _group_tags(u8, tag_start[rows], tag_len[rows], words[rows], h[rows])
+            code = np.array([names.setdefault(t.decode("utf-8", errors="replace"), len(names)) for t in tags],
+                            dtype=np.int64)
+            out[rows] = code[local]
+            self._learn(tags, code)
+        return out
+
+    def _learn(self, tags: list[bytes], codes: np.ndarray) -> None:
+        """Remember new tags (a hash already known for another tag is not: its rows keep missing)."""
+        lens = np.array([len(t) for t in tags], dtype=np.int64)
+        words = np.zeros((len(tags), self.WORDS), dtype=np.uint64)
+        for i, t in enumerate(tags):
+            words[i].view(np.uint8)[:len(t)] = np.frombuffer(t, dtype=np.uint8)
+        h = _tag_hash(lens, words)
+        new = ~np.isin(h, self.hashes)
+        if not new.any():
+            return
+        hashes = np.concatenate([self.hashes, h[new]])
+        order = np.argsort(hashes, kind="stable")
+        self.hashes = hashes[order]
+        self.codes = np.concatenate([self.codes, codes[new]])[order]
+        self.lens = np.concatenate([self.lens, lens[new]])[order]
+        self.words = np.concatenate([self.words, words[new]])[order]
 
 
 def _group_tags(u8: np.ndarray, tag_start: np.ndarray, tag_len: np.ndarray,
-                words: np.ndarray) -> tuple[list[bytes], np.ndarray]:
-    h = tag_len.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-    for j in range(words.shape[1]):
-        h = (h ^ words[:, j]) * np.uint64(0x100000001B3)
+                words: np.ndarray, h: np.ndarray) -> tuple[list[bytes], np.ndarray]:
     _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
     inverse = inverse.ravel()
     if not ((words == words[first[inverse]]).all() and (tag_len == tag_len[first[inverse]]).all()):
@@ -324,6 +399,7 @@ class EventDecoder:
         self.size_hint = size_hint
         self.names: dict[str, int] = {}
         """Tag → code, for the whole file (the metric column is built from the codes at the end)."""
+        self._tags = _KnownTags()
         self._cols: tuple[np.ndarray, ...] | None = None  # step, wall, value, code
         self._value = np.dtype(np.float32)
         """float32 while every value so far is one (4 bytes a point), float64 from the first that is not."""
@@ -384,10 +460,8 @@ class EventDecoder:
         parts = []
         if self.bulk:
             ok, step, wall, value, tag_start, tag_len = bulk_simple_values(u8, starts, lengths)
-            tags_b, local = unique_tags(u8, tag_start, tag_len)
-            to_code = np.array([names.setdefault(t.decode("utf-8", errors="replace"), len(names))
-                                for t in tags_b], dtype=np.int64)
-            parts.append((first + np.flatnonzero(ok), step, wall, value, to_code[local] if local.size else local))
+            parts.append((first + np.flatnonzero(ok), step, wall, value,
+                          self._tags.codes_of(u8, tag_start, tag_len, names)))
             rest = np.flatnonzero(~ok)
             rest = rest[[_may_hold_scalars(buf, a, b) for a, b in zip(starts[rest].tolist(), lengths[rest].tolist())]]
         else:
