@@ -35,7 +35,7 @@ import polars as pl
 
 from . import lineshapes, textsignals
 from .base import to_float
-from .linetokens import Template, _eval_name, header_cells, table_row, tokenise
+from .linetokens import _EVAL_NAMED, Template, _eval_name, header_cells, table_row, tokenise
 from .patterns import LinePattern
 
 CONSOLE = LinePattern(name="console log", rules=())
@@ -51,6 +51,8 @@ _EPOCH_PLAN_SAID = re.compile(r"(?i)\b(?:train(?:ing)?|start(?:ing)?(?: training
 """A run's epoch plan as a banner says it (`Starting training — 50 epochs`, `Training for 100 epochs`,
 `Epochs: 3`: the plural counts them)."""
 _ANCHORS = ("step", "inner", "inner_total", "epoch", "epoch_total")
+_BAR_SPEEDS = frozenset({"it/s", "s/it", "ex/s", "samples/s", "img/s"})
+"""What a progress bar alone prints beside its counter: its speed."""
 CUT_MARK = "\x00"
 """What `textlogs` appends to a last line the file's end cut off (its `_CUT`)."""
 _MAX_BOOK = 200_000
@@ -369,10 +371,17 @@ def steps(lines: pl.DataFrame, kinds: dict[int, frozenset] | None = None,
     anchored = pl.any_horizontal([pl.col(a).is_not_null() for a in ("step", "inner", "epoch")])
     lines = _phased(_announced(lines).with_columns(anchored=anchored))
     lines = _carried(lines)
-    if not lines.select((~pl.col("evaluation") & (pl.col("values") > 0)).any()).item():
+    # a progress bar's speed (`35.3s/it`) says how fast a loop goes, not how training went: lines
+    # holding nothing else do not make a file of evaluations a file of training records
+    speed = [k for k, names in (kinds or {}).items() if names and names <= _BAR_SPEEDS]
+    judged = [k for k, names in (kinds or {}).items()  # a bar's speed, then an evaluation printed after it
+              if names and all(n in _BAR_SPEEDS or _EVAL_NAMED.search(n) for n in names)]
+    trained = ~pl.col("evaluation") & (pl.col("values") > 0) & ~pl.col("kind").is_in(judged)
+    if not lines.select(trained.any()).item():
         # a file of evaluation lines only (`Epoch 3: Val MAE = 0.0199`): the evaluation is the run's
         # only curve, counted as training lines are (its names keep their phase)
-        lines = lines.with_columns(evaluation=pl.lit(False))
+        lines = lines.with_columns(evaluation=pl.lit(False),
+                                   values=pl.when(pl.col("kind").is_in(speed)).then(0).otherwise(pl.col("values")))
     # lines that choose how the file counts: those with a step of their own, or of a kind (a
     # key set) printed more than once; a banner's `Num examples = 1,000` is neither
     records = lines.filter(~pl.col("evaluation") & (pl.col("values") > 0)
@@ -735,7 +744,7 @@ def assemble(outs: Iterable[ChunkOut], book: ShapeBook) -> tuple[pl.DataFrame, d
     if plan_meta.get("step.from") != "epoch" and lines.get_column("epoch").null_count() < lines.height:
         epochs = (stepped.filter(pl.col("keep") & (pl.col("values") > 0) & pl.col("step").is_not_null())
                   .select("row", "step", "wall_time", "keep", "values"))
-    lines = lines.select("row", "epoch", "evaluation")  # all `_reprinted` and `_with_epochs` read
+    lines = lines.select("row", "epoch", "evaluation", "kind")  # all `_reprinted`, `_with_epochs`, `_summaries` read
     line_rows = stepped.get_column("row").to_numpy()
     place = np.zeros(int(line_rows.max()) + 1, dtype=np.int32 if line_rows.size < 2**31 else np.int64)
     place[line_rows] = np.arange(line_rows.size)
@@ -770,7 +779,7 @@ def assemble(outs: Iterable[ChunkOut], book: ShapeBook) -> tuple[pl.DataFrame, d
         frame, key = _rising_key(frame)
         if key is not None:
             plan_meta["step.from"] = f"counter key {key}"
-    frame = _summary_repeat(_reprinted(frame, lines))
+    frame = _summary_repeat(_reprinted(_summaries(frame, lines), lines))
     if epochs is not None:
         frame = _with_epochs(frame, lines, epochs)
     del lines, epochs
@@ -848,6 +857,42 @@ def _with_epochs(frame: pl.DataFrame, lines: pl.DataFrame, stepped: pl.DataFrame
                          metric=pl.lit("epoch").cast(frame.schema["metric"]),
                          value=pl.col("_e").cast(pl.Float64))
     return pl.concat([frame, added], how="vertical").sort("row", maintain_order=True)
+
+
+def _summaries(frame: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
+    """A key that two kinds of line print at one step is two series: the kind that prints it less
+    often sums the other's up (`Train Epoch: 3 Loss: 0.41 Acc: 87%` after the epoch's batch lines
+    `Train Epoch: 3 [6400/60000]  Loss: 0.38`, taking the last batch's step). Its values keep their
+    key with `_summary` after it, so the batch curve is not broken by an average every epoch."""
+    if frame.height < 8:
+        return frame
+    line_rows = lines.get_column("row").to_numpy()
+    place = np.zeros(int(line_rows.max()) + 1, dtype=np.int64)
+    place[line_rows] = np.arange(line_rows.size)
+    kind = lines.get_column("kind").gather(pl.Series(place[frame.get_column("row").to_numpy()]))
+    del place, line_rows
+    tagged = frame.select("step", metric=pl.col("metric").cast(pl.String)).with_columns(kind)
+    per = tagged.group_by("metric", "kind").agg(n=pl.len())
+    several = per.filter(pl.len().over("metric") >= 2)
+    if several.height == 0:
+        return frame
+    steps = (tagged.filter(pl.col("metric").is_in(several.get_column("metric").unique().implode()))
+             .group_by("metric", "kind").agg(steps=pl.col("step").unique()).join(per, on=["metric", "kind"]))
+    summing: list[dict] = []
+    for (metric,), g in steps.group_by(["metric"]):
+        g = g.sort("n", descending=True)
+        main_steps = set(g.get_column("steps")[0].to_list())
+        for k, n, steps_of in g.slice(1).select("kind", "n", "steps").iter_rows():
+            shared = sum(1 for st in steps_of if st in main_steps)
+            if n >= 2 and shared >= 0.8 * len(steps_of) and n * 2 <= g.get_column("n")[0]:
+                summing.append({"metric": str(metric), "kind": k})
+    if not summing:
+        return frame
+    flag = tagged.select(pl.struct("metric", "kind").is_in(
+        pl.Series(summing, dtype=pl.Struct({"metric": pl.String, "kind": tagged.schema["kind"]})).implode())).to_series()
+    name = pl.col("metric").cast(pl.String)
+    return frame.with_columns(metric=pl.when(flag).then(name + "_summary").otherwise(name)
+                              .cast(frame.schema["metric"]))
 
 
 def _summary_repeat(frame: pl.DataFrame) -> pl.DataFrame:

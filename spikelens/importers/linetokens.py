@@ -87,6 +87,10 @@ _BLANK = re.compile("|".join([
 ]))
 """What is never a value: blanked with a separator (a key before it has no value)."""
 _GAP = "\x01"
+_POSTFIX_PART = re.compile(rf"(?:^|(?<=,))[ \t]*(?P<num>{NUM_BODY})[ \t]+"
+                           r"(?P<name>[A-Za-z][A-Za-z_/]*(?:[ \t][A-Za-z][A-Za-z_/]*){0,2})[ \t]*(?=,|$)")
+"""A part of a comma list that says a number, then the words naming it (`2.743 avg loss`)."""
+_LEAD_COUNT = re.compile(r"[\x01 \t]*(\d+):[ \t]")
 _NESTED = re.compile(r"[ \t]*[\])]?[ \t]*[\[(][ \t]*$")
 """What stands between two counters printed coarse to fine: `][`, `] [`, ` [` (`[0/25][10/100]`, `0 [10/100]`)."""
 _STAMP = re.compile(STAMP)
@@ -274,6 +278,26 @@ def _counts_as_int(text: str) -> bool:
     return _is_int(text) or bool(_WHOLE_FLOAT.fullmatch(text))
 
 
+def _named_after(clean: str, out: Template) -> str:
+    """A list whose parts each say a number, then what it counts (darknet's `2.743 avg loss,
+    0.001 rate, 0.31 seconds, 640 images`): the words after each number name it, and a count
+    opening the line before a `:` (` 10: `) is its step. Three such parts at least (fewer may be
+    a sentence); the parts read are blanked for the rest of the line's reading."""
+    parts = list(_POSTFIX_PART.finditer(clean))
+    if len(parts) < 3:
+        return clean
+    for p in parts:
+        name = "_".join(p.group("name").split())
+        if name.lower() not in IGNORED:
+            out.values.append((name, p.start("num"), p.end("num") - p.start("num")))
+        clean = clean[:p.start()] + " " * (p.end() - p.start()) + clean[p.end():]
+    lead = _LEAD_COUNT.match(clean)
+    if lead and out.step is None:
+        out.step = ("iter", lead.start(1), lead.end(1) - lead.start(1))
+        clean = clean[:lead.start(1)] + " " * (lead.end(1) - lead.start(1)) + clean[lead.end(1):]
+    return clean
+
+
 def tokenise(line: str) -> Template:
     """The template of one line (see the module doc)."""
     clean, stamp, phase = _blanked(line)
@@ -284,6 +308,7 @@ def tokenise(line: str) -> Template:
     if _SAVED.search(clean):  # the value that made a checkpoint the best so far: a record's echo
         return out
     clean, tags = _tags(clean)
+    clean = _named_after(clean, out)
     counter = _ROUND.match(clean)
     if counter:  # `[12]\t...`: the round this line reports, its step (a key that counts steps outranks it)
         out.step = ("round", counter.start(1), counter.end(1) - counter.start(1))
@@ -606,6 +631,7 @@ _CELL = re.compile(r"\S+")
 _TAB_CELL = re.compile(r"[^\t\s](?:[^\t]*[^\t\s])?")
 _CELL_NUM = re.compile(rf"(?P<num>{NUM_BODY})(?P<unit>{_UNIT_RE})?$")
 _CELL_CTR = re.compile(r"(\d+)/(\d+)$")
+_DURATION_CELL = re.compile(r"\d+:\d\d(?::\d\d)?(?:[.,]\d+)?$")
 _HEAD_CELL = re.compile(r"[A-Za-z(_](?:[\w()\-./%@]| (?=[^ :]))*:?$")
 
 
@@ -774,7 +800,7 @@ def _group_row(line: str, header: list[tuple[str, int, int]]) -> Template | None
             continue  # a cell that does not line up with its names (`0 hr 06 min` under `time`)
         for name, (text, start) in zip(names, cells):
             numbers += 1
-            _place(out, name, _CELL_NUM.match(text), start)
+            _place(out, name, text, start)
     return out if numbers >= 2 and out.values else None
 
 
@@ -788,10 +814,9 @@ def _flat_row(parts: list[str], header: list[tuple[str, int, int]]) -> Template 
             if cells:
                 return None
             continue
-        num = _CELL_NUM.match(cells[0][0]) if cells else None
-        if num is None or (len(cells) > 1 and g < len(parts) - 1):
+        if not cells or _CELL_NUM.match(cells[0][0]) is None or (len(cells) > 1 and g < len(parts) - 1):
             return None
-        _place(out, names[0], num, cells[0][1])
+        _place(out, names[0], cells[0][0], cells[0][1])
     return out if len(out.values) >= 2 else None
 
 
@@ -806,19 +831,42 @@ def _group_cells(parts: list[str], header: list[tuple[str, int, int]]):
         yield g, names, cells
 
 
-def _place(out: Template, name: str, num: re.Match, start: int) -> None:
-    """A table cell's number under `name`: the epoch, the step (a whole number under such a
-    name), or a value (its unit in its name)."""
-    unit, span = num.group("unit"), (start, num.end("num"))
+def _epoch_named(low: str, epoch_names: tuple[str, ...] = EPOCH_NAMES) -> bool:
+    """A column (or key) that holds the epoch: an epoch name, or a name whose last word is one
+    (`train_epoch`, `cur epoch`), unless a rate word makes it a size (`iters_per_epoch`)."""
+    words = re.split(r"[\s_\-/.]+", low.strip())
+    return low in epoch_names or (bool(words) and words[-1] in epoch_names
+                                  and not any(w in _RATE_WORDS for w in words[:-1]))
+
+
+def _place(out: Template, name: str, text: str, start: int, epoch_names: tuple[str, ...] = EPOCH_NAMES) -> bool:
+    """A table cell under `name` placed as both kinds of table (`table_row`, `_group_row`) place
+    it: a counter `N/M` is the epoch (under an epoch's name, `_epoch_named`) or the step counter;
+    a whole number is the epoch or the step (under such a name); any other number a value (its
+    unit in its name). False when the cell holds no number."""
     low = name.lower()
+    ctr = _CELL_CTR.match(text)
+    if ctr:
+        a_span = (start, len(ctr.group(1)))
+        b_span = (start + ctr.end(1) + 1, len(ctr.group(2)))
+        if _epoch_named(low, epoch_names):
+            out.epoch, out.epoch_total = a_span, b_span
+        else:
+            out.inner, out.inner_total = a_span, b_span
+        return True
+    num = _CELL_NUM.match(text)
+    if num is None:
+        return False
+    unit, span = num.group("unit"), (start, num.end("num"))
     if unit is None and _is_int(num.group("num")):
-        if low in EPOCH_NAMES:
+        if _epoch_named(low, epoch_names):
             out.epoch = span
-            return
+            return True
         if _step_name(low):
             out.step = (low, *span)
-            return
+            return True
     out.values.append((f"{name}_{_UNITS[unit]}" if unit else name, *span))
+    return True
 
 
 def table_row(line: str, header: list[tuple[str, int, int]]) -> Template | None:
@@ -839,33 +887,13 @@ def table_row(line: str, header: list[tuple[str, int, int]]) -> Template | None:
             text, b = text[:-1], b - 1
         if b != hb and a != ha and not tabbed:
             return None
-        low = name.lower()
-        ctr = _CELL_CTR.match(text)
-        if ctr:
-            a_span = (start, len(ctr.group(1)))
-            b_span = (start + ctr.end(1) + 1, len(ctr.group(2)))
-            if low in EPOCH_NAMES or low.endswith("epoch"):
-                out.epoch, out.epoch_total = a_span, b_span
-            else:
-                out.inner, out.inner_total = a_span, b_span
-            numbers += 1
-            continue
-        num = _CELL_NUM.match(text)
-        if num is None:
+        if _DURATION_CELL.match(text):
+            continue  # fastai's `00:12` under `time`: a duration, which no reader takes for a value
+        if not _place(out, name, text, start):
             if numbers:
                 return None  # a word after the numbers began: not this table's row
             continue  # a label (`all`) under a name
         numbers += 1
-        unit = num.group("unit")
-        span = (start, num.end("num"))
-        if unit is None and _is_int(num.group("num")):
-            if low in EPOCH_NAMES or low.endswith("epoch"):
-                out.epoch = span
-                continue
-            if _step_name(low):
-                out.step = (low, *span)
-                continue
-        out.values.append((f"{name}_{_UNITS[unit]}" if unit else name, *span))
     if numbers < 2 or not out.values:
         return None
     for text, start, _, _ in cells[len(header):]:  # a progress bar after the columns: its counter
