@@ -205,8 +205,8 @@ def test_columns_a_file_names_and_counts(tmp_path):
     assert roles_of(frame) == {"losses/x2": "loss", "losses/x3": "loss"}
     assert _curve(frame, "losses/x2")[0] == list(range(n))
     (tmp_path / "c").mkdir()  # a column that names a count measures it, not what the file's name says
-    rows = ["Episode,Total Steps"] + [f"{e},{8 + e % 5}" for e in range(1, 60)]
-    (tmp_path / "c" / "episode_rewards.csv").write_text("\n".join(rows) + "\n")
+    episodes = ["Episode,Total Steps"] + [f"{e},{8 + e % 5}" for e in range(1, 60)]
+    (tmp_path / "c" / "episode_rewards.csv").write_text("\n".join(episodes) + "\n")
     from spikelens.coverage import nothing_read
 
     refusal = nothing_read(api.analyze(tmp_path / "c", jobs=1), [tmp_path / "c"])
