@@ -105,6 +105,18 @@ def test_a_log_whose_every_value_repeats_is_not_a_frozen_model(tmp_path, no_work
     assert not [f for f in _findings(path, "SL208") if f.evidence.get("reading") == "frozen"]
 
 
+def test_an_exact_match_at_zero_or_a_score_first_evaluated_late_is_not_frozen(tmp_path, no_workers):
+    """A sequence accuracy of 0 is where a fine-tune of long outputs starts (and may stay); a score
+    evaluated only from late in the run that holds one value settled there."""
+    loss = 1.9 * 0.97 ** np.arange(60) + 1.0
+    seq = tmp_path / "seq.csv"
+    _csv(seq, ["step", "training_loss", "training_sequence_accuracy"], [(i + 1, loss[i], 0.0) for i in range(60)])
+    late = tmp_path / "late.csv"
+    _csv(late, ["step", "loss", "val_accuracy"],
+         [(i + 1, loss[i], 99.27 if i >= 40 else "") for i in range(60)])
+    assert not [f for p in (seq, late) for f in _findings(p, "SL208") if f.evidence.get("reading") == "frozen"]
+
+
 # ------------------------------------------------------------------ a reward that never rose
 
 

@@ -7,6 +7,7 @@ accuracy is bounded, a reward may cross zero), against its own evaluation-to-eva
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,6 +17,10 @@ from .base import Detector, RunContext, Series
 from ..model.finding import Finding
 
 _BEST = scores._BEST
+_NOT_ANSWERS = re.compile(r"explained|variance", re.I)
+"""An explained variance is a fit statistic of a value function, not a model's answers."""
+_ALL_OR_NOTHING = re.compile(r"seq(?:uence)?_?acc|exact|(?:^|[/_\-. ])em(?:$|[/_\-. ])", re.I)
+"""Scores that count a whole output right only when every token is (sequence accuracy, exact match)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,10 +77,11 @@ class ObjectiveDetector(Detector):
     def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
         if series.role == "reward":
             return self._barely_rose(series, ctx) if series is ctx.main("reward") else []
-        if scores.direction(series) != 1 or _BEST.search(series.metric):
+        if scores.direction(series) != 1 or _BEST.search(series.metric) or _NOT_ANSWERS.search(series.metric):
             return []
         frozen = [s for s in sorted(ctx.by_role(series.role), key=lambda s: (-len(s), s.metric))
-                   if scores.direction(s) == 1 and not _BEST.search(s.metric) and self._frozen(s, ctx) is not None]
+                   if scores.direction(s) == 1 and not _BEST.search(s.metric) and not _NOT_ANSWERS.search(s.metric)
+                   and self._frozen(s, ctx) is not None]
         if frozen and frozen[0] is series:  # one finding for a run's frozen scores, on the one logged most
             found = self._frozen(series, ctx)
             if len(frozen) > 1:
@@ -188,6 +194,11 @@ class ObjectiveDetector(Detector):
         value = float(v[a])
         if value >= scores.score_scale(series, v) or value < 0:
             return None  # a perfect score held is a solved task, not a stuck model
+        if value == 0 and _ALL_OR_NOTHING.search(series.metric):
+            return None  # an exact match of whole sequences is 0 where a fine-tune starts, and may stay there
+        first = min(int(s.step[0]) for s in ctx.series.values() if len(s))
+        if step[0] - first > 0.1 * max(int(step[-1]) - first, 1):
+            return None  # first evaluated late: a score that settled, not one that never moved
         moved = _others_moved(ctx, series, int(step[a]), int(step[-1]))
         if not moved:
             return None  # nothing in the run moved: a log that repeats its values, not a stuck model
