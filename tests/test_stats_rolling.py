@@ -101,3 +101,18 @@ def test_noise_sigma_is_the_same_numbers_in_place():
                 with np.errstate(invalid="ignore"):  # inf - inf, in both
                     assert _same_bits(stats.noise_sigma(arr, window), _noise_sigma_reference(arr, window)), \
                         (n, kind, arr.dtype)
+
+
+@pytest.mark.parametrize("window", [2, 7, 300, 301])
+def test_window_medians_are_np_median_bit_for_bit(window):
+    """The wide windows' exact anchors (`_window_medians`, gathered a chunk at a time) are
+    np.median's numbers, bits included: the mean of the middle one or two values summed from
+    0.0, so a middle -0.0 reads 0.0 as np.median gives it."""
+    from spikelens.detect.stats import _window_medians
+
+    rng = np.random.default_rng(window)
+    x = np.round(rng.standard_normal(5000), 1) * np.where(rng.random(5000) < 0.5, -1.0, 1.0)  # signed zeros
+    starts = np.sort(rng.integers(0, x.size - window + 1, 700))
+    got = _window_medians(x, starts, window)
+    want = np.array([np.median(x[s:s + window]) for s in starts.tolist()])
+    assert np.array_equal(got.view(np.int64), want.view(np.int64))
