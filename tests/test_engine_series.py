@@ -66,3 +66,36 @@ def test_wall_times_are_gathered_only_when_read():
     # a filtered copy of the frame (nulls, superseded points) is not kept alive by the series
     filtered = engine.series_of(_frame(value_nulls=True), {})
     assert not any(callable(s.__dict__["_wall"]) for s in filtered.values())
+
+
+def test_the_shift_profile_taken_early_is_the_same_and_the_level_memo_is_let_go():
+    """`run_detectors(shift_profile=True)` keeps the main loss's level-shift profile on the context
+    and drops the level detector's per-point profiles (memory, #28): the profile and the findings
+    are those of the detectors run the old way, profile asked at the end."""
+    from spikelens.detect.base import RunContext
+    from spikelens.detect.levels import LevelShiftDetector
+
+    rng = np.random.default_rng(3)
+    n = 3000
+    loss = np.exp(np.where(np.arange(n) < 2000, 0.0, -0.3) + 0.02 * rng.standard_normal(n)) * 2.0
+    frame = pl.DataFrame({"run": "r", "source": "f", "segment": 0, "seq": np.arange(n), "step": np.arange(n),
+                          "wall_time": np.arange(n, dtype=float), "metric": "train/loss", "value": loss},
+                         schema=SCHEMA).with_columns(superseded=pl.lit(False))
+    roles = {"train/loss": "loss"}
+
+    def run(early: bool):
+        ctx = RunContext(run="r", roles=roles, series=engine.series_of(frame, roles), frame=frame)
+        dets = engine.build_detectors()
+        found = engine.run_detectors(ctx, dets, shift_profile=early)
+        level = next(d for d in dets if isinstance(d, LevelShiftDetector))
+        held = bool(level.__dict__.get("_memo"))
+        return found, engine.shift_profile_of(ctx, dets), held
+
+    old, new = run(False), run(True)
+    assert [f.to_dict() for f in old[0]] == [f.to_dict() for f in new[0]]
+    a, b = old[1], new[1]
+    assert a is not None and a.step.size  # the planted shift is in the profile
+    for field in ("step", "up", "z", "before", "after", "ratio", "null_z"):
+        assert np.array_equal(getattr(a, field), getattr(b, field)), field
+    assert (a.window, a.tolerance_steps, a.min_z) == (b.window, b.tolerance_steps, b.min_z)
+    assert old[2] and not new[2]  # the old way holds the memo to the end; the early profile lets it go

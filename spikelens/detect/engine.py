@@ -162,7 +162,12 @@ def one_per_step(step: np.ndarray, value: np.ndarray, wall: np.ndarray) -> tuple
     return step[first], mean, wall[first]
 
 
-def run_detectors(ctx: RunContext, detectors: list[Detector]) -> list[Finding]:
+def run_detectors(ctx: RunContext, detectors: list[Detector], *, shift_profile: bool = False) -> list[Finding]:
+    """Every detector's findings. With `shift_profile`, the main loss's level-shift profile is
+    taken as soon as the level-shift detector is done (`shift_profile_of` then returns it) and
+    that detector's per-point profiles are let go: they are arrays of the run's length (~10 MB
+    at 1M points) that the later detectors would otherwise run beside (the analysis's memory
+    peak). The same profile, from the same series and parameters."""
     findings: list[Finding] = []
     for det in detectors:
         with _crash_is_a_warning(det, ctx.run):
@@ -172,15 +177,28 @@ def run_detectors(ctx: RunContext, detectors: list[Detector]) -> list[Finding]:
                         findings.extend(det.detect(s, ctx))
             else:
                 findings.extend(det.detect_run(ctx))
+        if shift_profile and isinstance(det, LevelShiftDetector):
+            ctx.__dict__[_PROFILE] = _profile_of(det, ctx)
+            det.__dict__.pop("_memo", None)  # LevelShiftDetector._profile's memo (rebuilt on demand)
     return findings
+
+
+_PROFILE = "_shift_profile"
+"""Where `run_detectors(shift_profile=True)` keeps the profile on the context."""
 
 
 def shift_profile_of(ctx: RunContext, detectors: list[Detector]) -> ShiftProfile | None:
     """The main loss's level-shift profile (for runs analysed together), with the run's
     level-shift parameters; a crash is a warning, as for a detector."""
+    if _PROFILE in ctx.__dict__:
+        return ctx.__dict__[_PROFILE]
     det = next((d for d in detectors if isinstance(d, LevelShiftDetector)), None)
+    return None if det is None else _profile_of(det, ctx)
+
+
+def _profile_of(det: LevelShiftDetector, ctx: RunContext) -> ShiftProfile | None:
     main = ctx.main("loss")
-    if det is None or main is None:
+    if main is None:
         return None
     with _crash_is_a_warning(det, ctx.run, " (shift profile)"):
         return det.shift_profile(main)

@@ -36,7 +36,7 @@ def analyze_run(run: Run, cfg: Config, *, detector_params: dict | None = None,
                      segment_starts=stitched.segment_starts, frame=frame)
     params = {**cfg.detectors, **(detector_params or {})}
     detectors = build_detectors(params)
-    findings = run_detectors(ctx, detectors)
+    findings = run_detectors(ctx, detectors, shift_profile=True)  # the profile taken early: less memory held
     findings = explain(reconcile(stitched.findings + findings, ctx), ctx)
     attach_remedies(findings, ctx, run.sources)
     annotate_epochs(findings, ctx)  # the epoch at each finding's step, where the run logs one
