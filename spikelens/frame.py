@@ -182,8 +182,9 @@ _TOTAL = re.compile(r"^(?:(?:train|val|eval|test)[_/\-. ])?total$", re.I)
 loss, the total a training log prints is the sum of its loss terms."""
 _LOSS_TERM = re.compile(r"^l_[a-z]", re.I)
 """BasicSR's loss terms (`l_pix`, `l_percep`, `l_g_gan`): the `l_` prefix names a loss."""
-_LOWER_BETTER = re.compile(rf"{_B}(?:distance|dist(?![_\-.]?(?:world|rank|backend|url|init|size))|error|err|wer|cer|fid|regret){_E}", re.I)
-"""A distance or an error rate (lower is better): what stands for the loss of a run that names none."""
+_LOWER_BETTER = re.compile(rf"{_B}(?:distance|dist(?![_\-.]?(?:world|rank|backend|url|init|size))|error|err|wer|cer|fid|regret|energy){_E}", re.I)
+"""A distance, an error rate or an energy (lower is better; a variational Monte Carlo run lowers its
+`energy`): what stands for the loss of a run that names none."""
 _ADVERSARIAL = re.compile(
     r"discrim|generator|(?:^|[^a-z])(?:gan|adv|adversarial)(?:$|[^a-z])|^[GD]_[A-Z]{1,2}$"
     r"|(?:^|[/_\-. ])[GD]_(?:fake|real|gan|adv|feat|vgg|l1|cycle|idt|loss|total)"
@@ -292,7 +293,7 @@ def infer_roles(metrics, overrides: Mapping[str, str] | None = None) -> dict[str
     A run that logs no metric named as a loss is still checked when it logs what stands
     for one: its perplexity (DeepSpeed-Chat's SFT logs only `ppl`), else the terms of an
     adversarial objective (pix2pixHD/SPADE-style `G_GAN`, `D_fake`, `D_real`), else
-    BasicSR's `l_`-prefixed terms (`l_pix`), else a distance or error rate (`min_distance`,
+    BasicSR's `l_`-prefixed terms (`l_pix`), else a distance, an error rate or an energy (`min_distance`,
     `wer`: lower is better) when no reward is logged either (an RL run is judged by its reward)."""
     import fnmatch
 

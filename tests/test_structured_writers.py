@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from spikelens import api
-from spikelens.frame import roles_of
+from spikelens.frame import infer_roles, roles_of
 from spikelens.importers.base import read_head
 from spikelens.importers.jsonhistory import JsonHistoryImporter
 
@@ -227,3 +227,10 @@ def test_a_writers_own_extension_is_read_by_its_content(tmp_path):
     (tmp_path / "model.trainstats").write_text(json.dumps(doc, indent=4))
     frame = _only_run(tmp_path)
     assert _curve(frame, "train_reports/loss")[1] == pytest.approx(_loss(30))
+
+
+def test_an_energy_stands_for_the_loss_of_a_run_that_names_none():
+    # a variational Monte Carlo run (JaQMC) logs `energy` and `pmove`: it lowers its energy
+    assert infer_roles(["pmove", "energy"]) == {"pmove": "other", "energy": "loss"}
+    assert infer_roles(["loss", "energy"])["energy"] == "other"  # beside a loss, a side metric
+    assert infer_roles(["episode_reward", "energy"])["energy"] == "other"  # an RL run is judged by its reward
