@@ -147,6 +147,32 @@ def test_a_reward_that_learned_or_a_bounded_rate_is_not_never_rose(tmp_path, no_
     assert not _findings(tmp_path / "runs", "SL208")
 
 
+def _tb_a2c(folder, entropy) -> None:
+    """An A2C run's `add_scalar` calls (entropy, policy_loss, episode_reward) as float32 events."""
+    from fixtures.writers.tensorboard import name, scalar_event, write_events
+
+    rng = np.random.default_rng(6)
+    events = []
+    for i, h in enumerate(entropy):
+        wall, step = 1780000000.0 + i, 80 * (i + 1)
+        events += [scalar_event(step, wall, "entropy", float(np.float32(h))),
+                   scalar_event(step, wall, "policy_loss", float(1e-3 * rng.standard_normal())),
+                   scalar_event(step, wall, "episode_reward", float(0.02 * rng.random()))]
+    write_events(folder / name(1780000000, 4242, 0), events)
+
+
+def test_a_policy_entropy_at_ln_k_all_run_never_left_uniform(tmp_path, no_workers):
+    rng = np.random.default_rng(7)
+    _tb_a2c(tmp_path / "runs", np.log(7) + 2e-7 * rng.standard_normal(121))  # float32 jitter around ln 7
+    found = [f for f in _findings(tmp_path / "runs", "SL208") if f.evidence.get("reading") == "uniform_policy"]
+    assert len(found) == 1 and found[0].evidence["actions"] == 7 and found[0].severity == "warning"
+
+
+def test_a_policy_entropy_that_falls_from_ln_k_is_quiet(tmp_path, no_workers):
+    _tb_a2c(tmp_path / "runs", np.log(7) * (1 - 0.3 * np.linspace(0, 1, 121) ** 2))  # it leaves uniform
+    assert not [f for f in _findings(tmp_path / "runs", "SL208") if f.evidence.get("reading") == "uniform_policy"]
+
+
 # ------------------------------------------------------------------ side quantities that run away
 
 

@@ -51,7 +51,7 @@ class ObjectiveDetector(Detector):
 
     code = "SL208"
     kind = "divergence"
-    roles = ("accuracy", "reward")
+    roles = ("accuracy", "reward", "entropy")
 
     level_points: int = 5
     """Evaluations before a point that set the level it fell from (their median)."""
@@ -70,11 +70,18 @@ class ObjectiveDetector(Detector):
     """Fewest evaluations of one exact value that make a frozen score."""
     min_reward_points: int = 50
     """Fewest logged rewards judged for a rise too small to matter (a short run's rise is noise)."""
+    min_uniform_points: int = 20
+    """Fewest logged entropies at ln k that make a policy that never left uniform ..."""
+    uniform_tolerance: float = 1e-5
+    """... each within this relative distance of ln k (float32 rounding of a uniform softmax is 1e-7)."""
     min_reward_gain: float = 0.05
     """A reward whose best sustained level stood less than this share of its size above its start
     never learned: a policy that improved moves its return by more than a rounding of its size."""
 
     def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
+        if series.role == "entropy":
+            found = self._uniform_policy(series, ctx) if series is ctx.main("entropy") else None
+            return [found] if found is not None else []
         if series.role == "reward":
             return self._barely_rose(series, ctx) if series is ctx.main("reward") else []
         if scores.direction(series) != 1 or _BEST.search(series.metric) or _NOT_ANSWERS.search(series.metric):
@@ -213,6 +220,30 @@ class ObjectiveDetector(Detector):
                        message=msg, start_step=int(step[0]), end_step=int(step[-1]),
                        evidence={"reading": "frozen", "level": value, "points": int(v.size - a),
                                  "never_learned": True, "higher_is_better": True, "chance_classes": chance})
+
+    # -- a policy that never left uniform
+    def _uniform_policy(self, series: Series, ctx: RunContext) -> Finding | None:
+        """A policy's entropy at ln k (uniform over k actions) to float precision on every logged
+        point from the start of the run: the policy never moved from where it was initialised."""
+        step, v = series.finite()
+        if v.size and float(np.max(v)) < 0:
+            v = -v  # an entropy loss (SB3's `entropy_loss`) is the entropy negated
+        if v.size < self.min_uniform_points or float(np.min(v)) <= 0:
+            return None
+        first = min(int(s.step[0]) for s in ctx.series.values() if len(s))
+        if step[0] - first > 0.1 * max(int(step[-1]) - first, 1):
+            return None
+        k = int(round(float(np.exp(np.median(v)))))
+        if k < 2 or float(np.max(np.abs(v - np.log(k)))) > self.uniform_tolerance * np.log(k):
+            return None
+        msg = (f"{series.label} was ln {k} = {np.log(k):.5f} (a uniform choice among {k} actions) on all its {v.size} "
+               f"logged points, from step {int(step[0])} to {int(step[-1])}: the policy never moved from uniform, so "
+               f"it never learned (its gradient never reaches the policy head, an entropy bonus that dominates, an "
+               f"action mask or logits that are constant)")
+        return Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric, severity="warning",
+                       message=msg, start_step=int(step[0]), end_step=int(step[-1]),
+                       evidence={"reading": "uniform_policy", "level": float(np.median(v)), "actions": k,
+                                 "points": int(v.size), "never_learned": True})
 
     # -- a reward that never rose by a material amount
     def _barely_rose(self, series: Series, ctx: RunContext) -> list[Finding]:
