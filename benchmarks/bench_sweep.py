@@ -127,18 +127,51 @@ def synthetic(n_runs: int, outputs: list[str], findings: bool = False) -> tuple[
             numbers[name] = {"peak_bytes_per_run": peak / n_runs}
         tracemalloc.stop()
         report.runs.spool.close()
-    text = (f"sweep parent, synthetic: {n_runs:,} runs in this process (tracemalloc; load avg {_bench.load_avg()})\n"
+    numbers["peak_rss_mb"] = _peak_rss() / 1e6
+    text = (f"sweep parent, synthetic: {n_runs:,} runs in this process (tracemalloc; load avg {_bench.load_avg()}; "
+            f"the process's peak RSS {numbers['peak_rss_mb']:.0f} MB)\n"
             + _bench.table(["stage", "peak B/run", "held after B/run", "seconds"], rows))
     return text, numbers
 
 
 def _writers(names: list[str]) -> dict:
     """Each output's writer, its module imported now (an import's objects are not the sweep's;
-    an older tree has only `write_json`)."""
+    an older tree has only `write_json`). `check` and `junit`: `spikelens check`'s JSON and
+    JUnit (the gate evaluated, then written; an older tree renders them whole)."""
     from importlib import import_module
 
     where = {"json": "json_report", "concise": "concise", "markdown": "markdown", "html": "html"}
-    return {name: getattr(import_module(f"spikelens.report.{where[name]}"), f"write_{name}") for name in names}
+    out = {name: getattr(import_module(f"spikelens.report.{where[name]}"), f"write_{name}")
+           for name in names if name in where}
+    if "check" in names or "junit" in names:
+        from spikelens.check import evaluate
+        from spikelens.report import json_report, junit
+
+        def check(report, sink):
+            result = evaluate(report)
+            if hasattr(json_report, "write_check_json"):
+                json_report.write_check_json(result, sink, result.exit_code())
+            else:  # an older tree: the whole document
+                sink.write(json.dumps(json_report.check_report_dict(result, result.exit_code()), indent=1) + "\n")
+
+        def junit_xml(report, sink):
+            result = evaluate(report)
+            if hasattr(junit, "write_junit"):
+                junit.write_junit(result, sink)
+            else:
+                sink.write(junit.render_junit(result))
+
+        out.update({k: v for k, v in (("check", check), ("junit", junit_xml)) if k in names})
+    return out
+
+
+def _peak_rss() -> int:
+    """This process's peak RSS in bytes (VmHWM), 0 where /proc has none."""
+    try:
+        with open("/proc/self/status") as fh:
+            return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        return 0
 
 
 def run(n_runs: int, n_steps: int, repeats: int) -> tuple[str, dict]:
@@ -189,7 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--findings", action="store_true",
                     help="with --synthetic: write a findings dataset, then sweep again reusing every run")
     ap.add_argument("--outputs", default="concise",
-                    help="with --synthetic: outputs written after the sweep, of json,concise,markdown,html")
+                    help="with --synthetic: outputs written after the sweep, of json,concise,markdown,html,"
+                         "check,junit (check: the gate and its JSON)")
     args = ap.parse_args(argv)
     n_runs = args.runs or (20 if args.quick else 1000)
     n_steps = args.steps or (1000 if args.quick else 10_000)

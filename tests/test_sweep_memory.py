@@ -106,6 +106,26 @@ def test_every_output_reads_the_runs_back_one_at_a_time(monkeypatch, tmp_path):
             most[0] = 0
             write(report, sink)
             assert 1 <= most[0] <= 2, (write.__name__, most[0])
+    # `check`: the gate counts in one pass, then each output checks the runs as it reads them back
+    from spikelens.check import Policy, evaluate
+    from spikelens.cli.check import write_markdown_check
+    from spikelens.report.github import write_github
+    from spikelens.report.json_report import write_check_json
+    from spikelens.report.junit import write_junit
+
+    most[0] = 0
+    result = evaluate(report, Policy(fail_on="info"))
+    assert result.n_failed == 80 and result.runs_failing == 80 and most[0] <= 2
+    assert isinstance(result.report.runs, SpooledRuns) and len(result.report.runs) == 80
+    with open(os.devnull, "w") as sink:
+        for write in (write_check_json, write_junit, write_github, write_markdown_check):
+            most[0] = 0
+            write(result, sink)
+            assert 1 <= most[0] <= 2, (write.__name__, most[0])
+            assert len(result.gates) <= 2  # the gates of the runs alive, not of every run
+        most[0] = 0
+        write_concise(result.report, sink)
+        assert 1 <= most[0] <= 2
 
 
 class _Balance(HTMLParser):

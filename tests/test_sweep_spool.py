@@ -97,7 +97,26 @@ def _outputs(report) -> dict[str, str]:
     render_terminal(report, term, charts=True)
     return {"json": out.getvalue(), "markdown": render_markdown(report, charts=True),
             "concise": render_concise(report), "rich": term.file.getvalue(),
-            "html": render_html(report), "remedy": json.dumps(remedy_document(report), indent=1)}
+            "html": render_html(report), "remedy": json.dumps(remedy_document(report), indent=1),
+            **_check_outputs(report)}
+
+
+def _check_outputs(report) -> dict[str, str]:
+    """`spikelens check`'s outputs (the gate checks a spooled sweep's runs as it reads them back)."""
+    from datetime import datetime, timezone
+
+    from spikelens.check import Policy, evaluate
+    from spikelens.cli.check import render_markdown_check
+    from spikelens.report.github import render_github
+    from spikelens.report.json_report import write_check_json
+    from spikelens.report.junit import render_junit
+
+    result = evaluate(report, Policy(fail_on="info", max_fast_spikes=1))
+    out = io.StringIO()
+    write_check_json(result, out, result.exit_code())
+    return {"check json": out.getvalue(), "check markdown": render_markdown_check(result, charts=True),
+            "check github": render_github(result),
+            "check junit": render_junit(result, elapsed=3.0, timestamp=datetime(2026, 1, 1, tzinfo=timezone.utc))}
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import time
 from enum import Enum
 from pathlib import Path

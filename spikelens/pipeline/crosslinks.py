@@ -1,30 +1,36 @@
-"""The cross-run work of a spooled sweep (mirrors, names, ranks, links) from indexes held
-as arrays, each run's record read back from the spool only where it is needed (issue 28).
+"""The cross-run work of a spooled sweep (mirrors, names, ranks, links) from on-disk arrays
+and pairs sorted on disk (`extsort`), each run's record read back from the spool only where
+it is needed (issue 28): the parent's memory does not grow with the runs.
 
 `Gathered` notes, as each run arrives, the few numbers the cross-run work asks of every
-run: a hash of its mirror key, a hash of its first name, whether it may be a rank, and
-(step, run) pairs of its spikes and outliers. `cross_run` then does what
-`explain.mirrors`, `naming` and `explain.crossrun` do on reports held in memory, with the
-same results (tests/test_sweep_memory.py compares every output with a sweep that held its
-reports):
+run, in `spool.DiskArray`s: a hash of its mirror key, (step, run) pairs of its spikes and
+outliers; and, for the few runs concerned, whether it may be a rank, has a format's name
+with a slash or a level shift. `cross_run` then does what `explain.mirrors`, `naming` and
+`explain.crossrun` do on reports held in memory, with the same results
+(tests/test_sweep_memory.py, test_sweep_spool.py compare every output with a sweep that
+held its reports):
 
 - mirrors and names: only runs whose key or first name another run shares can be a mirror
-  or need a longer name; those are read back and given to `drop_mirrors` / `name_runs` as
-  they are, in sweep order (the others' names cannot meet theirs: a longer path name holds
-  a slash, a first name does not);
-- links: a step's runs are found in the pairs sorted by step; a data cause needs only their
-  count and the first few names in order (`crossrun.put_spike_cause`); the runs a link
-  changes are read, changed and written back one at a time; a run asked whether it shifted
+  or need a longer name (the hashes sorted on disk find them); those are read back and given
+  to `drop_mirrors` / `name_runs` as they are, in sweep order (the others' names cannot
+  meet theirs: a longer path name holds a slash, a first name does not);
+- links: the (step, run) pairs sorted on disk; a step's runs are a range of them, found by
+  bisection; a data cause needs only their count and the first few names in order
+  (`crossrun.put_spike_cause`), counted and picked as the range is read; each run with a
+  spike is read, changed and written back one at a time; a run asked whether it shifted
   where others did is read back (its shift profile, then its record) one at a time.
+
+Still held: the runs that may be ranks, named with a slash or with a level shift (the
+links read those together), and the records of runs whose names or mirror keys clash.
 """
 from __future__ import annotations
 
+import bisect
+import functools
 import heapq
-from array import array
-from collections.abc import Sequence
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
-
-import numpy as np
 
 from ..detect.ranks import link_ranks, rank_groups, rank_of
 from ..explain.crossrun import (RUNS_NAMED, _clusters, _confirmed_shift, _shared_spike, _spike_steps,
@@ -33,32 +39,36 @@ from ..explain.mirrors import _key as mirror_key
 from ..explain.mirrors import drop_mirrors
 from ..model.report import Report, RunReport
 from ..naming import name_runs, run_parts
+from .extsort import sorted_pairs
 from .runsummary import Record, RunTable, finding_order
+from .spool import DiskArray
 
 NO_KEY = -1
 """`hash()` never returns -1: a run without a mirror key."""
 
 
 class Gathered:
-    """What the cross-run work needs of every run, noted as the runs arrive (arrays)."""
+    """What the cross-run work needs of every run, noted as the runs arrive (on-disk arrays:
+    the parent holds nothing a run but for the few runs that may be ranks, be named by their
+    format with a slash or have a level shift the links read)."""
 
     def __init__(self, table: RunTable) -> None:
         self.table = table
-        self.mirror = array("q")  # hash of the mirror key, or NO_KEY
-        self.odd = array("q")  # places of runs named by their format with a slash: named with the clashing ones
+        spool = table.spool
+        self.mirror = spool.array()  # hash of the mirror key, or NO_KEY
+        self.odd: list[int] = []  # places of runs named by their format with a slash: named with the clashing ones
         self.ranked: dict[int, str] = {}  # places that may be ranks: their first source
-        self.spikes = array("q")  # (step, place) of every spike's steps
-        self.peaks = array("q")  # (peak step, place) of spikes and (step, place) of outliers' largest
-        self.outliers = array("q")  # (step, place) of outliers' largest steps
-        self.shifted = array("q")  # places of runs with a level shift the links read
+        self.spikes = spool.array(width=2)  # (step, place) of every spike's steps
+        self.peaks = spool.array(width=2)  # (peak step, place) of spikes and (step, place) of outliers' largest
+        self.outliers = spool.array(width=2)  # (step, place) of outliers' largest steps
+        self.shifted: list[int] = []  # places of runs with a level shift the links read
 
     def add(self, rep: RunReport) -> int:
         rec = Record(rep)
-        k = self.table.add(rep, rec)
+        parts, given = run_parts(rec.sources, rec.run)
+        k = self.table.add(rep, rec, rec.run if given else parts[-1])  # the name at one component (`unique_names`)
         key = mirror_key(rec)
         self.mirror.append(NO_KEY if key is None else hash(key))
-        parts, given = run_parts(rec.sources, rec.run)
-        self.table.names[k] = rec.run if given else parts[-1]  # the name at one component (`unique_names`)
         if given and "/" in rec.run:
             self.odd.append(k)
         src = rec.sources[0] if rec.sources else rec.run
@@ -68,12 +78,12 @@ class Gathered:
         for f in rec.findings:
             if f.kind == "spike" and f.peak_step is not None:
                 for s in _spike_steps(f):
-                    self.spikes.extend((s, k))
-                self.peaks.extend((int(f.peak_step), k))
+                    self.spikes.append((s, k))
+                self.peaks.append((int(f.peak_step), k))
             elif f.kind == "outliers":
                 for item in f.evidence.get("largest", []):
-                    self.peaks.extend((int(item["step"]), k))
-                    self.outliers.extend((int(item["step"]), k))
+                    self.peaks.append((int(item["step"]), k))
+                    self.outliers.append((int(item["step"]), k))
             elif f.kind == "level_shift" and f.start_step is not None and f.magnitude:
                 shifted = True
         if shifted:
@@ -81,85 +91,82 @@ class Gathered:
         return k
 
 
+class _Moved:
+    """Places before the mirrors were dropped -> places after (-1: dropped), from the few dropped."""
+
+    def __init__(self, gone: list[int]) -> None:
+        self.gone, self.dropped = sorted(gone), set(gone)
+
+    def __call__(self, k: int) -> int:
+        return -1 if k in self.dropped else k - bisect.bisect_left(self.gone, k)
+
+    def pairs(self, rows: Iterable[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+        for s, k in rows:
+            if k not in self.dropped:
+                yield s, self(k)
+
+    def places(self, places: Iterable[int]) -> list[int]:
+        return [self(k) for k in places if k not in self.dropped]
+
+
 def cross_run(g: Gathered) -> None:
     """Mirrors dropped, names made unique, ranks and runs linked, on the spooled runs."""
     table = g.table
-    alive = _drop_mirrors(g)
-    if alive is not None:
-        table.keep(alive)
-        place = np.full(len(g.mirror), -1, dtype=np.int64)
-        place[np.asarray(alive, dtype=np.int64)] = np.arange(len(alive))
-    else:
-        place = None
-    odd = _moved(g.odd, place)
-    _name(table, odd)
-    _link_ranks(table, {int(place[k]) if place is not None else k: src for k, src in g.ranked.items()
-                        if place is None or place[k] >= 0})
+    gone = _drop_mirrors(g)
+    moved = _Moved(gone)
+    if gone:
+        table.drop(moved.dropped)
+    _name(table, moved.places(g.odd))
+    _link_ranks(table, {moved(k): src for k, src in g.ranked.items() if k not in moved.dropped})
     if len(table) < 2:
         return
-    _link_level_shifts(table, _moved(g.shifted, place))
-    spikes = _pairs(g.spikes, place)
-    spikes = _promote_shared_outliers(table, _pairs(g.peaks, place), _pairs(g.outliers, place), spikes)
-    _link_spikes(table, spikes)
+    _link_level_shifts(table, moved.places(g.shifted))
+    added = _promote_shared_outliers(table, lambda: moved.pairs(g.peaks), lambda: moved.pairs(g.outliers))
+    _link_spikes(table, lambda: itertools.chain(moved.pairs(g.spikes), added))
 
 
-def _pairs(flat: array, place: np.ndarray | None) -> np.ndarray:
-    """(step, place) pairs as an n x 2 array, places after the mirrors were dropped."""
-    pairs = np.frombuffer(flat, dtype=np.int64).reshape(-1, 2) if len(flat) else np.empty((0, 2), np.int64)
-    if place is None:
-        return pairs
-    pairs = np.column_stack([pairs[:, 0], place[pairs[:, 1]]])
-    return pairs[pairs[:, 1] >= 0]
+def _clashing(keys: Iterable[int], folder: str) -> list[int]:
+    """Places whose key (a hash) another place shares, ascending (NO_KEY aside): the keys
+    sorted on disk, only the clashing places held."""
+    out: list[int] = []
+    group: list[int] = []
+    last: Any = None
+    for key, k in sorted_pairs(((key, k) for k, key in enumerate(keys) if key != NO_KEY), folder):
+        if key != last:
+            if len(group) > 1:
+                out += group
+            group, last = [], key
+        group.append(k)
+    if len(group) > 1:
+        out += group
+    return sorted(out)
 
 
-def _moved(places: array, place: np.ndarray | None) -> list[int]:
-    if place is None:
-        return list(places)
-    return [int(place[k]) for k in places if place[k] >= 0]
-
-
-def _distinct(a: np.ndarray) -> np.ndarray:
-    """The sorted distinct values (`np.unique` without counts imports numpy.ma: ~1 MB, once)."""
-    a = np.sort(a)
-    return a[np.concatenate([[True], a[1:] != a[:-1]])] if len(a) else a
-
-
-def _clashing(hashes: np.ndarray) -> np.ndarray:
-    """Places whose hash another place shares (NO_KEY aside)."""
-    keyed = hashes != NO_KEY
-    values, counts = np.unique(hashes[keyed], return_counts=True)
-    return np.flatnonzero(keyed & np.isin(hashes, values[counts > 1]))
-
-
-def _drop_mirrors(g: Gathered) -> list[int] | None:
-    """The places that stay, or None when no run is a mirror (only runs whose mirror key
-    another run shares are read back and compared, in sweep order)."""
+def _drop_mirrors(g: Gathered) -> list[int]:
+    """The places of runs dropped as mirrors (only runs whose mirror key another run shares
+    are read back and compared, in sweep order)."""
     table = g.table
-    maybe = _clashing(np.frombuffer(g.mirror, dtype=np.int64)) if len(g.mirror) >= 2 else []
-    if not len(maybe):
-        return None
-    recs = [table.record(int(k)) for k in maybe]
+    maybe = _clashing(g.mirror, table.spool.folder) if len(g.mirror) >= 2 else []
+    if not maybe:
+        return []
+    recs = [table.record(k) for k in maybe]
     kept = Report(command="analyze", runs=list(recs))  # type: ignore[arg-type]
     drop_mirrors(kept)
     stay = {id(r) for r in kept.runs}
-    gone = {int(k) for k, r in zip(maybe, recs) if id(r) not in stay}
-    return None if not gone else [k for k in range(len(table)) if k not in gone]
+    return [k for k, r in zip(maybe, recs) if id(r) not in stay]
 
 
 def _name(table: RunTable, odd: list[int]) -> None:
     """Final names: runs whose first name another run has (or a format's name with a slash)
     are named together, as `naming.name_runs` names all runs."""
-    n = len(table)
-    if n < 2:
+    if len(table) < 2:
         return
-    hashes = np.fromiter((hash(s) for s in table.names), dtype=np.int64, count=n)
-    hashes[hashes == NO_KEY] = NO_KEY - 1  # (cannot happen: hash() is never -1)
-    together = _distinct(np.concatenate([_clashing(hashes), np.asarray(odd, dtype=np.int64)]))
-    if not len(together):
+    together = sorted(set(_clashing((hash(s) for s in table.names), table.spool.folder)) | set(odd))
+    if not together:
         return
-    recs = [table.spool[table.record_at[int(k)]] for k in together]  # names as they came: the first ones
+    recs = [table.spool[table.record_at[k]] for k in together]  # names as they came: the first ones
     for k, name in zip(together, name_runs(recs)):
-        table.names[int(k)] = name
+        table.names[k] = name
 
 
 class _Named:
@@ -255,32 +262,41 @@ def _link_level_shifts(table: RunTable, shifted: list[int]) -> None:
                 table.put_record(k, rec)
 
 
-def _step_counts(pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each step and the number of different runs at it."""
-    if not len(pairs):
-        return np.empty(0, np.int64), np.empty(0, np.int64)
-    pairs = pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]  # (np.unique(axis=0) would import numpy.ma: ~1 MB)
-    first = np.ones(len(pairs), dtype=bool)
-    first[1:] = (pairs[1:, 0] != pairs[:-1, 0]) | (pairs[1:, 1] != pairs[:-1, 1])
-    return np.unique(pairs[first, 0], return_counts=True)
+def _distinct_sorted(pairs: Iterable[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+    """Sorted pairs, each once."""
+    last = None
+    for pair in pairs:
+        if pair != last:
+            yield pair
+            last = pair
 
 
-def _promote_shared_outliers(table: RunTable, peaks: np.ndarray, outliers: np.ndarray,
-                             spikes: np.ndarray) -> np.ndarray:
-    """`crossrun._promote_shared_outliers` on the arrays: an outlier step shared by at least
-    half the runs becomes a spike on each run that has it; the spikes' pairs, the new ones added."""
-    if not len(outliers):
-        return spikes
-    steps, counts = _step_counts(peaks)
+def _promote_shared_outliers(table: RunTable, peaks: Callable[[], Iterator[tuple[int, int]]],
+                             outliers: Callable[[], Iterator[tuple[int, int]]]) -> list[tuple[int, int]]:
+    """`crossrun._promote_shared_outliers` on the pairs sorted on disk: an outlier step shared
+    by at least half the runs becomes a spike on each run that has it; the spikes' new pairs
+    (a step at most a few: a step shared by half the runs)."""
+    folder = table.spool.folder
+    if next(outliers(), None) is None:
+        return []
     quorum = max(2, (len(table) + 1) // 2)
-    shared_steps = steps[counts >= quorum]
-    if not len(shared_steps):
-        return spikes
+    n_at: dict[int, int] = {}  # the shared steps (a few: each is half the runs) and their runs
+    step, n = None, 0
+    for s, _ in _distinct_sorted(sorted_pairs(peaks(), folder)):
+        if s != step:
+            if step is not None and n >= quorum:
+                n_at[step] = n
+            step, n = s, 0
+        n += 1
+    if step is not None and n >= quorum:
+        n_at[step] = n
+    if not n_at:
+        return []
     table.all_sorted = True  # the links sort every run's findings
-    shared = {int(s) for s in shared_steps}
-    n_at = dict(zip(steps.tolist(), counts.tolist()))
-    added = array("q")
-    for k in _distinct(outliers[np.isin(outliers[:, 0], shared_steps), 1]).tolist():
+    shared = set(n_at)
+    added: list[tuple[int, int]] = []
+    runs = sorted_pairs(((k, 0) for s, k in outliers() if s in shared), folder)
+    for k, _ in _distinct_sorted(runs):
         rec = table.record(k)
         for f in [f for f in rec.findings if f.kind == "outliers"]:
             ratios = {int(i["step"]): i.get("ratio") for i in f.evidence.get("largest", [])}
@@ -288,11 +304,10 @@ def _promote_shared_outliers(table: RunTable, peaks: np.ndarray, outliers: np.nd
                 if any(o.kind == "spike" and o.peak_step == s for o in rec.findings):
                     continue
                 rec.findings.append(_shared_spike(rec, f, s, ratios.get(s), n_at[s]))  # type: ignore[arg-type]
-                added.extend((s, k))
+                added.append((s, k))
         rec.findings.sort(key=finding_order)
         table.put_record(k, rec)
-    more = np.frombuffer(added, dtype=np.int64).reshape(-1, 2) if len(added) else np.empty((0, 2), np.int64)
-    return np.concatenate([spikes, more])
+    return added
 
 
 class _Head(Sequence):
@@ -309,47 +324,63 @@ class _Head(Sequence):
         return self.head[i]
 
 
-def _link_spikes(table: RunTable, pairs: np.ndarray, tolerance_steps: int = 2) -> None:
-    """`crossrun.link_runs`' spikes on the arrays: a spike at a step (within the tolerance)
-    where another run spiked gets a `data` cause naming them."""
-    if len(_distinct(pairs[:, 1])) < 2:
+class _Near:
+    """The runs that spiked near given steps, from the (step, place) pairs sorted on disk
+    (`rows`): how many and the first names, read in place (a step of 10^5 runs is never
+    held); a step's answer is kept for the next run that asks (`CACHED` steps at most)."""
+
+    CACHED = 1024
+
+    def __init__(self, table: RunTable, rows: DiskArray, tolerance: int) -> None:
+        self.table, self.rows, self.tolerance = table, rows, tolerance
+        self.one = functools.lru_cache(maxsize=self.CACHED)(lambda s: self.around((s,)))
+
+    def around(self, steps: tuple[int, ...]) -> _Head:
+        """The runs within the tolerance of any of the steps: their count and first names."""
+        t, rows = self.tolerance, self.rows
+        values: set[int] = set()  # the step values there: the pairs of each are sorted by place
+        for s in steps:
+            lo, hi = rows.first_at_least(s - t), rows.first_at_least(s + t + 1)
+            at = lo
+            while at < hi:
+                v = rows[at][0]
+                values.add(v)
+                at = rows.first_at_least(v + 1)
+        streams = [(k for _, k in rows.rows(rows.first_at_least(v), rows.first_at_least(v + 1)))
+                   for v in sorted(values)]
+        n, names = 0, self.table.names
+        places = (k for k, _ in _distinct_sorted((k, 0) for k in heapq.merge(*streams)))
+
+        def counted() -> Iterator[str]:
+            nonlocal n
+            for k in places:
+                n += 1
+                yield names[k]
+
+        head = heapq.nsmallest(RUNS_NAMED + 1, counted())
+        return _Head(head, n)
+
+
+def _link_spikes(table: RunTable, pairs: Callable[[], Iterator[tuple[int, int]]], tolerance_steps: int = 2) -> None:
+    """`crossrun.link_runs`' spikes on the pairs sorted on disk: a spike at a step (within the
+    tolerance) where another run spiked gets a `data` cause naming them. Each run with a
+    spike is read back once, in place order."""
+    folder = table.spool.folder
+    rows = table.spool.array(width=2)
+    rows.extend(_distinct_sorted(sorted_pairs(pairs(), folder)))
+    if not len(rows):
         return
-    pairs = pairs[np.argsort(pairs[:, 0], kind="stable")]
-    steps, places = pairs[:, 0], pairs[:, 1]
-    lo = np.searchsorted(steps, steps - tolerance_steps, "left")
-    hi = np.searchsorted(steps, steps + tolerance_steps, "right")
-    crowded = hi - lo >= 2  # another pair near: maybe another run
-    if not crowded.any():
-        return
-    names = table.names
-    around: dict[int, np.ndarray] = {}
-
-    def runs_near(s: int) -> np.ndarray:
-        if s not in around:
-            a = np.searchsorted(steps, s - tolerance_steps, "left")
-            b = np.searchsorted(steps, s + tolerance_steps, "right")
-            around[s] = _distinct(places[a:b])
-        return around[s]
-
-    def head(runs: np.ndarray) -> _Head:
-        return _Head(heapq.nsmallest(RUNS_NAMED + 1, (names[k] for k in runs.tolist())), len(runs))
-
-    heads: dict[int, _Head] = {}
-    for k in _distinct(places[crowded]).tolist():
+    near = _Near(table, rows, tolerance_steps)
+    for k, _ in _distinct_sorted(sorted_pairs(((k, 0) for _, k in pairs()), folder)):
         rec = table.record(k)
         changed = False
         for f in rec.findings:
             if f.kind != "spike" or f.peak_step is None:
                 continue
-            shared = [s for s in _spike_steps(f) if len(runs_near(s)) >= 2]
+            shared = [s for s in _spike_steps(f) if len(near.one(s)) >= 2]
             if not shared:
                 continue
-            if len(shared) == 1:
-                if shared[0] not in heads:
-                    heads[shared[0]] = head(runs_near(shared[0]))
-                who = heads[shared[0]]
-            else:
-                who = head(_distinct(np.concatenate([runs_near(s) for s in shared])))
+            who = near.one(shared[0]) if len(shared) == 1 else near.around(tuple(shared))
             put_spike_cause(f, who, rec.run, shared)  # type: ignore[arg-type]
             changed = True
         if changed:

@@ -1,12 +1,13 @@
-"""What a sweep's parent keeps of each run while its reports wait on disk (`spool`): a few
-numbers in arrays and the run's final name (issue 28: a sweep of 10^5 runs held ~12 KB of
-report a run, then ~1.2 KB of summary while the links ran; now ~0.1 KB).
+"""What a sweep's parent keeps of each run while its reports wait on disk (`spool`): nothing
+in memory, since issue 28's session 13 (a sweep of 10^5 runs held ~12 KB of report a run, then
+~1.2 KB of summary while the links ran, then ~0.1 KB: its name and places): a run's places
+in the spool and its final name are rows of on-disk arrays (`spool.DiskArray`, `DiskStrings`).
 
 Each run is two spool entries: its report, and its `Record`, what the cross-run work reads
 of it (name, sources, the stats mirrors compare, one small stub per finding the links read:
 spikes and the other events of one loss, outliers, level shifts). Mirrors, names and links
-(`crosslinks`) read the records back from the spool where they need them, from indexes
-by step and name held as arrays, and write a changed record back; a run's report is read
+(`crosslinks`) read the records back from the spool where they need them, from pairs by
+step and hashes of names sorted on disk, and write a changed record back; a run's report is read
 back with its record's changes put on it when an output asks (`RunTable.full`).
 
 The links see a stub as they see a finding: kind, code, metric, steps, magnitude, the
@@ -160,11 +161,11 @@ class RunTable:
     def __len__(self) -> int:
         return len(self.report_at)
 
-    def add(self, rep: RunReport, rec: Record | None = None) -> int:
-        """Spool a run's report and its record; its place."""
+    def add(self, rep: RunReport, rec: Record | None = None, name: str | None = None) -> int:
+        """Spool a run's report and its record (`name`: its name for now, else the report's); its place."""
         self.report_at.append(self.spool.append(rep))
         self.record_at.append(self.spool.append(rec if rec is not None else Record(rep)))
-        self.names.append(rep.run)
+        self.names.append(rep.run if name is None else name)
         self.changed.append(0)
         return len(self.report_at) - 1
 
@@ -195,17 +196,19 @@ class RunTable:
         self.names[k] = rep.run
         self.changed[k] = 0
 
-    def keep(self, alive: Sequence[int]) -> None:
-        """Only these runs (ascending places) stay (mirrors dropped)."""
+    def drop(self, gone: set[int]) -> None:
+        """These runs go (mirrors dropped): each array written anew without them."""
+        n = len(self)
         for name in ("report_at", "record_at", "group_state", "changed"):
             old = getattr(self, name)
             if old is not None:
                 new = self.spool.array()
-                new.extend(old[k] for k in alive)
+                new.extend(old[k] for k in range(n) if k not in gone)
                 setattr(self, name, new)
         names = self.spool.strings()
-        for k in alive:
-            names.append(self.names[k])
+        for k in range(n):
+            if k not in gone:
+                names.append(self.names[k])
         self.names = names
 
     def state_at(self, k: int) -> int | None:
@@ -218,7 +221,7 @@ class SpooledRuns(Sequence):
     the table's places in this sequence's order (None: the table's own); `after`: what is
     done to each run read back (`check` checks it)."""
 
-    def __init__(self, table: RunTable, order: Sequence[int] | None = None,
+    def __init__(self, table: RunTable, order: Sequence[int] | DiskArray | None = None,
                  after: Callable[[RunReport], RunReport] | None = None) -> None:
         self.table, self.order, self.after = table, order, after
         self.spool = table.spool

@@ -149,17 +149,34 @@ class DiskArray:
 
     def __iter__(self) -> Iterator[Any]:
         """Every row in order, read a block at a time."""
+        return self.rows(0, len(self))
+
+    def rows(self, lo: int, hi: int) -> Iterator[Any]:
+        """Rows `lo` to `hi` (not included), read a block at a time."""
         self._flush()
-        block = 4096
-        for lo in range(0, self._flushed, block):
-            n = min(block, self._flushed - lo)
+        block, hi = 1024, min(hi, self._flushed)
+        for at in range(lo, hi, block):
+            n = min(block, hi - at)
             values = array("q")
-            values.frombytes(os.pread(self._fd, n * self._row, lo * self._row))
+            values.frombytes(os.pread(self._fd, n * self._row, at * self._row))
             if self.width == 1:
                 yield from values
             else:
                 for j in range(0, len(values), self.width):
                     yield tuple(values[j:j + self.width])
+
+    def first_at_least(self, value: int) -> int:
+        """The first row whose first number is `value` or more, the rows ascending by it (bisection)."""
+        self._flush()
+        lo, hi = 0, self._flushed
+        while lo < hi:
+            mid = (lo + hi) // 2
+            row = self[mid]
+            if (row if self.width == 1 else row[0]) < value:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
 
 
 class DiskStrings:
