@@ -172,3 +172,18 @@ def test_evaluations_after_a_bar_that_only_says_its_speed(tmp_path):
     got = curve(frame, "val_Accuracy_pct")
     assert [s for s, _ in got] == list(range(1, 41))
     assert got[-1][1] == 30.0
+
+
+def test_a_later_phase_that_prints_one_more_loss_is_no_summary(tmp_path):
+    """MTCNN's three networks: the last prints a landmark loss too and starts its epochs again;
+    its lines count their own steps, so they are records of their own, not summaries."""
+    lines = []
+    for phase, extra, epochs in ((0, "", 6), (1, "landmark loss: {:.4f}, ", 2)):
+        for e in range(1, epochs + 1):
+            for s in range(0, 1000, 200):
+                k = 30 * phase + 5 * (e - 1) + s // 200
+                lines.append(f"Epoch: {e}, Step: {s}, det loss: {loss(k) * 0.9:.6f}, " + extra.format(loss(k) * 0.1)
+                             + f"all_loss: {loss(k):.6f}, lr:0.01 ")
+    frame = load(tmp_path, lines)
+    assert not [m for m in frame.get_column("metric").unique().to_list() if m.endswith("_summary")]
+    assert len(curve(frame, "all_loss")) == 40

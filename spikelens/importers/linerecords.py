@@ -744,7 +744,8 @@ def assemble(outs: Iterable[ChunkOut], book: ShapeBook) -> tuple[pl.DataFrame, d
     if plan_meta.get("step.from") != "epoch" and lines.get_column("epoch").null_count() < lines.height:
         epochs = (stepped.filter(pl.col("keep") & (pl.col("values") > 0) & pl.col("step").is_not_null())
                   .select("row", "step", "wall_time", "keep", "values"))
-    lines = lines.select("row", "epoch", "evaluation", "kind")  # all `_reprinted`, `_with_epochs`, `_summaries` read
+    lines = lines.select("row", "epoch", "evaluation", "kind",  # all `_reprinted`, `_with_epochs`, `_summaries` read
+                         counted=pl.col("step").is_not_null() | pl.col("inner").is_not_null())
     line_rows = stepped.get_column("row").to_numpy()
     place = np.zeros(int(line_rows.max()) + 1, dtype=np.int32 if line_rows.size < 2**31 else np.int64)
     place[line_rows] = np.arange(line_rows.size)
@@ -863,16 +864,20 @@ def _summaries(frame: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
     """A key that two kinds of line print at one step is two series: the kind that prints it less
     often sums the other's up (`Train Epoch: 3 Loss: 0.41 Acc: 87%` after the epoch's batch lines
     `Train Epoch: 3 [6400/60000]  Loss: 0.38`, taking the last batch's step). Its values keep their
-    key with `_summary` after it, so the batch curve is not broken by an average every epoch."""
+    key with `_summary` after it, so the batch curve is not broken by an average every epoch. Only a
+    kind that prints no counter of its own sums up (one that does is a series of its own: a later
+    phase's lines that print one more loss)."""
     if frame.height < 8:
         return frame
     line_rows = lines.get_column("row").to_numpy()
     place = np.zeros(int(line_rows.max()) + 1, dtype=np.int64)
     place[line_rows] = np.arange(line_rows.size)
-    kind = lines.get_column("kind").gather(pl.Series(place[frame.get_column("row").to_numpy()]))
+    at = pl.Series(place[frame.get_column("row").to_numpy()])
     del place, line_rows
-    tagged = frame.select("step", metric=pl.col("metric").cast(pl.String)).with_columns(kind)
-    per = tagged.group_by("metric", "kind").agg(n=pl.len())
+    kind, counted = lines.get_column("kind").gather(at), lines.get_column("counted").gather(at)
+    del at
+    tagged = frame.select("step", metric=pl.col("metric").cast(pl.String)).with_columns(kind, counted)
+    per = tagged.group_by("metric", "kind").agg(n=pl.len(), own=pl.col("counted").any())
     several = per.filter(pl.len().over("metric") >= 2)
     if several.height == 0:
         return frame
@@ -882,7 +887,9 @@ def _summaries(frame: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
     for (metric,), g in steps.group_by(["metric"]):
         g = g.sort("n", descending=True)
         main_steps = set(g.get_column("steps")[0].to_list())
-        for k, n, steps_of in g.slice(1).select("kind", "n", "steps").iter_rows():
+        for k, n, own, steps_of in g.slice(1).select("kind", "n", "own", "steps").iter_rows():
+            if own:  # a kind that counts its own steps is a series of its own (another phase's lines)
+                continue
             shared = sum(1 for st in steps_of if st in main_steps)
             if n >= 2 and shared >= 0.8 * len(steps_of) and n * 2 <= g.get_column("n")[0]:
                 summing.append({"metric": str(metric), "kind": k})
