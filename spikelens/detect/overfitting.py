@@ -52,6 +52,8 @@ class OverfittingDetector(Detector):
     """A rise that gives back under this share of what the held-out curve gained from its first
     evaluation to its best (in its own units) is a note: near zero the log scale makes a
     thousandth of a nat look like a fourfold rise."""
+    trend_evals: int = 3
+    """Evaluations after the best a loud turn needs: fewer make a step, not a trend (a note)."""
     few_points: int = 8
     """Below this many evaluations the noise cannot be estimated: most steps after the
     minimum must rise instead."""
@@ -90,6 +92,11 @@ class OverfittingDetector(Detector):
             found.severity = "info"
             found.message += (f"; it gave back {100 * hit['given_back']:.2g}% of what it had gained since its first "
                               f"evaluation ({_num(hit['first_value'])}): negligible, no alarm")
+        early = self._too_early(hit, train if series.role == "eval_loss" else None)
+        if early and found.severity != "info":
+            found.severity = "info"
+            found.evidence["note_because"] = early[0]
+            found.message += f"; {early[1]}"
         judged = [s for s in ctx.by_role("eval_loss") if np.isfinite(s.value).sum() >= self.min_evals + 2]
         if len(judged) >= 4 and len(turned) < len(judged) / 4:
             # one class's or one head's eval loss turning while most held: not the model overfitting
@@ -97,6 +104,26 @@ class OverfittingDetector(Detector):
             found.message += (f"; only {len(turned)} of the run's {len(judged)} eval losses turned up: one class or "
                               f"head, not the model")
         return [found]
+
+    def _too_early(self, hit: dict, train: Series | None) -> tuple[str, str] | None:
+        """Why a turn is a note however far the eval rose:
+        - fewer than `trend_evals` evaluations after the best: two points make a step, not a trend
+          (a lucky best evaluation and the next two at the curve's level read as a rise), and the
+          next evaluation often sets a new best;
+        - an eval loss rose while the training loss fell less than `loud_rise` over the same steps
+          (the materiality asked of the eval's rise): a model that stopped fitting its training set
+          is not memorising it, and its held-out loss drifting is no overfitting to act on (a held-out
+          score that fell far while the training loss stood still is left loud: not a drift)."""
+        if hit["after"] < self.trend_evals:
+            return ("few_evaluations", f"only {hit['after']} evaluation{'s' if hit['after'] > 1 else ''} after the best: "
+                                       f"too few to tell a turn from the curve's wobble, a note until "
+                                       f"{self.trend_evals} say so")
+        fell = hit["train_change"]
+        if train is not None and fell is not None and -np.expm1(fell) < self.loud_rise:
+            return ("training_flat", f"{train.label} fell only {-np.expm1(fell) * 100:.1f}% over the same steps: a model "
+                                     f"that stopped fitting its training set is not memorising it; the held-out loss "
+                                     f"drifted, a note")
+        return None
 
     def _turn(self, series: Series, train: Series | None) -> dict | None:
         step, v = series.finite()
@@ -135,7 +162,7 @@ class OverfittingDetector(Detector):
         first = float(np.median(v[:max(1, min(i, n // 10))])) if i > 0 else float(v[0])
         best, last = float(np.exp(sign * low)), float(np.exp(sign * end))
         gained = abs(first - best)
-        return {"min_step": int(step[i]), "min_value": best, "end_value": last,
+        return {"min_step": int(step[i]), "min_value": best, "end_value": last, "after": int(tail.size),
                 "rise": rise, "z": None if z is None else float(z), "last_step": int(step[-1]), "train_change": fell,
                 "given_back": abs(last - best) / gained if gained > 0 else None, "first_value": first}
 

@@ -84,6 +84,11 @@ class PlateauDetector(Detector):
     chance_tolerance: float = 0.02
     """Relative distance of the level to ln(k) that still counts as chance (a model at
     chance is rarely exactly uniform: real binary runs sit at 0.69-0.70)."""
+    chance_spread: float = 0.05
+    """...and its points spread less than this (robust, log) around their level: a uniform prediction's
+    cross-entropy is ln(k) on every batch whatever the batch holds (a model stuck at chance logs
+    10.3970 step after step, an N-BEATS epoch loss 2% apart); a loss whose batches spread 10-60% around
+    a median that happens to be ln(k) (a diffusion MSE at 0.69) predicts per input: not at chance."""
     max_chance_move: float = 0.01
     """...and a stretch at chance moves less than this (log, about 1%) from its first
     third to its last."""
@@ -158,7 +163,8 @@ class PlateauDetector(Detector):
         s, y, is_log = _compressed(step, value)
         m = y.size
         chance = self._at_chance(s, y, is_log, m)
-        if chance is not None and not_chance(chance["chance"], series, ctx, step, value, self.chance_tolerance):
+        if chance is not None and (not_chance(chance["chance"], series, ctx, step, value, self.chance_tolerance)
+                                   or _spread_past_chance(value[step >= s[chance["a"]]], self.chance_spread)):
             chance = None
         found = chance or self._broke_out(s, y, is_log, m, ctx) or self._never_learned(s, y, is_log, m)
         if found is None:
@@ -215,12 +221,24 @@ class PlateauDetector(Detector):
         if level == 0 or (quantum and quantum > self.max_frozen_quantum * level):
             return None  # a value at zero (another reading) or printed too coarsely to tell
         which = f"all its {length} logged points" if a == 0 else f"every one of its last {length} logged points"
-        msg = (f"{series.label} was exactly {v[-1]:.6g} on {which}, from step {int(step[a])} to the end: nothing is being updated (a learning rate decayed to zero, frozen "
-               f"parameters, an optimizer over the wrong parameters, a policy that never changes)")
-        return Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric, severity="warning",
+        moving = _moving_sibling(series, ctx, int(step[a]), self.max_frozen_quantum) if series.role == "loss" else None
+        if moving is not None:
+            name, spread = moving
+            msg = (f"{series.label} was exactly {v[-1]:.6g} on {which}, from step {int(step[a])} to the end, while "
+                   f"{name}, another training loss of the run, moved {100 * spread:.0f}% over the same steps: the "
+                   f"model was being updated; a constant the logger prints (an unused head, a placeholder, an "
+                   f"average of a flag), a note")
+        else:
+            msg = (f"{series.label} was exactly {v[-1]:.6g} on {which}, from step {int(step[a])} to the end: nothing is "
+                   f"being updated (a learning rate decayed to zero, frozen parameters, an optimizer over the wrong "
+                   f"parameters, a policy that never changes)")
+        return Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric,
+                       severity="info" if moving else "warning",
                        message=msg, start_step=int(step[a]), end_step=int(step[-1]),
                        evidence={"reading": "frozen", "level": float(v[-1]), "points": int(length),
-                                 "moved_percent": 0.0, "chance_classes": None})
+                                 "moved_percent": 0.0, "chance_classes": None,
+                                 **({"constant_term": True, "note_because": "siblings_moved",
+                                     "moving_loss": moving[0]} if moving else {})})
 
     def _reward_stalled(self, series: Series, ctx: RunContext) -> list[Finding]:
         """A reward that rose and then stopped improving for the rest of the run (at least
@@ -506,6 +524,15 @@ def not_chance(k: int, series: Series, ctx: RunContext, step: np.ndarray, value:
     return None
 
 
+def _spread_past_chance(value: np.ndarray, spread: float) -> bool:
+    """The points of a stretch at ln(k) spread beyond `spread` (the MAD of their log, as sigma)."""
+    v = value[np.isfinite(value) & (value > 0)]
+    if v.size < 5:
+        return False
+    y = np.log(v)
+    return MAD_TO_SIGMA * float(np.median(np.abs(y - np.median(y)))) > spread
+
+
 def _from_the_start(ctx: RunContext, step: np.ndarray) -> bool:
     """Does the log start where the run started (not a continuation picked up late)?"""
     return bool(step.size) and not (step[0] > 0.05 * max(step[-1], 1) and step[0] >= 100)
@@ -558,6 +585,27 @@ def _log_change(series: Series, start: int, end: int) -> float | None:
         return None
     k = max(1, seg.size // 5)
     return float(np.median(seg[-k:]) - np.median(seg[:k]))
+
+
+def _moving_sibling(series: Series, ctx: RunContext, start: int, quantum: float) -> tuple[str, float] | None:
+    """Another training loss of the run that moved over the steps `series` sat frozen from `start`:
+    its values there spread over more than `quantum` of their median (beyond a last printed digit), as
+    (its name, the spread as a share). A loss frozen while its siblings move is a constant of the
+    logging, since an update that moved them reached the model; None when every sibling stood still
+    too (or the run logs no other training loss)."""
+    best = None
+    for other in ctx.by_role("loss"):
+        if other.metric == series.metric or not len(other):
+            continue
+        st, v = other.finite()
+        v = v[st >= start]
+        if v.size < 5:
+            continue
+        level = abs(float(np.median(v)))
+        spread = (float(np.max(v)) - float(np.min(v))) / level if level > 0 else 0.0
+        if spread > quantum and (best is None or spread > best[1]):
+            best = (other.metric, spread)
+    return best
 
 
 def _usable(series: Series) -> tuple[np.ndarray, np.ndarray]:

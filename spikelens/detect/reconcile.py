@@ -201,12 +201,19 @@ def _fold_into_never_learned(plateau: Finding, findings: list[Finding], ctx: Run
     their own; the verdict leads with it."""
     s = ctx.series.get(plateau.metric) if plateau.metric else None
     # (a loss frozen at one exact value from its first point never learned either: nothing was updated)
-    if s is None or not len(s) or plateau.evidence.get("reading") not in ("chance", "never", "zero", "frozen"):
-        return
+    if s is None or not len(s) or plateau.evidence.get("reading") not in ("chance", "never", "zero", "frozen") \
+            or plateau.evidence.get("constant_term"):
+        return  # (a loss frozen while the others moved is a constant the logger prints: the run was updated)
     first, last = int(s.step[0]), int(s.step[-1])
     span = max(last - first, 1)
     if first > 0.05 * max(last, 1) and first >= 100:
         return  # a log that starts late (a continuation): stuck now, not 'never learned'
+    if plateau.evidence.get("held_out") and plateau.severity == "info":
+        fell = _eval_loss_fell(ctx)
+        if fell:  # one held-out score stuck while the run's eval loss fell: that score's story, not the run's
+            plateau.message += (f"; {fell[0]} fell {fell[1]:.0f}% over the run: the model learned, and this "
+                                f"score is the one that did not show it")
+            return
     if plateau.start_step is None or plateau.start_step - first > 0.05 * span \
             or (plateau.end_step is not None and last - plateau.end_step > 0.05 * span):
         return
@@ -230,6 +237,26 @@ def _fold_into_never_learned(plateau: Finding, findings: list[Finding], ctx: Run
     if folded:
         plateau.evidence["folded"] = folded
         plateau.message += f"; {len(folded)} smaller event{'s' if len(folded) > 1 else ''} inside it folded in"
+
+
+EVAL_FELL = 0.1
+"""An eval loss whose last third sits this share below its first third fell: the model learned."""
+
+
+def _eval_loss_fell(ctx: RunContext) -> tuple[str, float] | None:
+    """An eval loss of the run (five evaluations or more) whose last third's median sits `EVAL_FELL`
+    or more below its first third's, as (its name, the fall in percent); None otherwise."""
+    for m, s in ctx.series.items():
+        if ctx.roles.get(m) != "eval_loss":
+            continue
+        v = s.finite()[1]
+        if v.size < 5:
+            continue
+        k = max(1, v.size // 3)
+        a, b = float(np.median(v[:k])), float(np.median(v[-k:]))
+        if a > 0 and b <= (1 - EVAL_FELL) * a:
+            return m, 100 * (1 - b / a)
+    return None
 
 
 def _fold_swing_into_runaway(div: Finding, spikes: list[Finding], ctx: RunContext, drop: set[int]) -> None:

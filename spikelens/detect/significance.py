@@ -83,7 +83,8 @@ def weigh(findings: list[Finding], ctx: RunContext) -> list[Finding]:
         series = ctx.series.get(f.metric)
         if series is None or not len(series):
             continue
-        reasons = (_adversarial, _running_average, _average_restart, _reinforcement, _minor_term, _negligible,
+        reasons = (_adversarial, _actor_objective, _too_late, _running_average, _average_restart, _reinforcement, _minor_term,
+                   _negligible,
                    _rounding, _small_recovered, _short_stall) if f.kind in CURVE_KINDS else ()
         if f.kind == "repeated_data":
             reasons = (_no_relaunch,)
@@ -107,6 +108,39 @@ def _adversarial(f: Finding, series: Series, ctx: RunContext) -> str | None:
         return None
     return ("an adversarial term (a discriminator's or generator's loss) swings as the two networks trade the "
             "lead: not a training failure on its own; judge the outputs (samples, FID) or the task loss")
+
+
+_ACTOR = re.compile(r"(?:^|[/_\-. ])(?:actor|policy|policy[_\-]?gradient|pg)[/_\-. ]?loss|^(?:.*[/_\-. ])?a[_\-]?loss$|loss[/_\-. ]?(?:actor|policy)$", re.I)
+"""An actor's or a policy's loss by its name (`actor_loss`, `ALoss` beside a critic's `CLoss`,
+`loss/policy`); not a policy-gradient total such as SB3's `train/loss`, which holds the value loss."""
+
+
+AFTER_POINTS = 5
+"""Points after a spike's peak a 'never came back' needs: the fewest the spike detector forms a level from."""
+
+
+def _too_late(f: Finding, series: Series, ctx: RunContext) -> str | None:
+    """A spike that 'never came back' at the end of the log: with fewer than `AFTER_POINTS` points
+    after its peak there is no level after it to have come back to (a run killed two steps after a
+    jump, a log cut mid-epoch); the jump is listed, the recovery unknown."""
+    if f.kind != "spike" or f.recovery != "none" or f.peak_step is None:
+        return None
+    step = series.finite()[0]
+    after = int(step.size - np.searchsorted(step, f.peak_step, side="right"))
+    if after >= AFTER_POINTS:
+        return None
+    return (f"the log ends {after} point{'s' if after != 1 else ''} after it: too soon to tell whether it came "
+            f"back; the last steps before the end, a note")
+
+
+def _actor_objective(f: Finding, series: Series, ctx: RunContext) -> str | None:
+    """An actor's loss is the negated value the critic gives its actions (-Q in DDPG, TD3, SAC) or
+    a policy-gradient surrogate: it climbs and jumps as the critic's estimates move, and is not a loss
+    that must fall; the run is judged by its return."""
+    if not _ACTOR.search(series.metric):
+        return None
+    return (f"{series.metric} is an actor's (policy's) loss, the negated value the critic gives its actions: it "
+            f"moves with the critic's estimates and is not a loss that must fall; judge the run by its return")
 
 
 def running_average_of(metric: str, ctx: RunContext) -> Series | None:

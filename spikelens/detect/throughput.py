@@ -226,11 +226,78 @@ def _rate_finding(det: Detector, ctx: RunContext, role: str, *, down: bool, min_
         ev["slow_share"] = round(share, 3)
     climbing = came_back and all((rank_correlation(vals[a:b]) if down else -rank_correlation(vals[a:b])) >= 0.8
                                  for a, b in spans)  # a running average climbing back, each time
-    loud = (lasted or (share >= SLOW_SHARE and not climbing)) and not work
+    own = own_pace(vals, step, sh, spans, down=down) or (_clock_alternates(ctx, at) if down else None)
+    if own and own["reading"] == "started_there" and not came_back:
+        msg = (f"{s.label} {'fell' if down else 'rose'} back at step {at} to the pace it ran at from its warm-up on "
+               f"(median {sh.after:.4g}, after a faster stretch at {sh.before:.4g}): its own pace; a faster stretch "
+               f"came and ended, nothing slowed down")
+    elif own:
+        msg += f"; {own['text']}"
+    if own:
+        ev["own_pace"] = own["reading"]
+    loud = (lasted or (share >= SLOW_SHARE and not climbing)) and not work and not own
     return [Finding(kind=det.kind, code=det.code, run=ctx.run, metric=s.metric,
                     severity="warning" if loud else "info", message=msg, start_step=at, end_step=end,
                     magnitude=float(sh.ratio), evidence=ev)]
 
+
+def own_pace(v: np.ndarray, step: np.ndarray, sh: Shift, spans: list[tuple[int, int]], *,
+             down: bool) -> dict | None:
+    """Why the slow pace is the run's own, not a slowdown, when the run says so:
+    - it ran at it from its warm-up on (its first slow stretch starts where the warm-up ends):
+      a pace a run starts at is its pace; a faster stretch later that ended (cached data, a
+      neighbour that left the machine) is the exception, and the return to the pace it started
+      at is no drop;
+    - its steps alternate between the two paces: `ALTERNATING` or more of the steps inside the
+      slow stretches still ran at the fast pace (beyond the geometric middle of the two levels).
+      A run that slowed has nearly every step slow (noise crosses the middle rarely); one whose
+      steps keep jumping between the paces shares its machine, and only the mix moved.
+    None when neither holds."""
+    if not spans:
+        return None
+    lo, hi = sorted((sh.before, sh.after))
+    mid = float(np.sqrt(lo * hi)) if lo > 0 else 0.5 * (lo + hi)
+    skip = spans_skip(v.size)
+    if spans[0][0] <= skip:
+        pace = float(np.median(v[spans[0][0]:spans[0][1]]))
+        return {"reading": "started_there",
+                "text": f"the run ran at this pace from its warm-up on (median {pace:.4g} over steps "
+                        f"{int(step[spans[0][0]])}-{int(step[spans[0][1] - 1])}): its own pace; a faster stretch "
+                        f"came and ended, nothing slowed down"}
+    inside = np.concatenate([v[a:b] for a, b in spans])
+    inside = inside[np.isfinite(inside)]
+    fast = float(np.mean(inside > mid if down else inside < mid)) if inside.size else 0.0
+    if fast >= ALTERNATING:
+        return {"reading": "alternating",
+                "text": f"{100 * fast:.0f}% of the steps inside the slow stretches still ran at the fast pace: the "
+                        f"steps alternate between two paces (a shared or contended machine) and only their mix "
+                        f"changed, not the pace of the run"}
+    return None
+
+
+def _clock_alternates(ctx: RunContext, at: int) -> dict | None:
+    """The run's step time alternates between two paces over the steps where its throughput fell:
+    one clock read twice (a throughput printed as a running mean of the same steps, nanoGPT's
+    `mfu`, smooths the alternation the step time shows), so the drop is that alternation."""
+    for s in ctx.by_role("step_time"):
+        step, v = s.finite()
+        if v.size < 50 or np.all(v == v[0]) or cumulative(v):
+            continue
+        sh = sustained_shift(v, down=False, min_change=0.15)
+        if sh is None:
+            continue
+        spans = slow_spans(v, sh, down=False)
+        own = own_pace(v, step, sh, spans, down=False)
+        if own and own["reading"] == "alternating" and any(step[a] <= at <= step[b - 1] for a, b in spans):
+            return {"reading": "alternating",
+                    "text": f"{s.label} alternates between two paces over the same steps ({own['text'].split(':')[0]}): "
+                            f"one clock read twice, the mix of fast and slow steps changed, not the pace of the run"}
+    return None
+
+
+ALTERNATING = 0.25
+"""Share of the steps inside slow stretches at the fast pace from which the steps alternate
+between two paces (one in four; a run that slowed keeps a few percent there, its noise)."""
 
 SLOW_SHARE = 1 / 3
 """Slow stretches the run came back from are a warning when they hold this share of the run

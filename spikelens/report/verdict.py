@@ -247,18 +247,19 @@ def _told(f: Finding) -> bool:
 def _never_learned(plateaus: list[Finding], run: RunReport) -> list[str]:
     """'never learned: loss at 0.6934 (ln 2, chance for 2 classes) over steps 10–2900' for a
     run stuck from its first logged point; 'never learned: env/reward never rose (...)'."""
-    out = []
+    said: dict[tuple[str, str], list[str]] = {}  # one clause per reading, naming every metric it holds for
     for f in plateaus:
         ev = f.evidence
         if ev.get("higher_is_better"):
-            out.append(f"never learned: {f.metric} never rose ({number(ev.get('level'))} "
-                       f"over steps {f.start_step}–{f.end_step})")
+            how = f"never rose ({number(ev.get('level'))} over steps {f.start_step}–{f.end_step})"
         elif ev.get("never_learned"):
             k = ev.get("chance_classes")
             at = f" (ln {k}, chance level)" if k else ""
-            out.append(f"never learned: {f.metric} stayed at {number(ev.get('level'))}{at} "
-                       f"over steps {f.start_step}–{f.end_step}")
-    return out
+            how = f"stayed at {number(ev.get('level'))}{at} over steps {f.start_step}–{f.end_step}"
+        else:
+            continue
+        said.setdefault((how.split(" ")[0], how), []).append(f.metric or "?")
+    return [f"never learned: {', '.join(dict.fromkeys(metrics))} {how}" for (_, how), metrics in said.items()]
 
 
 def _jumps(f: Finding, run: RunReport) -> str:

@@ -1,0 +1,63 @@
+"""A slowdown is a change from the pace the run held (#25): a return to the pace a run started
+at after a faster stretch, and steps that alternate between two paces (a shared machine) whose
+mix changed, are notes; a run whose every step got slower is still a warning. Written as
+nanochat prints its step lines."""
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+
+from spikelens.api import analyze
+
+T0 = datetime(2025, 1, 1, 10, 0, 0, tzinfo=timezone.utc)
+LOUD = ("warning", "error")
+
+
+def _nanochat(path: Path, factor) -> Path:
+    """nanochat's `step 00010/01200 (0.83%) | loss: ... | dt: ...ms | tok/sec: ...` lines;
+    `factor(step, rng)` says how many times the usual 1140 ms a step took."""
+    rng = np.random.default_rng(3)
+    n, t, lines = 1200, T0, []
+    for s in range(1, n + 1):
+        dt = 1140.0 * factor(s, rng) * (1 + rng.normal(0, 0.02))
+        t += timedelta(milliseconds=dt)
+        loss = 2.5 + 4 * math.exp(-s / 200) + rng.normal(0, 0.03)
+        lines.append(f"{t:%Y-%m-%d %H:%M:%S} step {s:05d}/{n:05d} ({100 * s / n:.2f}%) | loss: {loss:.6f} | "
+                     f"lrm: 1.00 | dt: {dt:.2f}ms | tok/sec: {int(524288 / dt * 1000):,} | mfu: 41.20 | "
+                     f"total time: {s * 1.14 / 60:.2f}m")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _rate_findings(path: Path):
+    rep = analyze(str(path), jobs=1)
+    return [f for r in rep.runs for f in r.findings if f.kind in ("throughput_drop", "step_time_rise")]
+
+
+def test_back_to_the_pace_the_run_started_at_after_a_fast_stretch_is_a_note(tmp_path):
+    """2.5x the usual step time from the start, the usual pace over steps 700-900 only (cached
+    data, a neighbour gone), 2.5x again to the end: the run went back to its own pace."""
+    found = _rate_findings(_nanochat(tmp_path / "fast" / "train.log",
+                                     lambda s, rng: 1.0 if 700 <= s < 900 else 2.5))
+    assert found and not [f for f in found if f.severity in LOUD], found
+    drop = next(f for f in found if f.kind == "throughput_drop")
+    assert drop.evidence["own_pace"] == "started_there" and "nothing slowed down" in drop.message
+
+
+def test_steps_alternating_between_two_paces_whose_mix_changed_are_a_note(tmp_path):
+    """Each step is fast or 2.5x slow (a shared GPU): 15% slow steps before step 700, 65% after."""
+    found = _rate_findings(_nanochat(tmp_path / "mix" / "train.log",
+                                     lambda s, rng: 2.5 if rng.random() < (0.15 if s < 700 else 0.65) else 1.0))
+    assert found and not [f for f in found if f.severity in LOUD], found
+    assert all(f.evidence.get("own_pace") == "alternating" for f in found), [f.message for f in found]
+
+
+def test_every_step_slower_from_a_step_to_the_end_is_still_a_warning(tmp_path):
+    found = _rate_findings(_nanochat(tmp_path / "slow" / "train.log", lambda s, rng: 2.5 if s >= 700 else 1.0))
+    loud = [f for f in found if f.severity in LOUD]
+    assert loud and all("own_pace" not in f.evidence for f in loud)
+    assert any(f.kind == "throughput_drop" and abs(f.start_step - 700) <= 30 for f in loud)
