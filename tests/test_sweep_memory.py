@@ -471,3 +471,47 @@ def test_check_json_and_junit_written_a_run_at_a_time_are_the_whole_documents(mo
         buf = io.StringIO()
         write_junit(result, buf, elapsed=2.25, timestamp=stamp)
         assert buf.getvalue() == _junit_whole_tree(result, 2.25, stamp)
+
+
+def test_pairs_sorted_on_disk_come_out_as_sorted_gives_them(monkeypatch, tmp_path):
+    """Chunks sorted, written, merged a few at a time (two rounds here): the order `sorted` gives,
+    ties by position; nothing left in the folder."""
+    import random
+
+    from spikelens.pipeline import extsort
+
+    monkeypatch.setattr(extsort, "CHUNK", 7)
+    monkeypatch.setattr(extsort, "FAN_IN", 3)
+    monkeypatch.setattr(extsort, "BATCH", 2)
+    rng = random.Random(5)
+    keys = [rng.choice(["b/run", "a/run", "run_\udcff", "é", "", "a"]) for _ in range(200)]  # ties, odd names
+    pairs = [(k, i) for i, k in enumerate(keys)]
+    assert list(extsort.sorted_pairs(iter(pairs), str(tmp_path))) == sorted(pairs)
+    assert [i for _, i in extsort.sorted_pairs(iter(pairs), str(tmp_path))] == sorted(range(200), key=keys.__getitem__)
+    assert list(extsort.sorted_pairs(iter(pairs[:5]), str(tmp_path))) == sorted(pairs[:5])  # one chunk: no file
+    assert os.listdir(tmp_path) == []
+
+
+def test_disk_arrays_read_back_what_was_written(tmp_path):
+    from spikelens.pipeline.spool import BUFFERED, Spool
+
+    spool = Spool(tmp_path)
+    one, two, names = spool.array(), spool.array(width=2), spool.strings()
+    n = 2 * BUFFERED + 7  # past the buffer twice: rows on disk and in memory
+    for i in range(n):
+        one.append(i * 3)
+        two.append((i, -i))
+        names.append(f"run {i} \udc80")  # a file name's lone surrogate survives
+    one[5], one[n - 1], two[BUFFERED + 1], names[3] = -1, -2, (7, 8), "renamed"
+    assert len(one) == len(two) == len(names) == n
+    assert one[5] == -1 and one[n - 1] == -2 and one[-2] == (n - 2) * 3 and two[BUFFERED + 1] == (7, 8)
+    assert list(one)[:6] == [0, 3, 6, 9, 12, -1] and list(two)[-1] == (n - 1, 1 - n)
+    assert names[3] == "renamed" and names[n - 1] == f"run {n - 1} \udc80" and len(list(names)) == n
+    assert list(two.rows(2, 4)) == [(2, -2), (3, -3)]
+    steps = spool.array(width=2)
+    steps.extend((s // 3, k) for k, s in enumerate(range(3 * n)))  # each step three times, ascending
+    assert [steps.first_at_least(v) for v in (-5, 0, 1, n - 1, n)] == [0, 0, 3, 3 * (n - 1), 3 * n]
+    with pytest.raises(IndexError):
+        one[n]
+    spool.close()
+    assert os.listdir(tmp_path) == []
