@@ -127,3 +127,20 @@ def test_two_scores_that_never_rose_over_the_same_steps_are_one_clause_of_the_ve
                                                                  "Acc/train": "accuracy"},
                     findings=[never("Acc/val"), never("Acc/train")], stats={"main_metric": "loss"})
     assert verdict(run) == "never learned: Acc/val, Acc/train never rose (0 over steps 1–14)"
+
+
+def test_one_loss_stuck_at_chance_in_several_appended_runs_is_one_clause_with_their_spans():
+    from spikelens.model.finding import Finding
+    from spikelens.model.report import RunReport
+    from spikelens.report.verdict import verdict
+
+    def stuck(end, index):
+        return Finding(kind="plateau", code="SL205", run="r", metric="train_loss", severity="info", message="stuck",
+                       start_step=0, end_step=end,
+                       evidence={"reading": "chance", "never_learned": True, "level": 1.3861, "chance_classes": 4,
+                                 "session": {"index": index, "of": 4}})
+
+    run = RunReport(run="r", sources=[], segments=[], metrics={"train_loss": "loss"},
+                    findings=[stuck(11, 1), stuck(9, 2), stuck(9, 3)], stats={"main_metric": "train_loss"})
+    assert verdict(run) == ("never learned: train_loss stayed at 1.386 (ln 4, chance level) over steps 0–11, 0–9 "
+                            "(in 3 runs appended to one log)")

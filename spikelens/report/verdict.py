@@ -247,19 +247,33 @@ def _told(f: Finding) -> bool:
 def _never_learned(plateaus: list[Finding], run: RunReport) -> list[str]:
     """'never learned: loss at 0.6934 (ln 2, chance for 2 classes) over steps 10–2900' for a
     run stuck from its first logged point; 'never learned: env/reward never rose (...)'."""
-    said: dict[tuple[str, str], list[str]] = {}  # one clause per reading, naming every metric it holds for
+    # one clause per reading: the metrics it holds for over the same steps together, and one metric
+    # stuck at one level in several appended runs once, with their spans
+    said: dict[tuple[str, str], list[str]] = {}
+    appended = False
     for f in plateaus:
         ev = f.evidence
+        span = f"{f.start_step}–{f.end_step}"
         if ev.get("higher_is_better"):
-            how = f"never rose ({number(ev.get('level'))} over steps {f.start_step}–{f.end_step})"
+            how = f"never rose ({number(ev.get('level'))} over steps {{}})"
         elif ev.get("never_learned"):
             k = ev.get("chance_classes")
             at = f" (ln {k}, chance level)" if k else ""
-            how = f"stayed at {number(ev.get('level'))}{at} over steps {f.start_step}–{f.end_step}"
+            how = f"stayed at {number(ev.get('level'))}{at} over steps {{}}"
         else:
             continue
-        said.setdefault((how.split(" ")[0], how), []).append(f.metric or "?")
-    return [f"never learned: {', '.join(dict.fromkeys(metrics))} {how}" for (_, how), metrics in said.items()]
+        said.setdefault((f.metric or "?", how), []).append(span)
+        appended = appended or bool(ev.get("session"))
+    joined: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for (metric, how), spans in said.items():
+        joined.setdefault((how, tuple(spans)), []).append(metric)
+    out = []
+    for (how, spans), metrics in joined.items():
+        shown = list(dict.fromkeys(spans))
+        where = spans[0] if len(spans) == 1 else f"{', '.join(shown[:3])}{' and more' if len(shown) > 3 else ''}" \
+            + (f" (in {len(spans)} runs appended to one log)" if appended else "")
+        out.append(f"never learned: {', '.join(metrics)} {how.format(where)}")
+    return out
 
 
 def _jumps(f: Finding, run: RunReport) -> str:
