@@ -68,18 +68,6 @@ def test_an_epoch_several_records_share_gives_way_to_a_key_that_rises(tmp_path):
               f"Cost {loss(k):.8f} : Time 30.00s : 12345.67 words/s" for k in range(30)]
     frame = load(tmp_path, marian)
     assert [s for s, _ in curve(frame, "Cost")] == [500 * (k + 1) for k in range(30)]
-    assert [v for _, v in curve(frame, "epoch")] == [1.0, 2.0, 3.0]
-
-
-def test_an_epoch_several_records_share_with_nothing_else_counting_them(tmp_path):
-    """`Epoch: 3` printed once, then batch lines with no counter of their own: counted in order."""
-    lines = []
-    for e in range(4):
-        lines.append(f"\nEpoch: {e}")
-        lines += [f"Loss: {loss(5 * e + i):.3f} | Acc: {50 + e + i:.3f}% ({64 * (i + 1)}/{64 * (i + 1) + 3})" for i in range(5)]
-    got = curve(load(tmp_path, lines), "Loss")
-    assert [s for s, _ in got] == list(range(20))
-    assert [v for _, v in got] == [round(loss(k), 3) for k in range(20)]
 
 
 def test_numbers_named_by_the_words_after_them(tmp_path):
@@ -147,20 +135,6 @@ def test_findings_in_a_log_counted_by_steps_say_their_epoch(tmp_path, no_workers
     assert spikes and all(f.evidence.get("epoch") == 14 for f in spikes)
 
 
-def test_an_epoch_summary_with_the_batch_lines_key_is_a_series_of_its_own(tmp_path):
-    """PyTorch's MNIST lines, then the script's epoch summary printing `Loss` again: the summary
-    (fewer lines, at the last batch's step) is `Loss_summary`, the batch curve stays whole."""
-    lines, k = [], 0
-    for e in range(1, 7):
-        for i in range(5):
-            lines.append(f"Train Epoch: {e} [{i * 640}/3200 ({i * 20}%)]\tLoss: {loss(k):.6f}")
-            k += 1
-        lines.append(f"Train Epoch: {e} Loss: {loss(k) + 0.05:.6f} Acc: {80 + e:.2f}%")
-    frame = load(tmp_path, lines)
-    assert [v for _, v in curve(frame, "Loss")] == [round(loss(k), 6) for k in range(30)]
-    assert len(curve(frame, "Loss_summary")) == 6
-
-
 def test_evaluations_after_a_bar_that_only_says_its_speed(tmp_path):
     """A tqdm bar over epochs prints only its speed (`35.3s/it`), the script an evaluation each
     epoch (`Epoch 3: Validation Accuracy: 12.73%`), the first glued to the bar: the evaluations
@@ -172,18 +146,3 @@ def test_evaluations_after_a_bar_that_only_says_its_speed(tmp_path):
     got = curve(frame, "val_Accuracy_pct")
     assert [s for s, _ in got] == list(range(1, 41))
     assert got[-1][1] == 30.0
-
-
-def test_a_later_phase_that_prints_one_more_loss_is_no_summary(tmp_path):
-    """MTCNN's three networks: the last prints a landmark loss too and starts its epochs again;
-    its lines count their own steps, so they are records of their own, not summaries."""
-    lines = []
-    for phase, extra, epochs in ((0, "", 6), (1, "landmark loss: {:.4f}, ", 2)):
-        for e in range(1, epochs + 1):
-            for s in range(0, 1000, 200):
-                k = 30 * phase + 5 * (e - 1) + s // 200
-                lines.append(f"Epoch: {e}, Step: {s}, det loss: {loss(k) * 0.9:.6f}, " + extra.format(loss(k) * 0.1)
-                             + f"all_loss: {loss(k):.6f}, lr:0.01 ")
-    frame = load(tmp_path, lines)
-    assert not [m for m in frame.get_column("metric").unique().to_list() if m.endswith("_summary")]
-    assert len(curve(frame, "all_loss")) == 40

@@ -377,7 +377,7 @@ def steps(lines: pl.DataFrame, kinds: dict[int, frozenset] | None = None,
     judged = [k for k, names in (kinds or {}).items()  # a bar's speed, then an evaluation printed after it
               if names and all(n in _BAR_SPEEDS or _EVAL_NAMED.search(n) for n in names)]
     trained = ~pl.col("evaluation") & (pl.col("values") > 0) & ~pl.col("kind").is_in(judged)
-    if not lines.select(trained.any()).item():
+    if not lines.select(trained.any()).item() and lines.select((pl.col("evaluation") & (pl.col("values") > 0)).any()).item():
         # a file of evaluation lines only (`Epoch 3: Val MAE = 0.0199`): the evaluation is the run's
         # only curve, counted as training lines are (its names keep their phase)
         lines = lines.with_columns(evaluation=pl.lit(False),
@@ -442,12 +442,6 @@ def steps(lines: pl.DataFrame, kinds: dict[int, frozenset] | None = None,
         step, how, plan = counted
         if plan:
             meta["plan.steps"] = plan
-    elif has["epoch"] and _shared(main):
-        # an epoch that the records of one epoch all print tells them apart no more than a
-        # banner does: they count by their order (or by a key of theirs that rises, `_rising_key`),
-        # and the epoch is kept beside them (`_with_epochs`)
-        is_main = pl.col("row").is_in(main.get_column("row").implode())
-        step, how = pl.when(is_main).then(is_main.cast(pl.Int64).cum_sum() - 1), "order"
     elif has["epoch"]:
         step, how = pl.col("epoch"), "epoch"
         total = records.get_column("epoch_total").drop_nulls()
@@ -456,6 +450,8 @@ def steps(lines: pl.DataFrame, kinds: dict[int, frozenset] | None = None,
         elif stated_epochs is not None:  # no `e/E` counter: the plan a banner or the settings state
             meta["plan.steps"] = stated_epochs
             meta["plan.from"] = f"the epochs the log states ({stated_epochs})"
+        if _shared(main):  # several records an epoch: a key of theirs that rises may count them (`assemble`)
+            meta["step.shared"] = True
     else:
         # the order of the records that choose the step; what comes before the first is the
         # preamble (a model's printout, a config dump), as before a first step
@@ -744,8 +740,7 @@ def assemble(outs: Iterable[ChunkOut], book: ShapeBook) -> tuple[pl.DataFrame, d
     if plan_meta.get("step.from") != "epoch" and lines.get_column("epoch").null_count() < lines.height:
         epochs = (stepped.filter(pl.col("keep") & (pl.col("values") > 0) & pl.col("step").is_not_null())
                   .select("row", "step", "wall_time", "keep", "values"))
-    lines = lines.select("row", "epoch", "evaluation", "kind",  # all `_reprinted`, `_with_epochs`, `_summaries` read
-                         counted=pl.col("step").is_not_null() | pl.col("inner").is_not_null())
+    lines = lines.select("row", "epoch", "evaluation")  # all `_reprinted` and `_with_epochs` read
     line_rows = stepped.get_column("row").to_numpy()
     place = np.zeros(int(line_rows.max()) + 1, dtype=np.int32 if line_rows.size < 2**31 else np.int64)
     place[line_rows] = np.arange(line_rows.size)
@@ -776,11 +771,13 @@ def assemble(outs: Iterable[ChunkOut], book: ShapeBook) -> tuple[pl.DataFrame, d
         del told
     if frame.get_column("step").null_count():
         frame = frame.filter(pl.col("step").is_not_null())
-    if plan_meta.get("step.from") == "order":
+    if plan_meta.get("step.from") == "order" or plan_meta.pop("step.shared", False):
+        # an epoch that several records print tells them apart no more than the order does: a key
+        # of theirs that rises on each (Marian's `Up.`, tianshou's `env_step`) counts them
         frame, key = _rising_key(frame)
         if key is not None:
             plan_meta["step.from"] = f"counter key {key}"
-    frame = _summary_repeat(_reprinted(_summaries(frame, lines), lines))
+    frame = _summary_repeat(_reprinted(frame, lines))
     if epochs is not None:
         frame = _with_epochs(frame, lines, epochs)
     del lines, epochs
@@ -858,48 +855,6 @@ def _with_epochs(frame: pl.DataFrame, lines: pl.DataFrame, stepped: pl.DataFrame
                          metric=pl.lit("epoch").cast(frame.schema["metric"]),
                          value=pl.col("_e").cast(pl.Float64))
     return pl.concat([frame, added], how="vertical").sort("row", maintain_order=True)
-
-
-def _summaries(frame: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
-    """A key that two kinds of line print at one step is two series: the kind that prints it less
-    often sums the other's up (`Train Epoch: 3 Loss: 0.41 Acc: 87%` after the epoch's batch lines
-    `Train Epoch: 3 [6400/60000]  Loss: 0.38`, taking the last batch's step). Its values keep their
-    key with `_summary` after it, so the batch curve is not broken by an average every epoch. Only a
-    kind that prints no counter of its own sums up (one that does is a series of its own: a later
-    phase's lines that print one more loss)."""
-    if frame.height < 8:
-        return frame
-    line_rows = lines.get_column("row").to_numpy()
-    place = np.zeros(int(line_rows.max()) + 1, dtype=np.int64)
-    place[line_rows] = np.arange(line_rows.size)
-    at = pl.Series(place[frame.get_column("row").to_numpy()])
-    del place, line_rows
-    kind, counted = lines.get_column("kind").gather(at), lines.get_column("counted").gather(at)
-    del at
-    tagged = frame.select("step", metric=pl.col("metric").cast(pl.String)).with_columns(kind, counted)
-    per = tagged.group_by("metric", "kind").agg(n=pl.len(), own=pl.col("counted").any())
-    several = per.filter(pl.len().over("metric") >= 2)
-    if several.height == 0:
-        return frame
-    steps = (tagged.filter(pl.col("metric").is_in(several.get_column("metric").unique().implode()))
-             .group_by("metric", "kind").agg(steps=pl.col("step").unique()).join(per, on=["metric", "kind"]))
-    summing: list[dict] = []
-    for (metric,), g in steps.group_by(["metric"]):
-        g = g.sort("n", descending=True)
-        main_steps = set(g.get_column("steps")[0].to_list())
-        for k, n, own, steps_of in g.slice(1).select("kind", "n", "own", "steps").iter_rows():
-            if own:  # a kind that counts its own steps is a series of its own (another phase's lines)
-                continue
-            shared = sum(1 for st in steps_of if st in main_steps)
-            if n >= 2 and shared >= 0.8 * len(steps_of) and n * 2 <= g.get_column("n")[0]:
-                summing.append({"metric": str(metric), "kind": k})
-    if not summing:
-        return frame
-    flag = tagged.select(pl.struct("metric", "kind").is_in(
-        pl.Series(summing, dtype=pl.Struct({"metric": pl.String, "kind": tagged.schema["kind"]})).implode())).to_series()
-    name = pl.col("metric").cast(pl.String)
-    return frame.with_columns(metric=pl.when(flag).then(name + "_summary").otherwise(name)
-                              .cast(frame.schema["metric"]))
 
 
 def _summary_repeat(frame: pl.DataFrame) -> pl.DataFrame:

@@ -284,8 +284,8 @@ def _named_after(clean: str, out: Template) -> str:
     opening the line before a `:` (` 10: `) is its step. Three such parts at least (fewer may be
     a sentence); the parts read are blanked for the rest of the line's reading."""
     parts = list(_POSTFIX_PART.finditer(clean))
-    if len(parts) < 3:
-        return clean
+    if len(parts) < 3 or re.search(r"[A-Za-z]", clean[:parts[0].start()]):
+        return clean  # words before the list (`YOLO11s summary: 100 layers, 9,413,187 parameters, ...`): a banner
     for p in parts:
         name = "_".join(p.group("name").split())
         if name.lower() not in IGNORED:
