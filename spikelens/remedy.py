@@ -24,8 +24,10 @@ from .model.finding import Finding
 
 SCHEMA = "spikelens.remedy/1"
 REMEDIED = ("spike", "divergence")
-NOT_BATCHES = ("kl", "reward", "entropy")
-"""Roles whose events no skipped batch undoes: a policy update too large, a reward that fell."""
+NOT_BATCHES = ("kl", "reward", "entropy", "accuracy", "other")
+"""Roles whose events no skipped batch undoes: a policy update too large, a reward that fell, a
+score that fell (measured at evaluations, whose steps are no batches), a side quantity that ran
+away (a Q-value, a policy's std: the whole run feeds them)."""
 
 _CKPT_DIR = re.compile(r"^(?:checkpoint|ckpt|step|iter|global_step|model_step)[-_]?0*(\d+)$|"
                        r"(?:^|[-_])step=(\d+)(?:[-_.]|$)", re.I)
