@@ -146,3 +146,34 @@ def test_evaluations_after_a_bar_that_only_says_its_speed(tmp_path):
     got = curve(frame, "val_Accuracy_pct")
     assert [s for s, _ in got] == list(range(1, 41))
     assert got[-1][1] == 30.0
+
+
+def _keras() -> list[str]:
+    out = []
+    for e in range(1, 7):
+        out += [f"Epoch {e}/40", f"485/485 [==============================] - 3s 6ms/step - loss: {loss(e):.4f} - accuracy: 0.9"]
+    return out
+
+
+def _fairseq() -> list[str]:
+    return [f"2021-01-01 12:00:00 | INFO | train_inner | epoch {e:03d}:    {i * 100} / 300 loss={loss(3 * e + i):.3f}, "
+            f"ppl=12.3, wps=12345.6, num_updates={300 * (e - 1) + 100 * i}, lr=0.0001" for e in range(1, 7) for i in (1, 2, 3)]
+
+
+def _epoch_step() -> list[str]:
+    return [f"Epoch [{e}/6], Step [{s * 100}/300], Loss: {loss(3 * e + s):.4f}" for e in range(1, 7) for s in (1, 2, 3)]
+
+
+def _lightning() -> list[str]:
+    return ["".join(f"\rEpoch {e}: {int(100 * n / 28):3d}%|████      | {n}/28 [00:01<00:00, 20.1it/s, v_num=0, "
+                    f"train_loss={loss(3 * e + n // 10):.3f}]" for n in (1, 10, 19, 28)) for e in range(6)]
+
+
+@pytest.mark.parametrize("lines, first", [(_keras, 1.0), (_fairseq, 1.0), (_epoch_step, 1.0), (_lightning, 0.0)])
+def test_the_epoch_beside_the_step_is_kept(tmp_path, lines, first):
+    """Keras' `Epoch 5/40` over `485/485` lines, fairseq's `epoch 005:`, `Epoch [e/E], Step [s/S]`,
+    Lightning's `Epoch 3: 100%|..| 28/28`: counted by steps, with the epoch kept one point an epoch."""
+    frame = load(tmp_path, lines())
+    epochs = curve(frame, "epoch")
+    assert [v for _, v in epochs] == [first + i for i in range(6)]
+    assert [s for s, _ in epochs] == sorted({s for s, _ in epochs}) and epochs[1][0] > epochs[0][0]
