@@ -40,9 +40,11 @@ def score_note(run: RunReport) -> str:
 
 
 def crashed(run: RunReport) -> bool:
-    """A run whose log ends in an error (SL306 at error severity) was judged: the crash is
-    the verdict, whether or not a loss was logged before it."""
-    return any(f.kind == "ended_early" and f.severity == "error" for f in run.findings)
+    """A run whose log ends in an error or an interrupt (SL306 naming the line it ended on) was
+    judged: how it ended is the verdict, whether or not a loss was logged before it."""
+    return any(f.kind == "ended_early" and (f.severity == "error" or (f.evidence or {}).get("error_line")
+                                            and not (f.evidence or {}).get("launch_crashed"))
+               for f in run.findings)
 
 
 def lossless_note(run: RunReport) -> str:

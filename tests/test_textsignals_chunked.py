@@ -51,11 +51,15 @@ def test_signals_gathered_by_chunk_are_those_of_all_lines(body, pattern, sizes, 
     lines = reference.split_lines("\n".join(body) + "\n")
     chosen = data.draw(st.lists(st.integers(0, lines.height - 1), unique=True, max_size=lines.height))
     rows = pl.DataFrame({"row": sorted(chosen)}, schema={"row": pl.Int64})  # where values were read
+    # the reference (the code before chunking) knows no kill notice among the last value lines and
+    # no fatal error without a traceback: without those lines it is the answer; with them, all lines at once is
     want = reference.signal_meta(lines, pattern, rows)
     saved, textsignals._LAST_LOOK = textsignals._LAST_LOOK, look  # a chunk's end, looked at first: shorter here
     try:
-        assert _chunked(lines, pattern, sizes, shaped).meta(rows) == want
-        assert textsignals.signal_meta(lines, pattern, rows) == want
+        whole = textsignals.signal_meta(lines, pattern, rows)
+        assert _chunked(lines, pattern, sizes, shaped).meta(rows) == whole
+        if not any(x in line for line in body for x in ("Killed", "CANCELLED", "out of memory", "OutOfMemoryError")):
+            assert whole == want
     finally:
         textsignals._LAST_LOOK = saved
 

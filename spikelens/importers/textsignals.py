@@ -37,6 +37,23 @@ _CRASH_LINE = (r"(?i)^(?:\[[^\]]*\]:?\s*)?(?:.*\bSegmentation fault\b|Killed\s*$
                r"|srun: error: .*(?:Exited|Killed|exit code)|.*\bChildFailedError\b|.*\(core dumped\)|Aborted\s*$|\w+ error location: .*)")
 """Crash messages that come without a Python traceback (a SLURM cancel names its node:
 `slurmstepd-c17: error: ...`; darknet's `error()` prints `Darknet error location: FILE, FUNC, line`)."""
+_KILL_LINE = (r"(?i)\bReceived SIG(?:TERM|KILL|INT|HUP|USR[12])\b|\b(?:killed|terminated) by signal\b|\bKilled\s*$"
+              r"|\bslurmstepd(?:-[\w.-]+)?: error: .*(?:CANCELLED|TIME LIMIT|OUT OF MEMORY|oom)"
+              r"|\bDUE TO (?:TIME LIMIT|PREEMPTION|NODE FAILURE)\b|^Exited with exit code [1-9]\d*\.?$"
+              r"|\bPBS: job killed\b|\bTERM_(?:RUNLIMIT|MEMLIMIT)\b")
+"""A notice that the process was killed from outside, in any line (a scheduler's cancel or time
+limit, a signal received, the shell's `Killed`, LSF's `Exited with exit code 1.`), even glued to
+the end of an unfinished progress bar (`...train_loss=0.123][rank: 0] Received SIGTERM: 15`). It
+is the job's end: what the dying process flushed after it (`_FLUSH_LINES`) does not undo it."""
+_FATAL_LINE = (r"\bCUDA out of memory\b|\bOutOfMemoryError\b|\bResourceExhaustedError\b|\bOOM when allocating\b"
+               r"|^[\w./-]+\.py: error: ")
+"""A fatal error wherever it sits in a line (a logger's `INFO - Error in epoch 40 ... CUDA out of
+memory`), and argparse's `train.py: error: argument --fp16: ...` (it always exits)."""
+_LOGGED_ERROR = r"(?:^|[\s|\]:-])(?:ERROR|CRITICAL|FATAL)\b[\s|:\]-]+.*\b(?i:fail(?:ed|ure|s)?|error|exception)\b"
+"""A logger's ERROR-level line saying something failed (`__main__ - ERROR - Training failed with
+error: ...`): in a log that holds no value, what the run died of before training."""
+_FLUSH_LINES = 64
+"""Lines a killed process may still flush after the kill notice (a pipe buffer of 4-8 KiB)."""
 _NAN_MESSAGE = (r"(?i)tensor\(\[+\s*-?nan\b|found invalid values|\b(?:loss|grad(?:ient)?s?|outputs?|logits|values?|weights?)"
                 r" (?:is|are|became|contains?|has|have) (?:a )?(?:nan|inf)\b|\bnan (?:or inf )?(?:detected|encountered|found)"
                 r"|non-?finite (?:loss|values?|grad)|\bNaN or Inf\b|\bnan loss\b")
@@ -106,9 +123,13 @@ def _chunk_errors(lines: pl.DataFrame, test) -> pl.DataFrame:
     flags = {"nanmsg": test("nanmsg", _STRIPPED.str.contains(_NAN_MESSAGE), _NAN_MESSAGE),
              "tb": test("tb", _STRIPPED.str.contains(_TRACEBACK), _TRACEBACK),
              "exc": test("exc", _STRIPPED.str.contains(_EXCEPTION_LINE), _EXCEPTION_LINE),
-             "crash": test("crash", _STRIPPED.str.contains(_CRASH_LINE), _CRASH_LINE)}
+             "crash": test("crash", _STRIPPED.str.contains(_CRASH_LINE), _CRASH_LINE)
+             | test("fatal", _STRIPPED.str.contains(_FATAL_LINE), _FATAL_LINE),
+             "kill": test("kill", _STRIPPED.str.contains(_KILL_LINE), _KILL_LINE),
+             "logged": test("logged", _STRIPPED.str.contains(_LOGGED_ERROR), _LOGGED_ERROR)}
     return (lines.select("row", "line_no", "text", **flags)
-            .filter(pl.col("tb") | pl.col("exc") | pl.col("crash") | pl.col("nanmsg"))
+            .with_columns(crash=pl.col("crash") | pl.col("kill"))
+            .filter(pl.col("tb") | pl.col("exc") | pl.col("crash") | pl.col("nanmsg") | pl.col("logged"))
             .with_columns(_STRIPPED))
 
 
@@ -120,6 +141,13 @@ def _chunk_last(lines: pl.DataFrame) -> pl.DataFrame:
     if kept.height == 0 and lines.height > _LAST_LOOK:
         kept = non_empty(lines)
     return kept.tail(1)
+
+
+def _notice(text: str) -> str:
+    """A kill notice glued to the end of a progress bar, alone (`Received SIGTERM: 15`); any
+    other line as it is."""
+    found = re.search(_KILL_LINE, text)
+    return text[found.start():] if found and found.start() and text[:found.start()].rstrip().endswith("]") else text
 
 
 def _unnamed(regex: str) -> str:
@@ -177,8 +205,8 @@ class Signals:
         value; None when it ends cleanly or is merely cut off."""
         after_values = pl.col("row") > (last_value_row if last_value_row is not None else -1)
         tail = pl.concat(self.errors).filter(after_values) if self.errors else None
-        if tail is None or tail.height == 0:
-            return None
+        if tail is None or tail.height == 0 or not tail.select((pl.col("tb") | pl.col("exc") | pl.col("crash")).any()).item():
+            return self._killed(last_value_row) or self._logged_failure(tail, last_value_row)
         tb = tail.filter(pl.col("tb"))
         if tb.height:
             after = pl.col("row") > tb.item(-1, "row")
@@ -190,8 +218,27 @@ class Signals:
             return tb.item(-1, "text"), int(tb.item(-1, "line_no"))
         crash = tail.filter(pl.col("crash"))
         if crash.height:
-            return crash.item(-1, "text"), int(crash.item(-1, "line_no"))
-        return None
+            return _notice(crash.item(-1, "text")), int(crash.item(-1, "line_no"))
+        return self._killed(last_value_row)
+
+    def _killed(self, last_value_row: int | None) -> tuple[str, int] | None:
+        """The last kill notice (`_KILL_LINE`) among the last value lines, when no more than a
+        killed process's flush of lines (`_FLUSH_LINES`) follows it: the job was killed there."""
+        if not self.errors or last_value_row is None:
+            return None
+        near = pl.concat(self.errors).filter(pl.col("kill") & (pl.col("row") >= last_value_row - _FLUSH_LINES))
+        if near.height == 0:
+            return None
+        return _notice(near.item(-1, "text")), int(near.item(-1, "line_no"))
+
+    @staticmethod
+    def _logged_failure(tail: pl.DataFrame | None, last_value_row: int | None) -> tuple[str, int] | None:
+        """In a log that holds no value, its last ERROR-level logger line saying something
+        failed (`_LOGGED_ERROR`): the run failed before training. With values, no verdict."""
+        if tail is None or last_value_row is not None:
+            return None
+        said = tail.filter(pl.col("logged"))
+        return (said.item(-1, "text"), int(said.item(-1, "line_no"))) if said.height else None
 
     def launch_errors(self, rows: pl.DataFrame) -> list[dict]:
         """The launches that died before the log's last value and were launched again: an
@@ -244,6 +291,26 @@ class Signals:
                         **({"nan": True} if pick is said_nan else {})})
         return out
 
+    def _last_training_row(self, rows: pl.DataFrame) -> int | None:
+        """The row of the log's last value, leaving out the numbers of a launcher's failure
+        report: values after its last crash or kill line under keys the run never logged
+        before it (torchrun's `exitcode : 1`, `rank : 3`) report the failure, they are no
+        training. When nothing was logged before that line, every value counts."""
+        if rows.height == 0:
+            return None
+        last = int(rows.get_column("row").max())
+        if not self.errors or "metric" not in rows.columns:
+            return last
+        crash = pl.concat(self.errors).filter(pl.col("crash") & (pl.col("row") < last))
+        if crash.height == 0:
+            return last
+        at = int(crash.get_column("row").max())
+        before = rows.filter(pl.col("row") < at).get_column("metric").unique()
+        if before.len() == 0:
+            return last
+        kept = rows.filter((pl.col("row") < at) | pl.col("metric").is_in(before.implode()))
+        return int(kept.get_column("row").max())
+
     def nan_message(self, last_value_row: int | None) -> str | None:
         """The first line after the last value that says values went NaN/inf (`_NAN_MESSAGE`):
         the run that then ended in an error died of it."""
@@ -264,7 +331,7 @@ class Signals:
         starts = self.launch_starts()
         if starts:  # frame rows (the value rows keep read order) where a relaunch begins
             meta["launch_offsets"] = rows.get_column("row").search_sorted(pl.Series(starts, dtype=pl.Int64)).to_list()
-        last = int(rows.get_column("row").max()) if rows.height else None
+        last = self._last_training_row(rows)
         died = self.launch_errors(rows) if rows.height and "step" in rows.columns else []
         if died:
             meta["plan.launch_errors"] = died
