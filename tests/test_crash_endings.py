@@ -3,15 +3,23 @@ nothing: a kill notice in any line (a scheduler's time limit with the dying proc
 flushed after it, a SIGTERM glued to an unfinished progress bar), a fatal error a logger printed
 (`INFO - Error in epoch 40 ... CUDA out of memory`), a launcher's failure report whose numbers
 are no training (`exitcode : 1`), a run that died before training (argparse's error, a logger's
-ERROR lines, an interrupt amid a parameter dump).
+ERROR lines, an interrupt amid a parameter dump), and a W&B run's exit record and console log.
 Each mechanism has a fixture that must fire and one that must stay silent. Fixtures: console
-logs written here as the tools print them."""
+logs written here as the tools print them; W&B runs written by the real client
+(`fixtures/writers/wandb_endings.py`)."""
 from __future__ import annotations
+
+import sys
+from pathlib import Path
 
 from conftest import main_in_process
 from spikelens import api, diagnostics
 from spikelens.importers import textsignals
 from spikelens.importers.textlogs import split_lines
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+sys.path.insert(0, str(FIXTURES))
+from writers import wandb_endings as WE  # noqa: E402
 
 
 def _iters(start: int, stop: int) -> str:
@@ -148,3 +156,27 @@ def test_an_interrupt_amid_a_parameter_dump_is_reported_not_nothing_read(tmp_pat
                     + "Traceback (most recent call last):\n  File \"train.py\", line 262, in main\nKeyboardInterrupt\n")
     code, out, _ = main_in_process(capsys, "analyze", path, "--format", "concise")
     assert code == 0 and "interrupted" in out and "KeyboardInterrupt" in out
+
+
+# ------------------------------------------------------------------ W&B: exit record and console log
+
+
+def _wandb(key: str) -> Path:
+    (folder,) = (FIXTURES / "wandb_endings" / key).iterdir()
+    return folder
+
+
+def test_a_wandb_run_that_exited_with_an_error_names_its_console_error(no_workers):
+    (f,) = _ended(_run(_wandb("crashed")))
+    assert f.severity == "error" and f.evidence["error_line"] == WE.ERROR_LINE
+    assert f.start_step == WE.N_STEPS - 1
+
+
+def test_a_wandb_run_killed_from_outside_names_its_exit_code(no_workers):
+    (f,) = _ended(_run(_wandb("killed")))
+    assert f.severity == "error" and f.evidence["error_line"] == f"W&B exit record: exit code {WE.KILLED_CODE}"
+
+
+def test_a_wandb_run_that_exited_cleanly_is_no_crash_whatever_it_printed(no_workers):
+    assert "Traceback" in (_wandb("clean") / "files" / "output.log").read_text()
+    assert not _ended(_run(_wandb("clean")))

@@ -98,6 +98,8 @@ class WandbFile:
     resume: bool = False
     branch_point: dict[str, Any] | None = None
     rows: int = 0
+    exit_code: int | None = None
+    """The run's exit record's code (None: no exit record, a process killed before writing it)."""
     damage: LogDamage = field(default_factory=LogDamage)
     undecodable: int = 0
 
@@ -210,6 +212,8 @@ class HistoryRows:
                 self._add(rec.history)
             elif kind == "run" and out.run_id is None:
                 _run_facts(rec.run, out)
+            elif kind == "exit":
+                out.exit_code = int(rec.exit.exit_code)
 
     def _add(self, history: Any) -> None:
         k, t = _history_values(history)
@@ -310,6 +314,7 @@ class WandbOfflineRunImporter(Importer):
         tables: list[Table] = []
         launches: list[dict[str, Any]] = []
         errors: list[FormatError] = []
+        ended: dict[int, tuple[str, int | None] | None] = {}
         for unit in paths:
             files = self._files(unit)
             for f in files:
@@ -347,6 +352,7 @@ class WandbOfflineRunImporter(Importer):
                 tables.append(Table(frame=wf.frame, source=f, format=self.name, run_key=f"wandb:{run_id}",
                                     segment_key=segment, order=(wf.start_time or _folder_time(folder), folder.name),
                                     run_name=wf.display_name or run_id, meta=meta, start_time=wf.start_time))
+                ended[id(tables[-1])] = _exit_error(folder, wf.exit_code)
         if errors and not launches:
             raise errors[0]
         for exc in errors:
@@ -357,6 +363,7 @@ class WandbOfflineRunImporter(Importer):
                 diagnostics.warn(f"{t.source}: W&B run file without history values")
         tables = [t for t in tables if t.run_key in with_data]
         _note_launches(tables, launches)
+        _note_exit(tables, ended)
         return tables
 
     @staticmethod
@@ -413,3 +420,33 @@ def _note_launches(tables: list[Table], launches: list[dict[str, Any]]) -> None:
             if t.run_key == f"wandb:{run_id}":
                 t.meta["wandb.launches"] = items
                 t.meta["wandb.step_restarts"] = restarts
+
+
+def _exit_error(folder: Path, exit_code: int | None) -> tuple[str, int | None] | None:
+    """How a launch ended, when it failed: the error its console log (`files/output.log`) ends
+    in, else the non-zero exit code of its exit record. An exit code of 0 is a clean end
+    whatever the console printed; without an exit record (a process killed before writing
+    it) the console's last error is the one word on it."""
+    if exit_code == 0:
+        return None
+    from .textsignals import tail_error
+
+    said = tail_error(folder / "files" / "output.log")
+    if said is not None:
+        return said
+    return (f"W&B exit record: exit code {exit_code}", None) if exit_code is not None else None
+
+
+def _note_exit(tables: list[Table], ended: dict[int, tuple[str, int | None] | None]) -> None:
+    """The error a run ended in (`plan.error`, see `detect.ended`) goes on its last launch
+    only: an earlier launch's failure was followed by another launch."""
+    last: dict[str, Table] = {}
+    for t in tables:
+        if t.run_key not in last or (t.order or ()) >= (last[t.run_key].order or ()):
+            last[t.run_key] = t
+    for t in last.values():
+        said = ended.get(id(t))
+        if said is not None:
+            t.meta["plan.error"] = said[0]
+            if said[1] is not None:
+                t.meta["plan.error_line_no"] = said[1]
