@@ -43,7 +43,7 @@ from .model.finding import Finding
 from .detect.base import main_name_score
 from .detect.ended import crashed_before_logging_finding, ended_early_finding, launch_crash_findings, nan_crash_finding
 from .detect.memory import grew_before_oom
-from .detect.resume import Boundary, Curve, boundary_findings, from_scratch, locate_reset
+from .detect.resume import Boundary, Curve, boundary_findings, from_scratch, locate_reset, written_twice_finding
 from .detect.stats import median_interval
 from .discover import Run
 from .frame import SCHEMA, as_f64, concat, infer_roles
@@ -105,6 +105,8 @@ def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol:
     live = {s["segment"] for s in segments if s["points"] > s["superseded"]}
     starts = sorted({b.first_step for b in boundaries if b.segment in live})
     findings = boundary_findings(run.name, boundaries, segments)
+    if not none_twice and main is not None:
+        findings.extend(_written_twice(run.name, frame, main))
     ended = _ended_early(run, frame, main)
     if ended is not None:
         findings.append(ended)
@@ -751,8 +753,37 @@ def _compare_overlap(frame: pl.DataFrame, b: Boundary, main: str, rtol: float) -
         diff = np.abs(a - c)
         same = both_nan | (diff <= rtol * np.maximum(np.abs(a), np.abs(c))) | (a == c)
     b.identical = float(same.mean())
+    b.identical_distinct = int(np.unique(a[same & np.isfinite(a)]).size)
     finite = np.isfinite(diff)
     b.max_abs_diff = float(diff[finite].max()) if finite.any() else None
+
+
+def _written_twice(run: str, frame: pl.DataFrame, main: str, most: float = 0.5, min_steps: int = 10,
+                   closer: float = 0.1) -> list[Finding]:
+    """Launches where `most` of the main metric's steps (at least `min_steps`) were written
+    two or more times, the copies of a step `closer` to each other than neighbouring steps
+    are (the run's own noise): one record appended by two writers. A logger that writes
+    several batches' losses under one step (an epoch counter) has copies as far apart as
+    the noise, and is not this."""
+    rows = frame.filter((pl.col("metric") == main) & pl.col("value").is_finite())
+    per_step = (rows.group_by("segment", "step")
+                .agg(n=pl.len(), spread=pl.col("value").max() - pl.col("value").min(), mean=pl.col("value").mean())
+                .sort("segment", "step"))
+    out = []
+    for (seg,), part in per_step.group_by("segment", maintain_order=True):
+        n = part.get_column("n").to_numpy()
+        twice = int((n >= 2).sum())
+        if twice < max(min_steps, most * n.size):
+            continue
+        mean = part.get_column("mean").to_numpy()
+        noise = float(np.median(np.abs(np.diff(mean)))) if mean.size > 2 else 0.0
+        spread = float(np.median(part.get_column("spread").to_numpy()[n >= 2]))
+        if not noise > 0 or spread > closer * noise:
+            continue
+        steps = part.get_column("step").to_numpy()
+        out.append(written_twice_finding(run, main, int(seg), int(n.size), twice, spread, noise,
+                                         int(steps[0]), int(steps[-1])))
+    return out
 
 
 # ------------------------------------------------------------------ the segment timeline

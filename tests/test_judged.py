@@ -216,9 +216,12 @@ def test_a_script_run_twice_into_one_file_is_a_new_run_not_a_rollback(tmp_path):
 
 def test_a_first_attempt_killed_after_one_step_that_the_relaunch_relogged_is_named(tmp_path):
     run = _run(j.appended_runs(tmp_path, 1, killed_first=True))
-    (f,) = _resumes(run)
-    assert f.kind == "resume_overlap" and f.evidence["killed_at_start"] and f.extra["resume_step"] == 1
+    (f,) = [f for f in _resumes(run) if f.kind == "resume_overlap"]
+    assert f.evidence["killed_at_start"] and f.extra["resume_step"] == 1
     assert f.severity == "info" and [s["last_step"] for s in run.segments] == [1, 120]
+    # the counter went back to the run's first step: a restart from scratch, as an engineer reads it
+    (reset,) = [f for f in _resumes(run) if f.kind == "step_reset"]
+    assert reset.severity == "info" and reset.start_step == 1 and reset.evidence["killed_early"]
 
 
 def test_one_launch_and_a_lightning_csv_with_epoch_in_train_and_val_rows_are_not_restarts(tmp_path):

@@ -13,15 +13,20 @@ launch really start (`locate_reset`)? Each judged boundary becomes a finding:
   back at the run's first step with the loss at its first level, after earlier ones that
   got far) are one info `step_reset` with `evidence.appended_runs`, beside one info
   `resume_overlap` for the steps they logged again; attempts killed early and started
-  again are one info `resume_overlap` (`evidence.killed_early`).
+  again are one info `resume_overlap` (`evidence.killed_early`) beside one info
+  `step_reset` (the counter went back to the run's first step, however few steps the
+  killed attempt logged).
+- SL303 `repeated_data` (info) where the log holds the same training twice: runs started
+  again from the beginning that replay an earlier run value for value (`evidence.replay`),
+  and launches whose every step was written twice by two writers (`evidence.written_twice`).
 - SL304 `step_gap`, SL305 `wallclock_gap` (info): steps never logged between two
   launches, and the time the run was down.
 - SL307 `empty_launch` (info): launches that logged nothing (a header-only event file,
   a W&B folder without history rows), one finding with their count; where the run also
   restarted from the beginning, the restart finding counts them instead.
 
-SL303 `repeated_data` is a curve judgment, so it is a registered detector
-(`RepeatedDataDetector`) run on the stitched loss like the others.
+SL303 `repeated_data` on the curve (a data loader restarted mid-run) is a curve judgment, so it
+is a registered detector (`RepeatedDataDetector`) run on the stitched loss like the others.
 """
 from __future__ import annotations
 
@@ -75,6 +80,9 @@ class Boundary:
     identical: float | None = None
     """Fraction of overlapping main-metric points with identical values (None: no pairs)."""
     max_abs_diff: float | None = None
+    identical_distinct: int = 0
+    """Distinct values among the overlapping points re-logged identically (a flat curve
+    replayed proves nothing; many distinct values replayed exactly prove a replay)."""
     main_metric: str | None = None
     run_first_step: int | None = None
     """First step of the whole run (a launch starting there restarted from scratch)."""
@@ -308,9 +316,11 @@ def appended_runs_finding(run: str, bs: list[Boundary], segments: list[dict] | N
     ev.update({"appended_runs": n, **_restarts_evidence(bs), "last_steps": [b.last_step for b in bs],
                "first_levels": [b.first_level for b in bs], "run_first_level": bs[0].run_first_level,
                "identical_values": same, "main_metric": bs[0].main_metric, "wallclock_gaps_s": _wall_gaps(bs)})
+    # anchored where the counter went back furthest: the runs' first step as the log shows it
+    low = min(bs, key=lambda b: b.logged_first_step)
     return Finding(kind="step_reset", code=RESET_CODE, run=run, metric=None, severity="info", message=msg,
-                   start_step=bs[0].logged_first_step, end_step=max(b.prev_last_step for b in bs), evidence=ev,
-                   extra={"resume_step": bs[0].first_step, "logged_first_step": bs[0].logged_first_step,
+                   start_step=low.logged_first_step, end_step=max(b.prev_last_step for b in bs), evidence=ev,
+                   extra={"resume_step": low.first_step, "logged_first_step": low.logged_first_step,
                           "step_offset": 0, "rolled_back_from": None, "appended_runs": n})
 
 
@@ -389,6 +399,62 @@ def restarted_attempts_finding(run: str, bs: list[Boundary]) -> Finding:
                           "rolled_back_from": max(reached), "restarts": len(bs)})
 
 
+REPLAY_MIN_STEPS = 2
+"""Identical values at two or more steps, with two or more distinct values among them: the
+chance that an independent run reproduces two printed losses to the last digit is nil."""
+
+
+def replayed_runs(bs: list[Boundary]) -> list[Boundary]:
+    """The launches that started again from the beginning and logged the same values as the
+    run before them at every step they share: the same seeded training run again."""
+    return [b for b in bs if b.identical is not None and b.identical >= 0.99
+            and b.overlap_steps >= REPLAY_MIN_STEPS and b.identical_distinct >= REPLAY_MIN_STEPS]
+
+
+def replayed_runs_finding(run: str, bs: list[Boundary]) -> Finding:
+    """SL303 (info): runs appended to the log that replay an earlier run value for value. The
+    file holds the same training more than once: an average, a curve or a count of epochs
+    taken over the whole file weighs those points twice (the report keeps the last copy)."""
+    steps = sum(b.overlap_steps for b in bs)
+    first = min(bs, key=lambda b: b.logged_first_step)
+    metric = bs[0].main_metric or "the loss"
+    if len(bs) == 1:
+        b = bs[0]
+        what = (f"{_launch_name(b)} is a replay: it started again from step {b.first_step} and logged the same "
+                f"{metric} as the run before it at all {b.overlap_steps:,} steps they share (steps "
+                f"{b.first_step}–{min(b.prev_last_step, b.last_step or b.prev_last_step)})")
+    else:
+        what = (f"{len(bs)} launches ({launch_list([b.segment + 1 for b in bs])}) are replays: each started "
+                f"again from the beginning and logged the same {metric} as the run before it ({steps:,} steps "
+                f"in all)")
+    msg = (what + "; the same seeded training is in this log more than once, so anything taken over the whole "
+           "file counts those points twice; the report keeps the last copy")
+    ev = boundary_evidence(first)
+    ev.update({"replayed_launches": [b.segment + 1 for b in bs], "identical_steps": steps,
+               "identical_fractions": [b.identical for b in bs], "main_metric": bs[0].main_metric,
+               "replay": True})
+    return Finding(kind="repeated_data", code="SL303", run=run, metric=None, severity="info", message=msg,
+                   start_step=first.logged_first_step, end_step=max(b.last_step or b.first_step for b in bs),
+                   evidence=ev, extra={"resume_step": first.first_step, "identical_values": True})
+
+
+def written_twice_finding(run: str, metric: str, segment: int, steps: int, twice: int, spread: float,
+                          noise: float, first: int, last: int) -> Finding:
+    """SL303 (info): most steps of the main metric written two or more times inside one launch,
+    the copies far closer to each other than neighbouring steps are: two writers (ranks, nodes,
+    callbacks) appending the same record to one log, so every step counts twice."""
+    same = spread == 0
+    msg = (f"{twice:,} of the {steps:,} steps of {metric} were written two or more times in launch {segment + 1} "
+           + ("with the same value" if same else
+              f"with values that differ by {spread:.3g} at the median (neighbouring steps differ by {noise:.3g})")
+           + ": two writers append the same record to this log (several ranks, nodes or callbacks), so any "
+             "count or average over its lines weighs each step twice; the report keeps one value a step")
+    ev = {"main_metric": metric, "segment": segment, "steps": steps, "steps_written_twice": twice,
+          "copy_spread": spread, "step_noise": noise, "written_twice": True}
+    return Finding(kind="repeated_data", code="SL303", run=run, metric=None, severity="info", message=msg,
+                   start_step=first, end_step=last, evidence=ev, extra={"identical_values": same})
+
+
 def empty_launch_finding(run: str, empty: list[dict], segments: list[dict]) -> Finding:
     """SL307 (info): launches that started and stopped before their first logged value,
     one finding with their count. Alone it is a note: an empty restart file beside a
@@ -452,8 +518,12 @@ def boundary_findings(run: str, boundaries: list[Boundary], segments: list[dict]
         out.append(relogged_by_reruns_finding(run, appended))
     if killed:
         out.append(killed_attempts_finding(run, killed, None if appended else segments))
-        if not all(killed_at_start(b) for b in killed):  # one step logged twice: the note says it all
-            out.append(restarted_attempts_finding(run, killed))
+        # the counter went back to the run's first step however few steps the killed attempt
+        # logged: a restart from scratch is what a reader of the log sees first
+        out.append(restarted_attempts_finding(run, killed))
+    replays = replayed_runs(appended + killed)
+    if replays:
+        out.append(replayed_runs_finding(run, replays))
     empty = empty_launches(segments)
     if not appended and not killed and empty:
         out.append(empty_launch_finding(run, empty, segments or []))

@@ -192,6 +192,15 @@ def verdict(run: RunReport) -> str:
             for f in appended:
                 add(f"{f.evidence['appended_runs']} runs appended to one log (each from step "
                     f"{f.extra.get('resume_step', _step(f))}; the last one is judged)", [f])
+        if kind == "repeated_data":  # a log holding a run twice, or each step twice: said as such
+            for f in [f for f in hits if f.evidence.get("replay")]:
+                add(f"launch{'es' if len(f.evidence['replayed_launches']) > 1 else ''} "
+                    f"{', '.join(str(n) for n in f.evidence['replayed_launches'])} replayed an earlier run "
+                    f"value for value", [f])
+            twice = [f for f in hits if f.evidence.get("written_twice")]
+            if twice:
+                add("each step written twice (two writers on one log)", twice)
+            hits = [f for f in hits if not f.evidence.get("replay") and not f.evidence.get("written_twice")]
         if kind == "resume_overlap":
             hits = [f for f in hits if not f.evidence.get("appended_runs")]  # the step_reset says it
             scratch = [f for f in hits if f.evidence.get("from_scratch")]
