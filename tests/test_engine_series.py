@@ -76,8 +76,8 @@ def test_the_shift_profile_taken_early_is_the_same_and_the_level_memo_is_let_go(
     from spikelens.detect.levels import LevelShiftDetector
 
     rng = np.random.default_rng(3)
-    n = 3000
-    loss = np.exp(np.where(np.arange(n) < 2000, 0.0, -0.3) + 0.02 * rng.standard_normal(n)) * 2.0
+    n = 2000
+    loss = np.exp(np.where(np.arange(n) < 1300, 0.0, -0.3) + 0.02 * rng.standard_normal(n)) * 2.0
     frame = pl.DataFrame({"run": "r", "source": "f", "segment": 0, "seq": np.arange(n), "step": np.arange(n),
                           "wall_time": np.arange(n, dtype=float), "metric": "train/loss", "value": loss},
                          schema=SCHEMA).with_columns(superseded=pl.lit(False))
@@ -85,7 +85,7 @@ def test_the_shift_profile_taken_early_is_the_same_and_the_level_memo_is_let_go(
 
     def run(early: bool):
         ctx = RunContext(run="r", roles=roles, series=engine.series_of(frame, roles), frame=frame)
-        dets = engine.build_detectors()
+        dets = engine.build_detectors(classes=(LevelShiftDetector,))  # the one whose memo is let go
         found = engine.run_detectors(ctx, dets, shift_profile=early)
         level = next(d for d in dets if isinstance(d, LevelShiftDetector))
         held = bool(level.__dict__.get("_memo"))
