@@ -447,7 +447,17 @@ class CheckResult:
     baseline: Baseline | None = None
     tally: dict[str, int] = field(default_factory=dict)
     """Numbers of every run, counted in one pass (`evaluate`): each status, failing findings
-    and runs."""
+    and runs (counted from `gates` when a caller builds the result without them)."""
+
+    def __post_init__(self) -> None:
+        if not self.tally:
+            self.tally = dict.fromkeys((*STATUSES, "failed", "runs failing"), 0)
+            for run in self.report.runs:
+                gates = self.run_gates(run)
+                for g in gates:
+                    self.tally[g.status] += 1
+                self.tally["failed"] += sum(g.fails for g in gates)
+                self.tally["runs failing"] += any(g.fails for g in gates)
 
     def gate(self, f: Finding) -> Gate:
         return self.gates[id(f)]
