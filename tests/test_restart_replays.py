@@ -99,3 +99,20 @@ def test_runs_appended_from_different_first_steps_are_anchored_at_the_lowest(tmp
     (reset,) = [f for f in _kind(run, "step_reset") if f.evidence.get("appended_runs")]
     assert reset.start_step == 1 and reset.extra["logged_first_step"] == 1 and "(1–5)" in reset.message
 
+
+def test_a_counter_whose_plan_grew_then_restarted_keeps_the_episode_as_step(tmp_path):
+    """A DQN script prints `Episode i/N`: 1000 episodes, then trained on to 1500 of 2000 (a
+    new total, the count going on), then a new model from `Episode 0001/1000`. The episode is
+    the step throughout, so the restart is seen where it happened, not lost in line order."""
+    rng = np.random.default_rng(8)
+    lines = []
+    for lo, hi, total, width in ((1, 1000, 1000, 3), (1001, 1500, 2000, 4), (1, 300, 1000, 4)):
+        for e in range(lo, hi + 1):
+            reward = -25 + 90 * (1 - np.exp(-e / 400)) + 8 * rng.standard_normal()
+            lines.append(f"Episode {e:0{width}d}/{total} | Score: {max(int(reward // 8), 0):3d} | Reward: "
+                         f"{reward:.1f} | Epsilon: {0.995 ** e:.8f} | Steps: {int(100 + rng.integers(0, 200)):3d}")
+    (tmp_path / "log.txt").write_text("\n".join(lines) + "\n")
+    run = _run(tmp_path)
+    assert [(s["first_step"], s["last_step"]) for s in run.segments] == [(1, 1500), (1, 300)]
+    (reset,) = _kind(run, "step_reset")
+    assert reset.start_step == 1 and reset.evidence["appended_runs"] == 2

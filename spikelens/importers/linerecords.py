@@ -626,9 +626,27 @@ def _loop_totals(records: pl.DataFrame, ranked: list[int], kinds: dict[int, froz
         # start; an evaluation bar between training lines is left behind by a training count that
         # goes on where it stopped
         restarted = all(starts.get(t, False) for t in (*chosen, total)) and names == main
-        if alike and (apart or restarted):
+        # a launch that trained on with a longer plan (`1000/1000`, then `1001/2000`): its count
+        # takes over where a chosen total's block stopped, so it is the same loop's count
+        if alike and (apart or restarted or (names == main and _continues(counted, total, chosen))):
             chosen.append(total)
     return chosen
+
+
+def _continues(counted: pl.DataFrame, total: int, chosen: list[int]) -> bool:
+    """Whether a block of `total`'s lines and a block of a chosen total's lines follow each other
+    with the count going on across them: the first block counted to its total, the next counts
+    on from there under a larger one (the plan extended; lines lost between them may skip a few)."""
+    blocks = (counted.select("inner", "inner_total")
+              .with_columns(_b=(pl.col("inner_total") != pl.col("inner_total").shift(1)).fill_null(True).cum_sum())
+              .group_by("_b", maintain_order=True)
+              .agg(pl.col("inner_total").first(), first=pl.col("inner").first(), last=pl.col("inner").last()))
+    rows = blocks.select("inner_total", "first", "last").rows()
+    # the larger total's first block: one that comes back after an evaluation bar goes on with
+    # its own count, not the smaller total's
+    return any(b > a and end >= a and f > end and total in (a, b) and (a in chosen or b in chosen)
+               and all(t != b for t, _, _ in rows[:i + 1])
+               for i, ((a, _, end), (b, f, _)) in enumerate(zip(rows, rows[1:])))
 
 
 def _block_starts(counted: pl.DataFrame) -> dict[int, bool]:
