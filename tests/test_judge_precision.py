@@ -144,3 +144,25 @@ def test_one_loss_stuck_at_chance_in_several_appended_runs_is_one_clause_with_th
                     findings=[stuck(11, 1), stuck(9, 2), stuck(9, 3)], stats={"main_metric": "train_loss"})
     assert verdict(run) == ("never learned: train_loss stayed at 1.386 (ln 4, chance level) over steps 0–11, 0–9 "
                             "(in 3 runs appended to one log)")
+
+
+def _energy(swing: float):
+    """A VMC energy per step (negative): -1.354 converging to -1.406 by step 100, Monte Carlo noise
+    of 0.0008 over the first 800 steps and 0.0002 after; `swing` adds an alternating swing of that
+    share of the level as random swings over steps 300-700 (an unstable optimiser)."""
+    rng = np.random.default_rng(11)
+    s = np.arange(6000)
+    e = -1.406 + 0.052 * np.exp(-s / 30) + np.where(s < 800, 0.0008, 0.0002) * rng.standard_normal(s.size)
+    e += np.where((s >= 300) & (s < 700), swing * 1.406 * rng.standard_normal(s.size), 0.0)
+    return [(int(i), f"{v:.6f}") for i, v in zip(s, e)]
+
+
+def test_monte_carlo_noise_of_a_negative_energy_is_no_oscillation(tmp_path):
+    run = _run(_csv(tmp_path / "vmc" / "train.csv", ["step", "energy_loss"], _energy(0.0)))
+    assert not [f for f in run.findings if f.kind == "oscillation"], [f.message for f in run.findings]
+
+
+def test_swings_of_a_tenth_of_a_negative_loss_are_an_oscillation(tmp_path):
+    run = _run(_csv(tmp_path / "swing" / "train.csv", ["step", "energy_loss"], _energy(0.1)))
+    assert [f for f in run.findings if f.kind == "oscillation" and 200 <= f.start_step <= 400], \
+        [f.message for f in run.findings]

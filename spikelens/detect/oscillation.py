@@ -50,7 +50,8 @@ class OscillationDetector(Detector):
     keep_amp_ratio: float = 2.0
     """A stretch extends while the amplitude stays above this ratio and 40% of its core."""
     min_abs_amp: float = 0.03
-    """Minimum swing amplitude on the log scale (≈3%) so quiet runs never qualify."""
+    """Minimum swing amplitude on the log scale (≈3%) so quiet runs never qualify; for a loss read on
+    its values (one that goes negative) the same share of the median size of its values."""
     keep_abs_fraction: float = 0.6
     """A stretch extends while the amplitude stays above this fraction of `min_abs_amp`."""
     min_points: int = 25
@@ -84,10 +85,14 @@ class OscillationDetector(Detector):
         if not np.isfinite(typical) or typical <= 0:
             return []
         ratio = amp / typical
-        loud = amp > self.min_abs_amp if is_log else np.ones(n, bool)
+        # the floor on the curve's own scale: a share of its level (on the log, `min_abs_amp` itself);
+        # a loss read on its values (negative: an energy, an ELBO) swings against the size of its level,
+        # so the Monte Carlo noise of an energy at -1.406 (0.0008 early, 0.0002 converged) is none
+        floor = self.min_abs_amp if is_log else self.min_abs_amp * float(np.median(np.abs(value)))
+        loud = amp > floor
         # hysteresis: a stretch opens above the floor and lasts while above most of it, so an
         # amplitude that hovers at the floor does not cut one oscillation into fragments
-        still_loud = amp > self.keep_abs_fraction * self.min_abs_amp if is_log else loud
+        still_loud = amp > self.keep_abs_fraction * floor
         regions = []
         for c0, c1 in true_runs((ratio > self.min_amp_ratio) & loud):
             if c1 - c0 < 4:
