@@ -105,6 +105,7 @@ def synthetic(n_runs: int, outputs: list[str], findings: bool = False) -> tuple[
         what = "sweep (gather, mirrors, names, links)" + (", dataset written" if findings else "")
         rows.append([what, f"{peak / n_runs:,.0f}", f"{held / n_runs:,.0f}", f"{time.perf_counter() - t:.1f}"])
         numbers["sweep"] = {"peak_bytes_per_run": peak / n_runs, "held_bytes_per_run": held / n_runs}
+        print("  ".join(rows[-1]), file=sys.stderr, flush=True)
         if findings:  # the same logs again: every run's report comes back from the dataset
             report.runs.spool.close()
             del report
@@ -124,6 +125,7 @@ def synthetic(n_runs: int, outputs: list[str], findings: bool = False) -> tuple[
                 writers[name](report, sink)
             peak = tracemalloc.get_traced_memory()[1] - base
             rows.append([f"  then --format/--html {name}", f"{peak / n_runs:,.0f}", "", f"{time.perf_counter() - t:.1f}"])
+            print("  ".join(rows[-1]), file=sys.stderr, flush=True)  # a stage at a time: long sweeps
             numbers[name] = {"peak_bytes_per_run": peak / n_runs}
         tracemalloc.stop()
         report.runs.spool.close()
