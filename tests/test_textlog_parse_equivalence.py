@@ -59,9 +59,11 @@ def compare(path: Path, chunk_lines: int, monkeypatch, read_block: int | None = 
         assert new_info[key] == old_info[key], key
     assert (new_info["near_misses"].get_column("line_no").to_list()
             == old_info["near_misses"].get_column("line_no").to_list())
-    signals = reference.signal_meta(old_lines, pattern, old)
+    signals = textsignals.signal_meta(lines, pattern, new)  # the lines held whole, as one chunk
     assert new_info["signals"] == signals
-    assert textsignals.signal_meta(lines, pattern, new) == signals  # the lines held whole, as one chunk
+    # the oracle knows the signals of its time; relaunches that died of an error (`plan.launch_errors`,
+    # since d52a8a1/699dab7) are checked chunked against whole above
+    assert {k: v for k, v in signals.items() if k != "plan.launch_errors"} == reference.signal_meta(old_lines, pattern, old)
 
     [table] = textlogs.TextLogImporter().read(path)
     assert table.frame.height == new.height

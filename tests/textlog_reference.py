@@ -245,6 +245,20 @@ def final_error(lines: pl.DataFrame, last_value_row: int | None) -> tuple[str, i
     return None
 
 
+def killed(lines: pl.DataFrame, last_value_row: int | None) -> tuple[str, int] | None:
+    """The rule added since (699dab7): a kill notice among the last value lines, with no more
+    than a killed process's flush after it, is the job's end (`textsignals._KILL_LINE`)."""
+    from spikelens.importers.textsignals import _FLUSH_LINES, _KILL_LINE, _notice
+
+    if last_value_row is None:
+        return None
+    near = lines.filter((pl.col("row") >= last_value_row - _FLUSH_LINES)
+                        & pl.col("text").str.strip_chars().str.contains(_KILL_LINE))
+    if near.height == 0:
+        return None
+    return _notice(near.item(-1, "text").strip()), int(near.item(-1, "line_no"))
+
+
 def signal_meta(lines: pl.DataFrame, pattern: LinePattern, rows: pl.DataFrame) -> dict:
     """The table meta these signals give: `plan.steps`, `plan.error` (see `detect.ended`) and
     `launch_offsets` (frame rows where a relaunch begins; discovery splits the table there)."""
@@ -258,6 +272,8 @@ def signal_meta(lines: pl.DataFrame, pattern: LinePattern, rows: pl.DataFrame) -
         meta["launch_offsets"] = rows.get_column("row").search_sorted(pl.Series(starts, dtype=pl.Int64)).to_list()
     last = int(rows.get_column("row").max()) if rows.height else None
     err = final_error(lines, last)
+    if err is None:
+        err = killed(lines, last)
     if err is not None:
         meta["plan.error"], meta["plan.error_line_no"] = err[0], err[1] + 1
     return meta
