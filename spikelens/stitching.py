@@ -43,7 +43,8 @@ from .model.finding import Finding
 from .detect.base import main_name_score
 from .detect.ended import crashed_before_logging_finding, ended_early_finding, launch_crash_findings, nan_crash_finding
 from .detect.memory import grew_before_oom
-from .detect.resume import Boundary, Curve, boundary_findings, from_scratch, locate_reset, written_twice_finding
+from .detect.resume import (Boundary, Curve, boundary_findings, from_scratch, locate_reset, printed_twice_finding,
+                            written_twice_finding)
 from .detect.stats import median_interval
 from .discover import Run
 from .frame import SCHEMA, as_f64, concat, infer_roles
@@ -107,6 +108,8 @@ def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol:
     findings = boundary_findings(run.name, boundaries, segments)
     if not none_twice and main is not None:
         findings.extend(_written_twice(run.name, frame, main))
+    if main is not None:
+        findings.extend(_printed_twice(run.name, frame, main))
     ended = _ended_early(run, frame, main)
     if ended is not None:
         findings.append(ended)
@@ -784,6 +787,25 @@ def _written_twice(run: str, frame: pl.DataFrame, main: str, most: float = 0.5, 
         out.append(written_twice_finding(run, main, int(seg), int(n.size), twice, spread, noise,
                                          int(steps[0]), int(steps[-1])))
     return out
+
+
+def _printed_twice(run: str, frame: pl.DataFrame, main: str, most: float = 0.8, min_pairs: int = 5) -> list[Finding]:
+    """The main metric, in the order it was logged within each launch, held for exactly two points
+    at a time: `most` of its points (and at least `min_pairs` pairs) sit in runs of exactly two
+    equal values. A value that stays where it is for a while (a flat loss printed with few
+    digits, a frozen one) makes runs of every length, not pairs."""
+    rows = (frame.filter((pl.col("metric") == main) & pl.col("value").is_finite()).sort("segment", "seq")
+            .unique(subset=["segment", "step"], keep="last", maintain_order=True))  # one step written twice is not this
+    if rows.height < 2 * min_pairs:
+        return []
+    runs = (rows.with_columns(_r=((pl.col("value") != pl.col("value").shift(1))
+                                  | (pl.col("segment") != pl.col("segment").shift(1))).fill_null(True).cum_sum())
+            .group_by("_r").agg(n=pl.len()).get_column("n"))
+    pairs = int((runs == 2).sum())
+    if pairs < min_pairs or 2 * pairs < most * rows.height:
+        return []
+    steps = rows.get_column("step")
+    return [printed_twice_finding(run, main, pairs, rows.height, int(steps.min()), int(steps.max()))]
 
 
 # ------------------------------------------------------------------ the segment timeline

@@ -116,3 +116,24 @@ def test_a_counter_whose_plan_grew_then_restarted_keeps_the_episode_as_step(tmp_
     assert [(s["first_step"], s["last_step"]) for s in run.segments] == [(1, 1500), (1, 300)]
     (reset,) = _kind(run, "step_reset")
     assert reset.start_step == 1 and reset.evidence["appended_runs"] == 2
+
+
+def _epoch_lines(tmp_path, values):
+    (tmp_path / "log_train.txt").write_text("".join(f"epoch={e}, loss={v}\n" for e, v in enumerate(values)))
+    return tmp_path
+
+
+def test_a_loss_printed_twice_per_value_is_a_stale_value(tmp_path):
+    """Each value at epochs 2k and 2k+1: the loss is recomputed every second epoch only."""
+    rng = np.random.default_rng(4)
+    fresh = [f"{0.01 + 0.004 * rng.standard_normal():.4f}" for _ in range(15)]
+    run = _run(_epoch_lines(tmp_path, [v for v in fresh for _ in range(2)]))
+    (rep,) = _kind(run, "repeated_data")
+    assert rep.evidence["printed_twice"] and rep.evidence["copied_points"] == 15 and rep.severity == "info"
+
+
+def test_a_flat_loss_printed_with_few_digits_is_no_stale_value(tmp_path):
+    """A loss at chance printed with two digits repeats in runs of every length, not in pairs."""
+    rng = np.random.default_rng(4)
+    run = _run(_epoch_lines(tmp_path, [f"{0.69 + 0.006 * rng.standard_normal():.2f}" for _ in range(40)]))
+    assert _kind(run, "repeated_data") == []

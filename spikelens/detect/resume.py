@@ -455,6 +455,18 @@ def written_twice_finding(run: str, metric: str, segment: int, steps: int, twice
                    start_step=first, end_step=last, evidence=ev, extra={"identical_values": same})
 
 
+def printed_twice_finding(run: str, metric: str, pairs: int, points: int, first: int, last: int) -> Finding:
+    """SL303 (info): the main metric holds every value for exactly two logged points in a row and
+    changes between the pairs: it is computed half as often as it is printed (a stale variable
+    printed again), so half its points are copies and its curve moves at half the steps shown."""
+    msg = (f"{metric} repeats each value at the next logged point: {pairs:,} of its {points:,} points are an "
+           f"exact copy of the point before, in pairs, changing only between them: it is printed twice as often "
+           f"as it is computed (a stale value printed again), so half its points are copies")
+    ev = {"main_metric": metric, "copied_points": pairs, "points": points, "printed_twice": True}
+    return Finding(kind="repeated_data", code="SL303", run=run, metric=None, severity="info", message=msg,
+                   start_step=first, end_step=last, evidence=ev, extra={"identical_values": True})
+
+
 def empty_launch_finding(run: str, empty: list[dict], segments: list[dict]) -> Finding:
     """SL307 (info): launches that started and stopped before their first logged value,
     one finding with their count. Alone it is a note: an empty restart file beside a

@@ -200,7 +200,10 @@ def verdict(run: RunReport) -> str:
             twice = [f for f in hits if f.evidence.get("written_twice")]
             if twice:
                 add("each step written twice (two writers on one log)", twice)
-            hits = [f for f in hits if not f.evidence.get("replay") and not f.evidence.get("written_twice")]
+            stale = [f for f in hits if f.evidence.get("printed_twice")]
+            if stale:
+                add(f"{stale[0].evidence['main_metric']} printed twice per value (a stale value)", stale)
+            hits = [f for f in hits if not any(f.evidence.get(k) for k in ("replay", "written_twice", "printed_twice"))]
         if kind == "resume_overlap":
             hits = [f for f in hits if not f.evidence.get("appended_runs")]  # the step_reset says it
             scratch = [f for f in hits if f.evidence.get("from_scratch")]
