@@ -98,6 +98,16 @@ def test_a_solved_or_learning_accuracy_is_not_frozen(tmp_path, no_workers, acc):
     assert not _findings(path, "SL208")
 
 
+def test_a_frozen_score_beside_a_score_that_moved_is_a_note(tmp_path, no_workers):
+    """One class's F1 at zero while the overall F1 rises: one part never right, not the model."""
+    path = tmp_path / "eval.csv"
+    f1 = np.round(0.2 + 0.6 * (1 - 0.8 ** np.arange(12)), 4)
+    _csv(path, ["step", "loss", "eval_f1", "eval_T007_f1"],
+         [(100 * (i + 1), 2.0 * 0.8 ** i, f1[i], 0.0) for i in range(12)])
+    found = _findings(path, "SL208")
+    assert len(found) == 1 and found[0].severity == "info" and found[0].evidence["other_score_moved"] == "eval_f1"
+
+
 def test_a_log_whose_every_value_repeats_is_not_a_frozen_model(tmp_path, no_workers):
     """Nothing else moved either: the log repeats one evaluation, which says nothing of the model."""
     path = tmp_path / "training_metrics.csv"

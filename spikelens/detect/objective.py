@@ -91,6 +91,15 @@ class ObjectiveDetector(Detector):
                    and self._frozen(s, ctx) is not None]
         if frozen and frozen[0] is series:  # one finding for a run's frozen scores, on the one logged most
             found = self._frozen(series, ctx)
+            moved = [s for s in ctx.by_role(series.role) if s not in frozen and scores.direction(s) == 1
+                     and not _BEST.search(s.metric) and _moved(s)]
+            if moved and found.evidence["level"] == 0:  # beside a score that moved, a score never once right
+                # is one class or one head that is never right, not a model answering the same to everything
+                found.severity = "info"
+                found.message = (found.message.split(": the model's answers")[0] + f", while {moved[0].label} "
+                                 f"moved: one class or one head was never right (a class never predicted, a head "
+                                 f"left untrained), not the whole model")
+                found.evidence["other_score_moved"] = moved[0].metric
             if len(frozen) > 1:
                 found.message += f"; {', '.join(s.label for s in frozen[1:])} froze as well"
                 found.evidence["also_frozen"] = [s.metric for s in frozen[1:]]
@@ -290,6 +299,11 @@ def is_objective_score(series: Series, ctx: RunContext) -> bool:
     if ctx.main("loss") is not None or ctx.main("reward") is not None or ctx.main("eval_loss") is not None:
         return False
     return series is ctx.main("accuracy")
+
+
+def _moved(s: Series) -> bool:
+    _, v = s.finite()
+    return v.size >= 2 and float(np.max(v)) != float(np.min(v))
 
 
 def _others_moved(ctx: RunContext, series: Series, a: int, b: int) -> str:
