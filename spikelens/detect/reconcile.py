@@ -102,6 +102,7 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
                 div.evidence.setdefault("folded", []).append(f"{f.kind} at step {f.anchor_step}")
     for plateau in by_kind.get("plateau", []):
         _fold_frozen_into_never_rose(plateau, by_kind.get("plateau", []), ctx, drop)
+        _fold_frozen_score_into_stuck_loss(plateau, by_kind.get("plateau", []), ctx, drop)
         _fold_into_never_learned(plateau, findings, ctx, drop)
         if id(plateau) not in drop:
             _fold_into_blowup(plateau, by_kind.get("spike", []), ctx, drop)
@@ -309,6 +310,31 @@ def _fold_frozen_into_never_rose(plateau: Finding, plateaus: list[Finding], ctx:
         level = f.evidence.get("level")
         at = f" {level:.6g}" if isinstance(level, (int, float)) else " one value"
         plateau.message += f"; {f.metric} was exactly{at} over the same steps: nothing was being updated, which is why"
+
+
+def _fold_frozen_score_into_stuck_loss(plateau: Finding, plateaus: list[Finding], ctx: RunContext,
+                                       drop: set[int]) -> None:
+    """A loss stuck where it started (at chance, never left its level) and a score frozen at one
+    value over the same steps are one event, a model that never learned: the loss's plateau is the
+    finding, the frozen score its evidence (one alarm, not one per metric)."""
+    if id(plateau) in drop or plateau.start_step is None or plateau.evidence.get("reading") not in ("chance", "never") \
+            or ctx.roles.get(plateau.metric or "") != "loss":
+        return
+    hi = plateau.end_step if plateau.end_step is not None else plateau.start_step
+    for f in plateaus:
+        ev = f.evidence
+        if f is plateau or id(f) in drop or ev.get("reading") != "frozen" or not ev.get("higher_is_better") \
+                or f.start_step is None:
+            continue
+        f_end = f.end_step if f.end_step is not None else f.start_step
+        if min(hi, f_end) - max(plateau.start_step, f.start_step) < 0.5 * max(f_end - f.start_step, 1):
+            continue  # frozen over another stretch: its own finding
+        drop.add(id(f))
+        plateau.evidence.setdefault("folded", []).append(f"{f.kind} at step {f.anchor_step}")
+        plateau.evidence["frozen_score"] = {"metric": f.metric, "level": ev.get("level")}
+        level = ev.get("level")
+        at = f" {level:.6g}" if isinstance(level, (int, float)) else " one value"
+        plateau.message += f"; {f.metric} was exactly{at} over the same steps"
 
 
 def _held_out_noise(f: Finding, plateau: Finding, ctx: RunContext) -> bool:
