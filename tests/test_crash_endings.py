@@ -172,9 +172,9 @@ def test_a_wandb_run_that_exited_with_an_error_names_its_console_error(no_worker
     assert f.start_step == WE.N_STEPS - 1
 
 
-def test_a_wandb_run_killed_from_outside_names_its_exit_code(no_workers):
-    (f,) = _ended(_run(_wandb("killed")))
-    assert f.severity == "error" and f.evidence["error_line"] == f"W&B exit record: exit code {WE.KILLED_CODE}"
+def test_a_wandb_run_with_a_non_zero_exit_code_and_no_error_printed_is_no_crash(no_workers):
+    # a code alone says too little: a notebook's or a sweep agent's exit reads 255 on finished runs
+    assert not _ended(_run(_wandb("killed")))
 
 
 def test_a_wandb_run_that_exited_cleanly_is_no_crash_whatever_it_printed(no_workers):

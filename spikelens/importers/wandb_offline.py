@@ -424,17 +424,14 @@ def _note_launches(tables: list[Table], launches: list[dict[str, Any]]) -> None:
 
 def _exit_error(folder: Path, exit_code: int | None) -> tuple[str, int | None] | None:
     """How a launch ended, when it failed: the error its console log (`files/output.log`) ends
-    in, else the non-zero exit code of its exit record. An exit code of 0 is a clean end
-    whatever the console printed; without an exit record (a process killed before writing
-    it) the console's last error is the one word on it."""
+    in, unless its exit record says it exited cleanly (code 0, whatever the console printed).
+    A non-zero code alone says too little (a notebook kernel's or a sweep agent's exit reads
+    255 on runs that trained to the end), so it is no crash without the console's error."""
     if exit_code == 0:
         return None
     from .textsignals import tail_error
 
-    said = tail_error(folder / "files" / "output.log")
-    if said is not None:
-        return said
-    return (f"W&B exit record: exit code {exit_code}", None) if exit_code is not None else None
+    return tail_error(folder / "files" / "output.log")
 
 
 def _note_exit(tables: list[Table], ended: dict[int, tuple[str, int | None] | None]) -> None:
