@@ -239,7 +239,10 @@ def final_error(lines: pl.DataFrame, last_value_row: int | None) -> tuple[str, i
         if pick.height:
             return pick.item(-1, "text"), int(pick.item(-1, "line_no"))
         return tb.item(-1, "text"), int(tb.item(-1, "line_no"))
-    crash = tail.filter(pl.col("text").str.contains(_CRASH_LINE))
+    from spikelens.importers.textsignals import _FATAL_LINE  # the rule added since (7806e82): a fatal
+    # error anywhere in a line (`RuntimeError: CUDA out of memory` spliced into a cut-off step line)
+
+    crash = tail.filter(pl.col("text").str.contains(_CRASH_LINE) | pl.col("text").str.contains(_FATAL_LINE))
     if crash.height:
         return crash.item(-1, "text"), int(crash.item(-1, "line_no"))
     return None
