@@ -4,33 +4,20 @@ mix changed, are notes; a run whose every step got slower is still a warning. Wr
 nanochat prints its step lines."""
 from __future__ import annotations
 
-import math
-from datetime import datetime, timedelta, timezone
+import sys
 from pathlib import Path
-
-import numpy as np
 
 from spikelens.api import analyze
 
-T0 = datetime(2025, 1, 1, 10, 0, 0, tzinfo=timezone.utc)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fixtures"))
+from writers.nanochat import write_nanochat  # noqa: E402
+
 LOUD = ("warning", "error")
 
 
 def _nanochat(path: Path, factor) -> Path:
-    """nanochat's `step 00010/00600 (1.67%) | loss: ... | dt: ...ms | tok/sec: ...` lines;
-    `factor(step, rng)` says how many times the usual 1140 ms a step took."""
-    rng = np.random.default_rng(3)
-    n, t, lines = 600, T0, []
-    for s in range(1, n + 1):
-        dt = 1140.0 * factor(s, rng) * (1 + rng.normal(0, 0.02))
-        t += timedelta(milliseconds=dt)
-        loss = 2.5 + 4 * math.exp(-s / 200) + rng.normal(0, 0.03)
-        lines.append(f"{t:%Y-%m-%d %H:%M:%S} step {s:05d}/{n:05d} ({100 * s / n:.2f}%) | loss: {loss:.6f} | "
-                     f"lrm: 1.00 | dt: {dt:.2f}ms | tok/sec: {int(524288 / dt * 1000):,} | mfu: 41.20 | "
-                     f"total time: {s * 1.14 / 60:.2f}m")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    """600 nanochat step lines; `factor(step, rng)` says how many times the usual 1140 ms a step took."""
+    return write_nanochat(path, 600, factor, seed=3)
 
 
 def _rate_findings(path: Path):

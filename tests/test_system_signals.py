@@ -3,6 +3,7 @@ the rank that went bad, on logs written here in the formats trainers print."""
 from __future__ import annotations
 
 import math
+import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -10,6 +11,9 @@ import numpy as np
 import pytest
 
 from spikelens.api import analyze
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fixtures"))
+from writers.nanochat import write_nanochat  # noqa: E402
 
 T0 = datetime(2025, 1, 1, 10, 0, 0, tzinfo=timezone.utc)
 LOUD = ("warning", "error")
@@ -80,22 +84,8 @@ def test_steady_run_is_silent(tmp_path):
 
 
 def _nanochat(path: Path, n: int, slow: dict[int, float], pauses: dict[int, float]) -> Path:
-    """nanochat's `step 00010/01000 (1.00%) | loss: ... | dt: ...ms | tok/sec: ...`, time
-    stamped by the launcher; `slow` steps take longer (an eval, a checkpoint save) and
-    `pauses` add wall time before a step."""
-    rng = np.random.default_rng(1)
-    t = T0
-    lines = []
-    for s in range(1, n + 1):
-        dt = 1140.0 * slow.get(s, 1.0) * (1 + rng.normal(0, 0.02))
-        t += timedelta(milliseconds=dt) + timedelta(seconds=pauses.get(s, 0.0))
-        loss = 2.5 + 4 * math.exp(-s / 200) + rng.normal(0, 0.03)
-        lines.append(f"{t:%Y-%m-%d %H:%M:%S} step {s:05d}/{n:05d} ({100 * s / n:.2f}%) | loss: {loss:.6f} | "
-                     f"lrm: 1.00 | dt: {dt:.2f}ms | tok/sec: {int(524288 / dt * 1000):,} | mfu: 41.20 | "
-                     f"total time: {s * 1.14 / 60:.2f}m")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    """`slow` steps take longer (an eval, a checkpoint save); `pauses` add wall time before a step."""
+    return write_nanochat(path, n, lambda s, rng: slow.get(s, 1.0), seed=1, pauses=pauses)
 
 
 def test_eval_every_500_steps_and_a_checkpoint_save_are_silent(tmp_path):
