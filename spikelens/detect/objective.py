@@ -212,8 +212,7 @@ class ObjectiveDetector(Detector):
             return None  # a perfect score held is a solved task, not a stuck model
         if value == 0 and _ALL_OR_NOTHING.search(series.metric):
             return None  # an exact match of whole sequences is 0 where a fine-tune starts, and may stay there
-        first = min(int(s.step[0]) for s in ctx.series.values() if len(s))
-        if step[0] - first > 0.1 * max(int(step[-1]) - first, 1):
+        if not scores.from_the_start(step, ctx):
             return None  # first evaluated late: a score that settled, not one that never moved
         moved = _others_moved(ctx, series, int(step[a]), int(step[-1]))
         if not moved:
@@ -239,8 +238,7 @@ class ObjectiveDetector(Detector):
             v = -v  # an entropy loss (SB3's `entropy_loss`) is the entropy negated
         if v.size < self.min_uniform_points or float(np.min(v)) <= 0:
             return None
-        first = min(int(s.step[0]) for s in ctx.series.values() if len(s))
-        if step[0] - first > 0.1 * max(int(step[-1]) - first, 1):
+        if not scores.from_the_start(step, ctx):
             return None
         k = int(round(float(np.exp(np.median(v)))))
         if k < 2 or float(np.max(np.abs(v - np.log(k)))) > self.uniform_tolerance * np.log(k):

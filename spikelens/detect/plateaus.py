@@ -301,8 +301,7 @@ class PlateauDetector(Detector):
         level: the run taught the model nothing it could show on that set (a note: a model that
         starts good looks the same)."""
         step, y = scores.oriented(s)
-        first = min(int(v.step[0]) for v in ctx.series.values() if len(v))
-        if y.size < self.min_reward_points or step[0] - first > 0.1 * max(step[-1] - first, 1):
+        if y.size < self.min_reward_points or not scores.from_the_start(step, ctx):
             return None
         z, fall = _movement(y)
         if -z > self.max_z or not _steady(y, self.max_stuck_move * max(abs(float(np.median(y))), 1e-9)):

@@ -47,6 +47,14 @@ def held_out_scores(ctx: RunContext, train: Series | None) -> list[Series]:
     return sorted(out, key=lambda s: (-len(s), s.metric))
 
 
+def from_the_start(step: np.ndarray, ctx: RunContext, late: float = 0.1) -> bool:
+    """Whether a series logged at `step` began with the run: its first point within `late` of the
+    run's span after the first step any metric logged (a score first evaluated late has settled,
+    it says nothing of whether the model ever moved)."""
+    first = min(int(s.step[0]) for s in ctx.series.values() if len(s))
+    return step[0] - first <= late * max(int(step[-1]) - first, 1)
+
+
 def oriented(series: Series) -> tuple[np.ndarray, np.ndarray]:
     """Finite steps and values of a score, turned so that higher is better."""
     step, value = series.finite()
