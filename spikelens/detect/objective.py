@@ -36,7 +36,9 @@ class ObjectiveDetector(Detector):
     evaluation from its first (or second) on: the model's predictions never changed. On a run's
     main reward logged from the start, a best sustained level that never stood more than
     `min_reward_gain` of the reward's own size above where it began: the policy learned nothing
-    that shows.
+    that shows. On a run's main reward, however late its log starts, a return of exactly zero on
+    every logged point (at least `min_frozen_points`) while the run's losses moved: no episode
+    ever earned a reward.
     Why it matters: a collapse of the objective is the run losing what it had learned; a frozen
     accuracy is a model that answers the same whatever it is shown; a reward that never moved is a
     policy that never improved, whatever its losses did.
@@ -83,7 +85,9 @@ class ObjectiveDetector(Detector):
             found = self._uniform_policy(series, ctx) if series is ctx.main("entropy") else None
             return [found] if found is not None else []
         if series.role == "reward":
-            return self._barely_rose(series, ctx) if series is ctx.main("reward") else []
+            if series is not ctx.main("reward"):
+                return []
+            return self._barely_rose(series, ctx) or self._never_rewarded(series, ctx)
         if scores.direction(series) != 1 or _BEST.search(series.metric) or _NOT_ANSWERS.search(series.metric):
             return []
         frozen = [s for s in sorted(ctx.by_role(series.role), key=lambda s: (-len(s), s.metric))
@@ -287,6 +291,33 @@ class ObjectiveDetector(Detector):
                                   "never_learned": True, "higher_is_better": True})]
 
 
+    # -- a reward that was never once earned
+    def _never_rewarded(self, series: Series, ctx: RunContext) -> list[Finding]:
+        """A main return of exactly zero on every logged point while the run's losses moved: the
+        agent was being updated and no episode ever earned a reward (a sparse-reward task never
+        solved). Told however late the log starts: a policy that had learned earns something on
+        some episode of a 100-episode mean, so a continuation at zero is stuck, not converged."""
+        step, v = series.finite()
+        if v.size < self.min_frozen_points or (v != 0).any():
+            return []
+        from .plateaus import REWARD_POINTS_FOR_WARNING, PlateauDetector  # (its flat reading comes first)
+
+        if PlateauDetector()._reward_flat(series, ctx):
+            return []
+        moved = _a_loss_moved(ctx, int(step[0]), int(step[-1]))
+        if not moved:
+            return []  # no loss moved (or none logged): nothing says the agent was being updated
+        msg = (f"{series.label} was exactly 0 on all its {v.size} logged points, from step {int(step[0])} to "
+               f"{int(step[-1])}, while {moved} moved: the agent was updated and no episode ever earned a reward "
+               f"(a sparse reward never reached: exploration, a goal out of reach, a reward not wired to the "
+               f"environment): it never learned")
+        severity = "warning" if v.size >= REWARD_POINTS_FOR_WARNING else "info"
+        return [Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric, severity=severity,
+                        message=msg, start_step=int(step[0]), end_step=int(step[-1]),
+                        evidence={"reading": "zero", "level": 0.0, "points": int(v.size), "never_learned": True,
+                                  "higher_is_better": True, "other_moved": moved})]
+
+
 def _times(level: float, low: float) -> float | None:
     """How many times lower the score fell (the size a loss's spike is told in), None at zero."""
     return float(level / low) if low > 0 else None
@@ -302,6 +333,17 @@ def is_objective_score(series: Series, ctx: RunContext) -> bool:
 def _moved(s: Series) -> bool:
     _, v = s.finite()
     return v.size >= 2 and float(np.max(v)) != float(np.min(v))
+
+
+def _a_loss_moved(ctx: RunContext, a: int, b: int) -> str:
+    """The name of a training loss of the run that changed between steps a and b, '' when none did:
+    a loss that moves is an optimizer updating the model (a counter or a clock moves regardless)."""
+    for s in sorted(ctx.by_role("loss"), key=lambda s: -len(s)):
+        st, v = s.finite()
+        seg = v[(st >= a) & (st <= b)]
+        if seg.size >= 2 and float(np.max(seg)) != float(np.min(seg)):
+            return s.label
+    return ""
 
 
 def _others_moved(ctx: RunContext, series: Series, a: int, b: int) -> str:
