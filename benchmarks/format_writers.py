@@ -153,6 +153,8 @@ def write_csv(spec: dict, path: Path) -> np.ndarray:
         lines.append('#{"t_start": 1700000000.5, "env_id": "CartPole-v1"}')
     if spec.get("preamble") == "args":
         lines += ["lr,0.1", "batch_size,128", "epochs,200", "dataset,cifar10", '""']
+    if spec.get("preamble") == "lines3":  # free text a script writes before its header (read back with skiprows=3)
+        lines += ["model: conv1d_8x", "trained on 2048 samples, validated on 512", "started 2024-05-01 12:00:00"]
     if spec.get("long_format"):
         return _write_long(spec, path, lines)
     if spec.get("lightning"):
@@ -316,6 +318,8 @@ def _write_jsonl(spec: dict, path: Path, cols: dict, steps: np.ndarray) -> np.nd
                                    "losses": [float(x) for x in curve("loss", 20, r)]}, sort_keys=True))
         path.write_text("\n".join(out) + "\n")
         return np.arange(n // 20 or 1)
+    if spec.get("layout_jsonl") == "mmdet":
+        return _write_mmdet(spec, path, cols)
     splits = spec.get("splits")
     for i in range(n):
         rec = {c: cols[c][i] for c in names if c != "split"}
@@ -324,12 +328,36 @@ def _write_jsonl(spec: dict, path: Path, cols: dict, steps: np.ndarray) -> np.nd
             if i % 10 == 9:
                 out.append(json.dumps({**rec, "split": splits[1], spec["loss"]: float(rec[spec["loss"]]) * 1.1}))
             continue
+        if spec.get("quoted"):  # numbers written as strings (`str(logs['loss'])`)
+            rec = {c: (v if c == spec.get("step") else str(v)) for c, v in rec.items()}
+        if spec.get("layout_jsonl") == "rllib_result":  # learner stats nested under info/learner/<policy>
+            rec = {**rec, "info": {"learner": {"default_policy": {"learner_stats": {
+                "total_loss": float(curve("loss", 1, r)[0]), "vf_loss": float(curve("loss", 1, r)[0]), "entropy": 1.1}}}},
+                   "hist_stats": {"episode_reward": [float(x) for x in curve("score", 5, r)]}, "config": {"lr": 5e-5, "env": "CartPole-v0"}}
         out.append(json.dumps(rec))
         for k, every in (spec.get("sparse") or {}).items():
             if i % every == every - 1:
                 out.append(json.dumps({spec["step"]: rec.get(spec["step"], i), k: float(curve("score", 1, r)[0])}))
     path.write_text("\n".join(out) + "\n")
     return steps
+
+
+def _write_mmdet(spec: dict, path: Path, cols: dict) -> np.ndarray:
+    """MMDetection's `*.log.json`: an env/config record, then train records (epoch, iter within the
+    epoch) and a val record at each epoch's end."""
+    n, r = len(cols["loss"]), _rng(spec)
+    per = 20
+    out = [json.dumps({"env_info": "sys.platform: linux\nPython: 3.7.7", "config": "model = dict(type='RetinaNet')", "seed": 0})]
+    steps = []
+    for i in range(n):
+        e, it = i // per + 1, (i % per + 1) * 50
+        rec = {"mode": "train", "epoch": e, "iter": it, **{c: cols[c][i] for c in spec["cols"] if c not in ("epoch", "iter")}}
+        out.append(json.dumps(rec))
+        steps.append(i)
+        if i % per == per - 1:
+            out.append(json.dumps({"mode": "val", "epoch": e, "iter": per * 50, "lr": cols["lr"][i], "bbox_mAP": float(curve("score", 1, r)[0])}))
+    path.write_text("\n".join(out) + "\n")
+    return np.array(steps)
 
 
 def _nested(spec: dict, cols: dict, steps: np.ndarray, layout: str | None) -> tuple[object, np.ndarray]:
@@ -380,6 +408,43 @@ def _nested(spec: dict, cols: dict, steps: np.ndarray, layout: str | None) -> tu
     if layout == "loss_list_plus_epoch_maps":
         return {"loss": cols["loss"], "evals": {str(e): {"acc": 0.5 + e / 100} for e in range(10)},
                 "epoch_metrics": {str(e): {"val_loss": 1.0 - e / 20} for e in range(10)}}, steps
+    if layout == "model_comparisons":
+        return {"logs": [{"timestamp": f"2024-05-{i + 1:02d} 12:00:00", "winner": "New Model",
+                          "new_model": {c: cols[c][i] for c in names}, "old_model": {c: cols[c][i] * 1.1 for c in names}}
+                         for i in range(n)]}, steps
+    if layout == "skorch_history":
+        out = []
+        for i in range(n):
+            rec = {c: cols[c][i] for c in names}
+            rec["batches"] = [{"train_loss": float(x), "train_batch_size": 128} for x in curve("loss", 4, r)] + \
+                [{"valid_loss": float(cols["valid_loss"][i]), "valid_batch_size": 128}]
+            rec["train_loss_best"] = bool(i == 0 or cols["train_loss"][i] < min(cols["train_loss"][:i]))
+            rec["valid_loss_best"] = bool(i == 0 or cols["valid_loss"][i] < min(cols["valid_loss"][:i]))
+            out.append(rec)
+        return out, steps
+    if layout == "ludwig_stats":
+        feat = spec.get("feature", "label")
+
+        def part(scale: float) -> dict:
+            per = {c: [float(x) * (scale if kind_of(c, spec) == "loss" else 1) for x in cols[c]] for c in names}
+            return {"combined": {"loss": per["loss"]}, feat: per}
+        return {"training": part(1.0), "validation": part(1.1), "test": part(1.15)}, steps
+    if layout == "named_record_lists":
+        return {"round_stats": [{"duration": 12.5, "loss": float(x)} for x in curve("loss", n * 3, r)],
+                "epoch_stats": [{c: cols[c][i] for c in names} for i in range(n)]}, steps
+    if layout == "model_feature_folds":
+        folds = spec.get("folds", 5)
+        return {"CNN": {"mfcc": [{c: [float(x) for x in curve(kind_of(c, spec), n, r)] for c in names} for _ in range(folds)]}}, steps
+    if layout == "records_of_lists":
+        return [{"learning_rates": [float(x) for x in curve("lr", 10, r)], "frame": None,
+                 "losses": [float(x) for x in curve("loss", 10, r)]} for _ in range(n)], steps
+    if layout == "tfjs_history":
+        return {"validationData": None, "params": {"epochs": n, "initialEpoch": 0, "samples": 6000, "steps": None,
+                "batchSize": 32, "verbose": 1, "doValidation": True, "metrics": names},
+                "epoch": list(range(n)), "history": {c: cols[c] for c in names}}, steps
+    if layout == "epoch_and_losses":
+        return {"startedTime": 1700000000000, "finishedTime": 1700003600000, "epoch": list(range(1, n + 1)),
+                "losses": {c: cols[c] for c in names}}, steps
     raise ValueError(f"{spec['id']}: no renderer for layout {layout!r}")
 
 
@@ -395,6 +460,10 @@ def write_raw(spec: dict, path: Path) -> np.ndarray:
         path.write_text(f"{names[0]} loss: \n" + " ".join(repr(v) for v in cols[names[0]]) + "\n")
     elif spec.get("double_encoded"):
         path.write_text(json.dumps(json.dumps(str(cols[names[0]]))))
+    elif spec.get("one_row"):  # every value on one line (`writer.writerow(history)`)
+        path.write_text(spec["one_row"].join(repr(v) for v in cols[names[0]]) + "\n")
+    elif spec.get("double_tab"):  # `str(epoch) + '\t' + '\t' + value`, under a one-tab header
+        path.write_text("\t".join(names) + "\n" + "".join(f"{cols[names[0]][i]}\t\t{cols[names[1]][i]:.6f}\n" for i in range(n)))
     elif spec.get("glued_pipes"):
         path.write_text("\nresnet - 01/05/2024 10:00:00\n" + "".join(f"{cols['epoch'][i]}-{cols['loss'][i]:.4f} | " for i in range(n)))
     else:
@@ -438,10 +507,62 @@ def write_dvclive(spec: dict, path: Path) -> np.ndarray:
     return np.arange(len(steps))
 
 
+def write_mlflow(spec: dict, path: Path) -> np.ndarray:
+    """MLflow's file store: mlruns/<experiment>/<run>/metrics/<key>, lines `timestamp value step`."""
+    cols, steps = table(spec)
+    run = path / "0" / "4f1b2c3d5e6f7a8b9c0d1e2f3a4b5c6d"
+    (run / "metrics").mkdir(parents=True)
+    (run / "meta.yaml").write_text("artifact_uri: file:///tmp/mlruns/0/4f1b/artifacts\nstatus: 3\n")
+    (path / "0" / "meta.yaml").write_text("experiment_id: '0'\nname: Default\n")
+    for c in spec["cols"]:
+        (run / "metrics" / c).write_text("".join(f"{1700000000000 + 1000 * i} {v!r} {i}\n" for i, v in enumerate(cols[c])))
+    return np.arange(len(steps))
+
+
+def write_catboost(spec: dict, path: Path) -> np.ndarray:
+    """CatBoost's train dir: learn_error.tsv and test_error.tsv (`iter` then the metrics), time_left.tsv."""
+    cols, steps = table(spec)
+    n = len(steps)
+    head = "iter\t" + "\t".join(spec["cols"]) + "\n"
+    path.mkdir()
+    for name, scale in (("learn_error.tsv", 1.0), ("test_error.tsv", 1.1)):
+        path.joinpath(name).write_text(head + "".join(
+            f"{i}\t" + "\t".join(repr(cols[c][i] * (scale if kind_of(c, spec) == "loss" else 1)) for c in spec["cols"]) + "\n" for i in range(n)))
+    path.joinpath("time_left.tsv").write_text("iter\tPassed\tRemaining\n" + "".join(f"{i}\t{i * 12}\t{(n - i) * 12}\n" for i in range(n)))
+    return np.arange(n)
+
+
+def write_allennlp(spec: dict, path: Path) -> np.ndarray:
+    """AllenNLP's serialization dir: metrics_epoch_<N>.json per epoch, each the epoch's metrics plus the best so far."""
+    cols, steps = table(spec)
+    n = len(steps)
+    path.mkdir()
+    path.joinpath("config.json").write_text(json.dumps({"trainer": {"num_epochs": n, "patience": 10}}))
+    best = 0
+    for i in range(n):
+        if cols["validation_loss"][i] < cols["validation_loss"][best]:
+            best = i
+        rec = {"best_epoch": best, "peak_worker_0_memory_MB": 3021.5, "training_duration": f"0:0{i % 10}:12.5",
+               "epoch": i, **{c: cols[c][i] for c in spec["cols"]},
+               **{f"best_{c}": cols[c][best] for c in spec["cols"] if c.startswith("validation_")}}
+        path.joinpath(f"metrics_epoch_{i}.json").write_text(json.dumps(rec, indent=2))
+    return np.arange(n)
+
+
+def write_split_files(spec: dict, path: Path) -> np.ndarray:
+    """One file per series (`np.savetxt('loss.csv', history['loss'], delimiter=',')`), named for it."""
+    cols, steps = table(spec)
+    path.mkdir()
+    for c in spec["cols"]:
+        np.savetxt(path / f"{c}.csv", np.asarray(cols[c], dtype=float), delimiter=",")
+    return steps
+
+
 WRITERS = {"csv": write_csv, "savetxt": write_savetxt, "bare": write_bare, "json_dol": write_json,
            "json_list": write_json, "json_lod": write_json, "jsonl": write_json, "json_nested": write_json,
            "raw": write_raw, "pickle": write_pickle, "yaml_summary": write_yaml, "yaml_list": write_yaml,
-           "blocks": write_blocks, "dvclive": write_dvclive}
+           "blocks": write_blocks, "dvclive": write_dvclive, "mlflow": write_mlflow, "catboost": write_catboost,
+           "allennlp": write_allennlp, "split_files": write_split_files}
 
 
 def render(spec: dict, root: Path) -> tuple[Path, np.ndarray]:
@@ -449,7 +570,7 @@ def render(spec: dict, root: Path) -> tuple[Path, np.ndarray]:
     folder = root / spec["id"]
     folder.mkdir(parents=True)
     path = folder / spec["file"]
-    if spec["fmt"] == "dvclive":
+    if spec["fmt"] in ("dvclive", "mlflow"):
         path.mkdir()
     return path, WRITERS[spec["fmt"]](spec, path)
 
@@ -525,9 +646,9 @@ def expected_names(spec: dict, path: Path) -> list[str]:
     `r` is `episode/reward`), `<file>_column<k>` for a file without a header (the file names it),
     and for a run of several loss terms and no total, any of them."""
     names = [spec["loss"], *spec.get("alias", [])]
-    if spec.get("header", True) is None or spec["fmt"] in ("savetxt", "bare"):
+    if spec.get("header", True) is None or spec["fmt"] in ("savetxt", "bare", "json_list", "raw"):
         k = spec["cols"].index(spec["loss"]) + 1
-        names += [f"{path.stem}_column{k}", f"column{k}", path.stem]
+        names += [f"{path.stem}_column{k}", f"column{k}", f"{path.stem}_row{k}", path.stem]
     if spec.get("multi_loss"):
         names += [c for c in spec["cols"] if kind_of(c, spec) == "loss"]
     return names

@@ -147,16 +147,27 @@ _SQUARED = re.compile(r"squared?|(?:^|[/_\-. ])sq(?:$|[/_\-. ])|norm[\s_\-]?sq|n
 _NOT_GRAD = re.compile(r"param|weight|update|activation|act_|embed|logit", re.I)
 _LOSS = re.compile(r"loss|损失|損失|손실|^trl$|^tel$|nll|cross[\s_\-]?entropy|perplexity$|^ppl$|(?:^|[/_\-. ])ce$|objective"
                    r"|(?:^|/)cost$|(?:^|[/_\-. ])bp[bc]$|bits[\s_\-]?per[\s_\-]?(?:byte|char)"
-                   r"|(?:^|[/_\-. ])(?:r?mse|mae|huber|bce)$|smooth[\s_\-]?l1|(?:^|[/_\-. ])perceptual(?![\w\-./]*(?:weight|lambda|coef))(?:$|[/_\-. ])", re.I)
+                   r"|(?:^|[/_\-. :]|train|val|valid|test|eval)(?:r?mse|mae|huber|bce)(?:$|[/_\-. :])|mean[\s_]?(?:squared|absolute)[\s_]?error"
+                   r"|(?:^|[/_\-. :])(?:n?elbo|bpd)(?:$|[/_\-. :])|smooth[\s_\-]?l1"
+                   r"|(?:^|[/_\-. ])perceptual(?![\w\-./]*(?:weight|lambda|coef))(?:$|[/_\-. ])", re.I)
+"""A name that says a loss: `loss`, a cross-entropy, an NLL, a cost, bits per byte/char/dim, a squared or
+absolute error (`mse`, `train_mae`, `trainmse`, `test:MSE`, Keras' `mean_squared_error`), a VAE's
+`ELBO` (the bound its training log prints is the loss it minimises, the negated bound)."""
 _NOT_LOSS = re.compile(r" vs |_vs_|samples|tokens$|loss[\s_\-]?scal|ppl|perplex|runtime|per_second|num_|count", re.I)
 _PERPLEXITY = re.compile(r"perplexity|(?:^|[/_\-. ])ppl(?:$|[/_\-. ])|困惑度", re.I)
 _B = r"(?:^|[/_\-. (@])"  # the start of a name's word
 _E = r"(?:$|[/_\-. ()@%\d])"  # its end
-_KL = re.compile(rf"{_B}(?:approx_?)?kl(?:_?div(?:ergence)?)?{_E}|kullback", re.I)
+_KL = re.compile(rf"{_B}(?:approx_?)?kl(?:d|_?div(?:ergence)?)?{_E}|kullback", re.I)
 _ENTROPY = re.compile(r"entropy|(?:^|[/_\-. ])ent(?:$|[/_\-. ])", re.I)
 _CROSS_ENTROPY = re.compile(r"cross[\s_\-]?entropy", re.I)
 _REWARD = re.compile(rf"reward|{_B}(?:ep_?)?rew(?:ard)?s?(?:_?mean)?{_E}|{_B}(?:episode_?|ep_?|mean_?|eval_?)?returns?(?!_?code){_E}"
                      rf"|{_B}success(?:_?rate)?{_E}|{_B}utility{_E}|奖励|回报|報酬|보상", re.I)
+_SCORE = re.compile(rf"{_B}(?:scores?|fitness){_E}", re.I)
+"""A score or a fitness (`scores`, `best_fitness`, `Average Fitness`): the objective a game-playing agent
+or an evolutionary search raises, judged as a reward is; tried after the accuracy-like names, so
+`f1_score` and `bleu_score` stay accuracies."""
+_BEST = re.compile(r"(?:^|[/_\-. ])max(?:imum)?[/_\-. ]", re.I)
+"""`max_fitness`: a population search's best individual, the search's progress (not a spread)."""
 _ACCURACY = re.compile(rf"{_B}(?:acc(?:uracy)?|top[\-_]?\d+|map|ap|precision|recall|f1|f1_score|f_?score|f\d*_?measure|bleu|rouge[\dlL]*"
                        rf"|sacrebleu|auc|auroc|miou|iou|io_u|dice|exact_match|explained_?var(?:iance)?|psnr|ssim|ndcg|mrr|hr@\d+"
                        rf"|chrf|matthews(?:_?correlation)?|mcc|pearson|spearmanr?|ari|nmi)(?:\d*){_E}"
@@ -242,7 +253,7 @@ def infer_role(metric: str) -> str:
     camel = _CAMEL.sub("_", metric)
     for role, pattern in _SIDE_RULES:
         if pattern.search(metric) or (role == "accuracy" and pattern.search(camel)):
-            if role in HIGHER_IS_BETTER and _SPREAD.search(metric):
+            if role in HIGHER_IS_BETTER and _SPREAD.search(metric) and not (pattern is _SCORE and _BEST.search(metric)):
                 return "other"  # the spread or share of a reward, not a reward: no direction to judge
             if role in HIGHER_IS_BETTER and _LOWER_BETTER.search(metric):
                 return "other"  # `top1_err`, `acc_error`: an error rate, lower is better
@@ -261,6 +272,7 @@ _SIDE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("throughput", _THROUGHPUT),
     ("step_time", _STEP_TIME),
     ("memory", _MEMORY),
+    ("reward", _SCORE),
 )
 """Roles beyond the loss, tried in this order after the loss named as such (`reward_loss` is
 a loss, `objective/rlhf_reward` a reward); the first that matches wins."""
@@ -310,6 +322,10 @@ def infer_roles(metrics, overrides: Mapping[str, str] | None = None) -> dict[str
         if role is None:
             guessed.append(m)
         roles[m] = role if role is not None else infer_role(m)
+    if any(roles[m] == "reward" and _REWARD.search(m) for m in guessed):
+        for m in guessed:  # a score stands for the reward of a run that names none (`Avg_Final_Score_100` beside `Avg_Reward_100`)
+            if roles[m] == "reward" and not _REWARD.search(m):
+                roles[m] = "other"
     if not any(r in ("loss", "eval_loss") for r in roles.values()):
         rewarded = any(r == "reward" for r in roles.values())  # an RL run's objective is its reward
         for stands_for_loss in (is_perplexity, lambda m: bool(_TOTAL.search(m)), is_adversarial,

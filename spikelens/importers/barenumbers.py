@@ -33,7 +33,7 @@ from .base import Importer, Table, long_table, to_float
 from .decoding import text_head
 from .textlogs import TEXT_SUFFIXES
 
-SUFFIXES = TEXT_SUFFIXES | {".csv", ".tsv"}
+SUFFIXES = TEXT_SUFFIXES | {".csv", ".tsv", ".dat"}
 MIN_LINES = 10
 """Fewer numbers than this are no curve (a score written once per run)."""
 _ONE = r"[ \t]*[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|(?i:nan|inf))[ \t]*"
@@ -91,6 +91,12 @@ class BareNumbersImporter(Importer):
             lines = lines[1:]
         elif infer_role(_name_of(path)) == "other":
             return False
+        if not whole and not lines:  # one line longer than the head: a row of numbers, maybe (`writerow(history)`)
+            part = text_head(head).strip()
+            return bool(re.fullmatch(rf"(?:{_ONE}{_SEP}){{{MIN_LINES},}}[-+\d.eE]*", part))
+        if lines and len(lines) < MIN_LINES and all(_ROW.fullmatch(ln) for ln in lines) and \
+                min(_width(ln) for ln in lines) >= MIN_LINES and len({_width(ln) for ln in lines}) == 1:
+            return True  # a few long rows: a series a row (`writer.writerow(history)`, `np.savetxt(f, losses.T)`)
         return len(lines) >= (MIN_LINES if whole else 2) and (all(_ROW.fullmatch(ln) for ln in lines) or all(
             _COUNTED.fullmatch(ln) for ln in lines)) and len({_width(ln) for ln in lines}) == 1
 
@@ -106,6 +112,8 @@ class BareNumbersImporter(Importer):
         bad = lines.filter(~lines.str.contains(f"^(?:{_ROW.pattern})$"))
         if bad.len():
             raise FormatError(f"{path}: not one row of numbers a line (line {bad[0][:60]!r} holds more)")
+        if lines.len() < MIN_LINES and header is None and min(_width(ln) for ln in lines) >= MIN_LINES:
+            return [self._rows_as_series(path, lines)]
         if lines.len() < MIN_LINES:
             raise FormatError(f"{path}: {lines.len()} numbers, fewer than {MIN_LINES}: no curve")
         fields = lines.str.extract_all(_FIELD)
@@ -148,6 +156,22 @@ class BareNumbersImporter(Importer):
         frame = pl.concat(parts)
         return [Table(frame=frame, source=path, format=self.name, run_key=str(path), segment_key=str(path),
                       meta=meta)]
+
+
+    def _rows_as_series(self, path: Path, lines: pl.Series) -> Table:
+        """A few long rows of numbers: each row one series (all its values on one line, as
+        `writer.writerow(history)` or a transposed `np.savetxt` leave them), named by the file and
+        the row's place (`losses_row2`), its values' places the steps."""
+        name = _name_of(path)
+        rows = [[float(x) for x in re.findall(r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|(?i:nan|inf)", ln)]
+                for ln in lines.to_list()]
+        if len({len(r) for r in rows}) != 1:
+            raise FormatError(f"{path}: its rows do not all hold as many numbers")
+        parts = [long_table(np.arange(len(r), dtype=np.int64), [None] * len(r),
+                            [name if len(rows) == 1 else f"{name}_row{k + 1}"] * len(r), np.asarray(r))
+                 for k, r in enumerate(rows)]
+        return Table(frame=pl.concat(parts), source=path, format=self.name, run_key=str(path), segment_key=str(path),
+                     meta={"step.from": "the place in its row", "metric.from": "the file's name and the row's place"})
 
 
 def _width(line: str) -> int:

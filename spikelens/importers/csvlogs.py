@@ -156,12 +156,14 @@ def step_column(columns: list[str]) -> str | None:
     with a step word (`train_step`, `iter_num`; not `steps_per_second`), or None."""
     low = {c.strip().lower(): c for c in columns}
     for name in STEP_NAMES:
-        if name in low:
+        if name in low and name != "epoch":
             return low[name]
     for key, col in low.items():  # `global step`, `train_step`, `iter_num`: a step word, nothing else
         words = set(re.split(r"[^a-z]+", key)) - {""}
         if words & _STEP_WORDS and not words & _NOT_STEP_WORDS:
             return col
+    if "epoch" in low:  # a finer count named with a step word (`training_steps`) comes before the epoch
+        return low["epoch"]
     for key, col in low.items():  # `epoch_id`, `Epoch No`: the epoch, the last resort as `epoch` is
         if is_epoch_name(key):
             return col
@@ -632,7 +634,8 @@ class CsvImporter(Importer):
             if not head.strip() or looks_binary(head):
                 return True  # read() reports the empty or binary file
             lines = head_lines(path, head, 8)
-            return self._csv_header_ok(lines) or (file_measure(path) is not None and _names_over_numbers(lines))
+            return (self._csv_header_ok(lines) or (file_measure(path) is not None and _names_over_numbers(lines))
+                    or _one_measure_column(path, lines))
         if suffix in KERAS_SUFFIXES and head.strip() and not looks_binary(head):
             return self._keras_header_ok(head_lines(path, head, 8))
         return False
@@ -746,6 +749,24 @@ def _names_over_numbers(lines: list[str]) -> bool:
             and all(len(r) == len(names) and all(map(is_numberish, r)) for r in rows))
 
 
+def _one_measure_column(path: Path, lines: list[str]) -> bool:
+    """One column of numbers under a header that names a measure (`train loss`: `df.to_csv(sep='\\t')`
+    of one series), or under pandas' own column number (`,0`: `pd.DataFrame(losses).to_csv(...)`, its
+    index first) in a file named for a measure (`train_losses.csv`)."""
+    from ..frame import infer_role
+
+    if len(lines) < 3:
+        return False
+    sep = separator_of(lines[0])
+    head = [f.strip() for f in split_fields(lines[0], sep)]
+    rows = [split_fields(ln, sep) for ln in lines[1:]]
+    if any(len(r) != len(head) or not all(map(is_numberish, r)) for r in rows):
+        return False
+    if len(head) == 1:
+        return not is_numberish(head[0]) and infer_role(head[0]) in MEASURE_ROLES
+    return len(head) == 2 and head[0] == "" and head[1].isdigit() and file_measure(path) is not None
+
+
 def _counting_column(frame: pl.DataFrame, sep: str, skip: set) -> str | None:
     """The first column when it counts the rows (whole numbers that go up every row, `x1` of a Julia
     `DataFrame(..., :auto)`, `Gen`), where no column is named as the step: the rows' own count, as
@@ -767,8 +788,12 @@ def file_measure(path: Path) -> str | None:
     `train_rewards.csv`: the rewards), else None."""
     from ..frame import infer_role
 
+    from ..frame import is_lower_better_score
+
     stem = re.sub(r"\s+", "_", path.stem.strip())
-    return stem if stem and infer_role(stem) in MEASURE_ROLES else None
+    # an error the name says (`learn_error.tsv`, `test_error.tsv`: CatBoost's, its columns named by the loss
+    # function) is what stands for the loss, lower is better
+    return stem if stem and (infer_role(stem) in MEASURE_ROLES or is_lower_better_score(stem)) else None
 
 
 _COUNT_WORDS = frozenset({"step", "steps", "iter", "iters", "iteration", "iterations", "count", "counts", "num",
@@ -786,14 +811,14 @@ def named_by_file(path: Path, long: pl.DataFrame) -> pl.DataFrame:
     """Columns that name no measure of their own (`x2`, `x3` of a Julia `DataFrame(..., :auto)` in
     `losses.csv`) measure what the file's name says: named `<measure>/<column>`, as a person reads
     them. Unchanged when a column names its own measure, or the file's name says none."""
-    from ..frame import infer_role
+    from ..frame import infer_role, sweep_arm
 
     measure = file_measure(path)
     if measure is None or long.height == 0:
         return long
     names = long.get_column("metric").unique().to_list()
-    if any(infer_role(str(n)) != "other" or counts_something(str(n)) for n in names):
-        return long
+    if any(infer_role(str(n)) != "other" or counts_something(str(n)) or sweep_arm(str(n)) for n in names):
+        return long  # (a sweep's arms, `learning_rate_0.1`, are named by `sweep_arms_named`)
     return long.with_columns(metric=pl.concat_str([pl.lit(f"{measure}/"), pl.col("metric").cast(pl.String)])
                              .cast(long.schema["metric"]))
 

@@ -68,6 +68,8 @@ _NAMED_LIST = re.compile(rb'"[^"\\]{0,60}(?:loss|acc|accuracy|reward|return)[^"\
                          rb'(?:\s*[-\d.NI][-+\w.]*\s*,){2}\s*[-\d.NI]', re.IGNORECASE)
 """An object of sections whose head names a loss, an accuracy or a reward over a list of three
 numbers or more (`"loss_weights": [1.0, 0.5]` is a setting)."""
+_NUMBERS_HEAD = re.compile(rb'^\s*\[\s*[-\d.NI]')
+"""A list whose first item is a number (`json.dump(losses, f)`)."""
 _RECORDS_HEAD = re.compile(rb'^\s*\[\s*\{')
 """A list whose first item is an object: records, maybe."""
 _KEYED_HEAD = re.compile(rb'^\s*\{\s*"[A-Za-z_\- ]{0,20}\d+"\s*:\s*\{\s*"[^"\\]{1,200}"\s*:\s*(?:[-\d.NI]|\{)')
@@ -93,6 +95,10 @@ def series_of(obj: dict, prefix: str = "") -> dict[str, list[float | None]]:
         elif isinstance(value, list) and value and all(isinstance(v, list) and v for v in value):
             # a list of lists of numbers: a curve a list (a fold, a seed, a run), numbered from 1
             out.update(series_of({str(i + 1): v for i, v in enumerate(value)}, f"{name}/"))
+        elif isinstance(value, list) and value and all(isinstance(v, dict) and any(isinstance(x, list) for x in v.values())
+                                                       for v in value):
+            # a list of histories (`[{"loss": [...]}, ...]`, a fold or a seed each), numbered from 1
+            out.update(series_of({str(i + 1): v for i, v in enumerate(value)}, f"{name}/"))
         elif isinstance(value, list) and value:
             nums = [_number(v) for v in value]
             if any(n is not None for n in nums):
@@ -107,6 +113,15 @@ def _counter(values: list[float | None]) -> bool:
     return all(b >= a for a, b in zip(values, values[1:]))
 
 
+def _rising(values: list) -> bool:
+    """Every value above the one before: a counter that numbers each point (no two points at one epoch)."""
+    return all(b > a for a, b in zip(values, values[1:]))
+
+
+def _counter_key(name: str, values: list) -> bool:
+    return name.split("/")[-1].lower() in STEP_KEYS + EPOCH_KEYS and _counter(values)
+
+
 def history_long(series: dict[str, list[float | None]]):
     """The long frame of a history (see the module doc) and the name of the step list used."""
     counters = {k for k, v in series.items() if k.split("/")[-1].lower() in STEP_KEYS + EPOCH_KEYS and _counter(v)}
@@ -118,6 +133,8 @@ def history_long(series: dict[str, list[float | None]]):
     n = max(len(v) for v in metrics.values())
     step_key = next((k for name in STEP_KEYS for k in sorted(counters)
                      if k.split("/")[-1].lower() == name and len(series[k]) == n), None)
+    step_key = step_key or next((k for name in EPOCH_KEYS for k in sorted(counters) if k.split("/")[-1].lower() == name
+                                 and len(series[k]) == n and _rising(series[k])), None)  # the epochs, where no step is
     axis = np.asarray(series[step_key], dtype=np.int64) if step_key else np.arange(n, dtype=np.int64)
     steps, names, values = [], [], []
     for name, vals in metrics.items():
@@ -159,9 +176,11 @@ def history_section(series: dict[str, list[float | None]]) -> dict[str, list[flo
     """The lists of the object that holds the longest list (a document of sections: its history)."""
     if not series:
         return series
-    longest = max(series, key=lambda k: len(series[k]))
-    parent = longest.rpartition("/")[0]
-    return {k: v for k, v in series.items() if k.rpartition("/")[0] == parent}
+    curves = {k: v for k, v in series.items() if not _counter_key(k, v)} or series
+    longest = max(curves, key=lambda k: len(curves[k]))
+    parent, n = longest.rpartition("/")[0], len(curves[longest])
+    # a counter as long as the curves counts their points wherever it sits (`{"epoch": [...], "history": {...}}`)
+    return {k: v for k, v in series.items() if k.rpartition("/")[0] == parent or (_counter_key(k, v) and len(v) == n)}
 
 
 class JsonHistoryImporter(Importer):
@@ -182,6 +201,8 @@ class JsonHistoryImporter(Importer):
             return True  # numbers keyed by their step: one curve, named by the file
         if _SECTION_HEAD.match(head) and (_NAMED_LIST.search(head) or _NAMED_RECORDS.search(head)):
             return True
+        if _NUMBERS_HEAD.match(head) and _measure(path) is not None:
+            return True  # a list of numbers in a file named for what they measure (`losses.json`)
         return bool(_RECORDS_HEAD.match(head)) and _records_look_logged(head)
 
     def read(self, path: Path) -> list[Table]:
@@ -190,6 +211,13 @@ class JsonHistoryImporter(Importer):
             obj = json.loads(text)
         except ValueError as exc:
             raise FormatError(path, f"not a whole JSON document ({exc.msg} at line {exc.lineno})") from None
+        if isinstance(obj, list) and obj and all(_number(v) is not None or v is None for v in obj):
+            name = _measure(path) or _name_of(path)  # `json.dump(losses, f)`: one curve, named by the file
+            frame, _ = history_long({name: [_number(v) for v in obj]})
+            if frame is None:
+                raise FormatError(path, "a JSON list of numbers with no value in it")
+            return [Table(frame=frame, source=path, format=self.name, run_key=str(path), segment_key=str(path),
+                          meta={"step.from": "list index", "metric.from": "the file's name"})]
         if isinstance(obj, list):
             frame, step_key = records_long(path, obj)
             return [Table(frame=frame, source=path, format=self.name, run_key=str(path), segment_key=str(path),
@@ -337,7 +365,7 @@ def records_long(path: Path, records: list):
     keys = {k for r in rows for k in r}
     step_key = next((k for name in STEP_KEYS for k in sorted(keys) if k.lower() == name
                      and all(isinstance(r.get(k), int) and not isinstance(r.get(k), bool) for r in rows if k in r)),
-                    None)
+                    None) or _record_counter(rows, keys)
     steps, names, values = [], [], []
     for i, r in enumerate(rows):
         at = r.get(step_key, i) if step_key else i
@@ -360,6 +388,25 @@ def records_long(path: Path, records: list):
     step = np.asarray([steps[i] for i in kept], dtype=np.int64)
     return long_table(step, [None] * step.size, [names[i] for i in kept],
                       np.asarray([values[i] for i in kept], dtype=np.float64)), step_key
+
+
+_COUNTING_WORDS = frozenset({"epoch", "epochs", "frame", "episode", "iteration", "iter", "round", "generation", "gen",
+                             "batch", "step", "update", "trial"})
+_NUMBER_WORDS = frozenset({"id", "idx", "index", "num", "number", "no", "n", "count"})
+
+
+def _record_counter(rows: list[dict], keys: set) -> str | None:
+    """Where no key is named as the step: a key named as a count of the loop (`epoch`, `frame_number`,
+    `episode`, `epoch_id`) whose whole numbers rise from record to record, in every record: the
+    records' own count, as a person reads it (1-based epochs stay 1-based). None if there is none."""
+    for k in sorted(keys, key=lambda k: (k.lower() not in EPOCH_KEYS, k)):
+        words = set(re.split(r"[^a-z]+", k.lower())) - {""}
+        if not words & _COUNTING_WORDS or words - _COUNTING_WORDS - _NUMBER_WORDS:
+            continue
+        vals = [r.get(k) for r in rows]
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in vals) and len(vals) >= 2 and _rising(vals):
+            return k
+    return None
 
 
 _KEY_NUMBER = re.compile(r"^(?P<pre>\D*?)(?P<n>\d+)$")
