@@ -148,14 +148,33 @@ class DivergenceDetector(Detector):
         fell = i0 + int(np.argmax(after < best - 0.5 * lost))
         if n - fell < max(20, int(n * self.min_duration_fraction)) or np.mean(sm[fell:] < best - 0.5 * lost) < 0.8:
             return []  # a late dip, or a fall it climbed back from
+        kept = _never_kept(y)
+        if kept is not None:
+            from .plateaus import PlateauDetector  # (its flat reading of the reward comes first: one finding)
+
+            return [] if PlateauDetector()._reward_flat(series, ctx) else [self._never_kept(series, ctx, step, *kept)]
+        below = (f"back below where its log began ({first:.4g}): it lost all it had gained" if tail < first else
+                 f"losing {lost / gained:.0%} of what the run had gained (from {first:.4g}): the policy got worse "
+                 f"and did not come back")
         msg = (f"{series.label} collapsed: from {float(sm[i0]):.4g} at step {int(step[i0])} it fell to {tail:.4g} "
-               f"by step {int(step[-1])} and stayed down, losing {lost / gained:.0%} of what the run had gained "
-               f"(from {first:.4g}): the policy got worse and did not come back")
+               f"by step {int(step[-1])} and stayed down, {below}")
         return [Finding(kind="divergence", code=self.code, run=ctx.run, metric=series.metric, severity="warning",
-                        message=msg, start_step=int(step[i0]), magnitude=float(lost / gained),
+                        message=msg, start_step=int(step[i0]), end_step=int(step[-1]), magnitude=float(lost / gained),
                         evidence={"turn_value": float(sm[i0]), "end_value": tail, "first_value": first,
                                   "lost_share": float(lost / gained), "last_step": int(step[-1]),
                                   "higher_is_better": True})]
+
+    def _never_kept(self, series: Series, ctx: RunContext, step: np.ndarray, start: float, best: float, i_best: int,
+                    end: float, w: int) -> Finding:
+        """A reward that fell back to where it began: the run as a whole learned nothing it kept."""
+        msg = (f"{series.label} never kept a gain: it started at {start:.4g} (first {w} points), its best stretch of "
+               f"{w} stood at {best:.4g} (step {int(step[i_best])}) and it fell back to {end:.4g} by step "
+               f"{int(step[-1])}, no better than where it began: the policy learned nothing it kept")
+        return Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric, severity="warning",
+                       message=msg, start_step=int(step[0]), end_step=int(step[-1]),
+                       evidence={"reading": "never", "level": start, "best": best, "best_step": int(step[i_best]),
+                                 "end": end, "points": int(step.size), "never_learned": True, "fell_back": True,
+                                 "higher_is_better": True})
 
     def _below_zero(self, series: Series, ctx: RunContext, step: np.ndarray, value: np.ndarray) -> Finding | None:
         """A loss that falls through zero and keeps going: its last tenth `runaway_orders`
@@ -329,3 +348,21 @@ def _previous(drops: list[int], d: int) -> int:
     """The LR drop before `d` (0 for the first)."""
     before = [x for x in drops if x < d]
     return before[-1] if before else 0
+
+
+def _never_kept(y: np.ndarray) -> tuple[float, float, int, float, int] | None:
+    """(start, best, best index, end, window) of a reward whose best stretch stood above its start
+    by less than three of its one-point swings (an episode's luck, not a skill) and that ended
+    where it began (within the noise of a tenth's median): a run that never learned, whatever
+    a burst of lucky episodes did; one that fell further below its start than it ever stood above
+    it got worse than it began (a collapse). Levels are medians of a tenth of the run, the sustained
+    reading of "never rose" (objective.py)."""
+    n = y.size
+    w = max(3, n // 10)
+    med = np.median(np.lib.stride_tricks.sliding_window_view(y, w), axis=1)
+    i_best = int(np.argmax(med))
+    start, best, end = float(np.median(y[:w])), float(med[i_best]), float(np.median(y[-w:]))
+    sigma = global_sigma(y)
+    if best - start >= 3.0 * sigma or end > start + 3.0 * sigma * 1.2533 / np.sqrt(w) or start - end > best - start:
+        return None
+    return start, best, i_best, end, w
