@@ -103,6 +103,14 @@ class OverfittingDetector(Detector):
             found.severity = "info"
             found.message += (f"; only {len(turned)} of the run's {len(judged)} eval losses turned up: one class or "
                               f"head, not the model")
+        family = _family(series.metric, [m for m, s in ctx.series.items()
+                                         if np.isfinite(s.value).sum() >= self.min_evals + 2])
+        moved = sum(s.metric in family for s, _ in turned)
+        if found.severity != "info" and len(family) >= 4 and moved < len(family) / 4:
+            # `val_SYM_precision` turning while `val_DIS_precision` and a dozen other classes' held: that class
+            found.severity = "info"
+            found.message += (f"; only {moved} of the run's {len(family)} curves named like it (one per class or "
+                              f"head) turned: one class or head, not the model")
         return [found]
 
     def _too_early(self, hit: dict, train: Series | None) -> tuple[str, str] | None:
@@ -193,6 +201,27 @@ class OverfittingDetector(Detector):
 def _name_parts(metric: str) -> list[str]:
     """`valid_ce_loss` -> [valid, ce, loss]: a total eval loss has fewer parts than its terms."""
     return [p for p in re.split(r"[/_\-. ]+", metric) if p]
+
+
+def _family(metric: str, names: list[str]) -> set[str]:
+    """The curves named like `metric` but for one part (`val_SYM_precision` and `val_DIS_precision`,
+    `val/head3/acc` and `val/head7/acc`): one per class or head of the same measure."""
+    parts = _name_parts(metric)
+    out = {metric}
+    for name in names:
+        other = _name_parts(name)
+        if len(other) != len(parts) or len(parts) < 3:
+            continue
+        differ = [i for i, (a, b) in enumerate(zip(parts, other)) if a != b]
+        # the class sits between the split (`val`) and the measure (`precision`); a measure is no class
+        if len(differ) == 1 and 0 < differ[0] < len(parts) - 1 \
+                and not {parts[differ[0]].lower(), other[differ[0]].lower()} & _MEASURES:
+            out.add(name)
+    return out
+
+
+_MEASURES = {"loss", "acc", "accuracy", "precision", "recall", "f1", "fb1", "auc", "map", "iou", "miou", "dice",
+             "wer", "cer", "bleu", "rouge", "top1", "top5", "error", "err", "ppl", "perplexity", "mse", "mae", "rmse"}
 
 
 def curve_noise(y: np.ndarray) -> float:
