@@ -14,6 +14,7 @@ a plateau when something says the model should have been learning there:
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -266,7 +267,7 @@ class PlateauDetector(Detector):
             if fell is None or abs(fell) < self.min_score_train_fall:
                 return []  # the training loss stood still too: its own plateau is the finding
         for s in held:
-            if scores.never_above_zero(s):
+            if scores.never_above_zero(s) and not _ranked_hits(s):
                 return [self._zero_score(s, ctx)]
         for s in held:
             found = self._chance_score(s, ctx)
@@ -798,3 +799,14 @@ def _lr_explains(ctx: RunContext, start: float, brk: float, after_end: float) ->
     dropped = window.size > 0 and float(window.min()) < 0.6 * before
     warming = at(brk) > 1.5 * at(start)
     return dropped or warming
+
+
+_RANKING = re.compile(r"(?:recall|hits?|precision|ndcg|map|acc(?:uracy)?)(?:_at_|@|_?top_?)\d+|\b(?:mrr|ndcg)\b|"
+                      r"(?:^|[/_\-. ])(?:mrr|ndcg)(?:$|[/_\-. ])", re.IGNORECASE)
+
+
+def _ranked_hits(s: Series) -> bool:
+    """A ranking score (recall@10, hits@k, MRR, NDCG) above zero at some evaluation: its chance
+    level is k over the candidates (0.1% of 10,000 items), so 0.6% is answers found, not none;
+    only exact zeros say the model never ranked a right answer."""
+    return bool(_RANKING.search(s.metric)) and float(np.max(s.finite()[1])) > 0
