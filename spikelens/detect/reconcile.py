@@ -13,7 +13,7 @@ from .base import RunContext
 from .grouping import group_events, setting_is_a_cause
 from .significance import weigh
 from ..model.finding import EVENT_KINDS, Finding
-from .stats import median_interval
+from .stats import global_sigma, median_interval
 
 
 def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
@@ -32,7 +32,8 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
     for osc in by_kind.get("oscillation", []):
         margin = max(10 * interval(osc.metric), 0.1 * ((osc.end_step or osc.start_step) - osc.start_step))
         folded = [f for f in by_kind.get("spike", []) if f.metric == osc.metric and f.peak_step is not None
-                  and osc.start_step - margin <= f.peak_step <= (osc.end_step or f.peak_step) + margin]
+                  and osc.start_step - margin <= f.peak_step <= (osc.end_step or f.peak_step) + margin
+                  and not _beyond_the_swings(f, osc)]
         for f in folded:
             drop.add(id(f))
         if folded:
@@ -42,8 +43,8 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
         margin = 10 * interval(nan.metric)
         lo = nan.evidence.get("blowup_start_step", nan.start_step)
         for f in by_kind.get("spike", []) + by_kind.get("divergence", []):
-            if f.metric != nan.metric:
-                continue
+            if f.metric != nan.metric or f.evidence.get("before_nan"):
+                continue  # (a stretch trained far above its level before the NaN: its own event, detect.prenan)
             anchor = f.peak_step if f.kind == "spike" else f.start_step
             if anchor is None:
                 continue
@@ -101,8 +102,7 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
                 drop.add(id(f))
                 div.evidence.setdefault("folded", []).append(f"{f.kind} at step {f.anchor_step}")
     for plateau in by_kind.get("plateau", []):
-        _fold_frozen_into_never_rose(plateau, by_kind.get("plateau", []), ctx, drop)
-        _fold_frozen_score_into_stuck_loss(plateau, by_kind.get("plateau", []), ctx, drop)
+        _fold_frozen(plateau, by_kind.get("plateau", []), ctx, drop)
         _fold_into_never_learned(plateau, findings, ctx, drop)
         if id(plateau) not in drop:
             _fold_into_blowup(plateau, by_kind.get("spike", []), ctx, drop)
@@ -120,6 +120,32 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
     for f in findings + replaced:
         plain_numbers(f)
     return findings + replaced
+
+
+BAD_BATCH_SWINGS = 10.0
+"""A one-step jump (a bad batch) this many times the oscillation's typical swing (both in log) is not
+one of its swings."""
+
+
+def _beyond_the_swings(spike: Finding, osc: Finding) -> bool:
+    """A bad batch inside an oscillation is its own event when its jump dwarfs the oscillation's
+    swings: a loss swinging 7% around its trend does not jump 33x for one step as one more swing."""
+    amp, ratio = osc.evidence.get("amplitude"), spike.magnitude
+    if not spike.evidence.get("bad_batch") or not isinstance(amp, float) or not ratio or ratio <= 1:
+        return False
+    return float(np.log(ratio)) > BAD_BATCH_SWINGS * amp
+
+
+def _bad_batch_beyond_its_noise(spike: Finding, s) -> bool:
+    """A one-step jump (a bad batch) whose size (log) is `BAD_BATCH_SWINGS` x the curve's own
+    point-to-point noise is no part of a flat level's noise: a loss flat at 6.9 within 2% that reads
+    66,000 for one step had a bad batch, whatever else the run did."""
+    if spike.kind != "spike" or not spike.evidence.get("bad_batch") or not spike.magnitude or spike.magnitude <= 1:
+        return False
+    _, v = s.finite()
+    if v.size < 3 or not (v > 0).all():
+        return False
+    return float(np.log(spike.magnitude)) > BAD_BATCH_SWINGS * global_sigma(np.log(v))
 
 
 def plain_numbers(f: Finding) -> None:
@@ -224,6 +250,11 @@ def _fold_into_never_learned(plateau: Finding, findings: list[Finding], ctx: Run
         if f is plateau or id(f) in drop:
             continue
         if f.kind in FOLDED_BY_NEVER_LEARNED and (f.metric == plateau.metric or _held_out_noise(f, plateau, ctx)):
+            if f.metric == plateau.metric and _bad_batch_beyond_its_noise(f, s):
+                f.severity = "info"  # a bad batch in a run that never learned: listed, the plateau leads
+                f.evidence["inside_never_learned"] = True
+                f.message += "; inside the stretch where the run never learned (that is the finding that leads)"
+                continue
             drop.add(id(f))
             folded.append(f"{f.kind} at step {f.anchor_step}")
         elif f.kind == "nan" and ctx.roles.get(f.metric or "") == "grad_norm" \
@@ -288,53 +319,49 @@ def _fold_swing_into_runaway(div: Finding, spikes: list[Finding], ctx: RunContex
         div.message += f"; the spike{size} at step {top.anchor_step} was its first swing"
 
 
-def _fold_frozen_into_never_rose(plateau: Finding, plateaus: list[Finding], ctx: RunContext, drop: set[int]) -> None:
-    """A reward that never rose and a loss frozen at one value over the same steps are one
-    event: nothing was updated, so the policy never improved. The reward's plateau is the
-    finding (what the run is judged by); the frozen loss is its likely cause, in its message."""
+def _fold_frozen(plateau: Finding, plateaus: list[Finding], ctx: RunContext, drop: set[int]) -> None:
+    """A curve that never learned (a reward that never rose, a loss stuck where it started or at
+    chance, a score that never rose above zero) and a curve frozen at one exact value over the same
+    steps are one event, a run that never learned: the never-learned plateau is the finding (what
+    the run is judged by) and the frozen curve its evidence, one alarm rather than one per metric.
+    A frozen loss beside a reward is the likely cause (nothing was being updated), so its message
+    says why; a frozen score beside a stuck loss or on the same score is the same symptom."""
     ev = plateau.evidence
-    if not (ev.get("higher_is_better") and ev.get("reading") == "never") or plateau.start_step is None \
-            or ctx.roles.get(plateau.metric or "") != "reward":
+    role = ctx.roles.get(plateau.metric or "")
+    never = ev.get("reading") == "never" and (ev.get("higher_is_better") or role == "loss")
+    if id(plateau) in drop or plateau.start_step is None or not (never or (ev.get("reading") == "chance"
+                                                                          and role == "loss")):
         return
     hi = plateau.end_step if plateau.end_step is not None else plateau.start_step
     for f in plateaus:
-        if f is plateau or id(f) in drop or f.evidence.get("reading") != "frozen" or f.start_step is None:
+        fev = f.evidence
+        if f is plateau or id(f) in drop or fev.get("reading") != "frozen" or f.start_step is None:
             continue
+        if f.metric == plateau.metric and f.severity == "info" and fev.get("other_score_moved"):
+            # the same score at zero while another score of the run rose: one class never right, not the
+            # model; the frozen reading knows it and stays as the note, the plateau takes its severity
+            plateau.severity = "info"
+            ev["other_score_moved"] = fev["other_score_moved"]
+            plateau.message += f"; {fev['other_score_moved']} rose meanwhile: one class or part never right, not the model"
+            continue
+        cause = role == "reward"  # a frozen curve beside a reward: nothing was updated
+        if not cause and not fev.get("higher_is_better"):
+            continue  # a frozen loss beside a stuck loss or score is its own finding
         f_end = f.end_step if f.end_step is not None else f.start_step
-        overlap = min(hi, f_end) - max(plateau.start_step, f.start_step)
-        if overlap < 0.5 * max(hi - plateau.start_step, 1):
+        # a cause spans most of what it explains; a symptom lies mostly inside the event
+        span = hi - plateau.start_step if cause else f_end - f.start_step
+        if min(hi, f_end) - max(plateau.start_step, f.start_step) < 0.5 * max(span, 1):
             continue  # frozen over another stretch: its own finding
         drop.add(id(f))
         ev.setdefault("folded", []).append(f"{f.kind} at step {f.anchor_step}")
-        ev["frozen"] = {"metric": f.metric, "level": f.evidence.get("level"), "start_step": f.start_step}
-        level = f.evidence.get("level")
+        ev["frozen"] = {"metric": f.metric, "level": fev.get("level"), "start_step": f.start_step}
+        level = fev.get("level")
         at = f" {level:.6g}" if isinstance(level, (int, float)) else " one value"
-        plateau.message += f"; {f.metric} was exactly{at} over the same steps: nothing was being updated, which is why"
-
-
-def _fold_frozen_score_into_stuck_loss(plateau: Finding, plateaus: list[Finding], ctx: RunContext,
-                                       drop: set[int]) -> None:
-    """A loss stuck where it started (at chance, never left its level) and a score frozen at one
-    value over the same steps are one event, a model that never learned: the loss's plateau is the
-    finding, the frozen score its evidence (one alarm, not one per metric)."""
-    if id(plateau) in drop or plateau.start_step is None or plateau.evidence.get("reading") not in ("chance", "never") \
-            or ctx.roles.get(plateau.metric or "") != "loss":
-        return
-    hi = plateau.end_step if plateau.end_step is not None else plateau.start_step
-    for f in plateaus:
-        ev = f.evidence
-        if f is plateau or id(f) in drop or ev.get("reading") != "frozen" or not ev.get("higher_is_better") \
-                or f.start_step is None:
-            continue
-        f_end = f.end_step if f.end_step is not None else f.start_step
-        if min(hi, f_end) - max(plateau.start_step, f.start_step) < 0.5 * max(f_end - f.start_step, 1):
-            continue  # frozen over another stretch: its own finding
-        drop.add(id(f))
-        plateau.evidence.setdefault("folded", []).append(f"{f.kind} at step {f.anchor_step}")
-        plateau.evidence["frozen_score"] = {"metric": f.metric, "level": ev.get("level")}
-        level = ev.get("level")
-        at = f" {level:.6g}" if isinstance(level, (int, float)) else " one value"
-        plateau.message += f"; {f.metric} was exactly{at} over the same steps"
+        if f.metric == plateau.metric:
+            plateau.message += f"; it was exactly{at} at every evaluation"
+        else:
+            plateau.message += (f"; {f.metric} was exactly{at} over the same steps"
+                                + (": nothing was being updated, which is why" if cause else ""))
 
 
 def _held_out_noise(f: Finding, plateau: Finding, ctx: RunContext) -> bool:
