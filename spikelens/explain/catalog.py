@@ -531,6 +531,50 @@ NAN_FROM_START: tuple[str, ...] = (
 )
 """Tips for a metric that is NaN from its first point (no finite value before it)."""
 
+def _code(code, title, what, why, tries, related=()) -> Entry:
+    return Entry(code, "code", title, what, why, tuple(tries), tuple(related))
+
+
+CODES: dict[str, Entry] = {e.name: e for e in (
+    _code(
+        "SL208", "Objective fall, frozen score or reward that never rose",
+        "The score or reward the run is judged by (an accuracy, an F1, an RL return), read the right "
+        "way up: a fall of a third or more of its level in one evaluation that stands out of its own "
+        "noise (a spike when it is back within two evaluations, a collapse when it stays down); an "
+        "accuracy-like score that repeated one exact value at every evaluation (the model's answers "
+        "never changed); or a main reward whose best sustained stretch never stood materially above "
+        "where it began (the policy learned nothing that shows).",
+        "A collapse of the objective is the run losing what it had learned; a frozen score is a model "
+        "that answers the same whatever it is shown; a reward that never moved is a policy that never "
+        "improved, whatever its losses did.",
+        ("Keep the checkpoint from before {start_step|the fall}; compare the evaluation at the fall with "
+         "the one before it (same data, same code, same checkpoint?).",
+         "For a frozen score: check the predictions are not one class (a constant or majority-class "
+         "output), that the labels reach the loss and the metric, and that the weights are finite.",
+         "For a reward that never rose: check the reward reaches the learner (its sign and scale), the "
+         "exploration schedule and the learning rate; run a known-good baseline on the same environment."),
+        ("divergence", "plateau", "spike", "overfitting"),
+    ),
+    _code(
+        "SL209", "Reinforcement-learning run-away: value, policy std or update size",
+        "A reinforcement learner's own quantities running away while its reward may still look fine: a "
+        "Q-value or value estimate orders of magnitude above its first values and still growing (no "
+        "fixed point), a Gaussian policy's standard deviation grown tenfold and still rising, or a PPO "
+        "update whose approximate KL has a median of a nat or more (every update replaces the policy).",
+        "A value estimate with no fixed point makes every target wrong; a policy whose std grew tenfold "
+        "acts at random (its actions clipped to the bounds); updates that replace the policy each time "
+        "make the trust region meaningless. The reward curve may hide all three for a while.",
+        ("Q-values: lower the critic's learning rate, add a target network or update it less often, "
+         "scale or clip the rewards.",
+         "Policy std: bound the log-std and lower the entropy coefficient.",
+         "Update KL: normalise the advantages, lower the clip range or the learning rate, and check the "
+         "KL compares the old policy's log-probabilities with the new one's."),
+        ("divergence", "nan", "spike"),
+    ),
+)}
+"""Pages of codes that report a kind another code reports too (SL208 and SL209 report
+`divergence` beside SL202): each code explains what its own detector judges."""
+
 ENTRIES: dict[str, Entry] = {e.name: e for e in (*KINDS, *CAUSES)}
 _ALIASES: dict[str, str] = {a: e.name for e in ENTRIES.values() for a in e.aliases}
 
@@ -548,7 +592,7 @@ def get(name: str) -> Entry | None:
 
 def lookup(name: str) -> Entry:
     """The entry for NAME (a kind, a cause, or a detector code like SL101)."""
-    entry = get(name)
+    entry = get(name) or CODES.get(name.strip().upper())
     if entry is None:
         kind = _kind_of_code(name)
         entry = get(kind) if kind else None
