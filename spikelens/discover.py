@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 import numpy as np
 import polars as pl
@@ -16,6 +16,7 @@ import polars as pl
 from . import diagnostics, storage
 from .errors import FormatError, InputError, NothingFound, SpikelensError
 from .frame import SCHEMA, concat, conform, seq_dtype
+from .groupindex import SourceGroups
 from .importers.base import Importer, Table, read_head
 from .naming import key_name
 from .sanitize import shown
@@ -67,16 +68,29 @@ def _claim(path: Path, is_dir: bool) -> Importer | None:
 
 def find_sources(paths: Iterable[str | os.PathLike]) -> list[Source]:
     """Every readable source under the paths, in a stable order; symlinked folders are
-    not followed twice (W&B's `latest-run` points at a run already walked)."""
+    not followed twice (W&B's `latest-run` points at a run already walked). All held: a
+    sweep's discovery (`source_groups`) keeps them on disk past a few thousand."""
     found: list[Source] = []
     seen: set[Path] = set()
+
+    def add(source: Source, real: Path) -> None:
+        found.append(source)
+        seen.add(real)
+
+    _find(paths, seen.__contains__, add)
+    return found
+
+
+def _find(paths: Iterable[str | os.PathLike], seen: Callable[[Path], bool],
+          add: Callable[[Source, Path], None]) -> None:
+    """Walk the paths; each readable source not `seen` (by resolved path) is `add`ed in walk order."""
     for raw in paths:
         root = storage.localize(raw)  # an object-storage URL is copied, an MLflow URI pointed to
         if not root.exists():
             raise InputError(root, "no such file or folder")
         for path, is_dir in _walk(root):
             real = path.resolve()
-            if real in seen:
+            if seen(real):
                 continue
             imp = _claim(path, is_dir)
             if imp is None and not is_dir and path == root:
@@ -85,9 +99,7 @@ def find_sources(paths: Iterable[str | os.PathLike]) -> list[Source]:
                 if not is_dir:
                     _note_crashed_text(path) or _note_passed_over(path)
                 continue
-            seen.add(real)
-            found.append(Source(path, imp, imp.group_key(path)))
-    return found
+            add(Source(path, imp, imp.group_key(path)), real)
 
 
 def _claim_named(path: Path) -> Importer | None:
@@ -424,17 +436,47 @@ def _merge_segment(by_segment: dict[int, dict], row: dict) -> None:
         have["start_time"] = min(have.get("start_time") or row["start_time"], row["start_time"])
 
 
-def source_groups(roots: list[Path]) -> list[list[Source]]:
-    """The groups of sources under the roots; NothingFound (naming the formats looked
-    for) when there is nothing readable."""
-    sources = find_sources(roots)
-    if not sources:
-        sources = _crashed_logs(roots)
-    if not sources:
-        where = ", ".join(storage.safe_url(storage.unmangle(str(r))) for r in roots)
-        raise NothingFound(where, f"no training logs found{_passed_over(roots)}{_near_misses(roots)} "
-                                  f"(spikelens ls --formats lists what each reader looks for)")
-    return groups(sources)
+def source_groups(roots: list[Path], spool: Path | None = None) -> SourceGroups:
+    """The groups of sources under the roots, in first-seen order (`groups`'s), kept on
+    disk past `groupindex.SPILL` sources (in a private folder inside `spool`, else in
+    `SPIKELENS_SPOOL_DIR` or the system's temporary folder: `close()` removes it); NothingFound
+    (naming the formats looked for) when there is nothing readable."""
+    found = SourceGroups(_spool_dir(spool, roots))
+    try:
+        _find(roots, found.seen, found.add)
+        if not found:
+            for source in _crashed_logs(roots):
+                found.add(source, source.path)
+        if not found:
+            where = ", ".join(storage.safe_url(storage.unmangle(str(r))) for r in roots)
+            raise NothingFound(where, f"no training logs found{_passed_over(roots)}{_near_misses(roots)} "
+                                      f"(spikelens ls --formats lists what each reader looks for)")
+        return found.finish()
+    except BaseException:  # an error, Ctrl-C: an on-disk index goes now
+        found.close()
+        raise
+
+
+def _spool_dir(spool: Path | None, roots: list[Path]) -> Path | None:
+    """The folder a discovery's on-disk index is made in (a private folder inside it), made
+    while the walk goes on: `SPIKELENS_SPOOL_DIR`, the caller's folder, the system's temporary
+    one, the first that is not among the logs walked (nor beside a log file named); None (held
+    in memory) when none is."""
+    import tempfile
+
+    from .outputs import refuse_overlap
+    from .pipeline.spool import PREFIX
+
+    named = os.environ.get("SPIKELENS_SPOOL_DIR")
+    for folder in (Path(named) if named else None, spool, Path(tempfile.gettempdir())):
+        if folder is None:
+            continue
+        try:
+            refuse_overlap(folder / PREFIX, roots, "the spool", near_files=True)
+        except SpikelensError:
+            continue
+        return folder
+    return None
 
 
 PASSED_OVER_SHOWN = 3
@@ -491,5 +533,9 @@ def _crashed_logs(roots: list[Path]) -> list[Source]:
 def iter_runs(paths: Iterable[str | os.PathLike]) -> Iterator[Run]:
     """Runs under the paths, one group at a time (memory holds one group)."""
     roots = [Path(p) for p in paths]
-    for group in source_groups(roots):
-        yield from read_group(group, roots)
+    found = source_groups(roots)
+    try:
+        for group in found:
+            yield from read_group(group, roots)
+    finally:
+        found.close()

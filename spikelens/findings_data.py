@@ -338,21 +338,7 @@ def read(path: Path, columns: list[str] | None = None) -> pl.DataFrame:
     empty = pl.DataFrame(schema={k: SCHEMA[k] for k in columns})
     if is_folder(path):
         listed = _manifest(path) if path.is_dir() else None
-        files = [path / folder / name for folder, name in (listed or {}).items()]
-        if not files:
-            return empty
-        try:
-            return pl.scan_parquet(files, hive_partitioning=True).select(columns).collect()
-        except (OSError, pl.exceptions.PolarsError):
-            pass  # find the damaged ones, keep the others
-        good = []
-        for f in files:
-            try:
-                good.append(pl.scan_parquet(f, hive_partitioning=True).select(columns).collect())
-            except (OSError, pl.exceptions.PolarsError) as exc:
-                diagnostics.warn(f"{f}: damaged findings partition ({_first_line(exc)}); its runs are read again "
-                                 "and it is written anew")
-        return pl.concat(good, how="vertical_relaxed") if good else empty
+        return _read_files(path, [path / folder / name for folder, name in (listed or {}).items()], columns)
     try:
         return pl.scan_parquet(path).select(columns).collect()
     except pl.exceptions.ColumnNotFoundError:
@@ -365,6 +351,39 @@ def read(path: Path, columns: list[str] | None = None) -> pl.DataFrame:
         diagnostics.warn(f"{path}: damaged findings dataset ({_first_line(exc)}); every run is read again and "
                          "the file written anew")
         return empty
+
+
+def _read_files(path: Path, files: list[Path], columns: list[str]) -> pl.DataFrame:
+    """Partitions of a folder dataset as one table; a damaged one left out with a warning."""
+    empty = pl.DataFrame(schema={k: SCHEMA[k] for k in columns})
+    if not files:
+        return empty
+    try:
+        return pl.scan_parquet(files, hive_partitioning=True).select(columns).collect()
+    except (OSError, pl.exceptions.PolarsError):
+        pass  # find the damaged ones, keep the others
+    good = []
+    for f in files:
+        try:
+            good.append(pl.scan_parquet(f, hive_partitioning=True).select(columns).collect())
+        except (OSError, pl.exceptions.PolarsError) as exc:
+            diagnostics.warn(f"{f}: damaged findings partition ({_first_line(exc)}); its runs are read again "
+                             "and it is written anew")
+    return pl.concat(good, how="vertical_relaxed") if good else empty
+
+
+def read_slices(path: Path, columns: list[str], files_per_slice: int) -> Iterator[pl.DataFrame]:
+    """`read`'s table in parts: a folder's partitions `files_per_slice` at a time (the
+    previous sweep's kept states of 10^5 runs are never one table in memory); a single
+    file whole. Damaged partitions are left out as `read` leaves them."""
+    if not is_folder(path):
+        yield read(path, columns)
+        return
+    listed = _manifest(path) if path.is_dir() else None
+    names = list(listed or {})
+    for lo in range(0, len(names), files_per_slice):
+        part = {k: listed[k] for k in names[lo:lo + files_per_slice]}  # type: ignore[index]
+        yield _read_files(path, [path / folder / name for folder, name in part.items()], columns)
 
 
 def _looks_parquet(path: Path) -> bool:

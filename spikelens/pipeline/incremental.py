@@ -102,42 +102,105 @@ STATE_SLICE = 1024
 """Kept states turned into Python objects (and, with a spool, written there) this many at a time."""
 
 
-def previous(path: Path | None, settings_key: str, spool: Any = None
-             ) -> tuple[dict[str, GroupState], dict[str, str]]:
+def previous(path: Path | None, settings_key: str, spool: Any = None) -> tuple[Any, Any]:
     """The groups a previous sweep kept in the dataset under the same settings (their
     states loaded and validated: one that does not load is left out, with one warning),
     and the hash of each run's rows as written. With a `spool`, each state's bytes and its
-    decoded reports wait there, not in memory (a sweep of 10^5 reused runs)."""
+    decoded reports wait there, and both maps are SQLite tables of its folder (`Kept`): a
+    sweep of 10^5 reused runs holds none of them."""
     if path is None or not path.exists():
         return {}, {}
-    table = findings_data.read(path, ["row", "run", "group_key", "fingerprint", "settings", "state", "rows_hash"])
-    table = table.filter(pl.col("row") == "run")
-    hashes = {r: h for r, h in zip(table.get_column("run").to_list(), table.get_column("rows_hash").to_list()) if h}
-    table = table.filter(pl.col("state").is_not_null() & (pl.col("settings") == settings_key))
-    groups: dict[str, GroupState] = {}
+    groups: Any = {} if spool is None else Kept(spool, "kept", settings_key)
+    hashes: Any = {} if spool is None else Kept(spool, "hashes", settings_key)
     bad: list[str] = []
-    rows = (zip(*(part.get_column(c).to_list() for c in ("group_key", "fingerprint", "state")))
-            for part in table.iter_slices(STATE_SLICE))  # a slice's states as Python objects at a time, not all
     st = settings_key  # every kept state's, as filtered: one string held, not a copy a group
-    for key, fp, state in (row for part in rows for row in part):
-        try:
-            restored = statejson.loads(state)
-        except statejson.StateError as exc:
-            bad.append(f"{exc}")
-            continue
-        if isinstance(key, str) and isinstance(fp, str):
-            if spool is None:
-                groups[key] = GroupState(key, fp, st, state, restored)
-            else:
-                kept = GroupState(key, fp, st, state).spooled(spool)
-                kept.restored = _Spooled(spool.append(restored))
-                groups[key] = kept
+    for table in findings_data.read_slices(path, ["row", "run", "group_key", "fingerprint", "settings", "state",
+                                                  "rows_hash"], STATE_SLICE):
+        table = table.filter(pl.col("row") == "run")
+        for run, digest in zip(table.get_column("run").to_list(), table.get_column("rows_hash").to_list()):
+            if digest:
+                hashes[run] = digest
+        table = table.filter(pl.col("state").is_not_null() & (pl.col("settings") == settings_key))
+        rows = (zip(*(part.get_column(c).to_list() for c in ("group_key", "fingerprint", "state")))
+                for part in table.iter_slices(STATE_SLICE))  # a slice's states as Python objects at a time
+        for key, fp, state in (row for part in rows for row in part):
+            try:
+                restored = statejson.loads(state)
+            except statejson.StateError as exc:
+                bad.append(f"{exc}")
+                continue
+            if isinstance(key, str) and isinstance(fp, str):
+                if spool is None:
+                    groups[key] = GroupState(key, fp, st, state, restored)
+                else:
+                    kept = GroupState(key, fp, st, state).spooled(spool)
+                    kept.restored = _Spooled(spool.append(restored))
+                    groups[key] = kept
+        del table
+    if spool is not None:
+        groups.done()
+        hashes.done()
     if bad:
         from .. import diagnostics
 
         diagnostics.warn(f"{path}: {len(bad)} kept state(s) could not be loaded ({bad[0]}); those runs are read "
                          "again")
     return groups, hashes
+
+
+class Kept:
+    """A previous sweep's kept states by group key (`GroupState`s whose bytes and decoded
+    reports wait in the spool), or its rows' hashes by run, as an SQLite table in the spool's
+    private folder: looked up by key, none held (issue 28). A key set twice keeps the last."""
+
+    def __init__(self, spool: Any, name: str, settings_key: str) -> None:
+        import sqlite3
+
+        self.spool, self.name, self.settings, self.n = spool, name, settings_key, 0
+        self.db = sqlite3.connect(os.path.join(spool.folder, f"{name}.sqlite"), isolation_level=None,
+                                  check_same_thread=False)
+        self.db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-1024; "
+                              "CREATE TABLE kept (key BLOB PRIMARY KEY, a BLOB, b INTEGER, c INTEGER) "
+                              "WITHOUT ROWID; BEGIN;")
+        self.cur = self.db.cursor()  # one cursor reused: a fresh one a statement leaves a weak reference a while
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if isinstance(value, GroupState):
+            row = (_blob(key), _blob(value.fingerprint), value.where[1], int(value.restored))
+        else:
+            row = (_blob(key), _blob(value), None, None)
+        self.cur.execute("INSERT OR REPLACE INTO kept VALUES (?, ?, ?, ?)", row)
+
+    def done(self) -> None:
+        self.db.execute("COMMIT")
+        self.n = self.db.execute("SELECT count(*) FROM kept").fetchone()[0]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        row = self.cur.execute("SELECT a, b, c FROM kept WHERE key = ?", (_blob(key),)).fetchone()
+        if row is None:
+            return default
+        a = row[0].decode("utf-8", "surrogatepass")
+        if row[1] is None:
+            return a
+        kept = GroupState(key, a, self.settings, b"", where=(self.spool, row[1]))
+        kept.restored = _Spooled(row[2])
+        return kept
+
+    def pop(self, key: str) -> Any:
+        kept = self.get(key)
+        if kept is None:
+            raise KeyError(key)
+        return kept
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __bool__(self) -> bool:
+        return self.n > 0
+
+
+def _blob(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
 
 
 def keep(key: str, fp: str, settings_key: str, reports: list[RunReport], warnings: list[str]) -> GroupState | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator
 
 from .. import diagnostics, findings_data, storage
 from ..outputs import refuse_overlap
@@ -82,8 +82,9 @@ def _sweep(roots: list[Path], cfg: Config, detector_params: dict | None, executo
     # sweeps into one folder dataset run one after the other (its lock)
     with diagnostics.collecting() as diag, findings_data.locked(findings), \
             storage.kept_copies() if findings else nullcontext():
-        groups = source_groups(roots)
-        n_groups = len(groups)
+        # on disk past a few thousand sources (`groupindex`), read back a group at a time
+        found = source_groups(roots, spool=spool if isinstance(spool, Path) else None)
+        n_groups = len(found)
         tell = as_progress(progress)
         if tell:
             tell.start(n_groups)
@@ -96,17 +97,13 @@ def _sweep(roots: list[Path], cfg: Config, detector_params: dict | None, executo
                               if findings else ({}, {}))
             if keep_frames:
                 before = {}
-            keys = [incremental.group_key(g) for g in groups] if findings else []
-            prints = [incremental.fingerprint(g) for g in groups] if findings else []
-            todo: Sequence[int] = ([i for i in range(n_groups) if not _unchanged(before, keys, prints, i)]
-                                   if before else range(n_groups))  # a range: no list of 10^5 numbers
-            fresh = execute(executor, analyze_group, _HandedOut(groups[i] for i in todo),
+            # each group's key and fingerprint, and whether it is analysed again: on disk when spooled
+            keys, prints, todo = _plan(found, before, findings is not None, spooled)
+            fresh = execute(executor, analyze_group, _HandedOut(found, todo),
                             (roots, cfg, detector_params, keep_frames), jobs)
-            del groups  # each group is let go once handed out (`_HandedOut`)
             states: dict[str, tuple[findings_data.GroupState, list[RunReport]]] = {}
-            todo_set = set(todo) if before else todo
             for i in range(n_groups):
-                if i in todo_set:
+                if todo[i]:
                     reports, warnings = next(fresh)
                     kept = incremental.keep(keys[i], prints[i], settings, reports, warnings) if findings else None
                 else:
@@ -124,11 +121,11 @@ def _sweep(roots: list[Path], cfg: Config, detector_params: dict | None, executo
                     reports = []
                 elif kept is not None:
                     states[keys[i]] = (kept, reports)
-                if findings:
-                    keys[i] = prints[i] = None  # type: ignore[call-overload]  # used: let go as the sweep goes
                 report.runs.extend(reports)
                 for line in warnings:
                     diagnostics.warn(line)
+            del keys, prints, todo
+            found.close()
             if gathered is not None:
                 cross_run(gathered)
                 report.runs = SpooledRuns(gathered.table)  # type: ignore[assignment]
@@ -138,6 +135,7 @@ def _sweep(roots: list[Path], cfg: Config, detector_params: dict | None, executo
             if findings:  # still collecting: a damaged partition replaced is a warning of this sweep
                 findings_data.write(findings, findings_data.row_chunks(report, states), hashes)  # streamed
         except BaseException:  # an error, Ctrl-C or SIGTERM: the spool goes now, not at exit
+            found.close()
             if spooled is not None:
                 spooled.close()
             raise
@@ -154,14 +152,47 @@ def _spool_in(folder: Path | None) -> Spool:
                          f"set {SPOOL_ENV} to another folder") from None
 
 
-class _HandedOut(list):
-    """The groups to analyse; each slot is emptied as an executor takes its group, so the
-    parent does not hold every group's sources while the sweep runs."""
+def _plan(found: Any, before: Any, findings: bool, spooled: Spool | None) -> tuple[Any, Any, Any]:
+    """Each group's key and fingerprint (with a findings dataset) and whether it is analysed
+    (1) or comes back from the dataset (0), by group: kept in the spool's files when there
+    is one (no list of 10^5 paths), else in lists. Without a dataset every group is analysed
+    and nothing is kept."""
+    if not findings:
+        return (), (), _All()
+    keys: Any = spooled.strings() if spooled is not None else []
+    prints: Any = spooled.strings() if spooled is not None else []
+    todo: Any = spooled.array() if spooled is not None else []
+    for group in found:
+        key, fp = incremental.group_key(group), incremental.fingerprint(group)
+        kept = before.get(key) if before else None
+        keys.append(key)
+        prints.append(fp)
+        todo.append(0 if kept is not None and kept.fingerprint == fp else 1)
+    return keys, prints, todo
+
+
+class _All:
+    """Every group is analysed (no dataset to reuse from)."""
+
+    def __getitem__(self, i: int) -> int:
+        return 1
+
+
+class _HandedOut:
+    """The groups to analyse, read from discovery's groups as an executor takes them (the
+    parent never holds a list of every group's sources); sized, as the executors ask."""
+
+    def __init__(self, found: Any, todo: Any) -> None:
+        self.found, self.todo = found, todo
+        self.n = len(found) if isinstance(todo, _All) else sum(1 for t in todo if t)
+
+    def __len__(self) -> int:
+        return self.n
 
     def __iter__(self) -> Iterator[Any]:
-        for i in range(len(self)):
-            item, self[i] = self[i], None
-            yield item
+        for i, group in enumerate(self.found):
+            if self.todo[i]:
+                yield group
 
 
 def analyze_runs(runs: Iterable[Run], cfg: Config, *, detector_params: dict | None = None,
@@ -211,8 +242,3 @@ def _root_holding(path: Path, roots: list[Path]) -> Path | None:
         if root.is_dir() and (where == base or base in where.parents):
             return root
     return None
-
-
-def _unchanged(before: dict, keys: list[str], prints: list[str], i: int) -> bool:
-    kept = before.get(keys[i]) if keys else None
-    return kept is not None and kept.fingerprint == prints[i]
