@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import os
 import re
 import secrets
 from contextlib import contextmanager
@@ -23,9 +24,9 @@ from urllib.parse import quote
 
 import polars as pl
 
-from . import diagnostics
+from . import diagnostics, outputs
 from .errors import InputError, UsageError
-from .outputs import atomic_write, atomic_write_text, is_temp_name
+from .outputs import atomic_write, is_temp_name
 from .model.finding import Finding, _clean
 from .model.report import Report, RunReport
 
@@ -241,46 +242,203 @@ def _write_chunks(path: Path, chunks: Iterable[pl.DataFrame]) -> None:
 
 def _write_folder(root: Path, chunks: Iterable[pl.DataFrame], old_hashes: dict[str, str]) -> None:
     root.mkdir(parents=True, exist_ok=True)
-    old = _manifest(root) or {}  # read (and a damage warned) once
+    old = _manifest(root) or _Listing()  # read (and a damage warned) once
     _recover(root, old)
     commit = secrets.token_hex(6)
-    atomic_write_text(root / PENDING, json.dumps({"commit": commit, "replaces": old}))
-    parts: dict[str, str] = {}
-    for (run,), part in (g for table in chunks for g in table.group_by("run", maintain_order=True)):
-        folder = f"run={quote(str(run), safe='')}"
-        digest = rows_hash(part)
-        kept = old.get(folder)
-        if kept and old_hashes.get(run) == digest and (root / folder / kept).is_file():
-            parts[folder] = kept
-            continue
-        (root / folder).mkdir(exist_ok=True)
-        part = part.with_columns(rows_hash=pl.when(pl.col("row") == "run").then(pl.lit(digest))).drop("run")
-        name = f"part-{commit}.parquet"
-        atomic_write(root / folder / name, part.write_parquet)
-        parts[folder] = name
-    atomic_write_text(root / MANIFEST, json.dumps({"schema": MANIFEST_SCHEMA, "commit": commit,
-                                                   "partitions": parts}, indent=1) + "\n")
+    outputs.atomic_write(root / PENDING, lambda tmp: _write_journal(tmp, commit, old.items()))
+
+    def partitions() -> Iterator[tuple[str, str]]:
+        """Each run's partition, written (or kept: its rows hash as before) as the table comes."""
+        for (run,), part in (g for table in chunks for g in table.group_by("run", maintain_order=True)):
+            folder = f"run={quote(str(run), safe='')}"
+            digest = rows_hash(part)
+            kept = old.get(folder)
+            if kept and old_hashes.get(run) == digest and (root / folder / kept).is_file():
+                yield folder, kept
+                continue
+            (root / folder).mkdir(exist_ok=True)
+            part = part.with_columns(rows_hash=pl.when(pl.col("row") == "run").then(pl.lit(digest))).drop("run")
+            name = f"part-{commit}.parquet"
+            atomic_write(root / folder / name, part.write_parquet)
+            yield folder, name
+
+    # the manifest is written as the partitions are (its temporary file, renamed once all are): no list a run
+    outputs.atomic_write(root / MANIFEST, lambda tmp: _write_manifest(tmp, commit, partitions()))
+    old.close()
     _recover(root)  # the files this commit replaced
 
 
-def _manifest(root: Path) -> dict[str, str] | None:
+def _write_manifest(path: Path, commit: str, parts: Iterable[tuple[str, str]]) -> None:
+    """The manifest's JSON, the bytes `json.dumps(..., indent=1)` gives of the whole dict
+    (partitions in the order given), written an entry at a time."""
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(f'{{\n "schema": {json.dumps(MANIFEST_SCHEMA)},\n "commit": {json.dumps(commit)},\n "partitions": {{')
+        sep = "\n"
+        for folder, name in parts:
+            fh.write(f"{sep}  {json.dumps(folder)}: {json.dumps(name)}")
+            sep = ",\n"
+        fh.write("}\n}\n" if sep == "\n" else "\n }\n}\n")
+
+
+def _manifest(root: Path) -> "_Listing | None":
     """{partition folder: file} of the committed dataset; None when there is none, or it
-    is damaged (warned: the dataset is then rebuilt)."""
+    is damaged (warned: the dataset is then rebuilt). Read an entry at a time (`_entries`)."""
     p = root / MANIFEST
     if not p.exists():
         return None
+    listed = _Listing()
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-        parts = data["partitions"]
-        if data.get("schema") != MANIFEST_SCHEMA or not isinstance(parts, dict):
-            raise ValueError("not a spikelens dataset manifest")
-        return {k: v for k, v in parts.items() if _listed_ok(k, v)}
+        for k, v in _entries(p):
+            if _listed_ok(k, v):
+                listed[k] = v
+        return listed
     except (OSError, ValueError, KeyError, TypeError) as exc:
+        listed.close()
         line = f"{p}: damaged findings dataset manifest ({_first_line(exc)}); the dataset is rebuilt"
         if line not in _WARNED:  # a sweep reads the manifest, then writes past it: one warning
             _WARNED.add(line)
             diagnostics.warn(line)
         return None
+
+
+def _entries(path: Path) -> Iterator[tuple[Any, Any]]:
+    """A manifest's partitions: line by line where it is laid out as `_write_manifest` writes it
+    (a sweep of 10^5 runs is never one dict), else the whole document parsed and checked."""
+    with open(path, encoding="utf-8") as fh:
+        head = [fh.readline() for _ in range(4)]
+        if (head[0] == "{\n" and head[1].startswith(' "schema": ') and head[2].startswith(' "commit": ')
+                and head[3] == ' "partitions": {\n'):
+            if json.loads(head[1][len(' "schema": '):].rstrip().rstrip(",")) != MANIFEST_SCHEMA:
+                raise ValueError("not a spikelens dataset manifest")
+            json.loads(head[2][len(' "commit": '):].rstrip().rstrip(","))
+            for line in fh:
+                if line == " }\n":
+                    if fh.read() != "}\n":
+                        raise ValueError("text after the partitions")
+                    return
+                if not line.startswith("  "):
+                    raise ValueError("not a partition line")
+                ((k, v),) = json.loads("{" + line.strip().rstrip(",") + "}").items()
+                yield k, v
+            raise ValueError("cut short")
+        data = json.loads("".join(head) + fh.read())
+    parts = data["partitions"]
+    if data.get("schema") != MANIFEST_SCHEMA or not isinstance(parts, dict):
+        raise ValueError("not a spikelens dataset manifest")
+    yield from parts.items()
+
+
+LISTING_HELD = 4096
+"""Partitions of a manifest held in a dict; past this, in an SQLite table of a private folder."""
+
+
+class _Listing:
+    """A manifest's {folder: file}, in order, as a dict behaves (a key set again keeps its
+    place, takes the new file): held up to `LISTING_HELD` entries, past that in an SQLite
+    file of a private folder (`pipeline.spool.Spool`'s, removed with it), so that a dataset of
+    10^5 runs is compared and cleaned without its listing in memory (issue 28)."""
+
+    def __init__(self) -> None:
+        self._held: dict[str, str] = {}
+        self._db: Any = None
+        self._spool: Any = None
+        self._n = 0
+
+    def __setitem__(self, folder: str, name: str) -> None:
+        if self._db is None:
+            self._held[folder] = name
+            self._n = len(self._held)
+            if self._n > LISTING_HELD:
+                self._spill()
+            return
+        self._n += folder not in self
+        self._cur.execute("INSERT INTO listing (folder, name) VALUES (?, ?) ON CONFLICT (folder) "
+                          "DO UPDATE SET name = excluded.name", (_b(folder), _b(name)))
+
+    def _spill(self) -> None:
+        import sqlite3
+
+        from .pipeline.spool import Spool
+
+        try:
+            spool = Spool(os.environ.get("SPIKELENS_SPOOL_DIR") or None)
+        except OSError:
+            return  # no private folder: held, as before
+        self._spool = spool
+        self._db = sqlite3.connect(os.path.join(spool.folder, "listing.sqlite"), isolation_level=None,
+                                   check_same_thread=False)
+        self._db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-1024; "
+                               "CREATE TABLE listing (seq INTEGER PRIMARY KEY, folder BLOB UNIQUE, name BLOB);")
+        self._cur = self._db.cursor()  # one cursor reused: a fresh one a statement leaves a weak reference a while
+        held, self._held, self._n = self._held, {}, 0
+        for folder, name in held.items():
+            self[folder] = name
+
+    def get(self, folder: str, default: Any = None) -> Any:
+        if self._db is None:
+            return self._held.get(folder, default)
+        row = self._cur.execute("SELECT name FROM listing WHERE folder = ?", (_b(folder),)).fetchone()
+        return default if row is None else row[0].decode("utf-8", "surrogatepass")
+
+    def __contains__(self, folder: str) -> bool:
+        return self.get(folder) is not None
+
+    def items(self) -> Iterator[tuple[str, str]]:
+        if self._db is None:
+            yield from list(self._held.items())
+            return
+        for folder, name in self._db.execute("SELECT folder, name FROM listing ORDER BY seq"):
+            yield folder.decode("utf-8", "surrogatepass"), name.decode("utf-8", "surrogatepass")
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __bool__(self) -> bool:
+        return self._n > 0
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._spool.close()
+
+
+def _b(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _write_journal(path: Path, commit: str, replaces: Iterable[tuple[str, str]]) -> None:
+    """The commit under way (a first line) and the partition files it replaces (a line each:
+    [folder, file]), as JSON lines: read back an entry at a time (`_journal`)."""
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps({"commit": commit}) + "\n")
+        for folder, name in replaces:
+            fh.write(json.dumps([folder, name]) + "\n")
+
+
+def _journal(path: Path) -> tuple[str, Iterator[tuple[Any, Any]]]:
+    """The journal's commit and the files it replaces (a journal of an older version, one JSON
+    document with a `replaces` object, read whole); ("", nothing) when it does not read."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            first = json.loads(fh.readline())
+        commit = str(first["commit"])
+        if "replaces" in first:
+            return commit, iter(list(dict(first["replaces"]).items()))
+    except (OSError, ValueError, KeyError, TypeError):
+        return "", iter(())
+
+    def replaced() -> Iterator[tuple[Any, Any]]:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                fh.readline()
+                for line in fh:
+                    pair = json.loads(line)
+                    if isinstance(pair, list) and len(pair) == 2:
+                        yield pair[0], pair[1]
+        except (OSError, ValueError):  # a journal cut short: what was read
+            return
+
+    return commit, replaced()
 
 
 _WARNED: set[str] = set()
@@ -292,35 +450,45 @@ def _listed_ok(folder: Any, name: Any) -> bool:
             and folder not in ("run=.", "run=..") and _PART.fullmatch(name) is not None)
 
 
-def _recover(root: Path, listed: dict[str, str] | None = None) -> None:
+def _recover(root: Path, listed: Any = None) -> None:
     """Remove what an unfinished or finished commit left that the manifest (`listed`, read
     here when not given) does not list: the files the journal names as written or replaced
-    by it, and temporary files."""
+    by it, and temporary files. A partition folder and a journal entry at a time."""
     journal = root / PENDING
     if not journal.exists():
         return
     if listed is None:
-        listed = _manifest(root) or {}
-    try:
-        data = json.loads(journal.read_text(encoding="utf-8"))
-        commit, replaced = str(data["commit"]), dict(data["replaces"])
-    except (OSError, ValueError, KeyError, TypeError):
-        commit, replaced = "", {}
-    ours = {(f, n) for f, n in replaced.items() if _listed_ok(f, n)}
-    folders = {p.parent.name for p in root.glob("run=*/*") if p.is_file()}
-    if re.fullmatch(r"[0-9a-f]{12}", commit):
-        ours |= {(f, f"part-{commit}.parquet") for f in folders}
-    for folder, name in ours:
-        if listed.get(folder) != name:
-            (root / folder / name).unlink(missing_ok=True)
-    for folder in folders:
-        for p in (root / folder).iterdir():
-            if is_temp_name(p.name):
-                p.unlink(missing_ok=True)
-    for folder in {f for f, _ in ours}:
-        if folder not in listed:
+        listed = _manifest(root) or _Listing()
+    commit, replaced = _journal(journal)
+    ours = f"part-{commit}.parquet" if re.fullmatch(r"[0-9a-f]{12}", commit) else None
+    for entry in _run_folders(root):  # the partitions this commit wrote, and temporary files
+        folder, files = entry.name, [f for f in os.scandir(entry.path) if f.is_file()]
+        if not files:
+            continue
+        if ours is not None and listed.get(folder) != ours:
+            (root / folder / ours).unlink(missing_ok=True)
+        for f in files:
+            if is_temp_name(f.name):
+                Path(f.path).unlink(missing_ok=True)
+        if ours is not None and folder not in listed:
             _rmdir_if_empty(root / folder)
+    for folder, name in replaced:  # the partitions it replaced
+        if _listed_ok(folder, name) and listed.get(folder) != name:
+            (root / folder / name).unlink(missing_ok=True)
+            if folder not in listed:
+                _rmdir_if_empty(root / folder)
     journal.unlink(missing_ok=True)
+
+
+def _run_folders(root: Path) -> Iterator[os.DirEntry]:
+    """The partition folders (`run=*`) of a dataset, as the folder lists them."""
+    try:
+        with os.scandir(root) as it:
+            for entry in it:
+                if entry.name.startswith("run=") and entry.is_dir(follow_symlinks=False):
+                    yield entry
+    except OSError:
+        return
 
 
 def _rmdir_if_empty(folder: Path) -> None:
@@ -338,7 +506,8 @@ def read(path: Path, columns: list[str] | None = None) -> pl.DataFrame:
     empty = pl.DataFrame(schema={k: SCHEMA[k] for k in columns})
     if is_folder(path):
         listed = _manifest(path) if path.is_dir() else None
-        return _read_files(path, [path / folder / name for folder, name in (listed or {}).items()], columns)
+        return _read_files(path, [path / folder / name for folder, name in (listed.items() if listed else ())],
+                           columns)
     try:
         return pl.scan_parquet(path).select(columns).collect()
     except pl.exceptions.ColumnNotFoundError:
@@ -380,10 +549,14 @@ def read_slices(path: Path, columns: list[str], files_per_slice: int) -> Iterato
         yield read(path, columns)
         return
     listed = _manifest(path) if path.is_dir() else None
-    names = list(listed or {})
-    for lo in range(0, len(names), files_per_slice):
-        part = {k: listed[k] for k in names[lo:lo + files_per_slice]}  # type: ignore[index]
-        yield _read_files(path, [path / folder / name for folder, name in part.items()], columns)
+    files: list[Path] = []
+    for folder, name in (listed.items() if listed else ()):
+        files.append(path / folder / name)
+        if len(files) == files_per_slice:
+            yield _read_files(path, files, columns)
+            files = []
+    if files:
+        yield _read_files(path, files, columns)
 
 
 def _looks_parquet(path: Path) -> bool:

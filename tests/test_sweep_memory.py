@@ -515,3 +515,90 @@ def test_disk_arrays_read_back_what_was_written(tmp_path):
         one[n]
     spool.close()
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("n", [0, 1, 7])
+def test_the_manifest_written_an_entry_at_a_time_is_the_whole_document(tmp_path, n):
+    import json
+
+    from spikelens import findings_data
+
+    parts = {f"run={name}": f"part-{k:012x}.parquet"
+             for k, name in enumerate(["a", "b%2Fc", "é ü", "run\\x", '"q"', "z" * 40, "日本"][:n])}
+    findings_data._write_manifest(tmp_path / "m.json", "0123456789ab", iter(parts.items()))
+    whole = json.dumps({"schema": findings_data.MANIFEST_SCHEMA, "commit": "0123456789ab", "partitions": parts},
+                       indent=1) + "\n"
+    assert (tmp_path / "m.json").read_text(encoding="utf-8") == whole
+    assert list(findings_data._entries(tmp_path / "m.json")) == list(parts.items())  # read back line by line
+
+
+def _dataset_sweep(monkeypatch, tmp_path: Path, data: Path, n: int, changed: int | None = None) -> str:
+    """A synthetic sweep writing (or reusing from) a folder dataset; run `changed` has a new fingerprint."""
+    from spikelens.pipeline import incremental
+
+    _fake_sweep(monkeypatch, n)
+    monkeypatch.setattr(incremental, "group_key", sweep_reports.group_key)
+    monkeypatch.setattr(incremental, "fingerprint",
+                        lambda g: sweep_reports.fingerprint(g) + ("*" if g[0] == changed else ""))
+    (tmp_path / "logs").mkdir(exist_ok=True)
+    report = sweep.analyze_roots([tmp_path / "logs"], Config(), keep_frames=False, spool=tmp_path / "spool",
+                                 findings=data)
+    return _json_of(report)
+
+
+def test_a_dataset_listing_on_disk_writes_and_cleans_as_one_held(monkeypatch, tmp_path):
+    """Past `LISTING_HELD` partitions, a folder dataset's manifest is read an entry at a time into an
+    SQLite table (`_Listing`), the journal and the manifest written an entry at a time: the same
+    partitions, the same rows, the same reports, nothing left behind, as with the listing held."""
+    import json
+
+    from spikelens import findings_data
+
+    def tree(data: Path) -> dict:
+        listed = json.loads((data / findings_data.MANIFEST).read_text())["partitions"]
+        files = sorted(p.relative_to(data).as_posix() for p in data.glob("run=*/*"))
+        assert files == sorted(f"{k}/{v}" for k, v in listed.items())  # every file listed, every listed file there
+        assert not (data / findings_data.PENDING).exists()
+        return {k: v.split("-")[0] for k, v in listed.items()}
+
+    out = {}
+    for held in (10**6, 3):
+        monkeypatch.setattr(findings_data, "LISTING_HELD", held)
+        data = tmp_path / f"data{held}"
+        first = _dataset_sweep(monkeypatch, tmp_path, data, 12)
+        again = _dataset_sweep(monkeypatch, tmp_path, data, 12, changed=4)  # one partition rewritten
+        fewer = _dataset_sweep(monkeypatch, tmp_path, data, 9)  # three runs gone: their partitions go
+        out[held] = (first, again, fewer, tree(data), findings_data.read(data).sort("run", "row"))
+        assert first == again and len(tree(data)) == 9
+    assert out[3][:4] == out[10**6][:4] and out[3][4].equals(out[10**6][4])
+    gc.collect()  # the reports' spools
+    assert os.listdir(tmp_path / "spool") == []
+
+
+@pytest.mark.parametrize("old_journal", [False, True])
+def test_a_killed_commit_s_files_go_whichever_journal_names_them(monkeypatch, tmp_path, old_journal):
+    """The next write removes what a killed commit left (its partitions, the ones it replaced
+    once the manifest moved on), from a journal of JSON lines or of an older version's one document."""
+    import json
+
+    from spikelens import findings_data
+
+    monkeypatch.setattr(findings_data, "LISTING_HELD", 2)
+    data = tmp_path / "data"
+    _dataset_sweep(monkeypatch, tmp_path, data, 6)
+    listed = json.loads((data / findings_data.MANIFEST).read_text())["partitions"]
+    killed = "0123456789ab"
+    (data / "run=run_000001" / f"part-{killed}.parquet").write_bytes(b"PAR1 half")  # written, never listed
+    (data / "run=run_000002" / "part-fedcba987654.parquet").write_bytes(b"PAR1")  # replaced by the killed commit
+    (data / "run=gone").mkdir()
+    (data / "run=gone" / "part-aaaaaaaaaaaa.parquet").write_bytes(b"PAR1")
+    replaces = {**listed, "run=run_000002": "part-fedcba987654.parquet", "run=gone": "part-aaaaaaaaaaaa.parquet"}
+    journal = data / findings_data.PENDING
+    if old_journal:
+        journal.write_text(json.dumps({"commit": killed, "replaces": replaces}))
+    else:
+        journal.write_text("".join(json.dumps(x) + "\n" for x in [{"commit": killed}, *replaces.items()]))
+    findings_data._recover(data)
+    assert not journal.exists() and not (data / "run=gone").exists()
+    files = sorted(p.relative_to(data).as_posix() for p in data.glob("run=*/*"))
+    assert files == sorted(f"{k}/{v}" for k, v in listed.items())
