@@ -22,6 +22,11 @@ parent); `PYTHONPATH` pointing at an older tree measures that tree.
 put a data cause on every run, the worst case), the discovery and the workers left out:
 the sweep, then each of `--outputs` written to /dev/null. Fast enough for 10^5 runs. With
 `--findings`, the sweep writes a findings dataset and a second sweep reuses every run from it.
+
+`--discovery` measures discovery alone, the real one (`discover.source_groups`, then one pass over
+its groups, as the sweep hands them out), over `--runs` run folders of a two-line `metrics.csv`:
+tracemalloc's peak and what is held once discovery returns, over what was held before (an
+older tree returns a list, held until the sweep ends).
 """
 from __future__ import annotations
 
@@ -136,6 +141,40 @@ def synthetic(n_runs: int, outputs: list[str], findings: bool = False) -> tuple[
     return text, numbers
 
 
+def discovery(n_runs: int) -> tuple[str, dict]:
+    """tracemalloc's peak over discovery of `n_runs` small run folders and a pass over its groups."""
+    import gc
+    import importlib
+    import tracemalloc
+
+    discover = importlib.import_module("spikelens.discover")  # `spikelens.discover` is also a function
+    with _bench.scratch("sweep-discovery") as tmp:
+        logs = tmp / "logs"
+        for i in range(n_runs):
+            (logs / f"run_{i:06d}").mkdir(parents=True)
+            (logs / f"run_{i:06d}" / "metrics.csv").write_text("step,train/loss\n0,2.5\n1,2.4\n")
+        discover.source_groups([logs / "run_000000"])  # the readers' imports, not the runs'
+        gc.collect()
+        tracemalloc.start()
+        base = tracemalloc.get_traced_memory()[0]
+        t = time.perf_counter()
+        found = discover.source_groups([logs])
+        held = tracemalloc.get_traced_memory()[0] - base
+        n = sum(len(g) for g in found)
+        peak = tracemalloc.get_traced_memory()[1] - base
+        seconds = time.perf_counter() - t
+        tracemalloc.stop()
+        if hasattr(found, "close"):
+            found.close()
+    assert n == n_runs, (n, n_runs)
+    numbers = {"runs": n_runs, "peak_bytes_per_run": peak / n_runs, "held_bytes_per_run": held / n_runs,
+               "seconds": seconds, "peak_rss_mb": _peak_rss() / 1e6}
+    text = (f"discovery: {n_runs:,} run folders (tracemalloc; load avg {_bench.load_avg()}; the process's peak RSS "
+            f"{numbers['peak_rss_mb']:.0f} MB)\n  peak {peak / n_runs:,.0f} B a run, held once it returns "
+            f"{held / n_runs:,.0f} B a run, {seconds:.1f} s")
+    return text, numbers
+
+
 def _writers(names: list[str]) -> dict:
     """Each output's writer, its module imported now (an import's objects are not the sweep's;
     an older tree has only `write_json`). `check` and `junit`: `spikelens check`'s JSON and
@@ -221,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="measure the parent process's own peak memory instead (see the module doc)")
     ap.add_argument("--synthetic", action="store_true",
                     help="the parent's own objects (tracemalloc) over --runs small runs made in memory")
+    ap.add_argument("--discovery", action="store_true",
+                    help="discovery alone (the real one) over --runs small run folders (tracemalloc)")
     ap.add_argument("--findings", action="store_true",
                     help="with --synthetic: write a findings dataset, then sweep again reusing every run")
     ap.add_argument("--outputs", default="concise",
@@ -230,6 +271,8 @@ def main(argv: list[str] | None = None) -> int:
     n_runs = args.runs or (20 if args.quick else 1000)
     n_steps = args.steps or (1000 if args.quick else 10_000)
     repeats = args.repeats or 1
+    if args.discovery:
+        return _bench.report(discovery, args, n_runs)
     if args.synthetic:
         return _bench.report(synthetic, args, n_runs, [o for o in args.outputs.split(",") if o], args.findings)
     if args.parent_memory:
