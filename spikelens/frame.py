@@ -155,8 +155,8 @@ absolute error (`mse`, `train_mae`, `trainmse`, `test:MSE`, Keras' `mean_squared
 `ELBO` (the bound its training log prints is the loss it minimises, the negated bound)."""
 _NOT_LOSS = re.compile(r" vs |_vs_|samples|tokens$|loss[\s_\-]?scal|ppl|perplex|runtime|per_second|num_|count", re.I)
 _PERPLEXITY = re.compile(r"perplexity|(?:^|[/_\-. ])ppl(?:$|[/_\-. ])|困惑度", re.I)
-_B = r"(?:^|[/_\-. (@])"  # the start of a name's word
-_E = r"(?:$|[/_\-. ()@%\d])"  # its end
+_B = r"(?:^|[/_\-. (@:])"  # the start of a name's word (`train:KLD`: a colon too)
+_E = r"(?:$|[/_\-. ()@%:\d])"  # its end
 _KL = re.compile(rf"{_B}(?:approx_?)?kl(?:d|_?div(?:ergence)?)?{_E}|kullback", re.I)
 _ENTROPY = re.compile(r"entropy|(?:^|[/_\-. ])ent(?:$|[/_\-. ])", re.I)
 _CROSS_ENTROPY = re.compile(r"cross[\s_\-]?entropy", re.I)

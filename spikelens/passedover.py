@@ -17,7 +17,7 @@ from .importers import decoding
 
 HEAD_BYTES = 1024 * 1024
 """The head looked at: enough lines to tell a log's shape; a file is never read whole here."""
-LOGLIKE_SUFFIXES = frozenset({".log", ".txt", ".out", ".err", ".csv", ".tsv", ".json", ".jsonl", ".yaml", ".yml", ""})
+LOGLIKE_SUFFIXES = frozenset({".log", ".txt", ".out", ".err", ".csv", ".tsv", ".json", ".jsonl", ".yaml", ".yml", ".dat", ""})
 """Files a folder's "nothing found" names with their reason: what a user may have meant as a
 log (a folder's images, checkpoints and code are not)."""
 _DIGITS = re.compile(r"\d+")
@@ -54,7 +54,7 @@ def _reason(path: Path) -> str:
     if suffix == ".json":
         return _json_reason(text, whole=size <= HEAD_BYTES)
     if suffix in (".csv", ".tsv"):
-        return _table_reason(text, "\t" if suffix == ".tsv" else ",")
+        return _table_reason(path, text, "\t" if suffix == ".tsv" else ",")
     return _lines_reason(path, text, whole=size <= HEAD_BYTES)
 
 
@@ -116,14 +116,25 @@ def _json_reason(text: str, whole: bool) -> str:
                     f"for a history (their lengths differ, or no metric name is known)")
         return f"a JSON object ({keys}) that holds no series of numbers: a config or a summary, not a log"
     if isinstance(data, list):
+        if data and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in data[:200]):
+            return (f"a JSON list of {len(data)} items, all numbers, that nothing names: the file's name names no measure "
+                    f"(a loss, an accuracy, a reward); rename it for what it holds (`losses.json`)")
+        keys = sorted({str(k) for x in data[:50] if isinstance(x, dict) for k in x})
+        if keys:
+            return (f"a JSON list of {len(data)} items, records (keys {', '.join(keys[:6])}{', ...' if len(keys) > 6 else ''}) "
+                    f"with no step key and no loss named in its first record")
         return f"a JSON list of {len(data)} items with no step or metric a reader knows"
     return "a single JSON value, not a log"
 
 
-def _table_reason(text: str, sep: str) -> str:
-    """A CSV/TSV file: its columns, and that none holds numbers (or which do)."""
+def _table_reason(path: Path, text: str, sep: str) -> str:
+    """A CSV/TSV file: its columns, and that none holds numbers (or which do); a table with no header
+    says that nothing names its columns."""
     rows = [r for r in text.replace("\r\n", "\n").split("\n") if r.strip()]
     header = [c.strip().strip('"') for c in rows[0].split(sep)] if rows else []
+    if len(rows) > 1 and header and all(_is_number(c) for c in header):
+        return (f"a table of {len(header)} numeric column{'s' if len(header) != 1 else ''} with no header: nothing names "
+                f"them, and the file's name ({path.stem!r}) names no measure (a loss, an accuracy, a reward)")
     body = [r.split(sep) for r in rows[1:200]]
     numeric = [name for k, name in enumerate(header)
                if body and sum(1 for cells in body if k < len(cells) and _is_number(cells[k])) >= 0.5 * len(body)]

@@ -78,15 +78,17 @@ class BareNumbersImporter(Importer):
     def claims(self, path: Path, head: bytes) -> bool:
         if path.suffix.lower() not in SUFFIXES or not path.stem or b"\x00" in head[:1024]:
             return False
-        from ..frame import infer_role
+        from ..frame import infer_role, infer_roles
 
         lines = [ln for ln in text_head(head).replace("\r", "\n").split("\n")[:-1] if ln.strip()]
         whole = len(head) < 4096
         if whole:  # the whole file is in its head: its last line is complete
             lines = [ln for ln in text_head(head).replace("\r", "\n").split("\n") if ln.strip()]
+        if _blocks(lines, whole) is not None:
+            return True
         header = _commented_header(lines)
-        if header is not None:  # the header names the columns: one must name a measure
-            if all(infer_role(n) == "other" for n in header):
+        if header is not None:  # the header names the columns: one must name a measure (or stand for one: `total`)
+            if all(r == "other" for r in infer_roles(header).values()):
                 return False
             lines = lines[1:]
         elif infer_role(_name_of(path)) == "other":
@@ -104,6 +106,12 @@ class BareNumbersImporter(Importer):
         text = text_head(path.read_bytes())
         lines = pl.Series("text", text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
         lines = lines.filter(lines.str.strip_chars() != "")
+        blocks = _blocks(lines.to_list(), True)
+        if blocks is not None:  # a name on its own line over its numbers, a block a series
+            parts = [long_table(np.arange(len(v), dtype=np.int64), [None] * len(v), [k] * len(v), np.asarray(v))
+                     for k, v in blocks.items()]
+            return [Table(frame=pl.concat(parts), source=path, format=self.name, run_key=str(path),
+                          segment_key=str(path), meta={"step.from": "order", "metric.from": "the name over each block"})]
         header = _commented_header(lines.head(2).to_list())
         if header is not None:
             lines = lines.slice(1)
@@ -131,14 +139,16 @@ class BareNumbersImporter(Importer):
         n, nums = cols.height, cols.width
         steps, meta = np.arange(n, dtype=np.int64), {"step.from": "order", "metric.from": "the file's name"}
         counters = _counters(cols)
+        place = {c: k for k, c in enumerate(cols.columns)}  # a column's place, counted as a person counts
         if counters:
             steps, how = _steps(cols.select(counters), tag)
+            if counters == cols.columns[-1:]:
+                how = "the last column (it counts the rows)"
             cols, meta["step.from"] = cols.drop(counters), how
         name = _name_of(path)
-        names = [name] if cols.width == 1 and nums == 1 else [f"{name}_column{nums - cols.width + k + 1}"
-                                                             for k in range(cols.width)]
+        names = [name] if cols.width == 1 and nums == 1 else [f"{name}_column{place[c] + 1}" for c in cols.columns]
         if header is not None:  # the header's names, the counters' left out as their columns are
-            names = header[nums - cols.width:nums]
+            names = [header[place[c]] for c in cols.columns]
             meta["metric.from"] = "the commented header"
         tags = tag.to_numpy() if tag is not None else None
         parts = []
@@ -174,17 +184,55 @@ class BareNumbersImporter(Importer):
                      meta={"step.from": "the place in its row", "metric.from": "the file's name and the row's place"})
 
 
+_NAME_LINE = re.compile(r"[ \t]*[A-Za-z][\w./\- ]{0,60}?:?[ \t]*")
+
+
+def _blocks(lines: list[str], whole: bool) -> dict[str, list[float]] | None:
+    """`for key in history: f.write(f"{key}\\n"); for v in history[key]: f.write(f"{v}\\n")`: a name on a
+    line of its own, then its numbers one a line, block after block. The blocks (name -> numbers)
+    when every line is a name or a number, the first a name, every block at least `MIN_LINES` long
+    (the last may be cut by the head) and one name says a measure; else None."""
+    from ..frame import infer_roles
+
+    if not lines or not _NAME_LINE.fullmatch(lines[0]) or re.fullmatch(_ONE, lines[0]):
+        return None
+    blocks: dict[str, list[float]] = {}
+    current = None
+    for ln in lines:
+        if re.fullmatch(_ONE, ln):
+            blocks[current].append(float(ln))
+        elif _NAME_LINE.fullmatch(ln):
+            current = ln.strip().rstrip(":").strip()
+            if current in blocks:
+                return None
+            blocks[current] = []
+        else:
+            return None
+    sizes = list(blocks.values())
+    if any(len(v) < MIN_LINES for v in (sizes if whole else sizes[:-1])) or not sizes[0]:
+        return None
+    if all(r == "other" for r in infer_roles(list(blocks)).values()):
+        return None
+    return blocks
+
+
 def _width(line: str) -> int:
     return len(re.findall(_FIELD, line))
 
 
 def _counters(cols: pl.DataFrame) -> list[str]:
-    """The leading columns that count the rows, leaving at least one column of values."""
+    """The leading columns that count the rows, leaving at least one column of values; else a last
+    column of whole numbers that rise every row after columns of measured (fractional) values
+    (`f.write(str(loss) + "," + str(index))`: the value first, then its count)."""
     out: list[str] = []
     for c in cols.columns[:-1]:
         if not _counts(cols[c]):
             break
         out.append(c)
+    if not out and cols.width > 1 and all(not bool((cols[c] % 1 == 0).all()) for c in cols.columns[:-1]):
+        last = cols[cols.columns[-1]]  # (after measured values only: whole numbers before it may be counts themselves)
+        if _counts(last) and bool((last.diff().drop_nulls() > 0).all()):
+            out = [cols.columns[-1]]
     return out
 
 

@@ -62,7 +62,7 @@ LONG_NAME_COLUMNS = ("metric", "tag", "name", "key")
 PANDAS_INDEX_COLUMNS = ("column_0", "unnamed: 0")
 """An unnamed first column is the index `DataFrame.to_csv` writes by default."""
 CSV_SUFFIXES = frozenset({".csv", ".tsv"})
-KERAS_SUFFIXES = frozenset({".log", ".txt"})
+KERAS_SUFFIXES = frozenset({".log", ".txt", ".out"})
 RUNS_TABLE_COLUMNS = frozenset({"state", "notes", "user", "tags", "created", "runtime", "sweep", "id", "group"})
 """Columns of a W&B/MLflow runs-table export (one row per run, not a training log)."""
 _METRIC_HINT = re.compile(r"loss|acc|lr|learning|grad|norm|perplex|ppl|f1|score|reward|error|mae|mse", re.I)

@@ -179,8 +179,9 @@ def history_section(series: dict[str, list[float | None]]) -> dict[str, list[flo
     curves = {k: v for k, v in series.items() if not _counter_key(k, v)} or series
     longest = max(curves, key=lambda k: len(curves[k]))
     parent, n = longest.rpartition("/")[0], len(curves[longest])
-    # a counter as long as the curves counts their points wherever it sits (`{"epoch": [...], "history": {...}}`)
-    return {k: v for k, v in series.items() if k.rpartition("/")[0] == parent or (_counter_key(k, v) and len(v) == n)}
+    # a counter as long as the curves counts their points wherever it sits (`{"epoch": [...], "history": {...}}`),
+    # and curves as long sit in sections alike (a fold or a seed each: `{"CNN": [{"loss": [...]}, ...]}`)
+    return {k: v for k, v in series.items() if k.rpartition("/")[0] == parent or len(v) == n}
 
 
 class JsonHistoryImporter(Importer):
