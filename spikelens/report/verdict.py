@@ -102,6 +102,10 @@ def verdict(run: RunReport) -> str:
     # a never-learned note (a held-out score that never rose) leads only when nothing ruined the run:
     # beside a NaN or a divergence it is their consequence, told on its card
     learned_not = [f for f in by.get("plateau", []) if f.severity != "info" or not ruined]
+    # earlier runs appended to the log that never learned are how the log got here, not the run judged:
+    # one clause beside the appended runs, however many there were
+    earlier = _earlier_never_learned([f for f in learned_not if f.evidence.get("session")])
+    learned_not = [f for f in learned_not if not f.evidence.get("session")]
     parts: list[tuple[int, str]] = [(_TOP, t) for t in _never_learned(learned_not, run)]
     never = bool(parts)
 
@@ -192,6 +196,9 @@ def verdict(run: RunReport) -> str:
             for f in appended:
                 add(f"{f.evidence['appended_runs']} runs appended to one log (each from step "
                     f"{f.extra.get('resume_step', _step(f))}; the last one is judged)", [f])
+                if earlier:
+                    add(earlier, [f])
+                    earlier = ""
         if kind == "repeated_data":  # a log holding a run twice, or each step twice: said as such
             for f in [f for f in hits if f.evidence.get("replay")]:
                 add(f"launch{'es' if len(f.evidence['replayed_launches']) > 1 else ''} "
@@ -214,6 +221,8 @@ def verdict(run: RunReport) -> str:
                 add(f"restarted from the beginning{times} (step {_step(scratch[0])})", scratch)
         if hits:
             add(f"{_RESUME_WORDS[kind]} at {_steps_text(hits)}", hits)
+    if earlier:
+        parts.append((0, earlier))
     counted = next((f for f in fs if f.evidence.get("empty_launches")), None)
     if counted is not None and len(parts) > before_resumes:  # alone, launches that logged nothing are a note
         add(f"{len(counted.evidence['empty_launches'])} of {counted.evidence.get('launch_count')} "
@@ -286,6 +295,23 @@ def _never_learned(plateaus: list[Finding], run: RunReport) -> list[str]:
             + (f" (in {len(spans)} runs appended to one log)" if appended else "")
         out.append(f"never learned: {', '.join(metrics)} {how.format(where)}")
     return out
+
+
+def _earlier_never_learned(plateaus: list[Finding]) -> str:
+    """'never learned in 12 of the 56 runs appended to this log (val_acc, val_F1; steps 1–10)':
+    one clause for every earlier appended run that never learned, whatever their levels."""
+    if not plateaus:
+        return ""
+    sessions = [f.evidence["session"] for f in plateaus]
+    runs = {s.get("index") for s in sessions}
+    of = max((s.get("of") or 0 for s in sessions), default=0)
+    metrics = list(dict.fromkeys(f.metric or "?" for f in plateaus))
+    lo = min((s.get("first_step") for s in sessions if s.get("first_step") is not None), default=None)
+    hi = max((s.get("last_step") for s in sessions if s.get("last_step") is not None), default=None)
+    steps = f"; steps {lo}–{hi}" if lo is not None and hi is not None else ""
+    among = f" of the {of} runs appended to this log" if of else " earlier runs appended to this log"
+    return (f"never learned in {len(runs)}{among} ({', '.join(metrics[:3])}"
+            f"{f' and {len(metrics) - 3} more' if len(metrics) > 3 else ''}{steps})")
 
 
 def _jumps(f: Finding, run: RunReport) -> str:
