@@ -97,8 +97,10 @@ def validate(frame: pl.DataFrame, stage: str, *, stitched: bool = False) -> pl.D
     wrong = [f"{c} is {have[c]}, expected {t}" for c, t in want.items() if have[c] != t and not accepts(c, have[c])]
     if wrong:
         raise SchemaError(stage, "; ".join(wrong))
-    for col in ("run", "source", "segment", "seq", "step", "metric"):
-        if frame[col].null_count():
+    keys = ("run", "source", "segment", "seq", "step", "metric")
+    nulls = frame[list(keys)].null_count().row(0)  # by name: `frame[col]` writes a constant column out
+    for col, n in zip(keys, nulls):
+        if n:
             raise SchemaError(stage, f"column {col!r} has nulls")
     return frame
 

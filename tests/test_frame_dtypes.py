@@ -94,6 +94,35 @@ def test_validate_accepts_narrow_and_wide_columns_and_nothing_else():
         F.validate(wide.with_columns(pl.col("value").cast(pl.Int64)), "t")
 
 
+def test_validate_names_a_key_column_with_nulls():
+    base = {"run": ["r", "r"], "source": ["s", "s"], "segment": [0, 0], "seq": [0, 1], "step": [1, 2],
+            "wall_time": [0.0, 1.0], "metric": ["loss", "loss"], "value": [1.0, None]}
+    assert F.validate(pl.DataFrame(base, schema=F.SCHEMA), "t").height == 2  # a null value is "not logged"
+    for col in ("run", "source", "segment", "seq", "step", "metric"):
+        holed = pl.DataFrame(base, schema=F.SCHEMA).with_columns(
+            pl.when(pl.col("seq") == 1).then(None).otherwise(pl.col(col)).alias(col))
+        with pytest.raises(SchemaError, match=f"column '{col}' has nulls"):
+            F.validate(holed, "t")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
+def test_validate_leaves_constant_columns_constant():
+    """A run's constant columns (`pl.lit`: its name, its file) cost no memory a row until something
+    writes them out; validating the frame must not (16 MB a column here, kept as long as the frame)."""
+    def rss() -> int:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * 4096
+
+    n = 4_000_000
+    frame = pl.DataFrame({"seq": np.arange(n, dtype=np.uint32), "step": np.arange(n, dtype=np.int64),
+                          "wall_time": np.zeros(n), "value": np.zeros(n, dtype=np.float32)}).with_columns(
+        run=pl.lit("r", dtype=pl.Categorical()), source=pl.lit("s", dtype=pl.Categorical()),
+        segment=pl.lit(0, dtype=pl.UInt32), metric=pl.lit("loss", dtype=pl.Categorical()))
+    before = rss()
+    F.validate(frame, "t")
+    assert rss() - before < 16_000_000
+
+
 def test_concat_widens_a_column_only_where_frames_disagree():
     a = pl.DataFrame({"value": np.array([0.1], dtype=np.float32), "seq": np.array([0], dtype=np.uint32)})
     b = pl.DataFrame({"value": np.array([0.1], dtype=np.float64), "seq": np.array([1], dtype=np.uint32)})
