@@ -127,6 +127,7 @@ class SourceGroups:
         if self._db is not None and not self._done:
             self._db.execute("COMMIT")
         self._done = True
+        self._seen, self._held = set(), []  # held: only the groups are read from here on
         return self
 
     # ---------------------------------------------------------------- reading
