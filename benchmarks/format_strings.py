@@ -134,8 +134,8 @@ def printed_main(entry: dict, v: Values) -> float:
         spec, conv = got
         if field == "loss_t":
             return round(v["loss"], 4)
-        if field == "loss_np":
-            return float(np.float32(v["loss"]))
+        if field == "loss_np":  # what the array prints (`[2.7544847]`), not the float32 widened
+            return float(v["loss_np"].strip("[] "))
         text = format(v[field], spec) if spec else str(v[field])
         return float(text.replace(",", ""))
     raise ValueError(f"statement {entry['id']}: no main field in its template")
@@ -239,6 +239,10 @@ def render(entry: dict) -> tuple[str, list[float], list[int], str]:
             line_buf.append("\r" + _bar(k + 1, N, desc=text))
             if k == N - 1:
                 out.append("".join(line_buf) + "\n")
+            continue
+        if kind == "tqdm_epoch_bar":  # a bar over the epoch's batches (its counter restarts), then the line
+            b = v["batches"]
+            out.append("".join("\r" + _bar(n, b) for n in (1, b // 2, b)) + "\n" + text + "\n")
             continue
         if kind == "tqdm_bar":
             out.append("\r" + _bar(k * 3 + 1, 3 * N) + "\r" + _bar(k * 3 + 2, 3 * N) + text + "\n")

@@ -697,11 +697,19 @@ def _counted(lines: pl.DataFrame, records: pl.DataFrame,
     if with_epoch and _runs_on(seen):
         with_epoch = False  # a count that goes on rising as each new epoch begins counts the whole run
     if not with_epoch:
+        width = _pass_width(seen, last_total)
+        if width is not None:  # no epoch printed, but each pass over the data counts from the start again
+            ff = pl.col("inner").forward_fill()
+            passes = (ff < ff.shift(1)).fill_null(False).cum_sum()
+            return pl.when(inner.is_not_null()).then(passes * width + inner), "passes and counter", last_total
         return pl.when(pl.col("inner").is_not_null()).then(inner), "counter", last_total
     most = int(seen.get_column("inner").max())
     # an epoch is as wide as its stated total, unless the counter ran past it (a script that prints a
-    # wrong total): then as wide as the counter went, or epoch 1 would land on epoch 0's steps
-    per = pl.when(pl.col("inner_total") < most).then(most + 1).otherwise(pl.col("inner_total")).fill_null(most)
+    # wrong total): then as wide as the counter went, or epoch 1 would land on epoch 0's steps; a
+    # count printed with no total (`[1,  2000]`) is as wide as it runs, its first count to its last
+    # and one stride more (`[e, 0]`..`[e, 90]` by 10: 100 a pass)
+    per = (pl.when(pl.col("inner_total") < most).then(most + 1).otherwise(pl.col("inner_total"))
+           .fill_null(_stride_width(seen)))
     base = _epoch_base(seen)
     epochs = seen.get_column("epoch_total").drop_nulls()
     first = int(seen.get_column("epoch").min())
@@ -709,6 +717,37 @@ def _counted(lines: pl.DataFrame, records: pl.DataFrame,
     if plan is None and seen.get_column("epoch").n_unique() == 1:  # one epoch: the counter's total is the plan
         plan = last_total
     return pl.when(inner.is_not_null()).then((epoch - base) * per + inner), "epoch and counter", plan
+
+
+def _stride(counts: pl.Series) -> int:
+    """The usual step between two counts printed one after the other (a script prints every 10th: 10)."""
+    ups = counts.diff().filter(counts.diff() > 0)
+    return max(1, int(ups.median())) if ups.len() else 1
+
+
+def _stride_width(seen: pl.DataFrame) -> int:
+    """How many counts one pass holds when the counter prints no total: from its first count to
+    its last, and one stride more (`0`..`90` by 10 and `10`..`100` by 10 are both 100)."""
+    counts = seen.get_column("inner")
+    return int(counts.max()) - int(counts.min()) + _stride(counts)
+
+
+def _pass_width(seen: pl.DataFrame, total: int | None) -> int | None:
+    """How many counts one pass over the data holds, when a counter printed with no epoch starts
+    over right after reaching its end (`batch:100/100`, then `batch:10/100`): a counter that falls
+    back from its last count to its first has finished a pass, so the passes before a count add to
+    its step. None when it never falls back, or falls back from the middle (a relaunch, kept as one)."""
+    counts = seen.get_column("inner")
+    back = counts.diff() < 0
+    if not back.any():
+        return None
+    stride = _stride(counts)
+    top = int(total) if total else int(counts.max())
+    low = int(counts.min())
+    before, after = counts.shift(1).filter(back), counts.filter(back)
+    if bool((before >= top - stride).all()) and bool((after <= low + stride).all()):
+        return top if total else _stride_width(seen)
+    return None
 
 
 def _runs_on(seen: pl.DataFrame) -> bool:

@@ -91,9 +91,12 @@ _POSTFIX_PART = re.compile(rf"(?:^|(?<=,))[ \t]*(?P<num>{NUM_BODY})[ \t]+"
                            r"(?P<name>[A-Za-z][A-Za-z_/]*(?:[ \t][A-Za-z][A-Za-z_/]*){0,2})[ \t]*(?=,|$)")
 """A part of a comma list that says a number, then the words naming it (`2.743 avg loss`)."""
 _LEAD_COUNT = re.compile(r"[\x01 \t]*(\d+):[ \t]")
-_NESTED = re.compile(r"[ \t]*[\])]?[ \t]*[\[(][ \t]*$")
+_NESTED = re.compile(r"[ \t]*:?[ \t]*[\])]?[ \t]*[\[(][ \t]*$")
 """What stands between two counters printed coarse to fine: `][`, `] [`, ` [` (`[0/25][10/100]`, `0 [10/100]`)."""
 _STAMP = re.compile(STAMP)
+_BAR_VALUE = re.compile(r"[ \t]*[-+]?(?:\d|\.\d)[\d.eE+\-]*[ \t]*(?:\||$)")
+"""A lone number after a bar, ending the line or its part (trax's `train  CrossEntropyLoss |  2.77`):
+the words before the bar name it, as a two-column table's row does."""
 _PHASE = re.compile(r"\((?P<phase>train|training|val|valid|validation|eval|test)\)", re.I)
 _TAG = re.compile(r"\[(?P<tag>train|training|val|valid|validation|eval|evaluation|test|dev)\]", re.I)
 """A phase tag in brackets: the pairs after it, up to the next tag, are of its phase (ESPnet's
@@ -156,7 +159,7 @@ _SAVED = re.compile(r"(?i)\b(?:checkpoint|ckpt|model|weights)\b[^\x01\n]{0,24}\b
 model at epoch 5 with val loss 0.08`): its numbers say why (the best so far), they are no new record."""
 _LEVELS = {"INFO", "DEBUG", "WARNING", "WARN", "ERROR", "CRITICAL", "TRACE", "SUCCESS", "NOTICE"}
 STEP_NAMES = ("global_step", "num_updates", "step", "iteration", "iter", "iters", "it", "update",
-              "updates", "batch", "train_step", "optimizer_step", "i", "episode")
+              "updates", "batch", "train_step", "optimizer_step", "i", "episode", "#")
 """Keys that count steps, the most telling first (an RL log counts its episodes)."""
 EPOCH_NAMES = ("epoch", "ep", "epochs")
 IGNORED = frozenset({"eta", "v_num", "rank", "local_rank", "world_size", "pid", "seed", "gpu", "device", "node"})
@@ -229,6 +232,10 @@ _HYPHENED = re.compile(r"(?<![\w.\-])[A-Za-z][A-Za-z_]*(-)(?=\d+\.\d+(?:[eE][-+]
 _ROUND = re.compile(r"^[\x01\s]*\[\s*(\d+)\s*\](?=\s)")
 """A whole number in brackets opening a line, no key before it (XGBoost's and LightGBM's round:
 `[12]\tvalidation_0-logloss:0.53`)."""
+_ROUND_PAIR = re.compile(r"^[\x01\s]*\[\s*(\d+)\s*,\s*(\d+)\s*\](?=\s|$)")
+"""Two whole numbers in brackets opening a line, no key before them (the PyTorch tutorial's
+`[1,  2000] loss: 2.187`): counters side by side, printed coarse to fine, so the epoch and the
+count within it."""
 
 
 def _blanked(line: str) -> tuple[str, tuple[int, int] | None, str | None]:
@@ -309,7 +316,12 @@ def tokenise(line: str) -> Template:
         return out
     clean, tags = _tags(clean)
     clean = _named_after(clean, out)
-    counter = _ROUND.match(clean)
+    pair = _ROUND_PAIR.match(clean)
+    if pair:  # `[1,  2000] loss: ...`: the epoch, then the count within it
+        out.epoch = (pair.start(1), pair.end(1) - pair.start(1))
+        out.inner = (pair.start(2), pair.end(2) - pair.start(2))
+        clean = clean[:pair.start()] + " " * (pair.end() - pair.start()) + clean[pair.end():]
+    counter = None if pair else _ROUND.match(clean)
     if counter:  # `[12]\t...`: the round this line reports, its step (a key that counts steps outranks it)
         out.step = ("round", counter.start(1), counter.end(1) - counter.start(1))
         clean = clean[:counter.start()] + " " * (counter.end() - counter.start()) + clean[counter.end():]
@@ -398,6 +410,7 @@ def tokenise(line: str) -> Template:
 
     last_end = 0
     outer = None  # the counter just read, which a counter after it may run within
+    bare: tuple[int, int] | None = None  # a whole number just read that no key named (`3 [ 10/100]`)
     value_end = 0  # where the last number or counter ends
     for m in _TOKEN.finditer(clean):
         kind = m.lastgroup if m.lastgroup not in ("unit", "sunit", "ord") else "num"  # `5th`: a plain 5
@@ -443,6 +456,9 @@ def tokenise(line: str) -> Template:
             continue
         if kind == "hard":
             held = None
+            if words and m.group("hard").strip() == "|" and _BAR_VALUE.match(clean, m.end()):
+                linked = ":"  # `train CrossEntropyLoss |  2.77`: a name and its lone number parted by a bar
+                continue
             if linked and _GAP in m.group("hard"):  # `Cost Time: 0:00:20`: a key whose value is blanked
                 words = []
             if m.group("hard").strip() != ",":
@@ -487,6 +503,10 @@ def tokenise(line: str) -> Template:
                   and _is_int(clean[out.values[-1][1]:sum(out.values[-1][1:])])):
                 out.epoch = out.values.pop()[1:]
                 seen.discard(last_key or "")
+                out.inner, out.inner_total = a, b
+            elif nested and last_was_value == "num" and bare is not None and out.inner is None:
+                out.epoch = bare  # `Epoch - 3: [ 10/100] loss:`: a bare count before the bracket is the epoch
+                out.unkeyed -= 1
                 out.inner, out.inner_total = a, b
             elif out.inner is None and (key is None or _step_name(low)):  # not `Loaded 3/10 shards`
                 out.inner, out.inner_total = a, b
@@ -537,7 +557,7 @@ def tokenise(line: str) -> Template:
             linked = ":"
         key = key_of()
         words, linked = [], False
-        last_was_value, value_end = "num", m.end()
+        last_was_value, value_end, bare = "num", m.end(), None
         if key is None and held is not None:  # `Total reward in global step 33: 1.37`: the words before the step
             key, held = held, None
         if key == _PROSE:
@@ -551,6 +571,7 @@ def tokenise(line: str) -> Template:
             continue
         if key is None:
             last_key = None
+            bare = (start, end - start) if suffix is None and unit is None and _is_int(text) else None
             if suffix and _NAMES_ALONE.search(unit):
                 name = unit
                 if name not in seen:
@@ -568,18 +589,14 @@ def tokenise(line: str) -> Template:
             if out.epoch is None:
                 out.epoch = (start, end - start)
                 out.separated = out.separated or "," in text
+            held = _held(lead, clean, m.end(), out)  # `Loss after Epoch 3 : 2.1`: the words before it name the value
             continue
         if suffix is None and _counts_as_int(text) and _step_name(low):
             if out.step is None or _rank(low) < _rank(out.step[0]):
                 out.step = (low, start, end - start)
                 out.separated = out.separated or "," in text
                 out.floated = out.floated or "." in text
-            named = [w for w in lead if w.lower() not in _JOINERS and w not in _LEVELS]
-            while named and named[-1].lower() in _JOINERS | {"global", "train", "training"}:
-                named.pop()
-            if named and len(named) < len(lead) and _LINKED_NEXT.match(clean, m.end()):
-                held = "_".join(named[-4:])
-                out.loose -= len(lead)  # words of a key, not prose
+            held = _held(lead, clean, m.end(), out)
             continue
         if low in IGNORED:
             continue
@@ -602,6 +619,19 @@ def tokenise(line: str) -> Template:
     if out.evaluation is not None:
         out.values = [(_eval_name(n, out.evaluation), s, k) for n, s, k in out.values]
     return out
+
+
+def _held(lead: list[str], clean: str, after: int, out: Template) -> str | None:
+    """The name a counter's leading words give the value linked after it (`Total reward in global
+    step 33: 1.37`, `Loss after Epoch 3 : 2.1`): the words before a joining word, when a value is
+    linked right after the counter; else None."""
+    named = [w for w in lead if w.lower() not in _JOINERS and w not in _LEVELS]
+    while named and named[-1].lower() in _JOINERS | {"global", "train", "training"}:
+        named.pop()
+    if named and len(named) < len(lead) and _LINKED_NEXT.match(clean, after):
+        out.loose -= len(lead)  # words of a key, not prose
+        return "_".join(named[-4:])
+    return None
 
 
 def _plain(low: str) -> str:
@@ -675,10 +705,10 @@ def header_cells(line: str, above: str | None = None) -> list[tuple[str, int, in
                else comma_header(line) if line.count(",") >= 2 else None)
     if grouped is not None:
         return grouped
-    cells = _cells(line)
+    cells = _spaced_names(_cells(line))
     names = []
     for text, _, a, b in cells:
-        if not _HEAD_CELL.match(text):
+        if not (_HEAD_CELL.match(text) or text == "#"):
             break
         names.append((text, a, b))
         if text.endswith(":"):
@@ -690,6 +720,27 @@ def header_cells(line: str, above: str | None = None) -> list[tuple[str, int, in
     if len(names) < len(cells) and not names[-1][0].endswith(":"):
         return None  # `Starting training for 100 epochs`: words before a number, no header
     return [(_column_name(t), a, b - (len(t) - len(_edge(t)))) for t, a, b in names]
+
+
+_HEAD_WORD = re.compile(r"[A-Za-z(_][\w()\-./%@]*$")
+
+
+def _spaced_names(cells: list[tuple[str, int, int, int]]) -> list[tuple[str, int, int, int]]:
+    """A header's cells with the words one space apart joined into one name, where the header
+    sets its columns two spaces apart or more (spaCy's `E    #       LOSS TOK2VEC  LOSS NER`,
+    scikit-learn's `Iter       Train Loss      OOB Improve`): in an aligned header a single space
+    is inside a name, two are between columns. Words only (`Epoch 1` is a word and a number)."""
+    if not any(a2 - b1 >= 2 for (_, _, _, b1), (_, _, a2, _) in zip(cells, cells[1:])):
+        return cells
+    out: list[tuple[str, int, int, int]] = []
+    for cell in cells:
+        if (out and cell[2] - out[-1][3] == 1 and _HEAD_WORD.match(cell[0])
+                and all(_HEAD_WORD.match(w) for w in out[-1][0].split(" "))):
+            text, start, a, _ = out[-1]
+            out[-1] = (f"{text} {cell[0]}", start, a, cell[3])
+        else:
+            out.append(cell)
+    return out
 
 
 def _edge(text: str) -> str:
@@ -880,12 +931,17 @@ def table_row(line: str, header: list[tuple[str, int, int]]) -> Template | None:
     if len(cells) < len(header):
         return None
     tabbed = "\t" in line  # a tab-separated table: its columns are told by their order
+    # a row of as many cells as the header has names may print them right-aligned under names
+    # printed left-aligned (spaCy's): a cell within its column (from its name's start to the next
+    # name's) lines up with it too
+    starts = [ha for _, ha, _ in header[1:]] + [10 ** 9]
+    within = len(cells) == len(header)
     out = Template()
     numbers = 0
-    for (name, ha, hb), (text, start, a, b) in zip(header, cells):
+    for (name, ha, hb), (text, start, a, b), nxt in zip(header, cells, starts):
         if text.endswith(":") and len(text) > 1:  # `640: 100%|...`: the last column before a bar
             text, b = text[:-1], b - 1
-        if b != hb and a != ha and not tabbed:
+        if b != hb and a != ha and not tabbed and not (within and ha <= a and b < nxt):
             return None
         if _DURATION_CELL.match(text):
             continue  # fastai's `00:12` under `time`: a duration, which no reader takes for a value
