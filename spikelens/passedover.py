@@ -141,6 +141,11 @@ def _table_reason(path: Path, text: str, sep: str) -> str:
     shown_cols = ", ".join(header[:6]) + (", ..." if len(header) > 6 else "")
     if not body:
         return f"a table with a header ({shown_cols}) and no rows"
+    from .importers.csvlogs import looks_like_runs_table
+
+    if looks_like_runs_table(header):
+        return (f"a table of runs, one row a configuration (columns {shown_cols}), not one run's curve: "
+                f"no step column, and its columns name settings or trial parameters")
     if not numeric:
         return f"a table of {len(body)}+ rows whose columns ({shown_cols}) hold no numbers"
     return (f"a table whose numeric columns ({', '.join(numeric[:6])}) no CSV reader takes for a log "

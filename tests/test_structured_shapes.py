@@ -159,3 +159,14 @@ def test_a_headerless_table_nothing_names_is_refused_saying_so(tmp_path):
     path = tmp_path / "kt_log.csv"  # f.write('{},{},{}\n'.format(epoch, acc, loss))
     path.write_text("".join(f"{i},{0.5 + i / 100},{v}\n" for i, v in enumerate(_losses(20))))
     assert "with no header: nothing names them" in passedover.reason(path)
+
+
+def test_a_table_of_runs_is_refused_as_one(tmp_path):
+    # optuna: study.trials_dataframe().to_csv(...); a sweep's results with its settings as columns
+    (tmp_path / "objective_history.csv").write_text("number,value,params_learning_rate,params_num_leaves,state\n" + "".join(
+        f"{i},{0.5 - i / 100},{0.01 * (i + 1)},{8 + i},COMPLETE\n" for i in range(20)))
+    assert "a table of runs" in passedover.reason(tmp_path / "objective_history.csv")
+    (tmp_path / "test.csv").write_text(",lr,n_layers,dropout,score\n" + "".join(
+        f"{i},{0.001 * (i + 1)},{2 + i % 3},{0.1 * (i % 5)},{0.5 + i / 100}\n" for i in range(20)))
+    with pytest.raises(SpikelensError, match="a table of runs"):
+        api.load_runs(tmp_path)

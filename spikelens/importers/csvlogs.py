@@ -203,9 +203,23 @@ def split_metric(split: str | None, metric: str) -> str:
     return f"{split.strip()}/{metric}"
 
 
+_SETTING_COLUMNS = frozenset({"dropout", "n_layers", "num_layers", "layers", "hidden", "hidden_size", "hidden_dim",
+                              "optimizer", "batch size", "batch_size", "bs", "weight_decay", "wd", "momentum",
+                              "n_estimators", "max_depth", "num_leaves", "seed", "activation"})
+"""Columns that name a run's settings: a table holding several is one row a configuration."""
+
+
 def looks_like_runs_table(fields: list[str]) -> bool:
+    """A table of runs, one row each (a W&B/MLflow runs export, an Optuna `trials_dataframe()`, a
+    sweep's results with its settings as columns), not one run's curve: no step column and a run's
+    name and bookkeeping, or trial parameters (`params_lr`), or two settings or more (`dropout`,
+    `n_layers`, `optimizer`)."""
     low = {f.strip().lower() for f in fields}
-    return "name" in low and len(low & RUNS_TABLE_COLUMNS) >= 1 and step_column(fields) is None
+    if step_column(fields) is not None:
+        return False
+    if "name" in low and len(low & RUNS_TABLE_COLUMNS) >= 1:
+        return True
+    return any(f.startswith("params_") for f in low) or len(low & _SETTING_COLUMNS) >= 2
 
 
 # ------------------------------------------------------------------ reading text into a string frame
