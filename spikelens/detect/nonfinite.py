@@ -7,6 +7,7 @@ import numpy as np
 import polars as pl
 
 from .base import Detector, RunContext, Series
+from .prenan import diverged_before_nan
 from ..frame import SIDE_ROLES
 from ..model.finding import Finding
 from .stats import halvings, log_scale
@@ -92,7 +93,7 @@ class NonFiniteDetector(Detector):
             message += " (steps skipped by the fp16 loss scaler)"
         return [Finding(kind="nan", code=self.code, run=ctx.run, metric=series.metric, severity=severity,
                         message=message, start_step=first_step, peak_step=first_step, end_step=back_step,
-                        evidence=evidence)]
+                        evidence=evidence), *diverged_before_nan(series, ctx, first)]
 
 
     def _earlier_finding(self, series: Series, earlier: pl.DataFrame, ctx: RunContext) -> Finding:
