@@ -156,3 +156,12 @@ def test_the_epoch_printed_beside_the_step_is_kept_as_a_metric(tmp_path, layout)
     assert [v for _, v in curve(frame, "epoch")] == [1.0, 2.0, 3.0, 4.0, 5.0]
     steps = [s for s, _ in curve(frame, "loss")]
     assert steps == sorted(steps) and len(set(steps)) == 15
+
+
+def test_counts_parted_by_bars_opening_a_bar_description_are_the_epoch_and_the_step(tmp_path):
+    """torchtune's `pbar.set_description(f"{curr_epoch + 1}|{self.global_step}|Loss: {loss}")`: the
+    global step, not the bar's own counter (`1/300`), and it keeps rising across epochs."""
+    bars = [f"{k // 10 + 1}|{10 * (k + 1)}|Loss: {loss(k)!r}:   {k // 3:>2d}%|          | {k % 10 + 1}/10 "
+            f"[00:01<00:09, 9.87it/s]" for k in range(30)]
+    got = curve(load(tmp_path, ["\r".join(bars[i:i + 10]) for i in range(0, 30, 10)]), "Loss")
+    assert got == [(10 * (k + 1), loss(k)) for k in range(30)]

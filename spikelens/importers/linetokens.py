@@ -232,10 +232,11 @@ _HYPHENED = re.compile(r"(?<![\w.\-])[A-Za-z][A-Za-z_]*(-)(?=\d+\.\d+(?:[eE][-+]
 _ROUND = re.compile(r"^[\x01\s]*\[\s*(\d+)\s*\](?=\s)")
 """A whole number in brackets opening a line, no key before it (XGBoost's and LightGBM's round:
 `[12]\tvalidation_0-logloss:0.53`)."""
-_ROUND_PAIR = re.compile(r"^[\x01\s]*\[\s*(\d+)\s*,\s*(\d+)\s*\](?=\s|$)")
+_ROUND_PAIR = re.compile(r"^[\x01\s]*(?:\[\s*(\d+)\s*,\s*(\d+)\s*\](?=\s|$)|(\d+)\|(\d+)\|(?=[ \t]*[^\W\d]))")
 """Two whole numbers in brackets opening a line, no key before them (the PyTorch tutorial's
 `[1,  2000] loss: 2.187`): counters side by side, printed coarse to fine, so the epoch and the
-count within it."""
+count within it. So are two whole numbers parted by bars opening a line before a key (torchtune's
+bar description `1|10|Loss: 2.3`)."""
 
 
 def _blanked(line: str) -> tuple[str, tuple[int, int] | None, str | None]:
@@ -317,9 +318,10 @@ def tokenise(line: str) -> Template:
     clean, tags = _tags(clean)
     clean = _named_after(clean, out)
     pair = _ROUND_PAIR.match(clean)
-    if pair:  # `[1,  2000] loss: ...`: the epoch, then the count within it
-        out.epoch = (pair.start(1), pair.end(1) - pair.start(1))
-        out.inner = (pair.start(2), pair.end(2) - pair.start(2))
+    if pair:  # `[1,  2000] loss: ...`, `1|10|Loss: ...`: the epoch, then the count within it
+        one, two = (1, 2) if pair.group(1) is not None else (3, 4)
+        out.epoch = (pair.start(one), pair.end(one) - pair.start(one))
+        out.inner = (pair.start(two), pair.end(two) - pair.start(two))
         clean = clean[:pair.start()] + " " * (pair.end() - pair.start()) + clean[pair.end():]
     counter = None if pair else _ROUND.match(clean)
     if counter:  # `[12]\t...`: the round this line reports, its step (a key that counts steps outranks it)
