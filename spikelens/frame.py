@@ -164,10 +164,11 @@ _ENTROPY = re.compile(r"entropy|(?:^|[/_\-. ])ent(?:$|[/_\-. ])", re.I)
 _CROSS_ENTROPY = re.compile(r"cross[\s_\-]?entropy", re.I)
 _REWARD = re.compile(rf"reward|{_B}(?:ep_?)?rew(?:ard)?s?(?:_?mean)?{_E}|{_B}(?:episode_?|ep_?|mean_?|eval_?)?returns?(?!_?code){_E}"
                      rf"|{_B}success(?:_?rate)?{_E}|{_B}utility{_E}|奖励|回报|報酬|보상", re.I)
-_SCORE = re.compile(rf"{_B}(?:scores?|fitness){_E}", re.I)
+_SCORE = re.compile(rf"^(?!.*thresh).*?{_B}(?:scores?|fitness){_E}", re.I)
 """A score or a fitness (`scores`, `best_fitness`, `Average Fitness`): the objective a game-playing agent
 or an evolutionary search raises, judged as a reward is; tried after the accuracy-like names, so
-`f1_score` and `bleu_score` stay accuracies."""
+`f1_score` and `bleu_score` stay accuracies (a score's threshold, `SCORE_THRESH_TEST`, is a setting;
+an error's score, `smape_score`, is lower-better)."""
 _BEST = re.compile(r"(?:^|[/_\-. ])max(?:imum)?[/_\-. ]", re.I)
 """`max_fitness`: a population search's best individual, the search's progress (not a spread)."""
 _ACCURACY = re.compile(rf"{_B}(?:acc(?:uracy)?|top[\-_]?\d+|map|ap|precision|recall|f1|f1_score|f_?score|f\d*_?measure|bleu|rouge[\dlL]*"
@@ -195,7 +196,8 @@ _TOTAL = re.compile(r"^(?:(?:train|val|eval|test)[_/\-. ])?total$", re.I)
 loss, the total a training log prints is the sum of its loss terms."""
 _LOSS_TERM = re.compile(r"^l_[a-z]", re.I)
 """BasicSR's loss terms (`l_pix`, `l_percep`, `l_g_gan`): the `l_` prefix names a loss."""
-_LOWER_BETTER = re.compile(rf"{_B}(?:distance|dist(?![_\-.]?(?:world|rank|backend|url|init|size))|error|err|wer|cer|fid|regret|energy){_E}", re.I)
+_LOWER_BETTER = re.compile(rf"{_B}(?:distance|dist(?![_\-.]?(?:world|rank|backend|url|init|size))|error|err|wer|cer|fid|regret|energy"
+                           rf"|s?mape){_E}", re.I)
 """A distance, an error rate or an energy (lower is better; a variational Monte Carlo run lowers its
 `energy`): what stands for the loss of a run that names none."""
 _ADVERSARIAL = re.compile(

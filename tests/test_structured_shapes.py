@@ -49,6 +49,10 @@ def test_json_records_and_histories_are_stepped_by_their_own_count(tmp_path):
         [{"epoch": e + 1, "train loss": v, "test acc": 0.5} for e, v in enumerate(loss)]))
     assert _curve(_read(tmp_path / "a"), "train loss")[0] == list(range(1, 31))
     (tmp_path / "b").mkdir()
+    (tmp_path / "e").mkdir()  # ParlAI's trainstats: train reports counted by `total_train_updates`
+    (tmp_path / "e" / "model.trainstats").write_text(json.dumps({"parleys": 10, "train_reports": [
+        {"exs": 64, "loss": v, "total_train_updates": 10 * (i + 1)} for i, v in enumerate(loss)]}))
+    assert _curve(_read(tmp_path / "e"), "train_reports/loss")[0] == [10 * (i + 1) for i in range(30)]
     (tmp_path / "b" / "loss_data.json").write_text(json.dumps(  # a frame counter
         [{"frame_number": 100 * (i + 1), "classification_loss": v} for i, v in enumerate(loss)]))
     assert _curve(_read(tmp_path / "b"), "classification_loss")[0] == [100 * (i + 1) for i in range(30)]
@@ -127,6 +131,9 @@ def test_roles_of_scores_fitness_and_named_errors():
     assert infer_roles(["Avg_Final_Score_100", "Avg_Reward_100"]) == {"Avg_Final_Score_100": "other",
                                                                       "Avg_Reward_100": "reward"}  # the reward named
     assert infer_roles(["f1_score"])["f1_score"] == "accuracy"
+    # a score's threshold is a setting; an error's score (sMAPE) falls as the model improves
+    assert infer_roles(["SCORE_THRESH_TEST", "smape_score", "total_loss"]) == {
+        "SCORE_THRESH_TEST": "other", "smape_score": "other", "total_loss": "loss"}
     assert infer_roles(["trainmse", "valmse", "train:MSE", "test:ELBO", "train:KLD", "test_bpd", "mean_squared_error"]) == {
         "trainmse": "loss", "valmse": "eval_loss", "train:MSE": "loss", "test:ELBO": "eval_loss", "train:KLD": "kl",
         "test_bpd": "eval_loss", "mean_squared_error": "loss"}

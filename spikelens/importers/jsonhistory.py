@@ -391,9 +391,11 @@ def records_long(path: Path, records: list):
                       np.asarray([values[i] for i in kept], dtype=np.float64)), step_key
 
 
-_COUNTING_WORDS = frozenset({"epoch", "epochs", "frame", "episode", "iteration", "iter", "round", "generation", "gen",
-                             "batch", "step", "update", "trial"})
-_NUMBER_WORDS = frozenset({"id", "idx", "index", "num", "number", "no", "n", "count"})
+_COUNTING_WORDS = frozenset({"epoch", "epochs", "frame", "frames", "episode", "episodes", "iteration", "iterations", "iter",
+                             "round", "generation", "gen", "batch", "step", "steps", "update", "updates", "trial"})
+_NUMBER_WORDS = frozenset({"id", "idx", "index", "num", "number", "no", "n", "count", "total", "train", "training",
+                           "global", "cur", "current"})
+"""Words beside a counting word that leave it a count (`frame_number`, `epoch_id`, ParlAI's `total_train_updates`)."""
 
 
 def _record_counter(rows: list[dict], keys: set) -> str | None:
