@@ -53,6 +53,9 @@ def test_json_records_and_histories_are_stepped_by_their_own_count(tmp_path):
     (tmp_path / "e" / "model.trainstats").write_text(json.dumps({"parleys": 10, "train_reports": [
         {"exs": 64, "loss": v, "total_train_updates": 10 * (i + 1)} for i, v in enumerate(loss)]}))
     assert _curve(_read(tmp_path / "e"), "train_reports/loss")[0] == [10 * (i + 1) for i in range(30)]
+    (tmp_path / "f").mkdir()  # logger[f'iter: {i}'] = {'loss': ..., 'lr': ...}; json.dump(logger)
+    (tmp_path / "f" / "train_log.json").write_text(json.dumps({f"iter: {5 * i}": {"loss": v, "lr": 0.1} for i, v in enumerate(loss)}))
+    assert _curve(_read(tmp_path / "f"), "loss")[0] == [5 * i for i in range(30)]
     (tmp_path / "b" / "loss_data.json").write_text(json.dumps(  # a frame counter
         [{"frame_number": 100 * (i + 1), "classification_loss": v} for i, v in enumerate(loss)]))
     assert _curve(_read(tmp_path / "b"), "classification_loss")[0] == [100 * (i + 1) for i in range(30)]

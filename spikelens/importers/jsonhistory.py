@@ -72,7 +72,7 @@ _NUMBERS_HEAD = re.compile(rb'^\s*\[\s*[-\d.NI]')
 """A list whose first item is a number (`json.dump(losses, f)`)."""
 _RECORDS_HEAD = re.compile(rb'^\s*\[\s*\{')
 """A list whose first item is an object: records, maybe."""
-_KEYED_HEAD = re.compile(rb'^\s*\{\s*"[A-Za-z_\- ]{0,20}\d+"\s*:\s*\{\s*"[^"\\]{1,200}"\s*:\s*(?:[-\d.NI]|\{)')
+_KEYED_HEAD = re.compile(rb'^\s*\{\s*"[A-Za-z_\- :]{0,20}\d+"\s*:\s*\{\s*"[^"\\]{1,200}"\s*:\s*(?:[-\d.NI]|\{)')
 """An object whose first key is a number (`"0"`, `"epoch_1"`) and first value a record of numbers."""
 STEP_KEYS = ("global_step", "global_steps", "steps", "step", "iterations", "iteration", "iters", "iter",
              "updates", "num_updates", "timesteps", "samples")
