@@ -40,3 +40,11 @@ def test_earlier_runs_that_never_learned_are_one_clause_beside_the_appended_runs
 def test_without_a_step_reset_finding_the_clause_still_comes_once_after_the_run_judged():
     text = verdict(_run(_earlier(1, "val_acc", 0.8), _earlier(2, "val_acc", 0.81), OVERFIT))
     assert text.startswith("overfitting") and text.count("never learned in 2 of the 9 runs") == 1
+
+
+def test_a_reward_that_fell_collapsed_rather_than_diverged():
+    fell = Finding(kind="divergence", code="SL202", run="r", metric="reward", severity="warning", message="collapsed",
+                   start_step=400, evidence={"higher_is_better": True})
+    run = _run(fell)
+    run.metrics["reward"] = "reward"
+    assert verdict(run).startswith("collapsed") and "diverged" not in verdict(run)

@@ -236,10 +236,20 @@ def resume(f: Finding, ctx: RunContext, _all: list[Finding]) -> Cause | None:
     if not hits:
         return None
     b = hits[0]
+    if ctx.roles.get(f.metric or "") in ("eval_loss", "accuracy") and not _train_moved(f, ctx, _all, start, k):
+        return None  # state a resume failed to restore shows in the training loss first: a held-out-only event is not it
     return Cause("resume", 0.9,
                  f"the run was resumed at step {b} and the loss left its band {start - b:+d} steps later: "
                  f"optimizer or data-loader state may not have been restored",
                  {"resume_step": int(b), "offset_steps": int(start - b)})
+
+
+def _train_moved(f: Finding, ctx: RunContext, every: list[Finding], start: int, k: float) -> bool:
+    """Whether the run's training loss had an event of its own near a held-out curve's event."""
+    main = ctx.main("loss")
+    return main is not None and any(
+        g is not f and g.metric == main.metric and g.kind in ("spike", "excursion", "divergence", "level_shift", "nan")
+        and (a := _anchor(g)) is not None and abs(a - start) <= k for g in every)
 
 
 def setting(f: Finding, ctx: RunContext, every: list[Finding]) -> Cause | None:

@@ -135,8 +135,9 @@ def verdict(run: RunReport) -> str:
         if f.severity != "error" and cut is not None and f.magnitude:
             fatal.append((_order(f), f"crept up {f.magnitude:.2f}x{_where(f, run)} from step {_step(f)} until "
                                      f"the LR cut at step {cut}"))
-        else:
-            fatal.append((_order(f), f"diverged{_where(f, run)} at step {_step(f)}"))
+        else:  # a reward or a score falls: it collapsed
+            word = "collapsed" if f.evidence.get("higher_is_better") else "diverged"
+            fatal.append((_order(f), f"{word}{_where(f, run)} at step {_step(f)}"))
         say(by["divergence"])
     spikes = by.get("spike", [])
     stuck = [f for f in spikes if f.recovery == "none" and f.severity != "info"]
