@@ -40,6 +40,9 @@ def _prefix() -> str:
 
 
 _swept: set[Path] = set()
+SWEPT_HELD = 1024
+"""Folders remembered as swept; past this the memory starts again (a findings dataset writes a
+folder a run: 10^5 remembered paths were ~60 MB; a folder swept twice is listed twice, no more)."""
 
 
 def remove_dead_temps(folder: Path) -> None:
@@ -48,6 +51,8 @@ def remove_dead_temps(folder: Path) -> None:
     folder = Path(folder)
     if folder in _swept:
         return
+    if len(_swept) >= SWEPT_HELD:
+        _swept.clear()
     _swept.add(folder)
     try:
         entries = list(folder.iterdir())
