@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -43,8 +44,23 @@ def labelled_runs(split: str) -> list[dict]:
             repo = run.get("repo") or _repo_of(run)
             side = split_of(repo) if repo else run.get("split", "dev")
             if split in ("all", side):
-                runs.append({**run, "split": side})
+                runs.append({**run, "split": side, "events": _placed(run, "events", part),
+                             "non_events": _placed(run, "non_events", part)})
     return runs
+
+
+def _placed(run: dict, key: str, part: Path) -> list[dict]:
+    """A label's events whose steps are numbers (the schema's); one placed in words ("whole run",
+    "epoch 3 iter 0") cannot be matched to a step, so it is left out and named on stderr, never a crash."""
+    kept = []
+    for e in run.get(key) or []:
+        bad = [k for k in ("step", "end_step") if e.get(k) is not None and not isinstance(e[k], (int, float))]
+        if bad:
+            print(f"{part.name}: {run.get('id')}: {key[:-1]} {e.get('kind')} left out: {bad[0]} {e[bad[0]]!r} "
+                  "is not a number", file=sys.stderr)
+        else:
+            kept.append(e)
+    return kept
 
 
 _REPO_BY_RUN: dict[str, str] | None = None
