@@ -37,6 +37,15 @@ def test_earlier_runs_that_never_learned_are_one_clause_beside_the_appended_runs
            "appended to this log (val_acc, val_f1; steps 1–10)" in text
 
 
+def test_an_earlier_run_whose_score_stalled_or_did_not_show_learning_is_not_counted():
+    stalled = Finding(kind="plateau", code="SL205", run="r", metric="val_f1", severity="info", message="stalled",
+                      start_step=2, end_step=10, evidence={"reading": "stalled", "direction": "higher",
+                                                          "session": {"index": 5, "of": 9, "first_step": 1,
+                                                                      "last_step": 10}})
+    text = verdict(_run(_earlier(1, "val_acc", 0.8), stalled, OVERFIT, APPENDED))
+    assert "never learned in 1 of the 9 runs appended to this log (val_acc; steps 1–10)" in text
+
+
 def test_without_a_step_reset_finding_the_clause_still_comes_once_after_the_run_judged():
     text = verdict(_run(_earlier(1, "val_acc", 0.8), _earlier(2, "val_acc", 0.81), OVERFIT))
     assert text.startswith("overfitting") and text.count("never learned in 2 of the 9 runs") == 1

@@ -104,7 +104,8 @@ def verdict(run: RunReport) -> str:
     learned_not = [f for f in by.get("plateau", []) if f.severity != "info" or not ruined]
     # earlier runs appended to the log that never learned are how the log got here, not the run judged:
     # one clause beside the appended runs, however many there were
-    earlier = _earlier_never_learned([f for f in learned_not if f.evidence.get("session")])
+    earlier = _earlier_never_learned([f for f in learned_not if f.evidence.get("session") and (
+        f.evidence.get("never_learned") or f.evidence.get("higher_is_better"))])  # (a score that stalled learned)
     learned_not = [f for f in learned_not if not f.evidence.get("session")]
     parts: list[tuple[int, str]] = [(_TOP, t) for t in _never_learned(learned_not, run)]
     never = bool(parts)
