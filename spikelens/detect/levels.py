@@ -89,15 +89,17 @@ class LevelShiftDetector(Detector):
         moved[:-w] = rolling_median(y[::-1], 2 * w, min_samples=w)[::-1][w:]
         moved -= left  # ... less the level before and the trend: how far the curve moved
         moved -= 2 * trend
-        zz = np.nan_to_num(z, nan=0.0)
         block = max(1, w // 4)
         nb = -(-y.size // block)
         stat = np.zeros((nb * block, 2))  # up, down: |z| where the move persisted, else 0
-        np.copyto(stat[:y.size, 0], zz, where=(zz > 0) & (moved > 0))
-        np.negative(zz, out=stat[:y.size, 1], where=(zz < 0) & (moved < 0))
+        np.copyto(stat[:y.size, 0], z, where=(z > 0) & (moved > 0))  # a NaN z moved nothing: 0
+        np.negative(z, out=stat[:y.size, 1], where=(z < 0) & (moved < 0))
+        del moved
+        np.nan_to_num(stat, copy=False)  # an infinite z as the largest float (no NaN is left to replace)
         stat = stat.reshape(nb, block, 2)
         at = stat.argmax(axis=1) + (np.arange(nb) * block)[:, None]  # (nb, 2) point index
         best = stat.max(axis=1)
+        del stat  # (the rest reads a few rows: the run-length arrays go before its temporaries come)
         at = np.minimum(at, y.size - 1)
         # the null: the same statistic (the best of three neighbouring blocks) elsewhere in the run
         three = np.maximum(best, np.maximum(np.roll(best, 1, axis=0), np.roll(best, -1, axis=0)))[1:-1]

@@ -469,9 +469,7 @@ def _policy_context(ctx: RunContext, steps: list[int]) -> dict:
 
 
 def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Finding]:
-    finite = np.isfinite(series.value)
-    step = series.step[finite]
-    value = series.value[finite]
+    step, value = series.finite()  # the series' own arrays when all are finite (no copies of the run's length)
     on = np.flatnonzero(value != 0)
     if on.size and on[0] >= 3:
         # a term that sat at exactly 0 was not being computed (a head frozen for the first epochs,

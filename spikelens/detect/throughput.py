@@ -412,15 +412,17 @@ class StallDetector(Detector):
             return []
         seg = _segments(ctx, s)
         ok = np.isfinite(s.wall_time)
-        step, wall, seg = s.step[ok], s.wall_time[ok], seg[ok]
+        step, wall = s.step, s.wall_time  # (arrays of the run's length: copied only where some are dropped)
+        if not ok.all():
+            step, wall, seg = step[ok], wall[ok], seg[ok]
         if step.size < 20:
             return []
-        same = seg[1:] == seg[:-1]
-        dt = np.diff(wall)[same]
-        ds = np.diff(step)[same].astype(np.float64)
-        at = np.flatnonzero(same)
-        good = (ds > 0) & (dt >= 0)
-        dt, ds, at = dt[good], ds[good], at[good]
+        same = seg[1:] == seg[:-1]  # the gaps within one launch
+        del seg
+        dt, ds = np.diff(wall), np.diff(step).astype(np.float64)
+        same &= (ds > 0) & (dt >= 0)
+        if not same.all():
+            dt, ds = dt[same], ds[same]
         if dt.size < 10:
             return []
         usual = float(np.median(dt / ds))
@@ -428,6 +430,7 @@ class StallDetector(Detector):
         big = dt > np.maximum(self.factor * per_gap, self.min_seconds)
         if not big.any():
             return []
+        at = np.flatnonzero(same)  # each gap's first point
         out = []
         for k in np.flatnonzero(big):
             # the routine: the longest pause among the rest, once the largest few are put aside
