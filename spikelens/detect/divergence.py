@@ -19,7 +19,9 @@ class DivergenceDetector(Detector):
     the noise and not made of one abrupt jump (that is a spike that never recovered);
     or a loss that ran away below zero, orders of magnitude past its first values and
     still growing (an objective unbounded below); or a run's main reward that fell from its
-    best to the end the same way, taking back a third of what it had gained (a collapse).
+    best to the end the same way, taking back a third of what it had gained (a collapse); one
+    whose best stretch stood within its own one-point swings of its start and that ended back
+    there never kept a gain (a plateau of a run that never learned, not a collapse).
     Why it matters: every step after the turn makes the model worse; the checkpoint
     near the turn is the one to keep, and the run should have been stopped.
     Likely causes: an LR too high for this stage (or a schedule that never decays),
