@@ -165,3 +165,14 @@ def test_counts_parted_by_bars_opening_a_bar_description_are_the_epoch_and_the_s
             f"[00:01<00:09, 9.87it/s]" for k in range(30)]
     got = curve(load(tmp_path, ["\r".join(bars[i:i + 10]) for i in range(0, 30, 10)]), "Loss")
     assert got == [(10 * (k + 1), loss(k)) for k in range(30)]
+
+
+def test_rows_under_a_header_of_two_lines_take_the_line_they_line_up_with(tmp_path):
+    """Vowpal Wabbit's progress table: its second header line (`predict features`, one space
+    apart) does not line up with the rows; the first line does, and names them."""
+    lines = ["average  since         example        example  current  current  current",
+             "loss     last          counter         weight    label  predict features"]
+    lines += [f"{loss(k):.6f} {loss(k) * 0.6:.6f} {640 * (k + 1):>12d} {10.0 * (k + 1):>14.1f}   1.0000   0.5000       15"
+              for k in range(30)]
+    got = curve(load(tmp_path, lines), "average")
+    assert [v for _, v in got] == [round(loss(k), 6) for k in range(30)]

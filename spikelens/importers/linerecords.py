@@ -1006,14 +1006,16 @@ def sniff(text: str, whole: bool, name: str = "", named: bool = False) -> Verdic
     shapes = [s.translate(_ZERO) for s in lines]
     cache = {s: tokenise(s) for s in dict.fromkeys(shapes)}
     temps = [cache[s] for s in shapes]
-    header = None
+    headers: list = []
     for i, (line, t) in enumerate(zip(lines, temps)):  # rows under a table's header row take its names
         above = next((lines[k] for k in range(i - 1, max(i - 3, -1), -1) if lines[k].strip()), None)
         head = header_cells(line, above) if not t.values or t.unkeyed == 0 else None
         if head is not None:
-            header = head
-        elif header is not None and t.unkeyed >= 2:
-            temps[i] = table_row(line, header) or t
+            headers = [*headers[-2:], head]
+        elif headers and t.unkeyed >= 2:
+            # under the latest header, else an earlier one the row lines up with (as `_tabled`):
+            # a header of two lines (Vowpal Wabbit's) whose second line does not line up
+            temps[i] = next((r for r in (table_row(line, h) for h in reversed(headers)) if r is not None), t)
     numeric = [i for i, (line, t) in enumerate(zip(lines, temps))
                if (t.values or t.unkeyed) and any(c.isdigit() for c in line)]
     records = [i for i in numeric if temps[i].values]
