@@ -180,3 +180,11 @@ def test_a_table_of_runs_is_refused_as_one(tmp_path):
         f"{i},{0.001 * (i + 1)},{2 + i % 3},{0.1 * (i % 5)},{0.5 + i / 100}\n" for i in range(20)))
     with pytest.raises(SpikelensError, match="a table of runs"):
         api.load_runs(tmp_path)
+
+
+def test_a_step_cell_that_decorates_its_number(tmp_path):
+    # PointNeXt's to_csv: `Step[12]` in the step column
+    loss = _losses(20)
+    (tmp_path / "train_acc.csv").write_text("time,step,train_loss\n" + "".join(
+        f"2024-05-01 12:00:{i:02d},Step[{10 * (i + 1)}],{v}\n" for i, v in enumerate(loss)))
+    assert _curve(_read(tmp_path), "train_loss") == ([10 * (i + 1) for i in range(20)], pytest.approx(loss))

@@ -607,6 +607,9 @@ def _step_expr(path: Path, frame: pl.DataFrame, step_col: str | None, floats: Fl
     as_float = floats.expr
     probe = frame.select(as_float.alias("s")).get_column("s").drop_nulls()
     if probe.len() == 0 and frame.height:
+        decorated = _decorated_count(frame, step_col)
+        if decorated is not None:
+            return decorated
         diagnostics.warn(f"{path}: step column {step_col!r} is empty; using the row number as the step")
         return None
     whole = int((probe.is_finite() & (probe == probe.floor())).sum())
@@ -618,6 +621,20 @@ def _step_expr(path: Path, frame: pl.DataFrame, step_col: str | None, floats: Fl
         whole_cell = as_float.is_finite() & (as_float == as_float.floor())
         return pl.when(whole_cell).then(as_float.cast(pl.Int64, strict=False))
     return as_float.cast(pl.Int64, strict=False)
+
+
+_DECORATED = r"^[\s\"]*[A-Za-z_]*[\[( #:=]*(\d+)[\])]?[\s\"]*$"
+
+
+def _decorated_count(frame: pl.DataFrame, step_col: str) -> pl.Expr | None:
+    """A step column whose every filled cell decorates one whole number (`Step[12]`, `epoch 3`, `(40)`):
+    that number counts the rows, as a person reads it. None when a cell holds anything else."""
+    cells = pl.col(step_col).cast(pl.String)
+    filled = frame.select((cells.str.strip_chars().str.len_bytes() > 0).sum()).item()
+    matched = frame.select(cells.str.contains(_DECORATED).sum()).item()
+    if not filled or matched != filled:
+        return None
+    return cells.str.extract(_DECORATED, 1).cast(pl.Int64, strict=False)
 
 
 # ------------------------------------------------------------------ the importer
