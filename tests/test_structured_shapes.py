@@ -188,3 +188,17 @@ def test_a_step_cell_that_decorates_its_number(tmp_path):
     (tmp_path / "train_acc.csv").write_text("time,step,train_loss\n" + "".join(
         f"2024-05-01 12:00:{i:02d},Step[{10 * (i + 1)}],{v}\n" for i, v in enumerate(loss)))
     assert _curve(_read(tmp_path), "train_loss") == ([10 * (i + 1) for i in range(20)], pytest.approx(loss))
+
+
+def test_a_column_naming_the_run_splits_the_file_into_runs(tmp_path):
+    # rows {'Run': run, 'Generation': g, 'Average Fitness': a, 'Best Fitness': b} for several runs in one file
+    rows = "".join(f"{r},{g},{0.3 + g / 100 + r / 10},{0.5 + g / 80}\n" for r in (1, 2, 3) for g in range(1, 21))
+    (tmp_path / "evolution_data.csv").write_text("Run,Generation,Average Fitness,Best Fitness\n" + rows)
+    runs = [r for r in api.load_runs(tmp_path) if r.frame.height]
+    assert len(runs) == 3
+    for run in runs:
+        assert _curve(run.frame, "Best Fitness")[0] == list(range(1, 21))
+        assert "Run" not in run.frame["metric"].cast(str).unique().to_list()
+    # a setting logged on every row (one block, its step never starting again) splits nothing
+    (tmp_path / "evolution_data.csv").write_text("seed,Generation,Best Fitness\n" + "".join(f"7,{g},{g / 10}\n" for g in range(1, 21)))
+    assert len([r for r in api.load_runs(tmp_path) if r.frame.height]) == 1

@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import csv
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
 
 from .. import diagnostics
+from ..naming import key_name
 from ..errors import FormatError, InputError
 from . import decoding, rankcolumn
 from .base import TABLE_SCHEMA, Importer, Table, non_numeric, to_float
@@ -730,6 +731,9 @@ class CsvImporter(Importer):
             diagnostics.warn(f"{path}: header only, no data rows")
             return []
         ranks, drop = _rank_column(frame)
+        runs = _run_column(frame) if ranks is None else None
+        if runs is not None:
+            drop = drop + (runs[0],)
         long = sweep_arms_named(path, self._long(path, frame, parsed.sep, drop=drop))
         version = lightning_version(path)
         if version is not None:
@@ -748,6 +752,19 @@ class CsvImporter(Importer):
                 parts = rankcolumn.split(ranks, lambda rows: self._long(path, frame[rows], parsed.sep, drop=drop))
             if parts:
                 return rankcolumn.rank_tables(table, parts)
+        if runs is not None:  # a column naming the run (`Run`, `fold`, `seed`): one run each, named for it
+            col, values = runs
+            out = []
+            with diagnostics.collecting():
+                for v in values:
+                    rows = frame.with_row_index("_i").filter(pl.col(col).str.strip_chars() == v).get_column("_i").to_numpy()
+                    part = sweep_arms_named(path, self._long(path, frame[rows], parsed.sep, drop=drop))
+                    if part.height:
+                        out.append(replace(table, frame=part, run_key=f"{run_key}[{col.strip()}={v}]",
+                                           segment_key=f"{seg_key}[{col.strip()}={v}]",
+                                           run_name=f"{key_name(run_key)}[{col.strip()} {v}]", meta={**meta, "run": v}))
+            if len(out) >= 2:
+                return out
         return [table]
 
     @staticmethod
@@ -872,6 +889,34 @@ def sweep_arms_named(path: Path, long: pl.DataFrame) -> pl.DataFrame:
         return long
     return long.with_columns(metric=pl.format("{} ({})", pl.lit(quantity), pl.col("metric").cast(pl.String))
                              .cast(TABLE_SCHEMA["metric"]))
+
+
+RUN_NAMES = ("run", "run_id", "run_no", "fold", "seed", "trial", "repeat", "experiment")
+"""Columns that name which run a row belongs to, in a file several runs appended to."""
+
+
+def _run_column(frame: pl.DataFrame) -> tuple[str, list[str]] | None:
+    """A column naming the run (`Run`, `fold`, `seed`) over rows whose step starts again with each run:
+    the column and its values in the file's order; None when there is no such column, it holds one
+    value, or its rows do not each restart the count (a setting logged on every row)."""
+    low = {c.strip().lower(): c for c in frame.columns}
+    col = next((low[n] for n in RUN_NAMES if n in low), None)
+    step_col = step_column(frame.columns)
+    if col is None or step_col is None or col == step_col:
+        return None
+    keys = frame.get_column(col).cast(pl.String).str.strip_chars()
+    values = [v for v in keys.unique(maintain_order=True).to_list() if v]
+    if not 2 <= len(values) <= 1000:
+        return None
+    step = frame.get_column(step_col).cast(pl.String).str.strip_chars().cast(pl.Float64, strict=False)
+    if step.null_count() == step.len():
+        return None
+    changes = int((keys != keys.shift(1)).fill_null(False).sum())
+    if changes != len(values) - 1:  # each run's rows together, one block each
+        return None
+    firsts = pl.DataFrame({"k": keys, "s": step}).group_by("k", maintain_order=True).agg(pl.col("s").first())
+    again = firsts.get_column("s").drop_nulls()
+    return (col, values) if again.len() >= 2 and float(again.max() - again.min()) <= 1 else None
 
 
 def _rank_column(frame: pl.DataFrame) -> tuple[np.ndarray | None, tuple[str, ...]]:
