@@ -105,13 +105,13 @@ def test_validate_names_a_key_column_with_nulls():
             F.validate(holed, "t")
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
 def test_validate_leaves_constant_columns_constant():
     """A run's constant columns (`pl.lit`: its name, its file) cost no memory a row until something
     writes them out; validating the frame must not (16 MB a column here, kept as long as the frame)."""
-    def rss() -> int:
-        with open("/proc/self/statm") as fh:
-            return int(fh.read().split()[1]) * 4096
+    def rss() -> int:  # anonymous memory only: code pages Polars maps on first use are not the frame's
+        with open("/proc/self/status") as fh:
+            return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("RssAnon:"))
 
     n = 4_000_000
     frame = pl.DataFrame({"seq": np.arange(n, dtype=np.uint32), "step": np.arange(n, dtype=np.int64),
