@@ -176,3 +176,19 @@ def test_rows_under_a_header_of_two_lines_take_the_line_they_line_up_with(tmp_pa
               for k in range(30)]
     got = curve(load(tmp_path, lines), "average")
     assert [v for _, v in got] == [round(loss(k), 6) for k in range(30)]
+
+
+def test_a_log_whose_head_is_a_long_printout_is_sniffed_at_its_tail(tmp_path, monkeypatch):
+    """A script that prints a data frame for megabytes before keras-rl's episode lines (`16676/166760000:
+    episode: 1, duration: 288.234s, ... episode reward: -159.262, ...`): the head reads as no log, the
+    tail does (the sniff's sizes made small here so the file can be)."""
+    from spikelens.importers import textlogs
+
+    monkeypatch.setattr(textlogs, "GENERAL_SNIFF_BYTES", 16 * 1024)
+    head = [f"{name:<12}{(k * 7919 % 1000) / 1000:>24.6f}" for k in range(3000)
+            for name in ("open", "high", "low", "close")][:6000]
+    rl = [f"{16676 * e:>10d}/166760000: episode: {e}, duration: 288.234s, episode steps: 16676, steps per second: 58, "
+          f"episode reward: {-160 + e + loss(e):.3f}, mean reward: -0.010 [-3.111, 1.705], loss: {loss(e):.6f}"
+          for e in range(1, 121)]
+    got = curve(load(tmp_path, head + rl, "nohup.out"), "episode_reward")
+    assert got == [(e, round(-160 + e + loss(e), 3)) for e in range(1, 121)]

@@ -724,7 +724,10 @@ GENERAL_SNIFF_BYTES = 1024 * 1024
 
 def general_sniff(path: Path, named: bool = False) -> linerecords.Verdict | None:
     """`linerecords.sniff` of the file's head, read in growing pieces until it reads as a
-    console log or 1 MiB has been looked at (`named`: see `linerecords.sniff`)."""
+    console log or 1 MiB has been looked at (`named`: see `linerecords.sniff`). A larger file
+    whose head does not read as a log is sniffed at its tail too: a script may print a data
+    frame or a config for megabytes before its first record, and a run's records, if it ran at
+    all, reach the end of the file."""
     verdict = None
     size = path.stat().st_size
     with open(path, "rb") as fh:
@@ -734,8 +737,18 @@ def general_sniff(path: Path, named: bool = False) -> linerecords.Verdict | None
             data += chunk
             whole = not chunk or len(data) >= size
             verdict = linerecords.sniff(decoding.text_head(data), whole, named=named)  # BOM, UTF-16, NULs as read
-            if (verdict is not None and verdict.readable) or whole or len(data) >= GENERAL_SNIFF_BYTES:
+            if (verdict is not None and verdict.readable) or whole:
                 return verdict
+            if len(data) >= GENERAL_SNIFF_BYTES:
+                break
+        if size >= 2 * GENERAL_SNIFF_BYTES:
+            fh.seek(size - GENERAL_SNIFF_BYTES)
+            tail = fh.read(GENERAL_SNIFF_BYTES)
+            tail = tail[tail.find(b"\n") + 1:]  # from the first whole line
+            late = linerecords.sniff(decoding.text_head(tail), True)
+            if late is not None and late.readable:
+                return late
+        return verdict
 
 
 def head_headers(path: Path) -> list:
