@@ -485,14 +485,14 @@ PASSED_OVER_SHOWN = 3
 
 def _passed_over(roots: list[Path]) -> str:
     """Why the files that may have been meant as logs were not read: the one file named, or
-    the first few log-like files (`passedover.LOGLIKE_SUFFIXES`) under the folders given."""
+    the first few log-like files (`passedover.looks_loglike`) under the folders given."""
     from . import passedover
 
     local = [storage.localize(r) for r in roots]
     if len(local) == 1 and local[0].is_file():
         return f": {passedover.reason(local[0])}"
     files = [p for root in local if root.is_dir() for p, is_dir in _walk(root)
-             if not is_dir and p.suffix.lower() in passedover.LOGLIKE_SUFFIXES]
+             if not is_dir and passedover.looks_loglike(p)]
     if not files:
         return ""
     shown_files = "; ".join(f"{shown(str(p))}: {passedover.reason(p)}" for p in files[:PASSED_OVER_SHOWN])

@@ -20,6 +20,31 @@ HEAD_BYTES = 1024 * 1024
 LOGLIKE_SUFFIXES = frozenset({".log", ".txt", ".out", ".err", ".csv", ".tsv", ".json", ".jsonl", ".yaml", ".yml", ".dat", ""})
 """Files a folder's "nothing found" names with their reason: what a user may have meant as a
 log (a folder's images, checkpoints and code are not)."""
+_NOT_LOGS = frozenset({".py", ".ipynb", ".md", ".rst", ".html", ".sh", ".cfg", ".ini", ".toml", ".png", ".jpg", ".jpeg",
+                       ".gif", ".svg", ".pdf", ".pt", ".pth", ".ckpt", ".bin", ".safetensors", ".onnx", ".h5", ".hdf5",
+                       ".npy", ".npz", ".pkl", ".pickle", ".zip", ".gz", ".tar", ".tgz", ".bz2", ".xz", ".whl", ".so"})
+"""Extensions that say a file is code, an image, a model or an archive: never meant as a log."""
+
+
+def looks_loglike(path: Path) -> bool:
+    """May the user have meant this file as a log? Its extension says so (`.log`, `.csv`, ...), or says
+    nothing a reader knows (`model.hist`, `score.data`) and its first lines are text holding numbers."""
+    suffix = path.suffix.lower()
+    if suffix in LOGLIKE_SUFFIXES:
+        return True
+    if suffix in _NOT_LOGS or suffix.startswith(".events") or path.name.startswith("."):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(2048)
+    except OSError:
+        return False
+    if not head.strip() or decoding.looks_binary(head):
+        return False
+    lines = decoding.text_head(head).splitlines()[:20]
+    return sum(1 for ln in lines if _NUMBER.search(ln)) >= 3
+
+
 _DIGITS = re.compile(r"\d+")
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\w])|\b(?:nan|inf)\b", re.I)
 

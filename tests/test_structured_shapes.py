@@ -202,3 +202,10 @@ def test_a_column_naming_the_run_splits_the_file_into_runs(tmp_path):
     # a setting logged on every row (one block, its step never starting again) splits nothing
     (tmp_path / "evolution_data.csv").write_text("seed,Generation,Best Fitness\n" + "".join(f"7,{g},{g / 10}\n" for g in range(1, 21)))
     assert len([r for r in api.load_runs(tmp_path) if r.frame.height]) == 1
+
+
+def test_a_file_of_numbers_with_an_extension_no_reader_knows_is_named_with_its_reason(tmp_path):
+    (tmp_path / "score.data").write_text("".join(f"{0.3 + i / 100}\n" for i in range(30)))
+    (tmp_path / "model.pt").write_bytes(b"\x80\x02" + bytes(range(256)) * 4)
+    with pytest.raises(SpikelensError, match=r"1 file looked at \(.*score\.data: "):
+        api.load_runs(tmp_path)
