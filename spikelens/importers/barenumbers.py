@@ -73,7 +73,8 @@ class BareNumbersImporter(Importer):
     """One number a line, named by the file."""
 
     name = "bare-numbers"
-    looks_for = "*.txt, *.log, *.out files of one number a line, named by the file (loss.txt)"
+    looks_for = ("*.txt, *.log, *.out, *.dat files of numbers named by the file (loss.txt: one a line; rows of them; "
+                 "a few long rows, a series each) or by a name over each block")
 
     def claims(self, path: Path, head: bytes) -> bool:
         if path.suffix.lower() not in SUFFIXES or not path.stem or b"\x00" in head[:1024]:

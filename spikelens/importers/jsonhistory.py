@@ -188,7 +188,8 @@ class JsonHistoryImporter(Importer):
     """One JSON object of lists, a metric each (a Keras `history.history` dump and the like)."""
 
     name = "json_history"
-    looks_for = "*.json holding one object of lists ({\"loss\": [...], \"val_loss\": [...]}: a Keras history)"
+    looks_for = ("*.json holding one object of lists ({\"loss\": [...], \"val_loss\": [...]}: a Keras history), "
+                 "a list of records, or a list of numbers named by the file (losses.json)")
 
     def claims(self, path: Path, head: bytes) -> bool:
         if not json_named(path):
