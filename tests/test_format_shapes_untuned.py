@@ -1,8 +1,8 @@
 """Line shapes of the statements session 13 kept untuned (half B of `benchmarks/format_strings.py`)
 and of the statements harvested in session 14, each written here in the layout of its print
 statement (never copied from a log): the PyTorch tutorial's `[1,  2000] loss:`, a counter that
-starts over each pass with no epoch printed (`batch:10/100`), a name joined to an epoch by a
-preposition (`Loss after Epoch 3 : 2.1`), trax's `train  CrossEntropyLoss |  2.77`, tables whose
+starts over each pass with no epoch printed (`batch:10/100`), a markdown row that is no
+record (`| component | 147 |`), trax's `train  CrossEntropyLoss |  2.77`, tables whose
 header names hold a space (spaCy's, scikit-learn's); and the epoch kept as a metric where a line
 shape prints one beside the step (Keras, fairseq)."""
 from __future__ import annotations
@@ -70,11 +70,10 @@ def test_a_counter_that_falls_back_from_the_middle_is_kept_as_printed(tmp_path):
     assert [s for s, _ in got] == counts
 
 
-def test_a_name_joined_to_an_epoch_by_a_preposition_names_the_value_after_it(tmp_path):
-    """tfjs's `console.log("Loss after Epoch " + i + " : " + loss)`."""
-    lines = [f"Loss after Epoch {e} : {loss(e)!r}" for e in range(1, 21)]
-    got = curve(load(tmp_path, lines), "Loss")
-    assert got == [(e, loss(e)) for e in range(1, 21)]
+def test_a_markdown_row_of_a_label_and_a_count_is_no_record():
+    """detectron2's dataset table `| component  | 147          |`: a bar opening the line makes it a
+    table of labels, not trax's name-bar-value."""
+    assert tokenise("| component  | 147          |").values == []
 
 
 def test_a_name_and_a_lone_number_parted_by_a_bar(tmp_path):

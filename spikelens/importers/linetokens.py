@@ -96,7 +96,8 @@ _NESTED = re.compile(r"[ \t]*:?[ \t]*[\])]?[ \t]*[\[(][ \t]*$")
 _STAMP = re.compile(STAMP)
 _BAR_VALUE = re.compile(r"[ \t]*[-+]?(?:\d|\.\d)[\d.eE+\-]*[ \t]*(?:\||$)")
 """A lone number after a bar, ending the line or its part (trax's `train  CrossEntropyLoss |  2.77`):
-the words before the bar name it, as a two-column table's row does."""
+the words before the bar name it, as a two-column table's row does. Not in a line that opens with a
+bar: a markdown table's row (`| component  | 147 |`) counts labels, it is no record."""
 _PHASE = re.compile(r"\((?P<phase>train|training|val|valid|validation|eval|test)\)", re.I)
 _TAG = re.compile(r"\[(?P<tag>train|training|val|valid|validation|eval|evaluation|test|dev)\]", re.I)
 """A phase tag in brackets: the pairs after it, up to the next tag, are of its phase (ESPnet's
@@ -458,7 +459,8 @@ def tokenise(line: str) -> Template:
             continue
         if kind == "hard":
             held = None
-            if words and m.group("hard").strip() == "|" and _BAR_VALUE.match(clean, m.end()):
+            if (words and m.group("hard").strip() == "|" and _BAR_VALUE.match(clean, m.end())
+                    and not clean.lstrip(" \t" + _GAP).startswith("|")):  # a markdown row's cells are labels
                 linked = ":"  # `train CrossEntropyLoss |  2.77`: a name and its lone number parted by a bar
                 continue
             if linked and _GAP in m.group("hard"):  # `Cost Time: 0:00:20`: a key whose value is blanked
@@ -591,7 +593,6 @@ def tokenise(line: str) -> Template:
             if out.epoch is None:
                 out.epoch = (start, end - start)
                 out.separated = out.separated or "," in text
-            held = _held(lead, clean, m.end(), out)  # `Loss after Epoch 3 : 2.1`: the words before it name the value
             continue
         if suffix is None and _counts_as_int(text) and _step_name(low):
             if out.step is None or _rank(low) < _rank(out.step[0]):
