@@ -114,6 +114,22 @@ def epoch_near(f: dict, at: float, end: float | None) -> bool:
     return isinstance(ev.get("epoch"), (int, float)) and abs(ev["epoch"] - at) <= tol
 
 
+def covers_half(lo: float | None, hi: float | None, at: float | None, end: float | None) -> bool:
+    """Whether a finding's span [lo, hi] covers at least half of a labelled span [at, end]: a plateau
+    "from step 52 to the end" is the labelled never-learned run of steps 0 to the end, whatever the
+    detector took as its first settled point (start tolerances alone miss that on long spans)."""
+    if None in (lo, hi, at, end) or end <= at:
+        return False
+    return min(hi, end) - max(lo, at) >= 0.5 * (end - at)
+
+
+def span_covers(f: dict, at: float | None, end: float | None, epochs: bool) -> bool:
+    """`covers_half` in steps, or in epochs for a label counted in epochs (the finding's epoch span)."""
+    ev = f.get("evidence") or {}
+    return covers_half(f.get("start_step"), f.get("end_step"), at, end) or (
+        epochs and covers_half(ev.get("epoch_start"), ev.get("epoch_end"), at, end))
+
+
 def run_spikelens(cmd: list[str], run: dict, extra: tuple[str, ...] = ()) -> tuple[dict | None, str]:
     """The JSON report of `analyze` on a run's files (their folder when several), and the last
     line of stderr; `extra` options are passed on (calibrate.py's `--param`)."""
@@ -162,7 +178,8 @@ def judge(run: dict, report: dict | None, why: str) -> dict:
             lo, hi = f.get("start_step"), f.get("end_step")
             if (e["kind"] == "crash" and f.get("kind") == "ended_early") or \
                     (lo is not None and hi is not None and lo - tol <= e["step"] <= hi + tol) or \
-                    any(abs(x - e["step"]) <= tol for x in anchors(f)):
+                    any(abs(x - e["step"]) <= tol for x in anchors(f)) or \
+                    span_covers(f, e.get("step"), e.get("end_step"), epochs):
                 hit = i
                 break
             if epochs and e.get("step") is not None and epoch_near(f, e["step"], e.get("end_step")):
@@ -187,7 +204,7 @@ def judge(run: dict, report: dict | None, why: str) -> dict:
         near = any(any(abs(x - s) <= tol for x in anchors(f)) or
                    (f.get("start_step") is not None and f.get("end_step") is not None
                     and f["start_step"] - tol <= s <= f["end_step"] + tol)
-                   or (epochs and epoch_near(f, s, end)) for s, end in labelled)
+                   or (epochs and epoch_near(f, s, end)) or span_covers(f, s, end, epochs) for s, end in labelled)
         if near:
             out["echo"] += 1
         else:
