@@ -57,6 +57,8 @@ COLUMN = re.compile(r"col(?:umn)? (?P<n>\d+)", re.IGNORECASE)
 # underscore`) says the file names no key: the run's only series stands for it.
 ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
 POSITIONAL = re.compile(r"single column|number|pair|after the|only (?:series|value)", re.IGNORECASE)
+# A label that quotes the key with the word or sign joining it to its value (`loss is`, `loss =`).
+COPULA = re.compile(r"(?P<key>.+?)\s*(?:\bis|\bwas|=|:)\s*")
 # A headerless file's value column is named `<file>_column<N>` by the reader: the file's name is its key;
 READER_COLUMN = re.compile(r"_col(?:umn)?\d+$|_(?:pct|percent|ms|sec|gib|mib)$")  # and the unit it appends
 SINGLE = "\x00the run's only metric"
@@ -66,6 +68,9 @@ def main_names(label: str | None) -> tuple[str, ...]:
     """The metric names that count as the labelled main loss."""
     if label is None:
         return ()
+    quoted = COPULA.fullmatch(label)  # `loss is` of MindSpore's `loss is 2.30`: the key is before the copula
+    if quoted:
+        return (label, quoted["key"])
     renamed = next((names for pat, names in MAIN_RENAMES.items() if re.fullmatch(pat, label)), ())
     if renamed:
         return (label, *renamed)
