@@ -142,8 +142,8 @@ def test_one_loss_stuck_at_chance_in_several_appended_runs_is_one_clause_with_th
 
     run = RunReport(run="r", sources=[], segments=[], metrics={"train_loss": "loss"},
                     findings=[stuck(11, 1), stuck(9, 2), stuck(9, 3)], stats={"main_metric": "train_loss"})
-    assert verdict(run) == ("never learned: train_loss stayed at 1.386 (ln 4, chance level) over steps 0–11, 0–9 "
-                            "(in 3 runs appended to one log)")
+    assert verdict(run) == ("never learned in 3 of the 4 runs appended to this log: train_loss stayed at 1.386 "
+                            "(ln 4, chance level) over steps 0–11, 0–9")
 
 
 def _energy(swing: float):

@@ -43,7 +43,7 @@ def test_an_earlier_run_whose_score_stalled_or_did_not_show_learning_is_not_coun
                                                           "session": {"index": 5, "of": 9, "first_step": 1,
                                                                       "last_step": 10}})
     text = verdict(_run(_earlier(1, "val_acc", 0.8), stalled, OVERFIT, APPENDED))
-    assert "never learned in 1 of the 9 runs appended to this log (val_acc; steps 1–10)" in text
+    assert "never learned in 1 of the 9 runs appended to this log: val_acc never rose (0.8 over steps 1–10)" in text
 
 
 def test_without_a_step_reset_finding_the_clause_still_comes_once_after_the_run_judged():

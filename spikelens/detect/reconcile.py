@@ -235,6 +235,16 @@ def _fold_into_never_learned(plateau: Finding, findings: list[Finding], ctx: Run
     span = max(last - first, 1)
     if first > 0.05 * max(last, 1) and first >= 100:
         return  # a log that starts late (a continuation): stuck now, not 'never learned'
+    rose = _other_score_rose(ctx, plateau.metric) if plateau.evidence.get("held_out") else None
+    if rose and plateau.severity != "info":  # (a GAN's steganalysis accuracy at chance while its PSNR rose)
+        plateau.severity = "info"
+        plateau.evidence["note_because"] = "other_score_rose"
+        plateau.evidence.pop("never_learned", None)
+        for claim in (": the model never learned", ": the model is not learning"):  # (the other score says otherwise)
+            plateau.message = plateau.message.replace(claim, "")
+        plateau.message += (f"; {rose[0]} rose {rose[1]:.0f}% over the run: the model learned, and this score is "
+                            f"the one that did not show it (or an adversary it was meant to fool)")
+        return
     if plateau.evidence.get("held_out") and plateau.severity == "info":
         fell = _eval_loss_fell(ctx)
         if fell:  # one held-out score stuck while the run's eval loss fell: that score's story, not the run's
@@ -288,6 +298,25 @@ def _eval_loss_fell(ctx: RunContext) -> tuple[str, float] | None:
         a, b = float(np.median(v[:k])), float(np.median(v[-k:]))
         if a > 0 and b <= (1 - EVAL_FELL) * a:
             return m, 100 * (1 - b / a)
+    return None
+
+
+def _other_score_rose(ctx: RunContext, but: str | None) -> tuple[str, float] | None:
+    """Another higher-is-better held-out score of the run (five evaluations or more) whose last
+    third's median sits `EVAL_FELL` or more above its first third's (the eval-loss bar, turned), as
+    (its name, the rise in percent); None otherwise."""
+    from . import scores
+
+    for m, s in ctx.series.items():
+        if m == but or ctx.roles.get(m) != "accuracy" or scores.direction(s) <= 0:
+            continue
+        v = s.finite()[1]
+        if v.size < 5:
+            continue
+        k = max(1, v.size // 3)
+        a, b = float(np.median(v[:k])), float(np.median(v[-k:]))
+        if a > 0 and b >= (1 + EVAL_FELL) * a:
+            return m, 100 * (b / a - 1)
     return None
 
 

@@ -267,7 +267,7 @@ def _told(f: Finding) -> bool:
     return f.severity != "info" or why is None or why in SHOWN_NOTES
 
 
-def _never_learned(plateaus: list[Finding], run: RunReport) -> list[str]:
+def _never_learned(plateaus: list[Finding], run: RunReport | None, appended_note: bool = True) -> list[str]:
     """'never learned: loss at 0.6934 (ln 2, chance for 2 classes) over steps 10–2900' for a
     run stuck from its first logged point; 'never learned: env/reward never rose (...)'."""
     # one clause per reading: the metrics it holds for over the same steps together, and one metric
@@ -294,26 +294,32 @@ def _never_learned(plateaus: list[Finding], run: RunReport) -> list[str]:
     for (how, spans), metrics in joined.items():
         shown = list(dict.fromkeys(spans))
         where = spans[0] if len(spans) == 1 else f"{', '.join(shown[:3])}{' and more' if len(shown) > 3 else ''}" \
-            + (f" (in {len(spans)} runs appended to one log)" if appended else "")
+            + (f" (in {len(spans)} runs appended to one log)" if appended and appended_note else "")
         out.append(f"never learned: {', '.join(metrics)} {how.format(where)}")
     return out
 
 
 def _earlier_never_learned(plateaus: list[Finding]) -> str:
-    """'never learned in 12 of the 56 runs appended to this log (val_acc, val_F1; steps 1–10)':
-    one clause for every earlier appended run that never learned, whatever their levels."""
+    """'never learned in 12 of the 56 runs appended to this log (val_acc, val_F1; steps 1–10)': one
+    clause for every earlier appended run that never learned, whatever their levels; where they all
+    tell one story it is told ('...: train_loss stayed at 1.386 (ln 4, chance level) over steps 0–11')."""
     if not plateaus:
         return ""
     sessions = [f.evidence["session"] for f in plateaus]
     runs = {s.get("index") for s in sessions}
     of = max((s.get("of") or 0 for s in sessions), default=0)
-    metrics = list(dict.fromkeys(f.metric or "?" for f in plateaus))
-    lo = min((s.get("first_step") for s in sessions if s.get("first_step") is not None), default=None)
-    hi = max((s.get("last_step") for s in sessions if s.get("last_step") is not None), default=None)
-    steps = f"; steps {lo}–{hi}" if lo is not None and hi is not None else ""
     among = f" of the {of} runs appended to this log" if of else " earlier runs appended to this log"
+    lo = min(f.start_step for f in plateaus if f.start_step is not None) \
+        if any(f.start_step is not None for f in plateaus) else None
+    hi = max(f.end_step for f in plateaus if f.end_step is not None) \
+        if any(f.end_step is not None for f in plateaus) else None
+    steps = f"{lo}–{hi}" if lo is not None and hi is not None else None
+    told = _never_learned(plateaus, None, appended_note=False)
+    if len(told) == 1 and steps:  # one metric, one reading: say it
+        return f"never learned in {len(runs)}{among}: {told[0].removeprefix('never learned: ')}"
+    metrics = list(dict.fromkeys(f.metric or "?" for f in plateaus))
     return (f"never learned in {len(runs)}{among} ({', '.join(metrics[:3])}"
-            f"{f' and {len(metrics) - 3} more' if len(metrics) > 3 else ''}{steps})")
+            f"{f' and {len(metrics) - 3} more' if len(metrics) > 3 else ''}{f'; steps {steps}' if steps else ''})")
 
 
 def _jumps(f: Finding, run: RunReport) -> str:
