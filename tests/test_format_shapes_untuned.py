@@ -47,10 +47,13 @@ def test_a_bracketed_pair_opening_a_line_is_the_epoch_and_the_count_within_it(tm
     assert [v for _, v in curve(frame, "epoch")] == [1.0, 2.0, 3.0, 4.0]
 
 
-def test_a_count_from_zero_with_no_total_is_as_wide_as_it_runs_and_one_stride():
+def test_a_count_from_zero_with_no_total_is_as_wide_as_it_runs_and_one_stride(tmp_path):
     """`[e, 0]`..`[e, 90]` by 10 holds 100 counts: the next epoch's 0 is step 100, not 90."""
     t = tokenise("[2,    0] loss: 2.5")
     assert t.epoch is not None and t.inner is not None and t.inner_total is None
+    lines = [f"[{e}, {i:5d}] loss: {loss(10 * e + i // 10):.3f}" for e in range(1, 4) for i in range(0, 100, 10)]
+    got = curve(load(tmp_path, lines), "loss")
+    assert [s for s, _ in got] == [100 * (e - 1) + i for e in range(1, 4) for i in range(0, 100, 10)]
 
 
 def test_a_counter_that_starts_over_after_its_end_has_finished_a_pass(tmp_path):
