@@ -13,11 +13,11 @@ in memory (what discovery did before), never an error.
 from __future__ import annotations
 
 import os
-import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 if TYPE_CHECKING:
+    import sqlite3
     from .discover import Source
 
 SPILL = 2048
@@ -100,6 +100,8 @@ class SourceGroups:
 
     def _spill(self) -> None:
         """Move what is held to disk; where no private folder can be made, keep holding it."""
+        import sqlite3  # (only past the spill: reading one file must not load it)
+
         from .pipeline.spool import Spool
 
         try:
