@@ -289,16 +289,22 @@ def _eval_loss_fell(ctx: RunContext) -> tuple[str, float] | None:
     """An eval loss of the run (five evaluations or more) whose last third's median sits `EVAL_FELL`
     or more below its first third's, as (its name, the fall in percent); None otherwise."""
     for m, s in ctx.series.items():
-        if ctx.roles.get(m) != "eval_loss":
+        if ctx.roles.get(m) != "eval_loss" or (ends := _first_and_last_thirds(s)) is None:
             continue
-        v = s.finite()[1]
-        if v.size < 5:
-            continue
-        k = max(1, v.size // 3)
-        a, b = float(np.median(v[:k])), float(np.median(v[-k:]))
+        a, b = ends
         if a > 0 and b <= (1 - EVAL_FELL) * a:
             return m, 100 * (1 - b / a)
     return None
+
+
+def _first_and_last_thirds(s) -> tuple[float, float] | None:
+    """Medians of a held-out curve's first and last thirds (five evaluations or more: fewer say
+    nothing about a trend); None for a shorter curve."""
+    v = s.finite()[1]
+    if v.size < 5:
+        return None
+    k = max(1, v.size // 3)
+    return float(np.median(v[:k])), float(np.median(v[-k:]))
 
 
 def _other_score_rose(ctx: RunContext, but: str | None) -> tuple[str, float] | None:
@@ -308,13 +314,10 @@ def _other_score_rose(ctx: RunContext, but: str | None) -> tuple[str, float] | N
     from . import scores
 
     for m, s in ctx.series.items():
-        if m == but or ctx.roles.get(m) != "accuracy" or scores.direction(s) <= 0:
+        if m == but or ctx.roles.get(m) != "accuracy" or scores.direction(s) <= 0 \
+                or (ends := _first_and_last_thirds(s)) is None:
             continue
-        v = s.finite()[1]
-        if v.size < 5:
-            continue
-        k = max(1, v.size // 3)
-        a, b = float(np.median(v[:k])), float(np.median(v[-k:]))
+        a, b = ends
         if a > 0 and b >= (1 + EVAL_FELL) * a:
             return m, 100 * (b / a - 1)
     return None
