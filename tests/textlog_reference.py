@@ -262,6 +262,27 @@ def killed(lines: pl.DataFrame, last_value_row: int | None) -> tuple[str, int] |
     return _notice(near.item(-1, "text").strip()), int(near.item(-1, "line_no"))
 
 
+def last_training_row(lines: pl.DataFrame, rows: pl.DataFrame) -> int | None:
+    """The rule added since (699dab7): values after the last crash, fatal or kill line under keys
+    never logged before it report the failure (eval lines, a launcher's numbers), not training; the
+    last value row under a key logged before that line ends the training (every row when none was)."""
+    from spikelens.importers.textsignals import _FATAL_LINE, _KILL_LINE
+
+    if rows.height == 0:
+        return None
+    last = int(rows.get_column("row").max())
+    text = pl.col("text").str.strip_chars()
+    crash = lines.filter((pl.col("row") < last) & (text.str.contains(_CRASH_LINE) | text.str.contains(_FATAL_LINE)
+                                                    | text.str.contains(_KILL_LINE)))
+    if crash.height == 0:
+        return last
+    at = int(crash.get_column("row").max())
+    before = set(rows.filter(pl.col("row") < at).get_column("metric").to_list())
+    if not before:
+        return last
+    return max(r for r, m in rows.select("row", "metric").iter_rows() if r < at or m in before)
+
+
 def signal_meta(lines: pl.DataFrame, pattern: LinePattern, rows: pl.DataFrame) -> dict:
     """The table meta these signals give: `plan.steps`, `plan.error` (see `detect.ended`) and
     `launch_offsets` (frame rows where a relaunch begins; discovery splits the table there)."""
@@ -273,7 +294,7 @@ def signal_meta(lines: pl.DataFrame, pattern: LinePattern, rows: pl.DataFrame) -
     starts = launch_starts(lines, pattern)
     if starts:  # frame rows (the value rows keep read order) where a relaunch begins
         meta["launch_offsets"] = rows.get_column("row").search_sorted(pl.Series(starts, dtype=pl.Int64)).to_list()
-    last = int(rows.get_column("row").max()) if rows.height else None
+    last = last_training_row(lines, rows)
     err = final_error(lines, last)
     if err is None:
         err = killed(lines, last)
