@@ -742,12 +742,17 @@ def _pass_width(seen: pl.DataFrame, total: int | None) -> int | None:
     if not back.any():
         return None
     stride = _stride(counts)
-    top = int(total) if total else int(counts.max())
     low = int(counts.min())
     before, after = counts.shift(1).filter(back), counts.filter(back)
-    if bool((before >= top - stride).all()) and bool((after <= low + stride).all()):
-        return top if total else _stride_width(seen)
-    return None
+    if not bool((after <= low + stride).all()):
+        return None
+    if total:  # each fall comes at the end of the total printed beside it, one total throughout
+        # (a count that went past a total printed later, `1500/2000` then `1/1000`, was a relaunch)
+        ends = seen.get_column("inner_total").shift(1).filter(back)
+        if ends.null_count() or ends.n_unique() != 1 or not bool(((before >= ends - stride) & (before <= ends)).all()):
+            return None
+        return int(ends[0])
+    return _stride_width(seen) if bool((before >= int(counts.max()) - stride).all()) else None
 
 
 def _runs_on(seen: pl.DataFrame) -> bool:
