@@ -14,11 +14,19 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, Protocol
 
 if TYPE_CHECKING:
     import sqlite3
-    from .discover import Source
+
+
+class Source(Protocol):
+    """What discovery adds (`discover.Source`; named here by its fields, so this module does not
+    import discovery, which imports it)."""
+
+    path: Path
+    importer: Any
+    group: str
 
 SPILL = 2048
 """Sources held in memory before the index moves to disk (a few hundred KB at most)."""
@@ -58,6 +66,7 @@ class SourceGroups:
         self._cur: sqlite3.Cursor | None = None
         self._spool: Any = None
         self._importers: list[Any] = []  # the distinct importers (a few dozen), by their place here
+        self._kind: Any = None  # the sources' class, to build them again as read back from disk
         self._done = False
         self._stay = False  # no private folder could be made: held in memory
 
@@ -68,6 +77,7 @@ class SourceGroups:
         return self._cur.execute("SELECT 1 FROM seen WHERE real = ?", (_blob(str(real)),)).fetchone() is not None
 
     def add(self, source: Source, real: Path) -> None:
+        self._kind = self._kind or type(source)
         if self._db is None:
             self._seen.add(real)
             self._held.append((source, real))
@@ -147,8 +157,6 @@ class SourceGroups:
         if self._db is None:
             yield from self._by_key.values()
             return
-        from .discover import Source
-
         group: list[Source] = []
         at = None
         for first, key, path, imp in self._db.execute(_GROUPS):
@@ -156,7 +164,7 @@ class SourceGroups:
                 if group:
                     yield group
                 group, at, name = [], first, key.decode("utf-8", "surrogatepass")
-            group.append(Source(Path(os.fsdecode(path)), self._importers[imp], name))
+            group.append(self._kind(Path(os.fsdecode(path)), self._importers[imp], name))
         if group:
             yield group
 

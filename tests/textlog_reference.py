@@ -271,6 +271,8 @@ def last_training_row(lines: pl.DataFrame, rows: pl.DataFrame) -> int | None:
     if rows.height == 0:
         return None
     last = int(rows.get_column("row").max())
+    if "metric" not in rows.columns:  # rows of no named metric: every value counts
+        return last
     text = pl.col("text").str.strip_chars()
     crash = lines.filter((pl.col("row") < last) & (text.str.contains(_CRASH_LINE) | text.str.contains(_FATAL_LINE)
                                                     | text.str.contains(_KILL_LINE)))
