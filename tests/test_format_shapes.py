@@ -7,31 +7,13 @@ timesteps inside a group; the epoch kept as a metric and findings told in epochs
 placement of a table cell for both kinds of table (`linetokens._place`)."""
 from __future__ import annotations
 
-import math
-from pathlib import Path
-
-import polars as pl
 import pytest
 
 from spikelens import api, diagnostics
 from spikelens.importers.linetokens import header_cells, table_row
+from text_shapes import curve, load, loss
 
 pytestmark = pytest.mark.usefixtures("no_user_patterns")
-
-
-def loss(k: int) -> float:
-    return 2.4 * math.exp(-k / 60) + 0.3 + 0.01 * ((k * 37) % 7)
-
-
-def load(tmp_path: Path, lines: list[str], name: str = "train.log") -> pl.DataFrame:
-    path = tmp_path / name
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    with diagnostics.collecting():
-        return api.load(path)
-
-
-def curve(frame: pl.DataFrame, metric: str) -> list[tuple[int, float]]:
-    return frame.filter(pl.col("metric") == metric).sort("seq").select("step", "value").rows()
 
 
 def test_counters_side_by_side_give_epoch_and_step(tmp_path):

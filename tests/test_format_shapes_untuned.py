@@ -7,31 +7,12 @@ header names hold a space (spaCy's, scikit-learn's); and the epoch kept as a met
 shape prints one beside the step (Keras, fairseq)."""
 from __future__ import annotations
 
-import math
-from pathlib import Path
-
-import polars as pl
 import pytest
 
-from spikelens import api, diagnostics
 from spikelens.importers.linetokens import header_cells, table_row, tokenise
+from text_shapes import curve, load, loss
 
 pytestmark = pytest.mark.usefixtures("no_user_patterns")
-
-
-def loss(k: int) -> float:
-    return 2.4 * math.exp(-k / 60) + 0.3 + 0.01 * ((k * 37) % 7)
-
-
-def load(tmp_path: Path, lines: list[str], name: str = "train.log") -> pl.DataFrame:
-    path = tmp_path / name
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    with diagnostics.collecting():
-        return api.load(path)
-
-
-def curve(frame: pl.DataFrame, metric: str) -> list[tuple[int, float]]:
-    return frame.filter(pl.col("metric") == metric).sort("seq").select("step", "value").rows()
 
 
 @pytest.mark.parametrize("fmt", ["[{e}, {i:5d}] loss: {v:.3f}", "[{e},{i:5d}] loss:{v:.3f}"])
