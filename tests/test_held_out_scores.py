@@ -5,7 +5,6 @@ Files are written as the trainers write them: Keras `CSVLogger`, the HF `Trainer
 (`fixtures/writers/hf.py`), an SB3-style `progress.csv`."""
 from __future__ import annotations
 
-import csv
 import sys
 
 import numpy as np
@@ -14,6 +13,7 @@ import spikelens
 
 from conftest import FIXTURES
 from conftest import keras_csv as _keras
+from sb3_progress import write_progress
 
 sys.path.insert(0, str(FIXTURES))
 from writers import hf  # noqa: E402
@@ -89,20 +89,11 @@ def test_an_eval_accuracy_that_fell_from_its_best_while_the_loss_fell_is_overfit
     assert not _of(run, "plateau")  # one event: the fall is the overfitting, not a stall as well
 
 
-def _progress(path, reward):
-    path.parent.mkdir(parents=True)
-    with path.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["time/total_timesteps", "rollout/ep_rew_mean", "train/value_loss"])
-        for i, r in enumerate(reward):
-            w.writerow([(i + 1) * 2048, f"{r:.3f}", f"{1.0 + 0.1 * np.sin(i):.4f}"])
-
-
 def test_a_reward_that_collapsed_and_stayed_down_is_a_divergence(tmp_path):
     i = np.arange(300)
     rng = np.random.default_rng(4)
     reward = np.where(i < 120, 200 * (1 - np.exp(-i / 30)), np.where(i < 140, 200 - 8 * (i - 120), 40)) + rng.normal(0, 5, i.size)
-    _progress(tmp_path / "agent" / "progress.csv", reward)
+    write_progress(tmp_path / "agent" / "progress.csv", reward)
     (d,) = _of(_run(tmp_path / "agent"), "divergence")
     assert d.metric == "rollout/ep_rew_mean" and d.severity == "warning" and d.evidence["higher_is_better"]
     assert 95 * 2048 <= d.start_step <= 135 * 2048 and "collapsed" in d.message
@@ -111,7 +102,7 @@ def test_a_reward_that_collapsed_and_stayed_down_is_a_divergence(tmp_path):
 def test_a_reward_that_rose_and_holds_is_no_divergence(tmp_path):
     i = np.arange(300)
     reward = 200 * (1 - np.exp(-i / 30)) + np.random.default_rng(5).normal(0, 8, i.size)
-    _progress(tmp_path / "agent" / "progress.csv", reward)
+    write_progress(tmp_path / "agent" / "progress.csv", reward)
     run = _run(tmp_path / "agent")
     assert not _of(run, "divergence") and not [f for f in run.findings if f.severity != "info"]
 

@@ -3,24 +3,14 @@ never learned, #25): engineers call that "never learned", not a collapse; a rewa
 below its start got worse than untrained (a collapse). Written as SB3 writes `progress.csv`."""
 from __future__ import annotations
 
-import csv
-
 import numpy as np
 
 import spikelens
-
-
-def _progress(path, reward):
-    path.parent.mkdir(parents=True)
-    with path.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["time/total_timesteps", "rollout/ep_rew_mean", "train/value_loss"])
-        for i, r in enumerate(reward):
-            w.writerow([(i + 1) * 2048, f"{r:.3f}", f"{1.0 + 0.1 * np.sin(i):.4f}"])
+from sb3_progress import write_progress
 
 
 def _loud(tmp_path, reward):
-    _progress(tmp_path / "agent" / "progress.csv", reward)
+    write_progress(tmp_path / "agent" / "progress.csv", reward)
     (run,) = spikelens.analyze(tmp_path / "agent", jobs=1).runs
     return [f for f in run.findings if f.severity != "info"]
 
