@@ -259,3 +259,31 @@ def test_a_dataset_file_written_in_chunks_is_the_table(both, tmp_path):
     cols = [c for c in whole.columns if c != "rows_hash"]
     assert findings_data.read(tmp_path / "folder").select(cols).sort("run", maintain_order=True).equals(
         whole.select(cols).sort("run", maintain_order=True))
+
+
+def test_a_group_whose_state_cannot_be_kept_leaves_the_other_runs_their_own(linked_sweep, tmp_path, monkeypatch):
+    """`incremental.keep` gives no state for a group holding a value its JSON cannot spell (the group
+    is read again next time); the spooled sweep's runs after it still find their own group's state
+    (each run keeps its place in the table), as the held sweep's do."""
+    from spikelens.pipeline import incremental
+
+    real_keep, skipped = incremental.keep, []
+
+    def keep_all_but_first(key, *args):
+        if not skipped:
+            skipped.append(key)
+            return None
+        return real_keep(key, *args)
+
+    monkeypatch.setattr(incremental, "keep", keep_all_but_first)
+    held = _analyze(linked_sweep, monkeypatch, spooled=False, findings=tmp_path / "held")
+    skipped.clear()
+    spooled = _analyze(linked_sweep, monkeypatch, spooled=True, findings=tmp_path / "spooled")
+    tables = [pl.read_parquet(tmp_path / name / "run=*" / "*.parquet", hive_partitioning=True)
+              .drop("rows_hash").sort("run", "row", "kind", "peak_step", nulls_last=True)
+              for name in ("held", "spooled")]
+    runs = tables[1].filter(pl.col("row") == "run")
+    assert runs.get_column("group_key").null_count() >= 1  # the skipped group's runs: no state
+    assert runs.get_column("group_key").null_count() < runs.height
+    assert tables[0].equals(tables[1])
+    assert _json(held) == _json(spooled)

@@ -141,6 +141,10 @@ def with_changes(rep: RunReport, rec: Record | None, name: str, resort: bool) ->
     return rep
 
 
+_NO_STATE = -(1 << 62)
+"""`RunTable.group_state` of a run whose group has no state (far below any `~index`)."""
+
+
 class RunTable:
     """A spooled sweep's runs as on-disk arrays (`spool.DiskArray`; the parent holds nothing a
     run): for run `k`, where its report and its record lie in the spool, its final name and
@@ -169,11 +173,12 @@ class RunTable:
         self.changed.append(0)
         return len(self.report_at) - 1
 
-    def add_state(self, at: int, runs: int) -> None:
-        """The group state at spool index `at` is of the next `runs` runs (the first carries it)."""
+    def add_state(self, at: int | None, runs: int) -> None:
+        """The group state at spool index `at` is of the next `runs` runs (the first carries it);
+        `at` None: their group has no state (one it cannot spell), yet each run keeps its place."""
         if self.group_state is None:
             self.group_state = self.spool.array()
-        self.group_state.extend([at] + [~at] * (runs - 1))
+        self.group_state.extend([_NO_STATE] * runs if at is None else [at] + [~at] * (runs - 1))
 
     def record(self, k: int) -> Record:
         rec: Record = self.spool[self.record_at[k]]
@@ -212,7 +217,8 @@ class RunTable:
         self.names = names
 
     def state_at(self, k: int) -> int | None:
-        return None if self.group_state is None else self.group_state[k]
+        at = None if self.group_state is None else self.group_state[k]
+        return None if at == _NO_STATE else at
 
 
 class SpooledRuns(Sequence):

@@ -113,8 +113,10 @@ def _sweep(roots: list[Path], cfg: Config, detector_params: dict | None, executo
                     tell.advance(reports, len(warnings))
                 if gathered is not None:  # each run's report and record to disk, a few numbers kept
                     table = gathered.table
-                    if kept is not None and reports:  # the group's state waits on disk; its runs know where
-                        table.add_state(spooled.append(kept.bare()), len(reports))  # type: ignore[union-attr]
+                    if findings and reports:  # the group's state waits on disk; its runs know where (or
+                        # that it has none: every run keeps its place in the table)
+                        table.add_state(None if kept is None else spooled.append(kept.bare()),  # type: ignore[union-attr]
+                                        len(reports))
                     for k in range(len(reports)):
                         gathered.add(reports[k])
                         reports[k] = None  # type: ignore[call-overload]  # on disk: let go
