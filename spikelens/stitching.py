@@ -486,7 +486,10 @@ def _segment_spans(frame: pl.DataFrame) -> pl.DataFrame:
     one = _one_segment(frame)
     if one is not None:
         wall = frame.get_column("wall_time").drop_nans()
-        return pl.DataFrame({"segment": pl.Series([one], dtype=pl.UInt32), "source": frame.get_column("source")[:1],
+        # (`source` is a constant the reader did not write out: `select` reads it as one, `get_column` would
+        # write out a code a row, 4 MB at 1M points, that the frame then keeps)
+        return pl.DataFrame({"segment": pl.Series([one], dtype=pl.UInt32),
+                             "source": frame.select(pl.col("source").first()).to_series(),
                              "w0": pl.Series([wall.min()], dtype=pl.Float64),
                              "w1": pl.Series([wall.max()], dtype=pl.Float64)})
     return (frame.group_by("segment").agg(

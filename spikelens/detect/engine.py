@@ -8,6 +8,7 @@ import numpy as np
 import polars as pl
 
 from .. import diagnostics
+from ..allocator import trim_heap
 from ..frame import is_perplexity, is_squared_norm
 from .base import Detector, RunContext, Series
 from ..model.finding import Finding
@@ -177,6 +178,7 @@ def run_detectors(ctx: RunContext, detectors: list[Detector], *, shift_profile: 
                         findings.extend(det.detect(s, ctx))
             else:
                 findings.extend(det.detect_run(ctx))
+        trim_heap()  # what this detector's NumPy arrays freed is not kept beside the next one's (allocator)
         if shift_profile and isinstance(det, LevelShiftDetector):
             ctx.__dict__[_PROFILE] = _profile_of(det, ctx)
             det.__dict__.pop("_memo", None)  # LevelShiftDetector._profile's memo (rebuilt on demand)

@@ -67,7 +67,8 @@ class RankDetector(Detector):
             return []
         import polars as pl
 
-        sources = [str(s) for s in f.get_column("source").unique().to_list()]
+        # (through `select`: a constant `source` is not written out a row at a time, see frame.validate)
+        sources = [str(s) for s in f.select(pl.col("source").unique()).to_series().to_list()]
         ranks = {s: rank_of(s) for s in sources}
         if len({r for r in ranks.values() if r is not None}) < 2:
             return []
