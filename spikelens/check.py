@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from .model.finding import SEVERITIES, SEVERITY_RANK, Finding, _clean
 from .errors import ConfigError, InputError, UsageError
 from .model.report import Report, RunReport
+from .pipeline.baselinedisk import LIST, Entries, NotStreamed, read_document, write_document
 
 BASELINE_SCHEMA = "spikelens.baseline/1"
 STATUSES = ("fail", "allowed", "baselined", "below")
@@ -270,12 +271,17 @@ class Baseline:
             out.update(matcher.match_run(run, used))
         return out
 
+    def close(self) -> None:
+        """Let its entries' folder go now (on disk past `baselinedisk.HELD`; else nothing)."""
+        if isinstance(self.entries, Entries):
+            self.entries.close()
+
     def matcher(self, names: Callable[[], Iterable[str]]) -> "_Matcher":
         """Matches run by run (`names`: the current runs' names, gone over twice)."""
         return _Matcher(self, names)
 
     def to_json(self) -> dict[str, Any]:
-        entries = sorted(self.entries, key=lambda e: (e.run, e.metric or "", e.kind, -1 if e.step is None else e.step))
+        entries = sorted(self.entries, key=_sort_key)
         return {"schema": BASELINE_SCHEMA, "window": {"fraction": self.fraction, "min_steps": self.min_steps},
                 "findings": [_clean(e.to_json()) for e in entries]}
 
@@ -287,22 +293,38 @@ class _Matcher:
 
     def __init__(self, baseline: Baseline, names: Callable[[], Iterable[str]]) -> None:
         self.baseline = baseline
+        entries = baseline.entries
+        self.disk = entries if isinstance(entries, Entries) and entries.spilled else None
+        if self.disk is not None:  # a baseline past `baselinedisk.HELD` entries: asked of its tables
+            self.names = self.disk.names().build(names)
+            return
         self.pool: dict[tuple, list[int]] = {}
-        for i, e in enumerate(baseline.entries):
+        for i, e in enumerate(entries):
             self.pool.setdefault((e.run, e.metric, e.kind), []).append(i)
-        self.recorded = {e.run for e in baseline.entries}
+        self.recorded = {e.run for e in entries}
         self.renamed = _suffix_names(names, self.recorded)
 
     def recorded_name(self, name: str) -> str | None:
+        if self.disk is not None:
+            return name if self.disk.has_run(name) else self.names.get(name)
         return name if name in self.recorded else self.renamed.get(name)
+
+    def _pool(self, key: tuple) -> list[int]:
+        if self.disk is not None:
+            return self.disk.pool(*key)
+        return self.pool.get(key, [])
 
     def match_run(self, run: RunReport, used: set[int]) -> dict[int, BaselineEntry]:
         """id(finding) → entry for one run's findings (`used`: entries taken, added to)."""
         entries, win, recorded = self.baseline.entries, self.baseline.window(run), self.recorded_name(run.run)
         pairs = []
+        pools: dict[tuple, list[tuple[int, Any]]] = {}  # (position, step) of each key's entries, this run
         for f in run.findings:
-            for i in self.pool.get((recorded, f.metric, f.kind), ()):
-                d = _distance(f.anchor_step, entries[i].step)
+            key = (recorded, f.metric, f.kind)
+            if key not in pools:
+                pools[key] = [(i, entries[i].step) for i in self._pool(key)]
+            for i, step in pools[key]:
+                d = _distance(f.anchor_step, step)
                 if d is not None and d <= win:
                     pairs.append((d, id(f), i))
         out: dict[int, BaselineEntry] = {}
@@ -361,17 +383,51 @@ def run_span(run: RunReport) -> int:
 
 def baseline_from(report: Report, *, fraction: float = 0.05, min_steps: int = 20) -> Baseline:
     """A baseline accepting every finding of the report."""
-    entries = [BaselineEntry(run=r.run, metric=f.metric, kind=f.kind, code=f.code, step=f.anchor_step,
-                             severity=f.severity, message=f.message)
-               for r in report.runs for f in r.findings]
+    entries = Entries()  # on disk past `baselinedisk.HELD`: a sweep's runs are read back one at a time
+    entries.extend(BaselineEntry(run=r.run, metric=f.metric, kind=f.kind, code=f.code, step=f.anchor_step,
+                                 severity=f.severity, message=f.message)
+                   for r in report.runs for f in r.findings)
     return Baseline(entries=entries, fraction=fraction, min_steps=min_steps)
 
 
 def load_baseline(path: str | Path) -> Baseline:
-    """Read a `spikelens.baseline/1` file; a missing or malformed one is an InputError."""
+    """Read a `spikelens.baseline/1` file; a missing or malformed one is an InputError. Read
+    an entry at a time (`baselinedisk.read_document`), the entries on disk past
+    `baselinedisk.HELD`; a document the streamed reader does not take (a syntax error, a key
+    twice) is read whole, as it always was, for the same baseline or the same message."""
     p = Path(path)
     if not p.is_file():
         raise InputError(p, "baseline file not found (write one with --update-baseline)")
+    entries = Entries()
+    head: dict[str, Any] = {}
+    bad: int | None = None  # the first malformed finding, told once the whole document has parsed
+    try:
+        with open(p, encoding="utf-8") as fh:
+            for what, value in read_document(fh, "findings"):
+                if what == "key":
+                    head[value[0]] = value[1]
+                elif bad is None:
+                    entry = _entry(value)
+                    if entry is None:
+                        bad = len(entries)
+                    else:
+                        entries.append(entry)
+    except (OSError, UnicodeDecodeError, NotStreamed):
+        entries.close()
+        return _load_whole(p)
+    if head.get("schema") != BASELINE_SCHEMA:
+        raise InputError(p, f"not a {BASELINE_SCHEMA} file (schema {head.get('schema')!r})")
+    window = head.get("window") or {}
+    if head.get("findings") is not LIST or not isinstance(window, dict):
+        raise InputError(p, "baseline has no 'findings' list")
+    if bad is not None:
+        raise InputError(p, f"baseline finding {bad} needs run, kind (strings), metric (string or null) "
+                            f"and step (integer or null)")
+    return _with_window(entries, window, p)
+
+
+def _load_whole(p: Path) -> Baseline:
+    """The whole document parsed at once (what `load_baseline` did before it streamed)."""
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -383,35 +439,73 @@ def load_baseline(path: str | Path) -> Baseline:
     findings = data.get("findings")
     if not isinstance(findings, list) or not isinstance(window, dict):
         raise InputError(p, "baseline has no 'findings' list")
-    entries = []
+    entries = Entries()
     for n, item in enumerate(findings):
-        ok = (isinstance(item, dict) and isinstance(item.get("run"), str) and isinstance(item.get("kind"), str)
-              and (item.get("metric") is None or isinstance(item.get("metric"), str))
-              and (item.get("step") is None or (isinstance(item.get("step"), int) and not isinstance(item["step"], bool))))
-        if not ok:
+        entry = _entry(item)
+        if entry is None:
             raise InputError(p, f"baseline finding {n} needs run, kind (strings), metric (string or null) "
                                 f"and step (integer or null)")
-        entries.append(BaselineEntry(run=item["run"], metric=item.get("metric"), kind=item["kind"],
-                                     code=str(item.get("code", "")), step=item.get("step"),
-                                     severity=str(item.get("severity", "")), message=str(item.get("message", ""))))
+        entries.append(entry)
+    return _with_window(entries, window, p)
+
+
+def _entry(item: Any) -> BaselineEntry | None:
+    """One recorded finding of a baseline file (None: malformed)."""
+    ok = (isinstance(item, dict) and isinstance(item.get("run"), str) and isinstance(item.get("kind"), str)
+          and (item.get("metric") is None or isinstance(item.get("metric"), str))
+          and (item.get("step") is None or (isinstance(item.get("step"), int) and not isinstance(item["step"], bool))))
+    if not ok:
+        return None
+    return BaselineEntry(run=item["run"], metric=item.get("metric"), kind=item["kind"], code=str(item.get("code", "")),
+                         step=item.get("step"), severity=str(item.get("severity", "")),
+                         message=str(item.get("message", "")))
+
+
+def _with_window(entries: Entries, window: dict, p: Path) -> Baseline:
     try:
         fraction, min_steps = float(window.get("fraction", 0.05)), int(window.get("min_steps", 20))
     except (TypeError, ValueError):
+        entries.close()
         raise InputError(p, f"baseline window {window!r} is not numbers") from None
     return Baseline(entries=entries, fraction=fraction, min_steps=min_steps, path=str(p))
 
 
 def write_baseline(baseline: Baseline, path: str | Path) -> None:
     """Write the baseline as stable, sorted JSON (no timestamps: diffs show only real changes),
-    atomically (a killed write leaves the previous baseline)."""
-    from .outputs import atomic_write_text
+    atomically (a killed write leaves the previous baseline). The bytes of `to_json` dumped
+    whole (indent 1), written an entry at a time; entries on disk are sorted on disk."""
+    from .outputs import atomic_write
 
     p = Path(path)
+    head = {"schema": BASELINE_SCHEMA, "window": {"fraction": baseline.fraction, "min_steps": baseline.min_steps}}
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            write_document(fh, head, "findings", (_clean(e.to_json()) for e in _sorted_entries(baseline.entries)))
+            fh.write("\n")
+
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(p, json.dumps(baseline.to_json(), indent=1, allow_nan=False) + "\n")
+        atomic_write(p, write)
     except OSError as exc:
         raise InputError(p, f"cannot write the baseline ({exc.strerror or exc})") from None
+
+
+def _sort_key(e: BaselineEntry) -> tuple:
+    return (e.run, e.metric or "", e.kind, -1 if e.step is None else e.step)
+
+
+def _sorted_entries(entries: Any) -> Iterator[BaselineEntry]:
+    """The entries in the file's order (`_sort_key`, ties in the order given): sorted in
+    memory when held, by `extsort` in their spool's folder when on disk."""
+    if not (isinstance(entries, Entries) and entries.spilled):
+        yield from sorted(entries, key=_sort_key)
+        return
+    from .pipeline.extsort import sorted_pairs
+
+    pairs = ((_sort_key(e), i) for i, e in enumerate(entries))
+    for _, i in sorted_pairs(pairs, entries.folder):
+        yield entries[i]
 
 
 # ---------------------------------------------------------------- evaluation

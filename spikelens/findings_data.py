@@ -544,9 +544,11 @@ def _read_files(path: Path, files: list[Path], columns: list[str]) -> pl.DataFra
 def read_slices(path: Path, columns: list[str], files_per_slice: int) -> Iterator[pl.DataFrame]:
     """`read`'s table in parts: a folder's partitions `files_per_slice` at a time (the
     previous sweep's kept states of 10^5 runs are never one table in memory); a single
-    file whole. Damaged partitions are left out as `read` leaves them."""
+    file `files_per_slice` rows at a time, a row group read at a time (`_file_slices`). Damaged
+    partitions are left out as `read` leaves them; a damaged file is `read`'s warning and
+    nothing, or, found only part way, `Damaged` (what came before it is not to be used)."""
     if not is_folder(path):
-        yield read(path, columns)
+        yield from _file_slices(path, columns, files_per_slice)
         return
     listed = _manifest(path) if path.is_dir() else None
     files: list[Path] = []
@@ -557,6 +559,51 @@ def read_slices(path: Path, columns: list[str], files_per_slice: int) -> Iterato
             files = []
     if files:
         yield _read_files(path, files, columns)
+
+
+class Damaged(Exception):
+    """A single-file dataset found damaged part way through reading it (warned): the slices
+    already read are to be dropped, as `read` would have dropped the whole table."""
+
+
+def _file_slices(path: Path, columns: list[str], rows_per_slice: int) -> Iterator[pl.DataFrame]:
+    """A single-file dataset's `columns`, `rows_per_slice` rows at a time (pyarrow reads a row
+    group at a time; the sweep writes one a `CHUNK_RUNS` runs): a dataset of 10^5 runs is never
+    one table in memory (issue 28). A file that does not open as one of ours is `read`'s,
+    for the same error or warning."""
+    import pyarrow.parquet as pq
+
+    try:
+        fh = pq.ParquetFile(path)
+        names = set(fh.schema_arrow.names)
+    except Exception:  # noqa: BLE001 - not Parquet, cut or damaged: read says which, as it did
+        yield read(path, columns)
+        return
+    if not set(columns) <= names:
+        fh.close()
+        yield read(path, columns)  # the "other columns" error
+        return
+    empty = pl.DataFrame(schema={k: SCHEMA[k] for k in columns})
+    read_any = False
+    with fh:
+        batches = fh.iter_batches(batch_size=rows_per_slice, columns=columns)
+        while True:
+            try:
+                batch = next(batches, None)
+                if batch is None:
+                    break
+                table = pl.from_arrow(batch)
+            except Exception as exc:  # noqa: BLE001 - a damaged page: as `read` warns of it
+                diagnostics.warn(f"{path}: damaged findings dataset ({_first_line(exc)}); every run is read "
+                                 "again and the file written anew")
+                if read_any:
+                    raise Damaged(str(path)) from None
+                yield empty
+                return
+            read_any = True
+            yield table.select(columns).cast({k: SCHEMA[k] for k in columns})
+    if not read_any:
+        yield empty
 
 
 def _looks_parquet(path: Path) -> bool:

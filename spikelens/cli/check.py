@@ -198,7 +198,7 @@ def _only_a_baseline(path: Path) -> None:
     if not occupied(path):
         return
     try:
-        load_baseline(path)
+        load_baseline(path).close()  # read to know it is one (an entry at a time), then let go
     except SpikelensError as exc:
         problem = getattr(exc, "problem", str(exc))
         raise OutputExists(f"--baseline {path}: already exists; --force replaces it (it is not a spikelens "

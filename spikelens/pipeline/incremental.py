@@ -113,6 +113,23 @@ def previous(path: Path | None, settings_key: str, spool: Any = None) -> tuple[A
     groups: Any = {} if spool is None else Kept(spool, "kept", settings_key)
     hashes: Any = {} if spool is None else Kept(spool, "hashes", settings_key)
     bad: list[str] = []
+    try:
+        _read_kept(path, settings_key, spool, groups, hashes, bad)
+    except findings_data.Damaged:  # warned: nothing of it is used, as when it was read whole
+        return {}, {}
+    if spool is not None:
+        groups.done()
+        hashes.done()
+    if bad:
+        from .. import diagnostics
+
+        diagnostics.warn(f"{path}: {len(bad)} kept state(s) could not be loaded ({bad[0]}); those runs are read "
+                         "again")
+    return groups, hashes
+
+
+def _read_kept(path: Path, settings_key: str, spool: Any, groups: Any, hashes: Any, bad: list[str]) -> None:
+    """`previous`' pass over the dataset, a slice at a time."""
     st = settings_key  # every kept state's, as filtered: one string held, not a copy a group
     for table in findings_data.read_slices(path, ["row", "run", "group_key", "fingerprint", "settings", "state",
                                                   "rows_hash"], STATE_SLICE):
@@ -137,15 +154,6 @@ def previous(path: Path | None, settings_key: str, spool: Any = None) -> tuple[A
                     kept.restored = _Spooled(spool.append(restored))
                     groups[key] = kept
         del table
-    if spool is not None:
-        groups.done()
-        hashes.done()
-    if bad:
-        from .. import diagnostics
-
-        diagnostics.warn(f"{path}: {len(bad)} kept state(s) could not be loaded ({bad[0]}); those runs are read "
-                         "again")
-    return groups, hashes
 
 
 class Kept:
