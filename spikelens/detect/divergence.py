@@ -151,10 +151,8 @@ class DivergenceDetector(Detector):
         if n - fell < max(20, int(n * self.min_duration_fraction)) or np.mean(sm[fell:] < best - 0.5 * lost) < 0.8:
             return []  # a late dip, or a fall it climbed back from
         kept = _never_kept(y)
-        if kept is not None:
-            from .plateaus import PlateauDetector  # (its flat reading of the reward comes first: one finding)
-
-            return [] if PlateauDetector()._reward_flat(series, ctx) else [self._never_kept(series, ctx, step, *kept)]
+        if kept is not None:  # (where the plateau detector read the reward flat, reconcile keeps that one)
+            return [self._never_kept(series, ctx, step, *kept)]
         below = (f"back below where its log began ({first:.4g}): it lost all it had gained" if tail < first else
                  f"losing {lost / gained:.0%} of what the run had gained (from {first:.4g}): the policy got worse "
                  f"and did not come back")

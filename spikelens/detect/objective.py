@@ -275,10 +275,6 @@ class ObjectiveDetector(Detector):
         size = max(abs(start), abs(best))
         if size == 0 or best - start >= self.min_reward_gain * size:
             return []
-        from .plateaus import PlateauDetector  # (its flat reading comes first: one finding)
-
-        if PlateauDetector()._reward_flat(series, ctx):
-            return []
         end = float(np.median(y[-w:]))
         msg = (f"{series.label} never rose: it started at {start:.4g} (first {w} points), its best stretch of {w} "
                f"stood at {best:.4g} (step {int(step[best_i])}, {(best - start) / size:+.1%} of its size) and it ended "
@@ -300,10 +296,8 @@ class ObjectiveDetector(Detector):
         step, v = series.finite()
         if v.size < self.min_frozen_points or (v != 0).any():
             return []
-        from .plateaus import REWARD_POINTS_FOR_WARNING, PlateauDetector  # (its flat reading comes first)
+        from .plateaus import REWARD_POINTS_FOR_WARNING  # (a flat reading of the plateau detector wins: reconcile)
 
-        if PlateauDetector()._reward_flat(series, ctx):
-            return []
         moved = _a_loss_moved(ctx, int(step[0]), int(step[-1]))
         if not moved:
             return []  # no loss moved (or none logged): nothing says the agent was being updated

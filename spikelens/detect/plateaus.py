@@ -198,7 +198,7 @@ class PlateauDetector(Detector):
         return [Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric, severity=severity,
                         message=msg, start_step=int(s[0]), end_step=int(s[-1]),
                         evidence={"reading": "never", "level": level, "moved": float(-fall), "robust_z": float(-z),
-                                  "points": int(s.size), "higher_is_better": True})]
+                                  "points": int(s.size), "higher_is_better": True, "reward_flat": True})]
 
     def _frozen(self, series: Series, ctx: RunContext) -> Finding | None:
         """The same value logged over and over to the end of the run (at least `min_frozen_share`

@@ -101,6 +101,7 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
             if on and f.kind in RUNAWAY_FOLDS and (f.anchor_step or 0) >= div.start_step:
                 drop.add(id(f))
                 div.evidence.setdefault("folded", []).append(f"{f.kind} at step {f.anchor_step}")
+    by_kind["plateau"] = _one_flat_reward_reading(by_kind.get("plateau", []), drop)
     for plateau in by_kind.get("plateau", []):
         _fold_frozen(plateau, by_kind.get("plateau", []), ctx, drop)
         _fold_into_never_learned(plateau, findings, ctx, drop)
@@ -125,6 +126,18 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
 BAD_BATCH_SWINGS = 10.0
 """A one-step jump (a bad batch) this many times the oscillation's typical swing (both in log) is not
 one of its swings."""
+
+
+def _one_flat_reward_reading(plateaus: list[Finding], drop: set[int]) -> list[Finding]:
+    """A reward the plateau detector read as flat from its first point to its last is one finding:
+    another detector's never-learned reading of the same reward (one that fell back to its start,
+    `divergence`; one that barely rose or was never earned, `objective`) tells that plateau again.
+    Those readings are dropped here (not by one detector calling another); the plateaus left."""
+    flat = {p.metric for p in plateaus if p.evidence.get("reward_flat")}
+    again = [p for p in plateaus if p.metric in flat and not p.evidence.get("reward_flat")
+             and p.evidence.get("never_learned") and p.evidence.get("higher_is_better")]
+    drop.update(id(p) for p in again)
+    return [p for p in plateaus if p not in again]
 
 
 def _beyond_the_swings(spike: Finding, osc: Finding) -> bool:
