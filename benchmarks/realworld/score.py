@@ -273,6 +273,13 @@ def main() -> int:
                     "(to score the same reports with another version of this judge)")
     a = ap.parse_args()
     runs = [r for r in labelled_runs(a.split) if not a.only or r["id"] in a.only]
+    # a run whose files the cache lacks (rebuild.py could not get them), or whose kept report is absent, is left out
+    absent = [r for r in runs if not ((Path(a.from_reports) / f"{r['id']}.json").exists() if a.from_reports
+                                      else all((CACHE / f).exists() for f in r["files"]))]
+    if absent:
+        print(f"{len(absent)} of {len(runs)} runs left out: "
+              f"{'no kept report' if a.from_reports else f'files not in {CACHE} (run rebuild.py)'}", file=sys.stderr)
+        runs = [r for r in runs if r not in absent]
     cmd = shlex.split(a.cmd)
 
     def one(run: dict) -> dict:
