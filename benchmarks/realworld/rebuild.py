@@ -22,7 +22,7 @@ from corpus import CACHE, manifest_rows, sha256  # noqa: E402
 def git_dir(repo: str, mirrors: Path | None, clones: Path) -> Path | None:
     local = mirrors / repo.replace("/", "+") / "repo" if mirrors else None
     if local is not None and local.exists():
-        return local
+        return local / ".git" if (local / ".git").is_dir() else local  # some snapshots are clones with a work tree
     target = clones / repo.replace("/", "+")
     if not target.exists():
         done = subprocess.run(["git", "clone", "--bare", "--filter=blob:none", "-q",
