@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Detector, RunContext, Series
+from ..frame import is_adversarial
 from ..model.finding import Finding
 from .stats import MAD_TO_SIGMA, global_sigma, log_scale, rank_correlation, rolling_median, true_runs
 
@@ -18,7 +19,8 @@ class DivergenceDetector(Detector):
     by a sustained, mostly monotone rise to the end of the run that is large against
     the noise and not made of one abrupt jump (that is a spike that never recovered);
     or a loss that ran away below zero, orders of magnitude past its first values and
-    still growing (an objective unbounded below); or a run's main reward that fell from its
+    still growing (an objective unbounded below); or a loss that never went below its first
+    value and stood at twice it or more (it blew up at the start); or a run's main reward that fell from its
     best to the end the same way, taking back a third of what it had gained (a collapse); one
     whose best stretch stood within its own one-point swings of its start and that ended back
     there never kept a gain (a plateau of a run that never learned, not a collapse).
@@ -62,6 +64,9 @@ class DivergenceDetector(Detector):
     """The rise starts where the smoothed loss last sat within this share of the rise above its
     minimum: a loss that holds its floor for a while and then climbs turned at the end of the
     floor, not at its lowest point in it."""
+    start_rise: float = 2.0
+    """A loss that never went below its first value and whose level stands this many times above it
+    diverged from its first step."""
     short_rise: float = 1.3
     """Runs under 40 points (epochs, evaluations): the loss stands this far above its
     minimum for consecutive points, a quarter of those after the minimum at least."""
@@ -78,7 +83,7 @@ class DivergenceDetector(Detector):
         n = step.size
         if n < 40:
             return self._short(series, ctx) if series is ctx.main("loss") else []
-        runaway = self._below_zero(series, ctx, step, value)
+        runaway = self._below_zero(series, ctx, step, value) or self._from_the_first_step(series, ctx, step, value)
         if runaway is not None:
             return [runaway]
         y, is_log = log_scale(value)
@@ -116,8 +121,7 @@ class DivergenceDetector(Detector):
         fixed = cut is not None and (ratio is None or ratio < self.creep_ratio)
         return [Finding(kind="divergence", code=self.code, run=ctx.run, metric=series.metric,
                         severity="warning" if fixed else "error",
-                        message=msg, start_step=start_step, peak_step=None,
-                        end_step=None if cut is None else int(step[last]),
+                        message=msg, start_step=start_step, peak_step=None, end_step=int(step[last]),
                         magnitude=ratio, evidence={"turn_value": v0, "end_value": v1, "rise_ratio": ratio,
                                                    "spearman": float(rho), "largest_jump_share": float(share),
                                                    "last_step": int(step[last]), "lowest_step": low_step,
@@ -203,6 +207,35 @@ class DivergenceDetector(Detector):
                        message=msg, start_step=int(step[i0]), end_step=None, magnitude=abs(tail) / max(scale, 1e-6),
                        evidence={"turn_value": float(value[i0]), "end_value": tail, "unbounded_below": True,
                                  "orders_of_magnitude": orders, "last_step": int(step[-1])})
+
+    def _from_the_first_step(self, series: Series, ctx: RunContext, step: np.ndarray,
+                             value: np.ndarray) -> Finding | None:
+        """A positive loss whose every later point stands above its first, at a level (the median of
+        the rest, and of its last tenth) `start_rise` times that first value or more: it rose at once
+        and never came back, so the turn is the first step and the trend statistics (which skip the
+        first points as warm-up) cannot see it. A flat level puts about half its points below its
+        first, however noisy; a loss that learned goes below it. Not an adversarial term (a
+        generator's loss rises as its discriminator learns) nor a reinforcement learner's (its
+        losses chase returns that grow)."""
+        n = value.size
+        if value.min() <= 0 or is_adversarial(series.metric) or ctx.main("reward") is not None:
+            return None
+        first, rest = float(value[0]), value[1:]
+        level, tail = float(np.median(rest)), float(np.median(value[-max(5, n // 10):]))
+        if not (rest > first).all() or min(level, tail) < self.start_rise * first:
+            return None
+        # where it got up there: the first point past half its rise (in log)
+        i_up = 1 + int(np.argmax(np.log(rest) >= 0.5 * (np.log(first) + np.log(level))))
+        msg = (f"{series.label} diverged from its first step: it was {first:.4g} at step {int(step[0])}, stood at "
+               f"{float(value[i_up]):.4g} by step {int(step[i_up])} and every later point to step {int(step[-1])} "
+               f"stayed above where it began (median {level:.4g}, {level / first:.2f}x): the run blew up at the "
+               f"start and never recovered")
+        return Finding(kind="divergence", code=self.code, run=ctx.run, metric=series.metric, severity="error",
+                       message=msg, start_step=int(step[0]), peak_step=None, end_step=int(step[-1]),
+                       magnitude=level / first,
+                       evidence={"turn_value": first, "end_value": tail, "rise_ratio": level / first,
+                                 "from_first_step": True, "risen_by_step": int(step[i_up]),
+                                 "last_step": int(step[-1])})
 
     def _rise(self, y, sm, i_min: int, end: int, is_log: bool, sig: float, w: int):
         """(tail level, rank correlation, largest jump's share) when y rises from the

@@ -270,8 +270,8 @@ def _fold_into_never_learned(plateau: Finding, findings: list[Finding], ctx: Run
     plateau.evidence["never_learned"] = True
     folded = []
     for f in findings:
-        if f is plateau or id(f) in drop:
-            continue
+        if f is plateau or id(f) in drop or f.evidence.get("from_first_step"):
+            continue  # (a blow-up at the first step is what put the loss at that level: its cause, kept)
         if f.kind in FOLDED_BY_NEVER_LEARNED and (f.metric == plateau.metric or _held_out_noise(f, plateau, ctx)):
             if f.metric == plateau.metric and _bad_batch_beyond_its_noise(f, s):
                 f.severity = "info"  # a bad batch in a run that never learned: listed, the plateau leads
