@@ -54,11 +54,12 @@ _EPOCH_WORDS = {"id", "idx", "num", "no", "number", "index"}
 SPLIT_WORDS = frozenset({"train", "training", "val", "valid", "validation", "eval", "evaluation", "test", "dev"})
 """Values of a column that says which data a row was measured on (`phase`, `split`, `mode`)."""
 _TRAIN_WORDS = frozenset({"train", "training"})
-_STEP_WORDS = {"step", "steps", "iter", "iters", "iteration", "iterations", "it", "itr", "update", "updates"}
+_STEP_WORDS = {"step", "steps", "iter", "iters", "iteration", "iterations", "it", "itr", "update", "updates",
+               "timestep", "timesteps"}
 _NOT_STEP_WORDS = {"per", "sec", "second", "seconds", "s", "time", "rate", "lr", "size", "ms", "loss"}
 """A column named with a step word and none of these is a step column (`train_step`, not
 `steps_per_second` or `step_time`)."""
-WALL_NAMES = ("wall_time", "walltime", "wall-time", "timestamp", "_timestamp", "time")
+WALL_NAMES = ("wall_time", "walltime", "wall-time", "wall time", "timestamp", "_timestamp", "time")
 LONG_NAME_COLUMNS = ("metric", "tag", "name", "key")
 PANDAS_INDEX_COLUMNS = ("column_0", "unnamed: 0")
 """An unnamed first column is the index `DataFrame.to_csv` writes by default."""
@@ -66,7 +67,7 @@ CSV_SUFFIXES = frozenset({".csv", ".tsv"})
 KERAS_SUFFIXES = frozenset({".log", ".txt", ".out"})
 RUNS_TABLE_COLUMNS = frozenset({"state", "notes", "user", "tags", "created", "runtime", "sweep", "id", "group"})
 """Columns of a W&B/MLflow runs-table export (one row per run, not a training log)."""
-_METRIC_HINT = re.compile(r"loss|acc|lr|learning|grad|norm|perplex|ppl|f1|score|reward|error|mae|mse", re.I)
+_METRIC_HINT = re.compile(r"loss|acc|lr|learning|grad|norm|perplex|ppl|f1|score|reward|return|fitness|error|mae|mse", re.I)
 _VERSION_DIR = re.compile(r"^version_(\d+)$")
 _NUMBERISH = re.compile(r"^\s*\"?\s*(?:[-+]?(?:\d|\.\d)|[-+]?(?:nan|inf))", re.I)
 
@@ -173,7 +174,7 @@ def step_column(columns: list[str]) -> str | None:
 
 def is_epoch_name(name: str) -> bool:
     """`epoch`, `Epoch`, `epoch_id`, `epoch_num`: a column named as the epoch."""
-    words = set(re.split(r"[^a-z]+", name.strip().lower())) - {""}
+    words = {"epoch" if w == "epochs" else w for w in re.split(r"[^a-z]+", name.strip().lower())} - {""}
     return "epoch" in words and words - {"epoch"} <= _EPOCH_WORDS
 
 
@@ -774,7 +775,7 @@ class CsvImporter(Importer):
     @staticmethod
     def _long(path: Path, frame: pl.DataFrame, sep: str, drop: tuple[str, ...] = ()) -> pl.DataFrame:
         low = {c.strip().lower(): c for c in frame.columns}
-        step_col = step_column(frame.columns)
+        step_col = forward_step(frame, sep, step_column(frame.columns))
         wall_col = next((low[n] for n in WALL_NAMES if n in low), None)
         name_col = next((low[n] for n in LONG_NAME_COLUMNS if n in low), None)
         if name_col is not None and "value" in low:
@@ -783,7 +784,8 @@ class CsvImporter(Importer):
         index = tuple(c for c in frame.columns[:1] if c.strip().lower() in PANDAS_INDEX_COLUMNS)
         if step_col is None:
             step_col = _counting_column(frame, sep, skip={wall_col, *index, *drop})
-        return named_by_file(path, to_long(path, frame, sep, step_col=step_col, wall_col=wall_col, drop=index + drop))
+        return named_by_file(path, named_by_tag(path, to_long(path, frame, sep, step_col=step_col, wall_col=wall_col,
+                                                               drop=index + drop)))
 
 
 def _names_over_numbers(lines: list[str]) -> bool:
@@ -813,6 +815,29 @@ def _one_measure_column(path: Path, lines: list[str]) -> bool:
     if len(head) == 1:
         return not is_numberish(head[0]) and infer_role(head[0]) in MEASURE_ROLES
     return len(head) == 2 and head[0] == "" and head[1].isdigit() and file_measure(path) is not None
+
+
+BACKWARD_SHARE = 0.25
+"""A step column whose value goes back at more than this share of its rows is no step (an episode's
+`steps`, its length, beside the `episode` count); a relaunch or two go back a few times only."""
+
+
+def forward_step(frame: pl.DataFrame, sep: str, step_col: str | None) -> str | None:
+    """The step column chosen by name, unless its values go back at every few rows (`steps` of
+    `episode,total_reward,steps`: each episode's length) while another column named as a step or the
+    loop's count (`episode`) never goes back: then that one, as a person reads the table."""
+    if step_col is None or frame.height < 4:
+        return step_col
+
+    def backward_share(col: str) -> float:
+        vals = frame.select(_cell(col, sep).cast(pl.Float64, strict=False).alias("v")).get_column("v").drop_nulls()
+        return float((vals.diff().drop_nulls() < 0).mean() or 0.0) if vals.len() > 1 else 1.0
+
+    if backward_share(step_col) <= BACKWARD_SHARE:
+        return step_col
+    rest = [c for c in frame.columns if c != step_col]
+    other = step_column(rest)
+    return other if other is not None and backward_share(other) == 0.0 else step_col
 
 
 def _counting_column(frame: pl.DataFrame, sep: str, skip: set) -> str | None:
@@ -869,6 +894,17 @@ def named_by_file(path: Path, long: pl.DataFrame) -> pl.DataFrame:
         return long  # (a sweep's arms, `learning_rate_0.1`, are named by `sweep_arms_named`)
     return long.with_columns(metric=pl.concat_str([pl.lit(f"{measure}/"), pl.col("metric").cast(pl.String)])
                              .cast(long.schema["metric"]))
+
+
+def named_by_tag(path: Path, long: pl.DataFrame) -> pl.DataFrame:
+    """TensorBoard's CSV download (`run-<run>-tag-<tag>.csv`: `Wall time,Step,Value`) holds one curve, the
+    tag its file is named for: its `Value` is named by that tag, as the person who downloaded it reads it."""
+    from .jsonshapes import tb_download_tag
+
+    tag = tb_download_tag(path)
+    if tag is None or long.height == 0 or long.get_column("metric").unique().to_list() != ["Value"]:
+        return long
+    return long.with_columns(metric=pl.lit(tag).cast(long.schema["metric"]))
 
 
 def sweep_arms_named(path: Path, long: pl.DataFrame) -> pl.DataFrame:

@@ -36,10 +36,15 @@ A history may sit beside other sections (`{"model_info": {...}, "training_config
 that holds the longest one; lists elsewhere (an input shape) are settings. Claimed when the head
 names a loss, an accuracy or a reward over a list of numbers.
 
+More shapes (numbers written as strings, x/y curve dumps, lists of points, pandas `to_json` tables,
+records keyed by epoch inside each split) are turned into these by `jsonshapes`, and YAML and TOML
+histories are parsed by `structdocs` and read as their JSON twins.
+
 One more layout spreads the points over files: a flat object of numbers a file, the files
 numbered in their names (AllenNLP's `metrics_epoch_0.json`, `metrics_epoch_1.json`, ...). A
 person reads the number in the name as the point's place, so the files that share a name but
-for that number are one run, the N-th file its point at step N (`NumberedJsonImporter`).
+for that number are one run, the N-th file its point at step N (`NumberedJsonImporter`); a TOML
+snapshot a step (`metrics/step_00000100.toml`) alike.
 """
 from __future__ import annotations
 
@@ -55,7 +60,7 @@ import numpy as np
 import polars as pl
 
 from ..errors import FormatError
-from . import decoding
+from . import decoding, jsonshapes, structdocs
 from .base import Importer, Table, long_table
 from .csvlogs import counts_something, file_measure, read_bytes
 
@@ -152,8 +157,9 @@ def history_long(series: dict[str, list[float | None]]):
     return long_table(step, [None] * step.size, names, np.concatenate(values)), step_key
 
 
-_COUNTER_WORDS = ("counter", "steps", "step", "iters", "iterations", "iteration", "iter", "epochs", "epoch")
-"""The last word of a list that counts another list's points (`train_counter`, `test_steps`)."""
+_COUNTER_WORDS = ("counter", "steps", "step", "iters", "iterations", "iteration", "iter", "epochs", "epoch", "ts",
+                  "timesteps")
+"""The last word of a list that counts another list's points (`train_counter`, `test_steps`, `train_losses_ts`)."""
 
 
 def _own_counters(series: dict[str, list], counters: set[str]) -> dict[str, str]:
@@ -192,9 +198,13 @@ class JsonHistoryImporter(Importer):
                  "a list of records, or a list of numbers named by the file (losses.json)")
 
     def claims(self, path: Path, head: bytes) -> bool:
+        head = head.lstrip(b"\xef\xbb\xbf")
+        if path.suffix.lower() in structdocs.SUFFIXES:
+            return structdocs.claims(path, head)
         if not json_named(path):
             return False
-        head = head.lstrip(b"\xef\xbb\xbf")
+        if jsonshapes.claims(head):
+            return True  # strings that spell numbers, x/y curves, lists of points, pandas tables, splits of records
         if _HEAD.match(head) or (_KEYED_HEAD.match(head) and _SCORE_HINT.search(head)):
             return True  # (records keyed by number are claimed when they name a loss, a score or the epoch)
         if _NESTED_HEAD.match(head) or _COLUMNS_HEAD.match(head):
@@ -209,10 +219,17 @@ class JsonHistoryImporter(Importer):
 
     def read(self, path: Path) -> list[Table]:
         text = decoding.decode_file(path, read_bytes(path))
-        try:
-            obj = json.loads(text)
-        except ValueError as exc:
-            raise FormatError(path, f"not a whole JSON document ({exc.msg} at line {exc.lineno})") from None
+        if path.suffix.lower() in structdocs.SUFFIXES:
+            obj = structdocs.load(path, text)  # a YAML or TOML document: the same objects, read alike
+        else:
+            try:
+                obj = json.loads(text)
+            except ValueError as exc:
+                raise FormatError(path, f"not a whole JSON document ({exc.msg} at line {exc.lineno})") from None
+        return self.tables_of(path, jsonshapes.normalise(obj, path, text), text)
+
+    def tables_of(self, path: Path, obj: Any, text: str) -> list[Table]:
+        """The tables of one parsed document (see the module doc)."""
         if isinstance(obj, list) and obj and all(_number(v) is not None or v is None for v in obj):
             name = _measure(path) or _name_of(path)  # `json.dump(losses, f)`: one curve, named by the file
             frame, _ = history_long({name: [_number(v) for v in obj]})
@@ -257,9 +274,10 @@ _COLUMNS_HEAD = re.compile(rb'^\s*\{\s*"[^"\\]{1,200}"\s*:\s*\{\s*"\d+"\s*:\s*[-
 """An object of columns keyed by row number (`DataFrame(history).to_json()`: `{"loss": {"0": 2.3, ...}}`)."""
 _KEYED_NUMBER_HEAD = re.compile(rb'^\s*\{\s*"[A-Za-z_\- :]{0,20}\d+"\s*:\s*[-\d.NI]')
 """An object of numbers keyed by their step (`{"0": 2.31, "100": 2.05}`, `{"iter: 5": 1.2}`)."""
-_NAMED_RECORDS = re.compile(rb'"[^"\\]{1,80}"\s*:\s*\[\s*\{[^{}\[\]]{0,400}?"[^"\\]{0,40}(?:loss|acc|reward)[^"\\]{0,40}"'
-                            rb'\s*:\s*[-\d.NI]', re.I)
-"""A section holding a list of records that name a loss, an accuracy or a reward (`"training_iterations":
+_NAMED_RECORDS = re.compile(rb'"[^"\\]{1,80}"\s*:\s*\[\s*\{(?:[^{}\[\]]|\{[^{}\[\]]{0,200}\}|\{){0,400}?"[^"\\]{0,40}'
+                            rb'(?:loss|acc|reward)[^"\\]{0,40}"\s*:\s*[-\d.NI]', re.I)
+"""A section holding a list of records that name a loss, an accuracy or a reward, maybe inside a record of
+each split (`"epochs": [{"epoch": 1, "train": {"loss": ..}}]`; `"training_iterations":
 [{"iter": 0, "loss": 11.0}, ...]`, ParlAI's `"train_reports": [...]`)."""
 _MEASURE = re.compile(r"histor", re.I)
 
@@ -481,7 +499,7 @@ def _stamp(text: Any) -> float | None:
 
 # ------------------------------------------------------------------ one flat object a numbered file
 
-_NUMBERED = re.compile(r"^(?P<pre>.*?)(?P<n>\d+)(?P<post>\D*)\.json$", re.I)
+_NUMBERED = re.compile(r"^(?P<pre>.*?)(?P<n>\d+)(?P<post>\D*)\.(?:json|toml)$", re.I)
 """`metrics_epoch_12.json`, `epoch_12_metrics.json`: a name and the file's number (its last run of
 digits); the rest of the name, which the files share, holds a letter."""
 
@@ -501,6 +519,10 @@ _SCORE_HINT = re.compile(rb'"[^"]{0,60}(?:loss|acc|reward|perplexity|ppl|epoch|s
                          re.I)
 """...that names a loss, an accuracy, a reward or the epoch it is of: a record of training (a config,
 or one image's detections with their `score`, names none)."""
+_TOML_FLAT_HEAD = re.compile(rb'^\s*(?:#[^\n]*\n\s*)*[\w"\'.\-/]{1,200}\s*=\s*[-+\d."tfin]')
+_TOML_SCORE_HINT = re.compile(rb'(?m)^\s*[\w"\'.\-/]{0,60}(?:loss|acc|reward|perplexity|ppl|epoch|step)[\w"\'.\-/]{0,60}\s*=\s*[-+\d.]',
+                              re.I)
+"""The same for a TOML snapshot: `key = value` lines, one naming a loss, a score, the epoch or the step."""
 MIN_NUMBERED_FILES = 2
 """Files that share a name but for its number, at least: one file is a summary, not a series."""
 
@@ -522,7 +544,7 @@ def _folder_stems(folder: str, mtime_ns: int) -> dict[str, int]:
     unchanged (claims asks for every file of it)."""
     out: dict[str, int] = {}
     for entry in os.scandir(folder):
-        named = _stem(entry.name) if entry.name.lower().endswith(".json") else None
+        named = _stem(entry.name) if entry.name.lower().endswith((".json", ".toml")) else None
         if named is not None:
             out[named[0]] = out.get(named[0], 0) + 1
     return out
@@ -536,11 +558,11 @@ class NumberedJsonImporter(Importer):
     looks_for = "numbered *_N.json files, one flat object of metrics each (AllenNLP metrics_epoch_N.json)"
 
     def claims(self, path: Path, head: bytes) -> bool:
-        if path.suffix.lower() != ".json" or _stem(path.name) is None:
+        if path.suffix.lower() not in (".json", ".toml") or _stem(path.name) is None:
             return False
         head = head.lstrip(b"\xef\xbb\xbf")
-        return (bool(_FLAT_HEAD.match(head)) and bool(_SCORE_HINT.search(head))
-                and _numbered_siblings(path) >= MIN_NUMBERED_FILES)
+        flat, hint = (_TOML_FLAT_HEAD, _TOML_SCORE_HINT) if path.suffix.lower() == ".toml" else (_FLAT_HEAD, _SCORE_HINT)
+        return bool(flat.match(head)) and bool(hint.search(head)) and _numbered_siblings(path) >= MIN_NUMBERED_FILES
 
     def group_key(self, path: Path) -> str:
         named = _stem(path.name)
@@ -551,10 +573,13 @@ class NumberedJsonImporter(Importer):
         if named is None:
             raise FormatError(path, "not a numbered JSON file (name_N.json)")
         text = decoding.decode_file(path, read_bytes(path))
-        try:
-            obj = json.loads(text)
-        except ValueError as exc:
-            raise FormatError(path, f"not a whole JSON document ({exc.msg} at line {exc.lineno})") from None
+        if path.suffix.lower() == ".toml":
+            obj = structdocs.load(path, text)  # a snapshot a step (`metrics/step_00000100.toml`)
+        else:
+            try:
+                obj = json.loads(text)
+            except ValueError as exc:
+                raise FormatError(path, f"not a whole JSON document ({exc.msg} at line {exc.lineno})") from None
         if not isinstance(obj, dict):
             raise FormatError(path, "not a JSON object of metrics")
         values = {k: v[0] for k, v in series_of(_as_lists(obj)).items() if v[0] is not None}

@@ -45,7 +45,11 @@ running sum of `l`, the timesteps; `t` is seconds since `t_start`)."""
 def timestep_key(keys) -> str | None:
     """The timesteps key among a header's or an object's keys, else None."""
     low = {str(k).strip().lower(): k for k in keys}
-    return next((low[n].strip() for n in TIMESTEP_NAMES if n in low), None)
+    found = next((low[n].strip() for n in TIMESTEP_NAMES if n in low), None)
+    if found is None:  # under a section of the logger's own (OpenAI Baselines' `misc/total_timesteps`)
+        last = {k.rpartition("/")[2]: v for k, v in low.items() if "/" in k}
+        found = next((last[n].strip() for n in TIMESTEP_NAMES if "/" not in n and n in last), None)
+    return found
 
 
 class RlProgressImporter(Importer):
