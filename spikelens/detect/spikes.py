@@ -399,9 +399,18 @@ def bad_batch_jumps(det: SpikeDetector, value: np.ndarray, ratio: float, noise_f
     # the run's own upward one-point moves: a fast descent (the first steps, below the level before
     # them) is not noise a bad batch must stand above
     rest = np.delete(np.maximum(np.nan_to_num(jump, nan=0.0), 0.0), idx)
-    tail = float(np.quantile(rest, 0.99)) if rest.size >= 10 else 0.0
+    tail = float(np.quantile(rest, noise_quantile(rest.size))) if rest.size >= 10 else 0.0
     factor = det.bad_batch_noise_factor if noise_factor is None else noise_factor
     return idx[jump[idx] >= factor * tail]
+
+
+def noise_quantile(points: int, tail: float = 0.99, left_out: int = 3) -> float:
+    """The quantile of a run's own one-point moves that stands for its noise tail: the 99th
+    percentile, leaving out at least its `left_out` largest moves. In a run of 50 epochs the 99th
+    percentile is its largest other move, which a second bad batch below the jump ratio (3.6x
+    beside a 5.8x) sets: the bar would then depend on how many bad batches the run had, not on its
+    noise, and on its length (a run of 5,000 points leaves 50 moves above it)."""
+    return min(tail, 1.0 - left_out / points)
 
 
 def _periodic(idx: np.ndarray, share: float = 0.8) -> bool:
