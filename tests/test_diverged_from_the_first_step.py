@@ -64,3 +64,11 @@ def test_an_agents_value_loss_that_grew_with_its_returns_is_no_divergence(tmp_pa
     value = np.concatenate([[0.05], 4.0 * _noise(299, 7, 0.1)])
     ret = np.linspace(5, 200, 300) * _noise(300, 8, 0.05)
     assert _divergences(tmp_path, {"value_loss": value, "episode_reward": ret}) == []
+
+
+def test_a_divergence_that_rose_to_the_end_spans_to_its_last_step(tmp_path):
+    """Its span is the turn to the last step it was seen rising (a label over the rise is inside it)."""
+    i = np.arange(400)
+    loss = np.where(i < 200, 2.0 * np.exp(-i / 70), 2.0 * np.exp(-200 / 70) * np.exp((i - 200) / 60)) * _noise(400, 9)
+    (f,) = _divergences(tmp_path, {"train_loss": loss})
+    assert not f.evidence.get("from_first_step") and 150 <= f.start_step <= 230 and f.end_step == 399
