@@ -388,7 +388,7 @@ def main_metric(frame: pl.DataFrame, roles: dict[str, str]) -> str | None:
         return next((m for role in _OBJECTIVES for m in names if roles.get(m) == role), names[0])
     most = losses[0][1]
     tied = [m for m, n in losses if n >= 0.98 * most]
-    return max(tied, key=lambda m: main_name_score(str(m), "loss")) if len(tied) > 1 else tied[0]
+    return max(tied, key=lambda m: main_name_score(str(m), "loss", tied)) if len(tied) > 1 else tied[0]
 
 
 @dataclass

@@ -74,9 +74,9 @@ def test_rl_roles():
     assert infer_roles(["value_loss", "val_loss"]) == {"value_loss": "loss", "val_loss": "eval_loss"}  # a critic's loss
 
 
-def test_analyzed_with_train_loss_as_the_main_loss_and_no_alarm_on_a_rising_reward(progress):
+def test_analyzed_with_the_episode_return_as_the_main_metric_and_no_alarm_on_a_rising_reward(progress):
     run = api.analyze(progress / "progress.csv", jobs=1).runs[0]
-    assert run.stats["main_metric"] == "train/loss"
+    assert run.stats["main_metric"] == "rollout/ep_rew_mean"  # an RL run is judged by its return (test_main_metric)
     assert not [f for f in run.findings if f.metric in ("rollout/ep_rew_mean", "eval/mean_reward")]
 
 

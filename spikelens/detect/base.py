@@ -9,11 +9,12 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Iterable
 
 import numpy as np
 import polars as pl
 
+from ..frame import is_adversarial, is_eval, is_preference_reward, is_reinforcement
 from ..model.finding import Finding
 
 DOC_SECTIONS = ("Detects:", "Why it matters:", "Likely causes:", "Evidence:")
@@ -76,21 +77,78 @@ class RunContext:
         tied = [s for s in cands if len(s) >= 0.98 * most]
         if len(tied) == 1:
             return tied[0]
-        return max(tied, key=lambda s: (main_name_score(s.metric, role), _typical_size(s) if role == "loss" else 0.0,
+        names = [s.metric for s in tied]
+        return max(tied, key=lambda s: (main_name_score(s.metric, role, names), _typical_size(s) if role == "loss" else 0.0,
                                         len(s)))
+
+    def judged(self) -> Series | None:
+        """The series the run is judged by (its verdict, its stats), as its engineer would choose:
+        the episode return of a reinforcement learner (its losses are surrogates that may rise
+        while the agent improves), else the training loss (a GAN's generator's, not its adversary's),
+        else the held-out loss of a run that logs no training loss, else a reward, else an accuracy."""
+        if is_reinforcement(self.roles):
+            ret = self._return()
+            if ret is not None:
+                return ret
+        loss = self.main("loss")
+        if loss is not None and is_adversarial(loss.metric) and not is_generator(loss.metric):
+            return self._generator(loss) or loss
+        return loss or self.main("eval_loss") or self.main("reward") or self.main("accuracy")
+
+    def _generator(self, loss: Series) -> Series | None:
+        """A GAN's generator loss logged as often as the discriminator's the detectors took: the
+        network the run trains to keep (the detectors keep the discriminator, whose collapse or
+        plateau they watch; only the verdict and the stats change)."""
+        gens = [s for s in self.by_role("loss") if len(s) >= 0.98 * len(loss) and is_generator(s.metric)]
+        return max(gens, key=lambda s: (_typical_size(s), len(s))) if gens else None
+
+    def _return(self) -> Series | None:
+        """The run's episode return: its main reward, measured while training (not a held-out
+        evaluation's, nor a preference statistic), with a few points at least."""
+        rewards = [s for s in self.by_role("reward") if not is_preference_reward(s.metric)]
+        train = [s for s in rewards if not is_eval(s.metric)] or rewards
+        cands = [s for s in train if s.finite()[1].size >= 3]
+        if not cands:
+            return None
+        most = max(len(s) for s in cands)
+        tied = [s for s in cands if len(s) >= 0.98 * most]
+        return max(tied, key=lambda s: (main_name_score(s.metric, "reward"), len(s)))
 
 
 _PLAIN = {"loss": ("loss", "train_loss", "loss_train", "train"), "lr": ("lr", "learning_rate"),
           "grad_norm": ("grad_norm", "gradient_norm", "total_norm"), "eval_loss": ("eval_loss", "val_loss", "loss")}
+_AGGREGATE = re.compile(r"(?:^|[_\- ])(?:all|overall|sum|mean|avg)(?:$|[_\- ])")
+"""`all_loss`, `mean_loss`, `loss_sum`: a loss named as the sum or mean of the terms beside it."""
+_GENERATOR = re.compile(r"(?:^|[^A-Za-z])(?:[Gg]|gen|Gen|GEN|generator|Generator)(?:$|[^A-Za-z])|(?<=[a-z])G$")
+"""A generator's term (`G_A`, `loss_G`, `train_gen_loss`, `errG`): a GAN's curve is its generator's,
+the network the run trains to keep; the discriminator is its adversary."""
+_RETURN = re.compile(r"^(?:train[_\- ]|avg[_\- ]?|mean[_\- ]?|average[_\- ]|cumulative[_\- ])*(?:ep(?:isode)?[_\- ]?)?"
+                     r"(?:rew(?:ard)?|ret(?:urn)?)s?(?:[_\- ]?(?:mean|avg))?(?:[_\- ]?\d+)?$")
+"""An episode return as trainers name it: `reward`, `rollout/ep_rew_mean`, `eprewmean`, `EpRew`,
+`Train_Return`, `Environment/Cumulative Reward`, `episode_reward` (not a reward function's own
+term, `rewards/format_fn/mean`)."""
 
 
-def main_name_score(metric: str, role: str) -> int:
-    """How much a tag's name says it is the main series of its role: `total_loss` (2),
-    `train/loss` (1), `loss_cls` or `ploss_3` (0, a component or one of a numbered set)."""
+def is_generator(metric: str) -> bool:
+    """Is this a GAN generator's term (`G_A`, `loss_G`, `train_gen_loss`, `errG`)?"""
+    return is_adversarial(metric) and bool(_GENERATOR.search(re.split(r"[/.]", metric)[-1]))
+
+
+def main_name_score(metric: str, role: str, beside: Iterable[str] = ()) -> int:
+    """How much a tag's name says it is the main series of its role: `total_loss` or `all_loss` (2),
+    `train/loss` (1), `loss_cls` or `ploss_3` (0, a component or one of a numbered set); for a
+    reward, the episode return (1) over a reward term. `mean_loss` is the mean of its terms (2)
+    unless `beside` (the names logged as often) holds the loss it averages (`Loss_avg` beside `Loss`:
+    a running mean of that loss, 0)."""
     leaf = re.split(r"[/.]", metric.lower())[-1]
-    if role == "loss" and ("total" in leaf or re.match(r"tot(?:$|[_\- ])", leaf)):  # `Tot Loss`: abbreviated
-        return 2
+    if role == "loss" and ("total" in leaf or re.match(r"tot(?:$|[_\- ])", leaf)):
+        return 2  # `Tot Loss`: abbreviated
+    if role == "loss" and _AGGREGATE.search(leaf):
+        twin = _AGGREGATE.sub(" ", leaf).strip(" _-")
+        return 0 if twin in {re.split(r"[/.]", b.lower())[-1] for b in beside if b != metric} else 2
     if leaf in _PLAIN.get(role, ()):
+        return 1
+    if role == "reward" and _RETURN.match(leaf) and not re.search(r"rewards?/", metric.lower()):
         return 1
     return 0
 

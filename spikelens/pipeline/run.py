@@ -63,8 +63,9 @@ def _judged(name: str, frame, cfg: Config, detectors: list) -> tuple[list, RunCo
 
 
 def run_stats(ctx: RunContext) -> dict[str, Any]:
-    # an RL run that logs only rewards is judged by them, a classifier that logs only accuracy by it
-    main = ctx.main("loss") or ctx.main("reward") or ctx.main("accuracy")
+    # an RL learner by its episode return, else the loss (held-out where no training loss is logged),
+    # a run that logs only rewards by them, a classifier that logs only accuracy by it (RunContext.judged)
+    main = ctx.judged()
     rates = rate_stats(ctx)
     if main is None:
         return {"rates": rates} if rates else {}
