@@ -170,6 +170,10 @@ def test_csv_steps_named_oddly_and_a_step_column_that_goes_back_each_row(tmp_pat
     (c / "dqn_agent.csv").write_text("episode,total_reward,steps,exit_reason\n" + "".join(
         f"{i + 1},{10 - v},{n},collision\n" for i, (v, n) in enumerate(zip(loss, lengths))))
     assert _curve(_read(c), "total_reward")[0] == list(range(1, 41))
+    e = _dir(tmp_path, "e")  # a within-epoch `step` beside an `epoch` that repeats: the step column stays
+    (e / "log.csv").write_text("epoch,step,train_loss\n" + "".join(
+        f"{i // 2 + 1},{299 if i % 2 == 0 else 599},{v}\n" for i, v in enumerate(loss)))
+    assert set(_curve(_read(e), "train_loss")[0]) <= {299, 599}
     d = _dir(tmp_path, "d")  # a step column relaunched once stays the step (two segments)
     (d / "log.csv").write_text("step,loss\n" + "".join(f"{10 * (i % 25 + 1)},{v}\n" for i, v in enumerate(loss)))
     got = _curve(_read(d), "loss")[0]
@@ -183,3 +187,34 @@ def test_a_fitness_table_with_the_pandas_index_is_read_by_its_generation(tmp_pat
     frame = _read(tmp_path)
     assert _curve(frame, "best_fitness") == (list(range(1, 31)), pytest.approx(fit))
     assert roles_of(frame)["best_fitness"] == "reward"
+
+
+def test_monitor_episodes_without_the_comment_line_and_a_search_table_refused(tmp_path):
+    rewards = [10 + 5 * i for i in range(30)]
+    a = _dir(tmp_path, "a")  # csv.DictWriter(fieldnames=["r", "l", "t"]): a Monitor's rows, no `#{...}` line
+    (a / "episode_seed0.csv").write_text("r,l,t\n" + "".join(f"{r},{100 + i},{1.5 * i}\n" for i, r in enumerate(rewards)))
+    frame = _read(a)
+    steps, values = _curve(frame, "episode/reward")
+    assert values == pytest.approx(rewards) and steps == list(np.cumsum([100 + i for i in range(30)]))
+    assert roles_of(frame)["episode/reward"] == "reward"
+    b = _dir(tmp_path, "b")  # pd.DataFrame(grid.cv_results_).to_csv(): a row a candidate, no curve
+    (b / "cv_results.csv").write_text(",mean_fit_time,param_C,mean_test_score,std_test_score,rank_test_score\n" + "".join(
+        f"{i},0.{i + 1},{10 ** (i - 3)},{0.8 + i / 100},0.01,{6 - i}\n" for i in range(6)))
+    with pytest.raises(SpikelensError, match="no training logs found"):
+        api.load_runs(b)
+    c = _dir(tmp_path, "c")  # a log whose columns hold a test score by epoch stays a curve
+    (c / "log.csv").write_text("epoch,loss,mean_test_score\n" + "".join(f"{i + 1},{1 / (i + 1)},{0.5 + i / 100}\n" for i in range(20)))
+    assert _curve(_read(c), "loss")[0] == list(range(1, 21))
+
+
+def test_a_long_table_of_items_is_one_curve_an_item(tmp_path):
+    loss = _losses(30)
+    a = _dir(tmp_path, "a")  # validation written in long form: `epoch,data,loss,metric1`, a row an image
+    (a / "val_log.csv").write_text("epoch,data,loss,metric1\n" + "".join(
+        f"{e + 1},image-00{k},{v * (1 + k / 10)},0.5\n" for e, v in enumerate(loss) for k in (1, 2, 3)))
+    frame = _read(a)
+    assert _curve(frame, "image-002/loss") == (list(range(1, 31)), pytest.approx([v * 1.2 for v in loss]))
+    assert roles_of(frame)["image-002/loss"] == "loss"
+    b = _dir(tmp_path, "b")  # a note that changes at each row of a table of one row a step: a note, no item
+    (b / "log.csv").write_text("epoch,loss,note\n" + "".join(f"{e + 1},{v},{'ok' if e % 2 else 'slow'}\n" for e, v in enumerate(loss)))
+    assert _curve(_read(b), "loss") == (list(range(1, 31)), pytest.approx(loss))

@@ -214,13 +214,15 @@ _SETTING_COLUMNS = frozenset({"dropout", "n_layers", "num_layers", "layers", "hi
 def looks_like_runs_table(fields: list[str]) -> bool:
     """A table of runs, one row each (a W&B/MLflow runs export, an Optuna `trials_dataframe()`, a
     sweep's results with its settings as columns), not one run's curve: no step column and a run's
-    name and bookkeeping, or trial parameters (`params_lr`), or two settings or more (`dropout`,
-    `n_layers`, `optimizer`)."""
+    name and bookkeeping, or trial parameters (`params_lr`), a search's ranked candidates
+    (`mean_test_score`, `rank_test_score`), or two settings or more (`dropout`, `n_layers`, `optimizer`)."""
     low = {f.strip().lower() for f in fields}
     if step_column(fields) is not None:
         return False
     if "name" in low and len(low & RUNS_TABLE_COLUMNS) >= 1:
         return True
+    if {"mean_test_score", "rank_test_score"} <= low:
+        return True  # scikit-learn's `cv_results_` (GridSearchCV): a row a candidate's settings
     return any(f.startswith("params_") for f in low) or len(low & _SETTING_COLUMNS) >= 2
 
 
@@ -546,6 +548,10 @@ def to_long(path: Path, frame: pl.DataFrame, sep: str, *, step_col: str | None,
     k = len(metrics)
     split = next((c for c in columns if c not in metrics and c != step_col and c not in skip
                   and _split_column(frame.get_column(c))), None)
+    naming = split_metric
+    if split is None:  # `epoch,class,precision`: a text column naming the item each row of a step measured
+        split = _series_column(frame, [c for c in columns if c not in metrics and c != step_col and c not in skip], step)
+        naming = _item_metric
     long = (
         frame.select(
             row=pl.int_range(pl.len(), dtype=pl.UInt32),
@@ -560,13 +566,41 @@ def to_long(path: Path, frame: pl.DataFrame, sep: str, *, step_col: str | None,
     if split is not None:  # `Epoch,Phase,Loss`: a row a split; the held-out rows' metrics named by it
         pairs = long.select("split", "metric").unique().iter_rows()
         key = pl.concat_str([pl.col("split").fill_null(""), pl.col("metric")], separator="\x00")
-        mapping = {f"{sp or ''}\x00{m}": split_metric(sp, m) for sp, m in pairs}
+        mapping = {f"{sp or ''}\x00{m}": naming(sp, m) for sp, m in pairs}
         long = long.with_columns(metric=key.replace_strict(mapping, return_dtype=pl.String))
     lost = long.filter(pl.col("step").is_null() & pl.col("value").is_not_null())
     if lost.height:
         _warn_stepless(path, step_col, lost["row"].n_unique(), lost.height)
     long = long.filter(pl.col("value").is_not_null() & pl.col("step").is_not_null())
     return long.select([pl.col(c).cast(t) for c, t in TABLE_SCHEMA.items()])
+
+
+MAX_ITEMS = 64
+"""Items a step's rows may name (classes, images, environments) for their column to key the series."""
+
+
+def _series_column(frame: pl.DataFrame, candidates: list[str], step: pl.Expr) -> str | None:
+    """A text column that names what each row of a step measured (`class`, `image`, `env`): most steps
+    hold several rows, the column holds 2 to `MAX_ITEMS` names, and no name repeats within a step.
+    Each metric is then one curve an item, as a person reads such a long table; None where no
+    column does so (a column of notes, a time stamp, or a table of one row a step)."""
+    if not candidates or frame.height < 4:
+        return None
+    steps = frame.select(step.alias("s")).get_column("s")
+    if steps.null_count() or steps.n_unique() * 2 > steps.len():
+        return None
+    for c in candidates:
+        col = frame.get_column(c).cast(pl.String).str.strip_chars()
+        if col.null_count() or not 2 <= col.n_unique() <= MAX_ITEMS:
+            continue
+        if pl.DataFrame({"s": steps, "v": col}).n_unique() == frame.height:
+            return c
+    return None
+
+
+def _item_metric(item: str | None, metric: str) -> str:
+    """A metric of one item of a long table (`image-001`) named by it (`image-001/loss`)."""
+    return f"{item.strip()}/{metric}" if item and item.strip() else metric
 
 
 def _warn_stepless(path: Path, step_col: str | None, rows: int, values: int) -> None:
@@ -825,19 +859,21 @@ BACKWARD_SHARE = 0.25
 def forward_step(frame: pl.DataFrame, sep: str, step_col: str | None) -> str | None:
     """The step column chosen by name, unless its values go back at every few rows (`steps` of
     `episode,total_reward,steps`: each episode's length) while another column named as a step or the
-    loop's count (`episode`) never goes back: then that one, as a person reads the table."""
+    loop's count (`episode`) rises at every row: then that one, as a person reads the table. A
+    within-epoch `step` beside an `epoch` that repeats stays (the batch counter is read as before)."""
     if step_col is None or frame.height < 4:
         return step_col
 
-    def backward_share(col: str) -> float:
-        vals = frame.select(_cell(col, sep).cast(pl.Float64, strict=False).alias("v")).get_column("v").drop_nulls()
-        return float((vals.diff().drop_nulls() < 0).mean() or 0.0) if vals.len() > 1 else 1.0
+    def diffs(col: str) -> pl.Series:
+        vals = frame.select(_cell(col, sep).cast(pl.Float64, strict=False).alias("v")).get_column("v")
+        return vals.diff().drop_nulls() if vals.null_count() == 0 else pl.Series([-1.0])
 
-    if backward_share(step_col) <= BACKWARD_SHARE:
+    back = diffs(step_col)
+    if back.len() == 0 or float((back < 0).mean() or 0.0) <= BACKWARD_SHARE:
         return step_col
-    rest = [c for c in frame.columns if c != step_col]
-    other = step_column(rest)
-    return other if other is not None and backward_share(other) == 0.0 else step_col
+    other = step_column([c for c in frame.columns if c != step_col])
+    # the other must count every row (`episode`), not repeat (an `epoch` over a within-epoch `step` that restarts)
+    return other if other is not None and bool((diffs(other) > 0).all()) else step_col
 
 
 def _counting_column(frame: pl.DataFrame, sep: str, skip: set) -> str | None:

@@ -118,7 +118,10 @@ def counts_timesteps(lines: list[str]) -> bool:
 
 def is_monitor_head(lines: list[str]) -> bool:
     """SB3 `Monitor`: a `#{"t_start": ..., "env_id": ...}` line (OpenAI baselines' writes
-    `# {...}`), then `r,l,t`."""
+    `# {...}`), then `r,l,t`; or the `r,l,t` header alone (a wrapper that writes the Monitor's
+    episodes without its comment line: `DictWriter(fieldnames=["r", "l", "t"])`)."""
+    if len(lines) >= 2 and split_fields(lines[0], ",")[:3] == ["r", "l", "t"]:
+        return True
     if len(lines) < 2 or not lines[0].startswith("#") or not lines[0][1:].lstrip().startswith("{"):
         return False
     meta = json_object(lines[0][1:].strip())
@@ -129,7 +132,7 @@ def monitor_long(path: Path, raw: bytes):
     """Episodes as points: the step is the timesteps at the episode's end (the running sum of
     `l`), the wall time `t_start + t`; `r` and `l` are named as in `MONITOR_NAMES`."""
     text = decode(path, raw)
-    first, _, body = text.partition("\n")
+    first, _, body = text.partition("\n") if text.startswith("#") else ("", "", text)
     t_start = (json_object(first[1:].strip()) or {}).get("t_start")
     parsed = read_string_frame(path, body)
     frame = parsed.frame
