@@ -319,16 +319,17 @@ class _Matcher:
         entries, win, recorded = self.baseline.entries, self.baseline.window(run), self.recorded_name(run.run)
         pairs = []
         pools: dict[tuple, list[tuple[int, Any]]] = {}  # (position, step) of each key's entries, this run
-        for f in run.findings:
+        for k, f in enumerate(run.findings):
             key = (recorded, f.metric, f.kind)
             if key not in pools:
                 pools[key] = [(i, entries[i].step) for i in self._pool(key)]
             for i, step in pools[key]:
                 d = _distance(f.anchor_step, step)
                 if d is not None and d <= win:
-                    pairs.append((d, id(f), i))
+                    pairs.append((d, k, i))  # a tie: the earlier finding, then the earlier entry (not id())
         out: dict[int, BaselineEntry] = {}
-        for _, fid, i in sorted(pairs):
+        for _, k, i in sorted(pairs):
+            fid = id(run.findings[k])
             if fid not in out and i not in used:
                 out[fid] = entries[i]
                 used.add(i)

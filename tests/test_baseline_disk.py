@@ -328,3 +328,26 @@ def test_a_single_file_damaged_part_way_is_not_used_at_all(monkeypatch, tmp_path
         groups, hashes = incremental.previous(path, settings)
     assert calls[0] == 3 and (dict(groups), dict(hashes)) == ({}, {})
     assert len(diag.lines) == 1 and "damaged findings dataset (checksum mismatch)" in diag.lines[0]
+
+
+@pytest.mark.parametrize("on_disk", [False, True])
+def test_a_tie_goes_to_the_earlier_finding_whatever_its_address(on_disk):
+    """Two findings as near to two entries (steps 90 and 110, both at 100): the first of the run
+    takes the first entry, however the findings lie in memory (the tie went by id(), so a
+    report's reasons could swap between two processes)."""
+    entries = [BaselineEntry(run="r", metric="train/loss", kind="spike", code="SL101", step=s) for s in (90, 110)]
+    base = Baseline(entries=spilled(entries) if on_disk else entries)
+    reasons = set()
+    keep = []  # alive, so that later findings are laid out elsewhere
+    for trial in range(40):
+        pair = [Finding(kind="spike", code="SL101", run="r", metric="train/loss", severity="warning", recovery="none",
+                        message=str(k), start_step=100, peak_step=100) for k in range(2)]
+        if trial % 2:
+            pair.reverse()  # the later-made finding first
+        keep.append(pair)
+        seg = [{"segment": 0, "source": "m.csv", "first_step": 0, "last_step": 1000}]
+        rep = Report(command="analyze", runs=[RunReport(run="r", sources=["m.csv"], segments=seg,
+                                                        metrics={"train/loss": "loss"}, findings=list(pair))])
+        result = evaluate(rep, Policy(), base)
+        reasons.add(tuple(result.gate(f).reason for f in rep.runs[0].findings))
+    assert reasons == {("in the baseline at step 90", "in the baseline at step 110")}
