@@ -21,7 +21,11 @@ parent); `PYTHONPATH` pointing at an older tree measures that tree.
 `--runs` small runs made in memory (one spike each at one of five shared steps: the links
 put a data cause on every run, the worst case), the discovery and the workers left out:
 the sweep, then each of `--outputs` written to /dev/null. Fast enough for 10^5 runs. With
-`--findings`, the sweep writes a findings dataset and a second sweep reuses every run from it.
+`--findings`, the sweep writes a findings dataset and a second sweep reuses every run from it
+(`--findings-file`: the dataset is one Parquet file, not a folder). With `--baseline`, then
+`spikelens check --update-baseline` (the gate, the baseline written, the gate again against it,
+its JSON) and `spikelens check --baseline FILE` (the file read, the gate, its JSON), as the CLI
+does them.
 
 `--discovery` measures discovery alone, the real one (`discover.source_groups`, then one pass over
 its groups, as the sweep hands them out), over `--runs` run folders of a two-line `metrics.csv`:
@@ -79,10 +83,13 @@ def parent_memory(n_runs: int, n_steps: int) -> tuple[str, dict]:
                   "parent_kb_per_run": per_run / 1e3, "json_mb": len(s.stdout) / 1e6}
 
 
-def synthetic(n_runs: int, outputs: list[str], findings: bool = False) -> tuple[str, dict]:
+def synthetic(n_runs: int, outputs: list[str], findings: bool = False, findings_file: bool = False,
+              baseline: bool = False, save: Path | None = None) -> tuple[str, dict]:
     """tracemalloc's peak over a spooled sweep of `n_runs` synthetic runs, then over each output.
-    With `findings`, the sweep writes a findings dataset, then a second sweep reuses every run
-    from it (`--findings` run twice over logs that did not change)."""
+    With `findings`, the sweep writes a findings dataset (`findings_file`: one Parquet file),
+    then a second sweep reuses every run from it (`--findings` run twice over logs that did not
+    change). With `baseline`, then `check --update-baseline` and `check --baseline FILE`; `save`:
+    the folder their outputs (check JSON, the baseline) are copied to, for comparing trees."""
     import gc
     import os
     import tracemalloc
@@ -103,13 +110,15 @@ def synthetic(n_runs: int, outputs: list[str], findings: bool = False) -> tuple[
         gc.collect()
         tracemalloc.start()
         base = tracemalloc.get_traced_memory()[0]
+        rss = _rss_stage()
         t = time.perf_counter()
-        dataset = tmp / "findings" if findings else None
+        dataset = (tmp / ("findings.parquet" if findings_file else "findings")) if findings else None
         report = sweep.analyze_roots([tmp / "logs"], Config(), keep_frames=False, spool=tmp, findings=dataset)
         held, peak = (x - base for x in tracemalloc.get_traced_memory())
         what = "sweep (gather, mirrors, names, links)" + (", dataset written" if findings else "")
-        rows.append([what, f"{peak / n_runs:,.0f}", f"{held / n_runs:,.0f}", f"{time.perf_counter() - t:.1f}"])
-        numbers["sweep"] = {"peak_bytes_per_run": peak / n_runs, "held_bytes_per_run": held / n_runs}
+        rows.append([what, f"{peak / n_runs:,.0f}", f"{held / n_runs:,.0f}", f"{time.perf_counter() - t:.1f}", rss()])
+        numbers["sweep"] = {"peak_bytes_per_run": peak / n_runs, "held_bytes_per_run": held / n_runs,
+                            "rss_growth_mb": float(rows[-1][-1])}
         print("  ".join(rows[-1]), file=sys.stderr, flush=True)
         if findings:  # the same logs again: every run's report comes back from the dataset
             report.runs.spool.close()
@@ -117,27 +126,48 @@ def synthetic(n_runs: int, outputs: list[str], findings: bool = False) -> tuple[
             gc.collect()
             tracemalloc.reset_peak()
             base = tracemalloc.get_traced_memory()[0]
+            rss = _rss_stage()
             t = time.perf_counter()
             report = sweep.analyze_roots([tmp / "logs"], Config(), keep_frames=False, spool=tmp, findings=dataset)
             held, peak = (x - base for x in tracemalloc.get_traced_memory())
             rows.append(["second sweep, every run reused from the dataset", f"{peak / n_runs:,.0f}",
-                         f"{held / n_runs:,.0f}", f"{time.perf_counter() - t:.1f}"])
-            numbers["reused"] = {"peak_bytes_per_run": peak / n_runs, "held_bytes_per_run": held / n_runs}
+                         f"{held / n_runs:,.0f}", f"{time.perf_counter() - t:.1f}", rss()])
+            numbers["reused"] = {"peak_bytes_per_run": peak / n_runs, "held_bytes_per_run": held / n_runs,
+                                 "rss_growth_mb": float(rows[-1][-1])}
+            print("  ".join(rows[-1]), file=sys.stderr, flush=True)
         for name in outputs:
             tracemalloc.reset_peak()
+            rss = _rss_stage()
             t = time.perf_counter()
             with open(os.devnull, "w") as sink:
                 writers[name](report, sink)
             peak = tracemalloc.get_traced_memory()[1] - base
-            rows.append([f"  then --format/--html {name}", f"{peak / n_runs:,.0f}", "", f"{time.perf_counter() - t:.1f}"])
+            rows.append([f"  then --format/--html {name}", f"{peak / n_runs:,.0f}", "", f"{time.perf_counter() - t:.1f}",
+                         rss()])
             print("  ".join(rows[-1]), file=sys.stderr, flush=True)  # a stage at a time: long sweeps
             numbers[name] = {"peak_bytes_per_run": peak / n_runs}
+        for name, step in (_baseline_steps(tmp / "baseline.json") if baseline else ()):
+            gc.collect()
+            tracemalloc.reset_peak()
+            base = tracemalloc.get_traced_memory()[0]
+            rss = _rss_stage()
+            t = time.perf_counter()
+            with open(save / f"{name.replace(' ', '_')}.json" if save else os.devnull, "w") as sink:
+                step(report, sink)
+            peak = tracemalloc.get_traced_memory()[1] - base
+            rows.append([f"  then {name}", f"{peak / n_runs:,.0f}", "", f"{time.perf_counter() - t:.1f}", rss()])
+            print("  ".join(rows[-1]), file=sys.stderr, flush=True)
+            numbers[name] = {"peak_bytes_per_run": peak / n_runs, "rss_growth_mb": float(rows[-1][-1])}
         tracemalloc.stop()
         report.runs.spool.close()
+        if save and baseline:
+            import shutil
+
+            shutil.copyfile(tmp / "baseline.json", save / "baseline.json")
     numbers["peak_rss_mb"] = _peak_rss() / 1e6
     text = (f"sweep parent, synthetic: {n_runs:,} runs in this process (tracemalloc; load avg {_bench.load_avg()}; "
             f"the process's peak RSS {numbers['peak_rss_mb']:.0f} MB)\n"
-            + _bench.table(["stage", "peak B/run", "held after B/run", "seconds"], rows))
+            + _bench.table(["stage", "peak B/run", "held after B/run", "seconds", "RSS peak growth MB"], rows))
     return text, numbers
 
 
@@ -206,6 +236,42 @@ def _writers(names: list[str]) -> dict:
     return out
 
 
+def _baseline_steps(path: Path) -> list:
+    """`spikelens check --update-baseline` then `check --baseline FILE` as the CLI runs them
+    (after the sweep; the default policy), each writing the check JSON."""
+    from spikelens.check import Policy, baseline_from, evaluate, load_baseline, write_baseline
+    from spikelens.report.json_report import write_check_json
+
+    def update(report, sink):
+        policy = Policy(baseline=str(path))
+        result = evaluate(report, policy, None)
+        fresh = baseline_from(result.report)
+        write_baseline(fresh, path)
+        fresh.path = str(path)
+        result = evaluate(report, policy, fresh)
+        write_check_json(result, sink, 0)
+
+    def check(report, sink):
+        policy = Policy(baseline=str(path))
+        result = evaluate(report, policy, load_baseline(path))
+        write_check_json(result, sink, result.exit_code())
+
+    return [("check --update-baseline", update), ("check --baseline FILE", check)]
+
+
+def _rss_stage():
+    """The process's peak RSS reset now (Linux `clear_refs` 5); a function giving its growth
+    over the RSS of now, in MB, as text: what tracemalloc does not see (Polars', Arrow's and
+    SQLite's own memory). '?' where /proc cannot reset it."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        start = _bench.rss_now()
+    except OSError:
+        return lambda: "?"
+    return lambda: f"{(_peak_rss() - start) / 1e6:.1f}"
+
+
 def _peak_rss() -> int:
     """This process's peak RSS in bytes (VmHWM), 0 where /proc has none."""
     try:
@@ -264,6 +330,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="discovery alone (the real one) over --runs small run folders (tracemalloc)")
     ap.add_argument("--findings", action="store_true",
                     help="with --synthetic: write a findings dataset, then sweep again reusing every run")
+    ap.add_argument("--findings-file", action="store_true",
+                    help="with --findings: the dataset is one Parquet file (findings.parquet), not a folder")
+    ap.add_argument("--save", type=Path, help="with --baseline: copy the check outputs and the baseline here")
+    ap.add_argument("--baseline", action="store_true",
+                    help="with --synthetic: then check --update-baseline and check --baseline FILE")
     ap.add_argument("--outputs", default="concise",
                     help="with --synthetic: outputs written after the sweep, of json,concise,markdown,html,"
                          "check,junit (check: the gate and its JSON)")
@@ -274,7 +345,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.discovery:
         return _bench.report(discovery, args, n_runs)
     if args.synthetic:
-        return _bench.report(synthetic, args, n_runs, [o for o in args.outputs.split(",") if o], args.findings)
+        return _bench.report(synthetic, args, n_runs, [o for o in args.outputs.split(",") if o], args.findings,
+                             args.findings_file, args.baseline, args.save)
     if args.parent_memory:
         return _bench.report(parent_memory, args, n_runs, n_steps)
     return _bench.report(run, args, n_runs, n_steps, repeats)
