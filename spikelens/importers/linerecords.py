@@ -1037,7 +1037,9 @@ def sniff(text: str, whole: bool, name: str = "", named: bool = False) -> Verdic
     if whole and anchored and _names_a_loss(temps[anchored[0]]):
         return Verdict(True)  # a run killed after its first record (`step 0: train loss 12.65`, then a traceback)
     free = Counter(frozenset(n for n, _, _ in temps[i].values) for i in records)
-    if free and (common := free.most_common(1)[0]) and common[1] >= 5 and len(common[0]) >= 2:
+    if free and (common := free.most_common(1)[0]) and common[1] >= 5 and (
+            len(common[0]) >= 2 or _names_a_loss(temps[next(i for i in records if frozenset(
+                n for n, _, _ in temps[i].values) == common[0])])):  # `Loss is: 2.81` line after line: a loss curve
         same = [i for i in records if frozenset(n for n, _, _ in temps[i].values) == common[0]]
         texts = {lines[i][s: s + k] for i in same for _, s, k in temps[i].values}
         if len(texts) > len(common[0]):  # the values move: not a model's printout repeated per layer

@@ -105,11 +105,33 @@ _TAG = re.compile(r"\[(?P<tag>train|training|val|valid|validation|eval|evaluatio
 _GLUED_COUNT = re.compile(r"(?<![\w.])(\d+)(?:-(\d+))?(?P<unit>epoch|iter|iteration|step|batch)s?(?![a-z])", re.I)
 """A count glued before the word it counts (ESPnet's `2epoch:train:1-10batch:`): `2epoch` is epoch 2,
 `1-10batch` the batches up to 10."""
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+"""Kana, CJK ideographs, Hangul syllables: scripts written without spaces between words, whose
+letters touch the numbers they name (`第3轮`, `损失2.31`): a letter of them never joins a number
+to a word, as a Latin letter does (`top1`)."""
+_LETTER = rf"[^\W{_CJK}]"
+_CJK_CLASS = rf"[{_CJK}]"
+"""A word character that may be glued to a digit of its word (`top1`, `loss_0`): not a CJK letter."""
+_CJK_ORDINAL = re.compile(rf"第[ \t]*(\d+)[ \t]*(?P<unit>轮次|轮|輪|回合|代|回|个epoch|個epoch|epoch|次|步|个batch|批)")
+"""A Chinese ordinal count (`第3轮`, `第 12 次`): the round (epoch) or the time (step) of the record it
+opens (on a banner with no values, `第 3 轮训练开始`, it counts nothing: the records after it say their count)."""
+_CJK_UNITS = {"轮次": "epoch", "轮": "epoch", "輪": "epoch", "回合": "epoch", "代": "epoch", "回": "epoch",
+              "个epoch": "epoch", "個epoch": "epoch", "epoch": "epoch", "次": "step", "步": "step",
+              "个batch": "batch", "批": "batch"}
+COUNTER_WORDS = {  # counter names in other scripts -> the English a log's keys use
+    "エポック": "epoch", "エポック数": "epoch", "에폭": "epoch", "에포크": "epoch", "轮次": "epoch", "轮数": "epoch",
+    "周期": "epoch", "世代": "epoch", "回合": "episode", "エピソード": "episode", "에피소드": "episode",
+    "ステップ": "step", "스텝": "step", "步": "step", "步数": "step", "迭代": "iter", "迭代次数": "iter",
+    "イテレーション": "iter", "반복": "iter", "バッチ": "batch", "배치": "batch", "批次": "batch",
+}
+"""Counters named in Japanese, Korean or Chinese (`エポック 1/30, バッチ 10/100`, `[배치 10/100]`): the
+same counters as their English names, so a log in those languages gives its step and epoch."""
 _TOKEN = re.compile(
-    rf"(?P<ctr>(?<![\w.])\d+\s*/\s*\d+(?![\w.]))"
-    rf"|(?P<num>(?<![\w.]){NUM_BODY})(?:(?P<unit>{_UNIT_RE})|(?P<ord>(?<=\d)(?:st|nd|rd|th))|\s(?P<sunit>{_SPACED_RE}))?"
+    rf"(?P<ctr>(?<!{_LETTER})(?<!\.)\d+\s*/\s*\d+(?![\w.]))"
+    rf"|(?P<num>(?<!{_LETTER})(?<!\.){NUM_BODY})(?:(?P<unit>{_UNIT_RE})|(?P<ord>(?<=\d)(?:st|nd|rd|th))|\s(?P<sunit>{_SPACED_RE}))?"
     r"(?!(?![A-Za-z_]{3,}[\w\-]*[ \t]*[:=][ \t]*[-+(\[]?(?:\d|\.\d|(?i:nan|inf)))[A-Za-z/\d]|\.\d)"
-    r"|(?P<word>[^\W\d](?:[\w./\-]*\w)?(?:@\d+(?:\.\d+)?(?::\d+(?:\.\d+)?(?=:))?)?)"
+    rf"(?![{_CJK}])"  # `10个`, `2024年`: a count of what the word after it names, as `5th` is no value
+    rf"|(?P<word>[{_CJK}]+|(?!{_CJK_CLASS})[^\W\d](?:(?:{_LETTER}|[./\-])*{_LETTER})?(?:@\d+(?:\.\d+)?(?::\d+(?:\.\d+)?(?=:))?)?)"
     r"|(?P<link>[:=])"
     r"|(?P<hard>\||,(?=\s|$)|(?<=[\d)\]]),(?=[^\W\d])|;|\s-\s|[{}\x01]+)"
     r"|(?P<open>\()"
@@ -129,7 +151,7 @@ _KEY_TAIL = re.compile(r"[ \t]+[A-Za-z_][\w\-]*(?:[ \t]+[A-Za-z_][\w\-]*){0,2}[ 
 """What follows such a number: the rest of the key, a link and a value."""
 _PAIR_NEXT = re.compile(r"[ \t]+[-+]?(?:\d|\.\d|(?i:nan|inf))")
 _WORD_VALUES = {"True", "False", "None", "true", "false", "none", "null"}
-_COPULAS = {"is", "was", "are", "were", "equals"}
+_COPULAS = {"is", "was", "are", "were", "equals", "为", "為", "是", "は"}
 """Words that link a name to its number in a sentence a script prints (`avg loss so far is 0.11`)."""
 _CLAUSES = {"but", "and", "or", "that", "which", "because", "while", "if", "when", "than", "where"}
 """Words that begin a clause: `... but gt is 47` is a sentence, not a name and its value."""
@@ -230,9 +252,11 @@ Chinese or Japanese links and parts its keys and values with these."""
 
 _HYPHENED = re.compile(r"(?<![\w.\-])[A-Za-z][A-Za-z_]*(-)(?=\d+\.\d+(?:[eE][-+]?\d+)?(?![\w.\-]))")
 """A name glued to its decimal number by a hyphen (`NLL-36.105   ACC-0.000   LOSS-36.105`)."""
-_ROUND = re.compile(r"^[\x01\s]*\[\s*(\d+)\s*\](?=\s)")
+_ROUND = re.compile(r"^[\x01\s]*\]?[\x01\s]*\[\s*(\d+)\s*\](?=\s)|^[\x01\s]*(\d+)[ \t]+-[ \t]+(?=[^\W\d])")
 """A whole number in brackets opening a line, no key before it (XGBoost's and LightGBM's round:
-`[12]\tvalidation_0-logloss:0.53`)."""
+`[12]\tvalidation_0-logloss:0.53`; after a logger's bracketed location, absl's `train.py:48] [12] loss=`),
+or parted from the keys by a dash (`10 - loss: 2.713`; not a bar: a model summary's row `3 | cls_loss | ...`
+numbers its layers): the count of the record the line is."""
 _ROUND_PAIR = re.compile(r"^[\x01\s]*(?:\[\s*(\d+)\s*,\s*(\d+)\s*\](?=\s|$)|(\d+)\|(\d+)\|(?=[ \t]*[^\W\d]))")
 """Two whole numbers in brackets opening a line, no key before them (the PyTorch tutorial's
 `[1,  2000] loss: 2.187`): counters side by side, printed coarse to fine, so the epoch and the
@@ -326,7 +350,8 @@ def tokenise(line: str) -> Template:
         clean = clean[:pair.start()] + " " * (pair.end() - pair.start()) + clean[pair.end():]
     counter = None if pair else _ROUND.match(clean)
     if counter:  # `[12]\t...`: the round this line reports, its step (a key that counts steps outranks it)
-        out.step = ("round", counter.start(1), counter.end(1) - counter.start(1))
+        at = 1 if counter.group(1) is not None else 2
+        out.step = ("round", counter.start(at), counter.end(at) - counter.start(at))
         clean = clean[:counter.start()] + " " * (counter.end() - counter.start()) + clean[counter.end():]
     mixed = len({p for _, p in tags}) > 1  # `[train] ... [valid] ...`: one record of both phases
     if tags and not mixed and tags[0][1] is not None:
@@ -335,6 +360,10 @@ def tokenise(line: str) -> Template:
     for g in _GLUED_COUNT.finditer(clean):  # `2epoch`, `1-10batch`: counted by the word they touch
         at = 2 if g.group(2) else 1
         glued[g.start(at)] = (g.group("unit").lower(), g.start(at), g.end(at) - g.start(at))
+        clean = clean[:g.start()] + " " * (g.end() - g.start()) + clean[g.end():]
+    ordinal = None
+    for g in _CJK_ORDINAL.finditer(clean):  # `第3轮`: the third round
+        glued[g.start(1)] = ordinal = (_CJK_UNITS[g.group("unit")], g.start(1), g.end(1) - g.start(1))
         clean = clean[:g.start()] + " " * (g.end() - g.start()) + clean[g.end():]
     for unit, start, length in glued.values():
         if unit == "epoch":
@@ -360,7 +389,8 @@ def tokenise(line: str) -> Template:
     def drop(loose: list[str]) -> None:
         """Words that name nothing; an evaluation word among them marks the line
         (`| epoch 001 | valid on 'valid' subset | loss 8.9`)."""
-        out.loose += sum(1 for w in loose if w not in _LEVELS)  # `INFO` is a logger's, no prose
+        # `INFO` is a logger's, no prose; a run of CJK letters is a phrase, about a word for two letters
+        out.loose += sum(max(1, len(w) // 2) if w[:1] and re.match(_CJK_CLASS, w) else 1 for w in loose if w not in _LEVELS)
         for w in loose:
             if w.lower() in EVAL_WORDS and out.evaluation is None:
                 out.evaluation = EVAL_WORDS[w.lower()]
@@ -445,7 +475,7 @@ def tokenise(line: str) -> Template:
             if not words:
                 part_head = parted
             parted = False
-            words.append(_Word(m.group("word"), (m.start(), m.end() - m.start())))
+            words.append(_Word(COUNTER_WORDS.get(m.group("word"), m.group("word")), (m.start(), m.end() - m.start())))
             linked = False
             last_was_value = after_paren = False
             continue
@@ -593,6 +623,7 @@ def tokenise(line: str) -> Template:
             if out.epoch is None:
                 out.epoch = (start, end - start)
                 out.separated = out.separated or "," in text
+            held = _held(lead, clean, m.end(), out)  # `Loss after epoch 3: 2.1`: the loss of that epoch
             continue
         if suffix is None and _counts_as_int(text) and _step_name(low):
             if out.step is None or _rank(low) < _rank(out.step[0]):
@@ -617,6 +648,8 @@ def tokenise(line: str) -> Template:
             seen.add(name)
             out.values.append((name, start, end - start))
     drop(words)
+    if ordinal is not None and not out.values and ordinal[1:] in (out.epoch, out.step[1:] if out.step else None):
+        out.epoch = out.step = None  # `-----第 3 轮训练开始-----`: a banner; the records after it carry their own count
     if out.prose and not spoken:
         out.values = []
     if out.evaluation is not None:
