@@ -25,6 +25,7 @@ from typing import Any
 
 _NUMBER_TEXT = re.compile(r"^\s*[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|nan|inf|infinity)\s*$", re.I)
 _INT_TEXT = re.compile(r"^\s*[-+]?\d+\s*$")
+_XY_KEY = re.compile(r'"[xX]"\s*:\s*\[')
 _QUOTED_NUMBER = re.compile(r'[:\[,]\s*"\s*[-+]?(?:\d|\.\d)')
 """A document that holds a number in quotes somewhere (checked before walking it)."""
 
@@ -47,7 +48,8 @@ def normalise(obj: Any, path: Path, text: str | None = None) -> Any:
     """The document in a shape `jsonhistory` reads (see the module doc), or as it was."""
     if text is None or _QUOTED_NUMBER.search(text):
         obj = numbers_spelled(obj)
-    for shape in (_xy_curves, _points_list, _pandas_records, _split_keyed_records):
+    xy = text is None or _XY_KEY.search(text) is not None  # walked only where an `x` key is written
+    for shape in ((_xy_curves,) if xy else ()) + (_points_list, _pandas_records, _split_keyed_records):
         found = shape(obj, path)
         if found is not None:
             return found
