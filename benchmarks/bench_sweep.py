@@ -142,8 +142,8 @@ def synthetic(n_runs: int, outputs: list[str], findings: bool = False, findings_
             with open(os.devnull, "w") as sink:
                 writers[name](report, sink)
             peak = tracemalloc.get_traced_memory()[1] - base
-            rows.append([f"  then --format/--html {name}", f"{peak / n_runs:,.0f}", "", f"{time.perf_counter() - t:.1f}",
-                         rss()])
+            rows.append([f"  then --format/--html {name}", f"{peak / n_runs:,.0f}", "",
+                         f"{time.perf_counter() - t:.1f}", rss()])
             print("  ".join(rows[-1]), file=sys.stderr, flush=True)  # a stage at a time: long sweeps
             numbers[name] = {"peak_bytes_per_run": peak / n_runs}
         for name, step in (_baseline_steps(tmp / "baseline.json") if baseline else ()):
