@@ -283,10 +283,11 @@ a loss, `objective/rlhf_reward` a reward); the first that matches wins."""
 
 
 _RL_TERM = re.compile(r"polic|critic|actor|value[\s_\-/]?(?:loss|estimate|function)|advantage|explained[\s_]?var"
-                      r"|clip[\s_]?frac|td[\s_]?err|(?:^|[/_\-. ])(?:pi|q|v)[\s_]?loss|(?:^|[/_\-. ])(?:avg_?|mean_?|max_?)*q(?:_?values?)?$",
+                      r"|clip[\s_]?frac|clip[\s_]?ratio|importance[\s_]?sampling|td[\s_]?err|(?:^|[/_\-. ])(?:pi|q|v)[\s_]?loss|(?:^|[/_\-. ])(?:avg_?|mean_?|max_?)*q(?:_?values?)?$",
                       re.I)
 """A term only a reinforcement learner logs: its policy, value function or critic (`policy_loss`,
-`Losses/Value Loss`, `loss_critic`, `PiLoss`), its advantages, PPO's clipped fraction, a value
+`Losses/Value Loss`, `loss_critic`, `PiLoss`), its advantages, PPO's clipped fraction, GRPO's
+clipped and importance-sampling ratios (TRL's `clip_ratio/region_mean`), a value
 function's explained variance, a Q-learner's Q values or TD error."""
 _PREFERENCE = re.compile(r"chosen|rejected|margin", re.I)
 """A preference optimiser's implicit reward (DPO's `rewards/chosen`, `rewards/margins`): a statistic
@@ -300,12 +301,12 @@ def is_preference_reward(metric: str) -> bool:
 
 def is_reinforcement(roles: Mapping[str, str]) -> bool:
     """Is this a reinforcement learner's run: it logs a return (a reward that is no preference
-    statistic) beside what only a learner of returns logs (a KL to its old policy, a policy entropy,
-    a policy/value/critic term, Q values). Such a run is judged by its return, the curve its engineer
+    statistic) beside what only a learner of returns logs (a KL to its old or reference policy, a
+    policy/value/critic term, Q values; an entropy alone is no mark: a supervised LM logs its tokens'). Such a run is judged by its return, the curve its engineer
     watches; its losses are surrogates that may rise while the agent improves."""
     if not any(r == "reward" and not is_preference_reward(m) for m, r in roles.items()):
         return False
-    return any(r in ("kl", "entropy") or (r != "reward" and _RL_TERM.search(m)) for m, r in roles.items())
+    return any(r == "kl" or (r != "reward" and _RL_TERM.search(m)) for m, r in roles.items())
 
 
 def is_lower_better_score(metric: str) -> bool:

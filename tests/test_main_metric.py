@@ -103,7 +103,9 @@ def test_supervised_run_with_accuracy_and_a_reward_named_auxiliary_keeps_its_los
 @pytest.mark.parametrize(("names", "rl"), [
     (["loss", "reward", "kl"], True), (["EpRew", "PiLoss", "Vr"], True), (["Reward", "Avg_Q", "Loss"], True),
     (["Train_Return", "Critic_Loss", "Actor_Loss"], True), (["loss", "accuracy", "aux_reward"], False),
-    (["loss", "rewards/chosen", "rewards/margins"], False), (["loss_kl", "loss_recon", "loss"], False)])
+    (["loss", "rewards/chosen", "rewards/margins"], False), (["loss_kl", "loss_recon", "loss"], False),
+    (["loss", "reward", "entropy", "clip_ratio/region_mean"], True),  # GRPO with no KL term (beta 0)
+    (["loss", "token_entropy", "format_reward", "reward"], False)])  # SFT scored by a reward function
 def test_what_marks_a_reinforcement_learner(names, rl):
     assert is_reinforcement(infer_roles(names)) is rl
 

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Iterable
 import numpy as np
 import polars as pl
 
-from ..frame import is_adversarial, is_eval, is_preference_reward, is_reinforcement
+from ..frame import is_adversarial, is_preference_reward, is_reinforcement
 from ..model.finding import Finding
 
 DOC_SECTIONS = ("Detects:", "Why it matters:", "Likely causes:", "Evidence:")
@@ -103,11 +103,9 @@ class RunContext:
         return max(gens, key=lambda s: (_typical_size(s), len(s))) if gens else None
 
     def _return(self) -> Series | None:
-        """The run's episode return: its main reward, measured while training (not a held-out
-        evaluation's, nor a preference statistic), with a few points at least."""
-        rewards = [s for s in self.by_role("reward") if not is_preference_reward(s.metric)]
-        train = [s for s in rewards if not is_eval(s.metric)] or rewards
-        cands = [s for s in train if s.finite()[1].size >= 3]
+        """The run's episode return: its main reward (most points, then named as a return: an SB3
+        rollout's over its rarer evaluations), no preference statistic, with a few points at least."""
+        cands = [s for s in self.by_role("reward") if not is_preference_reward(s.metric) and s.finite()[1].size >= 3]
         if not cands:
             return None
         most = max(len(s) for s in cands)
