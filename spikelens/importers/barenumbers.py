@@ -31,6 +31,7 @@ import polars as pl
 from ..errors import FormatError
 from .base import Importer, Table, long_table, to_float
 from .decoding import text_head
+from .csvlogs import stem_name as _name_of
 from .textlogs import TEXT_SUFFIXES
 
 SUFFIXES = TEXT_SUFFIXES | {".csv", ".tsv", ".dat"}
@@ -64,9 +65,6 @@ def _commented_header(lines: list[str]) -> list[str] | None:
     return names
 
 
-def _name_of(path: Path) -> str:
-    """`loss.txt` -> `loss`, `G_losses.txt` -> `G_losses`: the stem, its spaces as `_`."""
-    return re.sub(r"\s+", "_", path.stem.strip()) or "value"
 
 
 class BareNumbersImporter(Importer):

@@ -892,6 +892,33 @@ def _counting_column(frame: pl.DataFrame, sep: str, skip: set) -> str | None:
 MEASURE_ROLES = ("loss", "eval_loss", "reward", "accuracy", "perplexity")
 
 
+_TB_DOWNLOAD = re.compile(r"^run[-_](?P<run>.*?)[-_]tag[-_](?P<tag>.+)$")
+"""TensorBoard's download name, `run-<run>-tag-<tag>` (the tag's `/` written `_`)."""
+
+
+def tb_download_tag(path: Path) -> str | None:
+    """The tag of a file TensorBoard's UI downloaded (`run-version_0-tag-train_loss.csv` -> `train_loss`)."""
+    m = _TB_DOWNLOAD.match(path.stem)
+    return m["tag"] if m else None
+
+
+def stem_name(path: Path) -> str:
+    """`loss.txt` -> `loss`, `G_losses.txt` -> `G_losses`: the stem, its spaces as `_`."""
+    return re.sub(r"\s+", "_", path.stem.strip()) or "value"
+
+
+_HISTORY = re.compile(r"histor", re.I)
+
+
+def named_measure(path: Path) -> str | None:
+    """What the file's name says its series measure: `loss.json` the loss, `train_rewards.json` the
+    rewards, a training history (`training_history.json`) what training lowers, the loss; else None."""
+    found = file_measure(path)
+    if found is not None:
+        return found
+    return "loss" if _HISTORY.search(path.stem) else None
+
+
 def file_measure(path: Path) -> str | None:
     """What a file's name says its series measure (`loss.json`, `losses_step_sizes.csv`: the loss;
     `train_rewards.csv`: the rewards), else None."""
@@ -935,8 +962,6 @@ def named_by_file(path: Path, long: pl.DataFrame) -> pl.DataFrame:
 def named_by_tag(path: Path, long: pl.DataFrame) -> pl.DataFrame:
     """TensorBoard's CSV download (`run-<run>-tag-<tag>.csv`: `Wall time,Step,Value`) holds one curve, the
     tag its file is named for: its `Value` is named by that tag, as the person who downloaded it reads it."""
-    from .jsonshapes import tb_download_tag
-
     tag = tb_download_tag(path)
     if tag is None or long.height == 0 or long.get_column("metric").unique().to_list() != ["Value"]:
         return long

@@ -62,7 +62,8 @@ import polars as pl
 from ..errors import FormatError
 from . import decoding, jsonshapes, structdocs
 from .base import Importer, Table, long_table
-from .csvlogs import counts_something, file_measure, read_bytes
+from .csvlogs import counts_something, read_bytes
+from .csvlogs import named_measure as _measure, stem_name as _name_of
 
 _HEAD = re.compile(rb'^\s*\{\s*"[^"\\]{1,200}"\s*:\s*(?:\[\s*(?:[-\d.NI\]\[]|null)'
                    rb'|\{\s*"(?:steps|values|timestamps)"\s*:)')
@@ -279,9 +280,6 @@ _NAMED_RECORDS = re.compile(rb'"[^"\\]{1,80}"\s*:\s*\[\s*\{(?:[^{}\[\]]|\{[^{}\[
 """A section holding a list of records that name a loss, an accuracy or a reward, maybe inside a record of
 each split (`"epochs": [{"epoch": 1, "train": {"loss": ..}}]`; `"training_iterations":
 [{"iter": 0, "loss": 11.0}, ...]`, ParlAI's `"train_reports": [...]`)."""
-_MEASURE = re.compile(r"histor", re.I)
-
-
 _OTHER_KINDS = frozenset({".jsonl", ".ndjson", ".csv", ".tsv", ".txt", ".log", ".out", ".err", ".yaml", ".yml",
                           ".xml", ".html", ".md", ".py", ".sh", ".toml", ".cfg", ".ini", ".pkl", ".pt", ".pth",
                           ".npy", ".npz", ".h5", ".parquet", ".db", ".ipynb"})
@@ -296,15 +294,6 @@ def json_named(path: Path) -> bool:
     if path.name.startswith("."):
         return False
     return suffix == ".json" or (suffix not in _OTHER_KINDS and not suffix.startswith(".events"))
-
-
-def _measure(path: Path) -> str | None:
-    """What the file's name says its series measure: `loss.json` the loss, `train_rewards.json` the
-    rewards, a training history (`training_history.json`) what training lowers, the loss; else None."""
-    found = file_measure(path)
-    if found is not None:
-        return found
-    return "loss" if _MEASURE.search(path.stem) else None
 
 
 def _named_by_file(series: dict[str, list], path: Path) -> dict[str, list]:
@@ -342,10 +331,6 @@ def _columns_as_points(obj: dict, path: Path) -> dict:
     if cols and all(c is not None for c in cols.values()):
         return cols
     return obj
-
-
-def _name_of(path: Path) -> str:
-    return re.sub(r"\s+", "_", path.stem.strip()) or "value"
 
 
 def _record_lists(path: Path, obj: dict):

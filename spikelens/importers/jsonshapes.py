@@ -23,6 +23,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .csvlogs import named_measure, stem_name, tb_download_tag
+
 _NUMBER_TEXT = re.compile(r"^\s*[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|nan|inf|infinity)\s*$", re.I)
 _INT_TEXT = re.compile(r"^\s*[-+]?\d+\s*$")
 _XY_KEY = re.compile(r'"[xX]"\s*:\s*\[')
@@ -129,23 +131,10 @@ def _points_list(obj: Any, path: Path) -> dict | None:
     return {_curve_name(path): obj}
 
 
-_TB_DOWNLOAD = re.compile(r"^run[-_](?P<run>.*?)[-_]tag[-_](?P<tag>.+)$")
-"""TensorBoard's download name, `run-<run>-tag-<tag>` (the tag's `/` written `_`)."""
-
-
 def _curve_name(path: Path) -> str:
     """The name a file gives its one curve: a TensorBoard download's tag, else what the file's name
     measures, else the file's name."""
-    from .jsonhistory import _measure, _name_of
-
-    tag = tb_download_tag(path)
-    return tag or _measure(path) or _name_of(path)
-
-
-def tb_download_tag(path: Path) -> str | None:
-    """The tag of a file TensorBoard's UI downloaded (`run-version_0-tag-train_loss.csv` -> `train_loss`)."""
-    m = _TB_DOWNLOAD.match(path.stem)
-    return m["tag"] if m else None
+    return tb_download_tag(path) or named_measure(path) or stem_name(path)
 
 
 def _pandas_records(obj: Any, path: Path) -> list | None:
