@@ -112,7 +112,7 @@ to a word, as a Latin letter does (`top1`)."""
 _LETTER = rf"[^\W{_CJK}]"
 _CJK_CLASS = rf"[{_CJK}]"
 """A word character that may be glued to a digit of its word (`top1`, `loss_0`): not a CJK letter."""
-_CJK_ORDINAL = re.compile(rf"第[ \t]*(\d+)[ \t]*(?P<unit>轮次|轮|輪|回合|代|回|个epoch|個epoch|epoch|次|步|个batch|批)")
+_CJK_ORDINAL = re.compile(r"第[ \t]*(\d+)[ \t]*(?P<unit>轮次|轮|輪|回合|代|回|个epoch|個epoch|epoch|次|步|个batch|批)")
 """A Chinese ordinal count (`第3轮`, `第 12 次`): the round (epoch) or the time (step) of the record it
 opens (on a banner with no values, `第 3 轮训练开始`, it counts nothing: the records after it say their count)."""
 _CJK_UNITS = {"轮次": "epoch", "轮": "epoch", "輪": "epoch", "回合": "epoch", "代": "epoch", "回": "epoch",
