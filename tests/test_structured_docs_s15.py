@@ -16,19 +16,7 @@ from spikelens.errors import SpikelensError
 from spikelens.frame import roles_of
 
 
-def _read(folder):
-    runs = [r for r in api.load_runs(folder) if r.frame.height]
-    assert len(runs) == 1, [r.frame for r in runs]
-    return runs[0].frame
-
-
-def _curve(frame, metric):
-    part = frame.filter(frame["metric"].cast(str) == metric).sort("seq")
-    return part["step"].to_list(), part["value"].to_list()
-
-
-def _losses(n, start=2.5):
-    return [round(start * float(np.exp(-i / 20)) + 0.3, 6) for i in range(n)]
+from test_structured_shapes import _curve, _losses, _read  # noqa: E402  (the structured-shape tests' helpers)
 
 
 def _dir(tmp_path, name):
