@@ -152,3 +152,17 @@ def test_run_with_a_training_loss_keeps_it_beside_its_validation_loss(tmp_path):
     _csv(tmp_path / "log.csv", ["step", "train_loss", "val_loss", "val_acc"],
          [(i + 1, f"{3.0 - X[i]:.4f}", f"{3.3 - X[i]:.4f}", f"{0.5 + 0.3 * X[i]:.4f}") for i in range(N)])
     assert _main(tmp_path / "log.csv") == "train_loss"
+
+
+def test_tables_say_a_final_return_is_a_reward_and_keep_a_final_loss_bare(tmp_path, capsys):
+    # the summary's "final loss" column names the role where the main metric is no loss
+    from conftest import main_in_process
+
+    write_progress(tmp_path / "rl" / "PPO_1" / "progress.csv", 10 + 80 * X)
+    _csv(tmp_path / "sl" / "metrics.csv", ["step", "train_loss"],
+         [[i, round(2.5 * float(np.exp(-i / 20)) + 0.3, 4)] for i in range(N)])
+    for fmt in ("markdown", "rich"):
+        for folder, want, unwanted in (("rl", "90 reward", None), ("sl", "0.4308", "reward")):
+            code, out, err = main_in_process(capsys, "analyze", tmp_path / folder, "--format", fmt)
+            assert want in out, (fmt, folder, out, err)
+            assert unwanted is None or unwanted not in out.split("findings")[0], (fmt, folder, out)

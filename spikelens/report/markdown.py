@@ -16,7 +16,7 @@ from ..explain.catalog import next_steps
 from ..model.report import Report, RunReport
 from ..pipeline.runsummary import by_name
 from .sparkline import chart, neighbourhood
-from .verdict import (counts_text, final_loss_text, loss_story, segments_text, span_text, split_findings,
+from .verdict import (counts_text, final_value_text, loss_story, segments_text, span_text, split_findings,
                       status, steps_text, verdict)
 
 SEVERITY_MARK = {"error": "🔴", "warning": "🟠", "info": "ℹ️", "ok": "🟢"}
@@ -117,7 +117,7 @@ def summary_rows(runs: Sequence[RunReport]) -> Iterator[str]:
         st = status(r)
         yield "| " + " | ".join([
             _cell(r.run), _cell(", ".join(r.formats) or "—"), f"{SEVERITY_MARK[st]} {st}", _cell(verdict(r)),
-            steps_text(r), f"{r.points:,}", final_loss_text(r), _cell(counts_text(r)),
+            steps_text(r), f"{r.points:,}", final_value_text(r), _cell(counts_text(r)),
         ]) + " |"
 
 

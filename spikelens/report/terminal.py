@@ -21,7 +21,7 @@ from ..explain.catalog import next_steps
 from ..model.report import Report, RunReport
 from ..pipeline.runsummary import by_name
 from .sparkline import chart, neighbourhood
-from .verdict import (counts_text, final_loss_text, loss_story, segments_text, span_text, split_findings,
+from .verdict import (counts_text, final_value_text, loss_story, segments_text, span_text, split_findings,
                       status, steps_text, verdict)
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim", "ok": "green"}
@@ -123,7 +123,7 @@ def summary_table(runs: list[RunReport], width: int | None = 100) -> Table:
 
 def _row(run: RunReport) -> dict:
     return {"run": run, "st": status(run), "verdict": verdict(run), "steps": steps_text(run),
-            "points": f"{run.points:,}", "loss": final_loss_text(run), "findings": counts_text(run)}
+            "points": f"{run.points:,}", "loss": final_value_text(run), "findings": counts_text(run)}
 
 
 class _Measures:

@@ -407,6 +407,17 @@ def final_loss_text(run: RunReport) -> str:
     return number(run.stats.get("last_value"))
 
 
+LOSS_LIKE = ("loss", "eval_loss", "perplexity")
+
+
+def final_value_text(run: RunReport) -> str:
+    """The last value of the run's main metric, its role beside it where that is not a loss (an RL
+    run judged by its return: '-9.73 reward'), for the tables whose column says 'final loss'."""
+    role = run.metrics.get(run.stats.get("main_metric") or "", "loss")
+    text = final_loss_text(run)
+    return f"{text} {role}" if role not in LOSS_LIKE and run.stats.get("last_value") is not None else text
+
+
 def segments_text(run: RunReport) -> str:
     """'1 segment', '3 segments (resumed at steps 2000, 4000)' or, with launches that
     logged nothing, '17 segments (10 logged nothing; resumed at steps 1, 1)'."""
