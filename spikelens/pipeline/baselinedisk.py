@@ -257,6 +257,16 @@ class _Text:
             raise NotStreamed(f"expected {char!r}")
         self.pos += 1
 
+    def closes(self, close: str) -> bool:
+        """After a member of an array or object: True at its closing `close`, False at a ','."""
+        sep = self.peek()
+        self.pos += 1
+        if sep == close:
+            return True
+        if sep != ",":
+            raise NotStreamed(f"expected ',' or '{close}'")
+        return False
+
     def value(self) -> Any:
         self.peek()
         while True:
@@ -302,21 +312,13 @@ def read_document(fh: TextIO, streamed: str) -> Iterator[tuple[str, Any]]:
                 else:
                     while True:
                         yield "item", t.value()
-                        sep = t.peek()
-                        t.pos += 1
-                        if sep == "]":
+                        if t.closes("]"):
                             break
-                        if sep != ",":
-                            raise NotStreamed("expected ',' or ']'")
                 yield "key", (key, LIST)
             else:
                 yield "key", (key, t.value())
-            sep = t.peek()
-            t.pos += 1
-            if sep == "}":
+            if t.closes("}"):
                 break
-            if sep != ",":
-                raise NotStreamed("expected ',' or '}'")
     if t.peek() != "":
         raise NotStreamed("extra data")
 
