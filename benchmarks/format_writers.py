@@ -17,7 +17,12 @@ loss, 50-3000 points, the file name the source uses), and spikelens reads it as 
   summary or a pickle, a refusal is the right answer, and a read is `read (not a curve)`).
 
 The corpus is split in two halves by a hash of the repository (of the snippet where the index
-did not name one), fixed before any result was seen: tune on `tune`, report both.
+did not name one), fixed before any result was seen: tune on `tune`, report both. Each session's
+fresh harvest is its own file (`--corpus writers.s16.jsonl`), measured once on the start code first.
+
+The renderers cover every writer shape met so far (session 15's `format_writers_ext.py` is folded
+in: x/y curve dumps, records keyed `epoch_N`, pandas split/table JSON, values written as strings,
+YOLOv5's padded CSV, StyleGAN's `stats.jsonl`, YAML/TOML, step columns in units of K).
 
     python benchmarks/format_writers.py [--split tune|check|all] [--show] [--out FILE]
 """
@@ -101,6 +106,9 @@ def kind_of(name: str, spec: dict) -> str:
 
 def step_values(name: str, n: int, spec: dict) -> np.ndarray:
     """The writer's counter: epochs from 0 or 1, steps at a logging interval, timesteps by a rollout."""
+    k = str(spec.get("step_values") or "")
+    if name == spec.get("step") and k.startswith("x"):  # counted in units of K (env steps, frames, samples)
+        return int(k[1:]) * np.arange(1, n + 1)
     low = name.lower()
     if low.startswith(("timestep", "total_timesteps", "timesteps_total")):
         return 2048 * np.arange(1, n + 1)
@@ -127,6 +135,8 @@ def table(spec: dict) -> tuple[dict[str, list], np.ndarray]:
             cols[c] = [str(spec["text_cols"][c])] * n
         else:
             cols[c] = [float(x) for x in curve(kind_of(c, spec), n, r)]
+    for c in spec.get("plain_cols") or ():  # named with a step word, no count (an episode's `steps`: its length)
+        cols[c] = [int(x) for x in _rng(spec).integers(20, 500, n)]
     return cols, steps
 
 
@@ -390,8 +400,9 @@ def _nested(spec: dict, cols: dict, steps: np.ndarray, layout: str | None) -> tu
     if layout == "pandas_to_json_columns":
         return {c: {str(i): cols[c][i] for i in range(n)} for c in names}, steps
     if layout == "split_lists":
-        return {"train": [{c: cols[c][i] for c in names} for i in range(n)],
-                "test": [{c: (cols[c][i] * 1.1 if c != "epoch" else cols[c][i]) for c in names} for i in range(n)]}, steps
+        a, b = spec.get("split_names") or ("train", "test")
+        return {a: [{c: cols[c][i] for c in names} for i in range(n)],
+                b: [{c: (cols[c][i] * 1.1 if c != "epoch" else cols[c][i]) for c in names} for i in range(n)]}, steps
     if layout == "dict_of_fold_lists":
         folds = spec.get("folds", 5)
         return {c: [[float(x) for x in curve(kind_of(c, spec), n, r)] for _ in range(folds)] for c in names}, steps
@@ -445,6 +456,41 @@ def _nested(spec: dict, cols: dict, steps: np.ndarray, layout: str | None) -> tu
     if layout == "epoch_and_losses":
         return {"startedTime": 1700000000000, "finishedTime": 1700003600000, "epoch": list(range(1, n + 1)),
                 "losses": {c: cols[c] for c in names}}, steps
+    one = np.arange(1, n + 1)
+    if layout == "split_epoch_records":  # metrics[split][epoch] = {metric: value}
+        return {s: {str(int(steps[i])): {c: cols[c][i] * (1.1 if k else 1.0) for c in names} for i in range(n)}
+                for k, s in enumerate(spec["splits"])}, steps
+    if layout == "xy_legend":  # visdom line data: X, Y rows (one value per legend entry)
+        return {"X": [int(x) for x in one], "Y": [[cols[c][i] for c in names] for i in range(n)], "legend": names}, one
+    if layout == "plotly_window":  # visdom get_window_data: content.data[i] = {x, y, name}
+        xs = [int(x) for x in 10 * one]
+        return {"id": "det_loss_iteration", "title": "loss", "command": "window", "type": "plot",
+                "content": {"data": [{"x": xs, "y": cols[c], "name": c, "type": "scatter", "mode": "lines"} for c in names],
+                            "layout": {"title": "loss", "xaxis": {"title": "iteration"}}}}, 10 * one
+    if layout == "name_step_pairs":  # emmental: {name: [[step, value], ...]}
+        return {c: [[int(10 * (i + 1)), cols[c][i]] for i in range(n)] for c in names}, 10 * one
+    if layout == "sacred_metrics":
+        return {c: {"steps": list(range(n)), "timestamps": [f"2024-05-01T12:{i // 60 % 60:02d}:{i % 60:02d}.000000" for i in range(n)],
+                    "values": cols[c]} for c in names}, np.arange(n)
+    if layout == "pairs_list":
+        return [[cols[names[0]][i], cols[names[1]][i]] for i in range(n)], steps
+    if layout == "ts_mates":  # each list beside its timesteps: train_losses / train_losses_ts
+        every = max(n // 10, 1)
+        return {"train_losses": cols[names[0]], "train_losses_ts": [int(x) for x in 100 * one],
+                "val_losses": cols[names[1]][every - 1::every], "val_losses_ts": [int(x) for x in (100 * one)[every - 1::every]]}, 100 * one
+    if layout == "pandas_split":
+        return {"columns": names, "index": list(range(n)), "data": [[cols[c][i] for c in names] for i in range(n)]}, np.arange(n)
+    if layout == "pandas_table":
+        return {"schema": {"fields": [{"name": "index", "type": "integer"}] + [{"name": c, "type": "number"} for c in names],
+                           "primaryKey": ["index"], "pandas_version": "1.4.0"},
+                "data": [{"index": i, **{c: cols[c][i] for c in names}} for i in range(n)]}, np.arange(n)
+    if layout == "tb_triples":
+        return [[1700000000.0 + 3.5 * i, int(10 * i), cols[names[0]][i]] for i in range(n)], 10 * np.arange(n)
+    if layout == "keyed_epoch_prefix":
+        return {f"epoch_{i + 1}": {c: cols[c][i] for c in names} for i in range(n)}, one
+    if layout == "records_split_nested":
+        return {"epochs": [{"epoch": i + 1, **{s: {c: cols[c][i] * (1.1 if k else 1.0) for c in names}
+                                              for k, s in enumerate(spec["splits"])}} for i in range(n)]}, one
     raise ValueError(f"{spec['id']}: no renderer for layout {layout!r}")
 
 
@@ -558,11 +604,75 @@ def write_split_files(spec: dict, path: Path) -> np.ndarray:
     return steps
 
 
+def _g(x) -> str:
+    return f"{x:g}" if isinstance(x, (int, float)) else str(x)
+
+
+def write_toml_dir(spec: dict, path: Path) -> np.ndarray:
+    """A TOML snapshot file per logged step (`metrics/step_00000100.toml`)."""
+    cols, steps = table(spec)
+    path.mkdir()
+    for i, s in enumerate(steps):
+        path.joinpath(f"step_{int(s):08d}.toml").write_text("".join(f"{c} = {cols[c][i]!r}\n" for c in cols))
+    return steps
+
+
+def write_toml_aot(spec: dict, path: Path) -> np.ndarray:
+    cols, steps = table(spec)
+    n = len(steps)
+    path.write_text("".join("[[epoch]]\n" + "".join(f"{c} = {cols[c][i]!r}\n" for c in cols) + "\n" for i in range(n)))
+    return steps
+
+
+def write_strings(spec: dict, path: Path) -> np.ndarray:
+    """Values written as strings: `json.dump(history, default=str)`, an exported HF log, fairseq's JSON lines."""
+    cols, steps = table(spec)
+    names, n = list(cols), len(steps)
+    fmt = spec["fmt"]
+    if fmt == "json_dol_str":
+        path.write_text(json.dumps({c: [str(np.float32(v)) for v in cols[c]] for c in names}))
+    elif fmt == "json_lod_str":
+        path.write_text(json.dumps([{c: str(cols[c][i]) for c in names} for i in range(n)], indent=spec.get("indent")))
+    else:  # jsonl_allstr: every number through '{:g}', the update counter too
+        path.write_text("".join(json.dumps({c: _g(cols[c][i]) for c in names}) + "\n" for i in range(n)))
+    return steps
+
+
+def write_csv_padded(spec: dict, path: Path) -> np.ndarray:
+    """YOLOv5's results.csv: every header and value right-aligned in 20 characters."""
+    cols, steps = table(spec)
+    names, n = list(cols), len(steps)
+    lines = [",".join(f"{c:>20s}" for c in names)] + [",".join(f"{cols[c][i]:20.5g}" for c in names) for i in range(n)]
+    path.write_text("\n".join(lines) + "\n")
+    return steps
+
+
+def write_yaml_dol(spec: dict, path: Path) -> np.ndarray:
+    import yaml
+
+    cols, steps = table(spec)
+    path.write_text(yaml.safe_dump({c: list(v) for c, v in cols.items()}))
+    return steps
+
+
+def write_meanstats(spec: dict, path: Path) -> np.ndarray:
+    """StyleGAN2-ADA's stats.jsonl: each metric a `{num, mean, std}` object, a line per tick."""
+    cols, steps = table(spec)
+    n = len(steps)
+    path.write_text("".join(json.dumps({**{c: {"num": 1 if c.startswith("Progress") else 64, "mean": float(cols[c][i]),
+                                                "std": 0.0 if c.startswith("Progress") else 0.01} for c in cols},
+                                        "timestamp": 1700000000.0 + 60 * i}) + "\n" for i in range(n)))
+    return steps
+
+
 WRITERS = {"csv": write_csv, "savetxt": write_savetxt, "bare": write_bare, "json_dol": write_json,
            "json_list": write_json, "json_lod": write_json, "jsonl": write_json, "json_nested": write_json,
            "raw": write_raw, "pickle": write_pickle, "yaml_summary": write_yaml, "yaml_list": write_yaml,
            "blocks": write_blocks, "dvclive": write_dvclive, "mlflow": write_mlflow, "catboost": write_catboost,
-           "allennlp": write_allennlp, "split_files": write_split_files}
+           "allennlp": write_allennlp, "split_files": write_split_files,
+           "toml_dir": write_toml_dir, "toml_aot": write_toml_aot, "json_dol_str": write_strings,
+           "json_lod_str": write_strings, "jsonl_allstr": write_strings, "csv_padded": write_csv_padded,
+           "yaml_dol": write_yaml_dol, "jsonl_meanstats": write_meanstats}
 
 
 def render(spec: dict, root: Path) -> tuple[Path, np.ndarray]:
