@@ -10,7 +10,7 @@ import numpy as np
 from ..model.finding import Finding
 from . import scores
 from .base import Detector, RunContext, Series, main_name_score
-from .stats import MAD_TO_SIGMA, rolling_median
+from .turns import TurnRule, turned_from_best
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,45 +134,8 @@ class OverfittingDetector(Detector):
         return None
 
     def _turn(self, series: Series, train: Series | None) -> dict | None:
-        step, v = series.finite()
-        if train is not None and not np.isfinite(train.value).all():
-            keep = step < train.step[np.argmax(~np.isfinite(train.value))]
-            step, v = step[keep], v[keep]  # after the training loss went non-finite, the NaN is the event
-        n = v.size
-        if n < self.min_evals + 2 or v.min() <= 0:
-            return None
-        y = np.log(v) * (-1.0 if scores.direction(series) > 0 else 1.0)  # an accuracy's fall is a loss's rise
-        w = max(1, n // 10) | 1
-        sm = rolling_median(y, w, center=True, min_samples=1) if w > 1 else y
-        i = int(np.argmin(sm))
-        tail = y[i + 1:]
-        if tail.size < max(self.min_evals, n // 10):
-            return None
-        k = max(1, min(tail.size // 3, max(2, n // 10)))
-        end = float(np.median(y[-k:]))
-        low = float(sm[i])
-        rise = end - low
-        if rise < np.log1p(self.min_rise):
-            return None
-        if n < self.few_points:
-            if np.mean(np.diff(y[i:]) > 0) < 0.6:
-                return None
-            z = None
-        else:
-            se = max(local_noise(y, i, self.few_points - 2), 1e-6) * 1.2533 * np.sqrt(1.0 / k + 1.0 / w)
-            z = rise / se
-            if z < self.min_z:
-                return None
-        fell = _train_change(train, int(step[i]), int(step[-1]))
-        if fell is not None and fell >= 0:
-            return None  # the training loss rose (or stood still) too: divergence, not overfitting
-        sign = -1.0 if scores.direction(series) > 0 else 1.0
-        first = float(np.median(v[:max(1, min(i, n // 10))])) if i > 0 else float(v[0])
-        best, last = float(np.exp(sign * low)), float(np.exp(sign * end))
-        gained = abs(first - best)
-        return {"min_step": int(step[i]), "min_value": best, "end_value": last, "after": int(tail.size),
-                "rise": rise, "z": None if z is None else float(z), "last_step": int(step[-1]), "train_change": fell,
-                "given_back": abs(last - best) / gained if gained > 0 else None, "first_value": first}
+        return turned_from_best(series, train, TurnRule(min_evals=self.min_evals, min_rise=self.min_rise,
+                                                        min_z=self.min_z, few_points=self.few_points))
 
     def _finding(self, series: Series, hit: dict, train: Series | None, others: list[tuple[str, dict]],
                  ctx: RunContext) -> Finding:
@@ -224,41 +187,5 @@ _MEASURES = {"loss", "acc", "accuracy", "precision", "recall", "f1", "fb1", "auc
              "wer", "cer", "bleu", "rouge", "top1", "top5", "error", "err", "ppl", "perplexity", "mse", "mae", "rmse"}
 
 
-def curve_noise(y: np.ndarray) -> float:
-    """Point noise of a short, curved series: the MAD of its second differences (a local
-    straight line cancels; white noise gives them a variance of 6 sigma^2). First
-    differences would count a steep early fall as noise."""
-    d2 = np.diff(y, n=2)
-    return MAD_TO_SIGMA * float(np.median(np.abs(d2))) / np.sqrt(6.0) if d2.size else 0.0
-
-
-def local_noise(y: np.ndarray, i: int, min_points: int) -> float:
-    """Point noise where the rise is judged: `curve_noise` of the stretch from the best
-    evaluation `i` to the end when it holds `min_points` or more, else of the whole curve.
-    The fall before the best (a steep first epoch, a score climbing from 0.01) bends the curve
-    and inflates its second differences; the rise is measured against the scatter of the
-    evaluations it is made of."""
-    tail = y[i:]
-    return curve_noise(tail) if tail.size >= min_points else curve_noise(y)
-
-
 def _num(x: float) -> str:
     return f"{x:.4g}"
-
-
-def _train_change(train: Series | None, start: int, end: int) -> float | None:
-    """Change of log(train loss) from around `start` to around `end` (negative: it
-    fell), from the medians of the points near each end; None without a training loss."""
-    if train is None:
-        return None
-    step, v = train.finite()
-    ok = v > 0
-    step, v = step[ok], v[ok]
-    if v.size < 2:
-        return None
-    a, b = np.searchsorted(step, start), np.searchsorted(step, end, side="right")
-    seg = np.log(v[max(0, a - 1):b])
-    if seg.size < 2:
-        return None
-    k = max(1, seg.size // 5)
-    return float(np.median(seg[-k:]) - np.median(seg[:k]))

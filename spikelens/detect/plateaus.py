@@ -23,6 +23,7 @@ from . import scores
 from .base import Detector, RunContext, Series
 from ..model.finding import Finding
 from .stats import MAD_TO_SIGMA
+from .turns import turned_from_best
 
 CHANCE_CLASSES = (2, 3, 4, 5, 10, 100, 1000)
 """Class counts a classifier's chance level is checked against (ln k). Others are not:
@@ -279,11 +280,8 @@ class PlateauDetector(Detector):
                 return [found]
         if train is None:
             return []  # (a stall needs the training loss that kept falling beside it)
-        from .overfitting import OverfittingDetector  # (it imports this module)
-
-        turned = OverfittingDetector()
         for s in held:
-            if turned._turn(s, train) is not None:
+            if turned_from_best(s, train) is not None:
                 continue  # it fell from its best while the training loss fell: overfitting's
             st, y = scores.oriented(s)
             st, y = _blocks(st, y)
