@@ -28,6 +28,9 @@ from ..model.finding import SEVERITY_RANK, Finding
 from ..model.report import RunReport
 from .tail import SourceFrames
 
+LOSS_ROLES = ("loss", "eval_loss", "perplexity")
+"""Roles whose last value the status may call the run's loss (a reward, an accuracy is no loss)."""
+
 END_KINDS = frozenset({"outliers", "plateau", "overfitting", "ended_early", "empty_launch", "level_shift",
                        "excursion", "throughput_drop", "step_time_rise", "memory_growth", "rank_outlier", "settings"})
 """Kinds reported only when the watch ends: what they say depends on the points after
@@ -101,7 +104,7 @@ class RunBook:
     new: dict[tuple, int] = field(default_factory=dict)
     name: str = ""
     status: dict[str, Any] = field(default_factory=dict)
-    """last step, main loss and its last value, findings so far (the live status line)."""
+    """last step, main metric, its role and last value (`loss` only where it is one), findings so far."""
 
     def add(self, ident: tuple, t: Table) -> None:
         part = self.parts.get(ident)
@@ -245,8 +248,11 @@ class Judge:
     def status(self, book: RunBook, rep: RunReport) -> None:
         told = [v for v in self.ledger.values() if v.get("run") == rep.run and not v.get("withdrawn")]
         worst = max((v["severity"] for v in told), key=SEVERITY_RANK.__getitem__, default=None)
-        book.status = {"run": rep.run, "last_step": rep.stats.get("last_step"),
-                       "metric": rep.stats.get("main_metric"), "loss": rep.stats.get("last_value"),
+        metric = rep.stats.get("main_metric")
+        role = rep.metrics.get(metric or "", "loss")  # an RL run is judged by its return: no loss
+        last = rep.stats.get("last_value")
+        book.status = {"run": rep.run, "last_step": rep.stats.get("last_step"), "metric": metric, "role": role,
+                       "last_value": last, "loss": last if role in LOSS_ROLES else None,
                        "findings": len(told), "worst": worst, "points": book.points}
 
 
