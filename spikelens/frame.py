@@ -151,10 +151,13 @@ _LOSS = re.compile(r"loss|损失|損失|손실|^trl$|^tel$|nll|cross[\s_\-]?entr
                    r"|(?:^|/)cost$|(?:^|[/_\-. ])bp[bc]$|bits[\s_\-]?per[\s_\-]?(?:byte|char)"
                    r"|(?:^|[/_\-. :]|train|val|valid|test|eval)(?:r?mse|mae|huber|bce)(?:$|[/_\-. :])|mean[\s_]?(?:squared|absolute)[\s_]?error"
                    r"|(?:^|[/_\-. :])(?:n?elbo|bpd)(?:$|[/_\-. :])|smooth[\s_\-]?l1"
-                   r"|(?:^|[/_\-. ])perceptual(?![\w\-./]*(?:weight|lambda|coef))(?:$|[/_\-. ])", re.I)
+                   r"|(?:^|[/_\-. ])perceptual(?![\w\-./]*(?:weight|lambda|coef))(?:$|[/_\-. ])"
+                   r"|(?:^|/)(?:l[12]|rmsle|m?logloss)$", re.I)
 """A name that says a loss: `loss`, a cross-entropy, an NLL, a cost, bits per byte/char/dim, a squared or
 absolute error (`mse`, `train_mae`, `trainmse`, `test:MSE`, Keras' `mean_squared_error`), a VAE's
-`ELBO` (the bound its training log prints is the loss it minimises, the negated bound)."""
+`ELBO` (the bound its training log prints is the loss it minimises, the negated bound), a gradient
+booster's evaluation metric named alone or under its data set (LightGBM's `valid_0/l1`, `l2`,
+XGBoost's `validation_0/mlogloss`: the objective it lowers round by round)."""
 _NOT_LOSS = re.compile(r" vs |_vs_|samples|tokens$|loss[\s_\-]?scal|ppl|perplex|runtime|per_second|num_|count", re.I)
 _PERPLEXITY = re.compile(r"perplexity|(?:^|[/_\-. ])ppl(?:$|[/_\-. ])|困惑度", re.I)
 _B = r"(?:^|[/_\-. (@:])"  # the start of a name's word (`train:KLD`: a colon too)
@@ -163,6 +166,7 @@ _KL = re.compile(rf"{_B}(?:approx_?)?kl(?:d|_?div(?:ergence)?)?{_E}|kullback", r
 _ENTROPY = re.compile(r"entropy|(?:^|[/_\-. ])ent(?:$|[/_\-. ])", re.I)
 _CROSS_ENTROPY = re.compile(r"cross[\s_\-]?entropy", re.I)
 _REWARD = re.compile(rf"reward|{_B}(?:ep_?)?rew(?:ard)?s?(?:_?mean)?{_E}|{_B}(?:episode_?|ep_?|mean_?|eval_?)?returns?(?!_?code){_E}"
+                     rf"|{_B}(?:test_?)?ep_?ret{_E}"
                      rf"|{_B}success(?:_?rate)?{_E}|{_B}utility{_E}|奖励|回报|報酬|보상", re.I)
 _SCORE = re.compile(rf"^(?!.*thresh).*?{_B}(?:scores?|fitness){_E}", re.I)
 """A score or a fitness (`scores`, `best_fitness`, `Average Fitness`): the objective a game-playing agent
@@ -232,7 +236,22 @@ _LOSS_WORD = re.compile("损失|損失|손실")
 
 
 def infer_role(metric: str) -> str:
-    """Guess the role of a tag from its name (`train/loss` → loss, `lr-AdamW` → lr)."""
+    """Guess the role of a tag from its name (`train/loss` → loss, `lr-AdamW` → lr); a name whose
+    words are glued in camel case (`AverageEpRet`, `mseTr`, `lossVal`, `MeanKL`) is read as its words
+    where the name as written says no more."""
+    role = _infer_role(metric)
+    camel = _CAMEL.sub("_", metric)
+    if camel == metric:
+        return role
+    glued = _infer_role(camel)
+    if role == "other":
+        return glued
+    if role == "loss" and glued == "eval_loss":
+        return glued  # `lossVal`, `valLoss`: the split is a glued word
+    return role
+
+
+def _infer_role(metric: str) -> str:
     if _OTHER_AXIS.search(metric):
         return "other"  # Megatron's `lm loss vs samples`: the same curve on another x-axis
     if _SETTING.search(metric) and "grad" not in metric.lower():  # `grad/norm_gamma`: a gradient's, of a parameter
@@ -283,12 +302,14 @@ a loss, `objective/rlhf_reward` a reward); the first that matches wins."""
 
 
 _RL_TERM = re.compile(r"polic|critic|actor|value[\s_\-/]?(?:loss|estimate|function)|advantage|explained[\s_]?var"
-                      r"|clip[\s_]?frac|clip[\s_]?ratio|importance[\s_]?sampling|td[\s_]?err|(?:^|[/_\-. ])(?:pi|q|v)[\s_]?loss|(?:^|[/_\-. ])(?:avg_?|mean_?|max_?)*q(?:_?values?)?$",
+                      r"|clip[\s_]?frac|clip[\s_]?ratio|importance[\s_]?sampling|td[\s_]?err|(?:^|[/_\-. ])(?:pi|q|v)[\s_]?loss|(?:^|[/_\-. ])(?:avg_?|mean_?|max_?)*q(?:_?values?)?$"
+                      r"|(?:^|[/_\-. ])loss[\s_]?(?:pi|q\d?|v)(?:$|[/_\-. ])|(?:^|[/_\-. ])q\d?[\s_]?vals?(?:$|[/_\-. ])",
                       re.I)
 """A term only a reinforcement learner logs: its policy, value function or critic (`policy_loss`,
 `Losses/Value Loss`, `loss_critic`, `PiLoss`), its advantages, PPO's clipped fraction, GRPO's
 clipped and importance-sampling ratios (TRL's `clip_ratio/region_mean`), a value
-function's explained variance, a Q-learner's Q values or TD error."""
+function's explained variance, a Q-learner's Q values or TD error (Spinning Up's glued `LossPi`,
+`LossQ`, `AverageQ1Vals`, read as their words)."""
 _PREFERENCE = re.compile(r"chosen|rejected|margin", re.I)
 """A preference optimiser's implicit reward (DPO's `rewards/chosen`, `rewards/margins`): a statistic
 of a supervised loss, not a return the run collects."""
@@ -306,7 +327,8 @@ def is_reinforcement(roles: Mapping[str, str]) -> bool:
     watches; its losses are surrogates that may rise while the agent improves."""
     if not any(r == "reward" and not is_preference_reward(m) for m, r in roles.items()):
         return False
-    return any(r == "kl" or (r != "reward" and _RL_TERM.search(m)) for m, r in roles.items())
+    return any(r == "kl" or (r != "reward" and (_RL_TERM.search(m) or _RL_TERM.search(_CAMEL.sub("_", m))))
+               for m, r in roles.items())
 
 
 def is_lower_better_score(metric: str) -> bool:

@@ -30,6 +30,7 @@ import polars as pl
 
 from ..errors import FormatError
 from .base import Importer, Table, long_table, to_float
+from .columnshapes import counted_rows, falling_column, loss_name, unnamed_reason
 from .decoding import text_head
 from .csvlogs import stem_name as _name_of
 from .textlogs import TEXT_SUFFIXES
@@ -90,8 +91,9 @@ class BareNumbersImporter(Importer):
             if all(r == "other" for r in infer_roles(header).values()):
                 return False
             lines = lines[1:]
-        elif infer_role(_name_of(path)) == "other":
-            return False
+        elif infer_role(_name_of(path)) == "other" and not counted_rows(
+                [re.findall(_FIELD, ln) for ln in lines[:200]] if all(_ROW.fullmatch(ln) for ln in lines[:200]) else []):
+            return False  # named by nothing, and no counter leads its rows: its shape cannot name it either
         if not whole and not lines:  # one line longer than the head: a row of numbers, maybe (`writerow(history)`)
             part = text_head(head).strip()
             return bool(re.fullmatch(rf"(?:{_ONE}{_SEP}){{{MIN_LINES},}}[-+\d.eE]*", part))
@@ -102,6 +104,8 @@ class BareNumbersImporter(Importer):
             _COUNTED.fullmatch(ln) for ln in lines)) and len({_width(ln) for ln in lines}) == 1
 
     def read(self, path: Path) -> list[Table]:
+        from ..frame import infer_role
+
         text = text_head(path.read_bytes())
         lines = pl.Series("text", text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
         lines = lines.filter(lines.str.strip_chars() != "")
@@ -118,15 +122,15 @@ class BareNumbersImporter(Importer):
             lines = lines.str.replace(f"^{_LEAD}", "").str.replace(r"^([^:=]*)[:=]", "$1 ")
         bad = lines.filter(~lines.str.contains(f"^(?:{_ROW.pattern})$"))
         if bad.len():
-            raise FormatError(f"{path}: not one row of numbers a line (line {bad[0][:60]!r} holds more)")
+            raise FormatError(path, f"not one row of numbers a line (line {bad[0][:60]!r} holds more)")
         if lines.len() < MIN_LINES and header is None and min(_width(ln) for ln in lines) >= MIN_LINES:
             return [self._rows_as_series(path, lines)]
         if lines.len() < MIN_LINES:
-            raise FormatError(f"{path}: {lines.len()} numbers, fewer than {MIN_LINES}: no curve")
+            raise FormatError(path, f"{lines.len()} numbers, fewer than {MIN_LINES}: no curve")
         fields = lines.str.extract_all(_FIELD)
         width = _width(lines[0])
         if fields.list.len().n_unique() != 1:
-            raise FormatError(f"{path}: the rows do not all hold {width} numbers")
+            raise FormatError(path, f"the rows do not all hold {width} numbers")
         cols = fields.list.to_struct(fields=[f"field_{k}" for k in range(width)]).struct.unnest()
         tag = None
         last = cols.to_series(width - 1)
@@ -134,7 +138,7 @@ class BareNumbersImporter(Importer):
             tag, cols = last, cols.drop(last.name)  # a word ending each row names its series
         cols = cols.select(to_float(pl.col(c)).alias(c) for c in cols.columns)
         if cols.select(pl.any_horizontal(pl.all().is_null()).any()).item():
-            raise FormatError(f"{path}: the rows do not all hold {cols.width} numbers")
+            raise FormatError(path, f"the rows do not all hold {cols.width} numbers")
         n, nums = cols.height, cols.width
         steps, meta = np.arange(n, dtype=np.int64), {"step.from": "order", "metric.from": "the file's name"}
         counters = _counters(cols)
@@ -146,6 +150,12 @@ class BareNumbersImporter(Importer):
             cols, meta["step.from"] = cols.drop(counters), how
         name = _name_of(path)
         names = [name] if cols.width == 1 and nums == 1 else [f"{name}_column{place[c] + 1}" for c in cols.columns]
+        if header is None and tag is None and infer_role(name) == "other":  # named by nothing: by its shape
+            falls = falling_column(cols) if counters else None
+            if falls is None:
+                raise FormatError(path, unnamed_reason(n, nums, bool(counters)))
+            names[cols.columns.index(falls)] = loss_name(name, place[falls] + 1)
+            meta["metric.from"] = "the column's shape (it falls beside the counter: the loss)"
         if header is not None:  # the header's names, the counters' left out as their columns are
             names = [header[place[c]] for c in cols.columns]
             meta["metric.from"] = "the commented header"
@@ -175,7 +185,7 @@ class BareNumbersImporter(Importer):
         rows = [[float(x) for x in re.findall(r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|(?i:nan|inf)", ln)]
                 for ln in lines.to_list()]
         if len({len(r) for r in rows}) != 1:
-            raise FormatError(f"{path}: its rows do not all hold as many numbers")
+            raise FormatError(path, "its rows do not all hold as many numbers")
         parts = [long_table(np.arange(len(r), dtype=np.int64), [None] * len(r),
                             [name if len(rows) == 1 else f"{name}_row{k + 1}"] * len(r), np.asarray(r))
                  for k, r in enumerate(rows)]

@@ -211,13 +211,30 @@ _SETTING_COLUMNS = frozenset({"dropout", "n_layers", "num_layers", "layers", "hi
 """Columns that name a run's settings: a table holding several is one row a configuration."""
 
 
+_RUN_KEYS = frozenset({"fold", "seed", "trial", "algo", "algorithm", "env", "env_id", "environment", "model",
+                       "model_name", "version", "config", "experiment", "exp", "run", "run_id"})
+"""Columns that tell runs apart (a fold, a seed, an algorithm on an environment)."""
+_SUMMARY = re.compile(r"^(?:best|final|last|n)_|_(?:best|final)$")
+
+
+def _summarises_runs(low: set[str]) -> bool:
+    """Columns that sum a whole run up: its best or final value (`best_val_loss`, `final_acc`), its
+    totals (`n_timesteps`), or a value's mean beside its spread (`mean_reward`, `std_reward`)."""
+    if any(_SUMMARY.search(f) for f in low):
+        return True
+    return any(f.replace("mean", "std") in low for f in low if "mean" in f)
+
+
 def looks_like_runs_table(fields: list[str]) -> bool:
     """A table of runs, one row each (a W&B/MLflow runs export, an Optuna `trials_dataframe()`, a
     sweep's results with its settings as columns), not one run's curve: no step column and a run's
     name and bookkeeping, or trial parameters (`params_lr`), a search's ranked candidates
     (`mean_test_score`, `rank_test_score`), or two settings or more (`dropout`, `n_layers`, `optimizer`)."""
     low = {f.strip().lower() for f in fields}
-    if step_column(fields) is not None:
+    step = step_column(fields)
+    if (step is None or step.strip().lower().startswith("n_")) and low & _RUN_KEYS and _summarises_runs(low):
+        return True  # `fold, best_epoch, best_val_loss`; `algo, env_id, mean_reward, std_reward, n_timesteps`
+    if step is not None:
         return False
     if "name" in low and len(low & RUNS_TABLE_COLUMNS) >= 1:
         return True
@@ -549,9 +566,16 @@ def to_long(path: Path, frame: pl.DataFrame, sep: str, *, step_col: str | None,
     split = next((c for c in columns if c not in metrics and c != step_col and c not in skip
                   and _split_column(frame.get_column(c))), None)
     naming = split_metric
+    if split is None:  # `epoch,fold,loss` of folds run side by side: a run's number keys its rows, no metric
+        split = _series_column(frame, [c for c in metrics if c.strip().lower() in RUN_NAMES], step)
+        if split is not None:
+            metrics, k = [c for c in metrics if c != split], k - 1
+            naming = lambda item, m, key=split.strip(): _item_metric(f"{key}_{item.strip()}" if item else item, m)
     if split is None:  # `epoch,class,precision`: a text column naming the item each row of a step measured
         split = _series_column(frame, [c for c in columns if c not in metrics and c != step_col and c not in skip], step)
         naming = _item_metric
+    if not metrics:
+        return pl.DataFrame(schema=TABLE_SCHEMA)
     long = (
         frame.select(
             row=pl.int_range(pl.len(), dtype=pl.UInt32),

@@ -28,8 +28,8 @@ from . import decoding
 import polars as pl
 
 from .base import TABLE_SCHEMA, Importer, Table
-from .csvlogs import (decode, float_columns, head_lines, looks_binary, read_bytes, read_string_frame, separator_of,
-                      split_fields, to_long)
+from .csvlogs import (decode, float_columns, head_lines, looks_binary, named_by_file, read_bytes, read_string_frame,
+                      separator_of, split_fields, to_long)
 from .wandb_exports import parse_jsonl, rows_to_long
 
 TIMESTEP_NAMES = ("time/total_timesteps", "total_timesteps", "timesteps_total", "num_timesteps", "total timesteps",
@@ -89,7 +89,8 @@ class RlProgressImporter(Importer):
     def _csv(path: Path, raw: bytes):
         parsed = read_string_frame(path, decode(path, raw))
         key = timestep_key(parsed.frame.columns)
-        return to_long(path, parsed.frame, parsed.sep, step_col=key)
+        # columns that name no measure (`seed_0`, `seed_1` of `returns_per_seed.csv`) measure what the file says
+        return named_by_file(path, to_long(path, parsed.frame, parsed.sep, step_col=key))
 
     @staticmethod
     def _json(path: Path, raw: bytes):

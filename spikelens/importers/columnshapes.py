@@ -1,0 +1,58 @@
+"""What a headerless table's columns are, told by their shape when nothing names them.
+
+`f.write(f"{epoch} {loss:.6f}\\n")` into `history.txt`, `np.savetxt('log.txt', np.c_[epochs, losses])`:
+no header, and a file name that says no measure. A person still reads it: the first column counts
+the rows (whole numbers that rise), and the positive column that falls over the run beside it is
+what training lowers, the loss. Only that one column is named (`history_loss_column2`: the file,
+the role its shape gave it, its place as a person counts); the others keep their place names.
+A table with no counter, or no such column, is refused with that reason: its numbers may be
+anything (features, predictions), and guessing would judge a file that is no training log.
+"""
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+FALL = 1.3
+"""How much a loss falls over a run at least: its first tenth's median over its last tenth's."""
+MIN_ROWS = 10
+
+
+def counted_rows(rows: list[list[str]]) -> bool:
+    """Rows of two numbers or more, all as wide, led by whole numbers that never go down and rise
+    (the counter a person reads first): a table its shape may name."""
+    if len(rows) < 2 or len({len(r) for r in rows}) != 1 or len(rows[0]) < 2:
+        return False
+    try:
+        first = np.array([float(r[0]) for r in rows])
+    except ValueError:
+        return False
+    d = np.diff(first)
+    return bool(np.all(first % 1 == 0) and np.all(d >= 0) and np.any(d > 0))
+
+
+def falling_column(cols: pl.DataFrame) -> str | None:
+    """The first column (in place order) of finite positive values whose first tenth's median is at
+    least FALL times its last tenth's: the loss of a table nothing names; None when none falls so."""
+    if cols.height < MIN_ROWS:
+        return None
+    k = max(cols.height // 10, 2)
+    heads = cols.head(k).median().row(0)
+    tails = cols.tail(k).median().row(0)
+    finite_pos = cols.select((pl.all().is_finite() & (pl.all() > 0)).all()).row(0)
+    for name, head, tail, ok in zip(cols.columns, heads, tails, finite_pos):
+        if ok and head is not None and tail is not None and tail > 0 and head >= FALL * tail:
+            return name
+    return None
+
+
+def loss_name(stem: str, place: int) -> str:
+    """`history_loss_column2`: the file's name, the role the column's shape gave it, its place."""
+    return f"{stem}_loss_column{place}"
+
+
+def unnamed_reason(rows: int, width: int, counted: bool) -> str:
+    """Why a headerless table named by nothing was not read: one line a user can act on."""
+    what = "no column falls as a loss does beside the counter" if counted else "no first column counts the rows"
+    return (f"{rows} lines hold numbers but no key names their numbers ({width} a row, the file's name "
+            f"names no measure, and {what}): add a header, or name the file for what it holds (loss.txt)")
