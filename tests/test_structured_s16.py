@@ -132,6 +132,10 @@ def test_a_headerless_table_named_by_nothing_is_read_by_its_columns_shape(tmp_pa
     roles = roles_of(frame)
     assert roles["log_loss_column2"] == "loss" and roles["log_column4"] == "other"
     assert _curve(frame, "log_loss_column2")[0] == list(range(n))
+    c = _dir(tmp_path, "c")  # a loss that halves in its first epochs and then creeps down (a fifth, first to last)
+    fast = [0.1 + 0.1 * float(np.exp(-e / 8)) for e in range(500)]
+    np.savetxt(c / "train_log.txt", np.c_[np.arange(500), fast, _rising(500)], fmt="%d %.8f %.6f")
+    assert roles_of(_read(c))["train_log_loss_column2"] == "loss"
 
 
 def test_a_headerless_table_whose_shape_names_nothing_is_refused_with_the_reason(tmp_path):
@@ -147,6 +151,11 @@ def test_a_headerless_table_whose_shape_names_nothing_is_refused_with_the_reason
     with diagnostics.collecting() as diag:  # discovery says it in one line, and reads nothing
         assert not [r for r in api.load_runs(a) if r.frame.height]
     assert [ln for ln in diag.lines if "data.txt" in ln and "no column falls as a loss does" in ln]
+    noisy = 1 + 0.1 * np.random.default_rng(0).standard_normal(n)  # a noisy flat column falls by chance only
+    noisy[:3] = [1.4, 1.35, 1.3]
+    np.savetxt(a / "data.txt", np.c_[np.arange(n), np.abs(noisy)], fmt="%d %.6f")
+    with pytest.raises(FormatError, match="no column falls as a loss does"):
+        imp.read(path)
     b = _dir(tmp_path, "b")  # no counter leads the rows (features, predictions): not claimed at all
     np.savetxt(b / "data.txt", np.c_[np.linspace(0.1, 5, n), _losses(n)], fmt="%.4f")
     assert not BareNumbersImporter().claims(b / "data.txt", (b / "data.txt").read_bytes())

@@ -6,15 +6,19 @@ the rows (whole numbers that rise), and the positive column that falls over the 
 what training lowers, the loss. Only that one column is named (`history_loss_column2`: the file,
 the role its shape gave it, its place as a person counts); the others keep their place names.
 A table with no counter, or no such column, is refused with that reason: its numbers may be
-anything (features, predictions), and guessing would judge a file that is no training log.
+anything (features, predictions), and guessing would judge a file that is no training log. A fall is
+both large (a fifth at least, first twentieth to last tenth) and steady (rank correlation with the
+row order at most -0.5), so a noisy flat column is not taken for one.
 """
 from __future__ import annotations
 
 import numpy as np
 import polars as pl
 
-FALL = 1.3
-"""How much a loss falls over a run at least: its first tenth's median over its last tenth's."""
+FALL = 1.2
+"""How much a loss falls over a run at least: its first twentieth's median over its last tenth's."""
+TREND = -0.5
+"""And how steadily: its rank correlation with the row order at most this (noise alone is near 0)."""
 MIN_ROWS = 10
 
 
@@ -32,16 +36,20 @@ def counted_rows(rows: list[list[str]]) -> bool:
 
 
 def falling_column(cols: pl.DataFrame) -> str | None:
-    """The first column (in place order) of finite positive values whose first tenth's median is at
-    least FALL times its last tenth's: the loss of a table nothing names; None when none falls so."""
+    """The first column (in place order) of finite positive values that falls over the rows as a loss
+    does: its first twentieth's median at least FALL times its last tenth's, and its rank correlation
+    with the row order at most TREND (a steady fall, not noise); None when no column falls so."""
     if cols.height < MIN_ROWS:
         return None
-    k = max(cols.height // 10, 2)
-    heads = cols.head(k).median().row(0)
-    tails = cols.tail(k).median().row(0)
-    finite_pos = cols.select((pl.all().is_finite() & (pl.all() > 0)).all()).row(0)
-    for name, head, tail, ok in zip(cols.columns, heads, tails, finite_pos):
-        if ok and head is not None and tail is not None and tail > 0 and head >= FALL * tail:
+    head = cols.head(max(cols.height // 20, 3)).median().row(0)
+    tail = cols.tail(max(cols.height // 10, 3)).median().row(0)
+    stats = cols.select(
+        *[(pl.col(c).is_finite() & (pl.col(c) > 0)).all().alias(f"ok:{c}") for c in cols.columns],
+        *[pl.corr(pl.col(c), pl.int_range(pl.len()), method="spearman").alias(f"r:{c}") for c in cols.columns],
+    ).row(0, named=True)
+    for name, h, t in zip(cols.columns, head, tail):
+        r = stats[f"r:{name}"]
+        if stats[f"ok:{name}"] and h is not None and t and h >= FALL * t and r is not None and r <= TREND:
             return name
     return None
 
