@@ -72,7 +72,7 @@ class PlateauDetector(Detector):
 
     code = "SL205"
     kind = "plateau"
-    roles = ("loss", "reward", "accuracy", "other", "entropy")
+    roles = ("loss", "reward", "accuracy", "other", "entropy", "eval_loss")
     """A run that logs a reward (reinforcement learning) is judged by its reward: its policy
     loss is not expected to fall. Held-out scores (an eval accuracy, a dice, a WER) are judged
     once per run (see `scores.held_out_scores`)."""
@@ -146,6 +146,8 @@ class PlateauDetector(Detector):
             return self._reward_flat(series, ctx) or self._reward_stalled(series, ctx)
         if series.role in ("accuracy", "other"):
             return self._held_out(series, ctx) if scores.direction(series) else []
+        if series.role == "eval_loss":
+            return self._eval_loss_stalled(series, ctx)
         if series.role == "entropy":
             frozen = self._frozen(series, ctx) if series is ctx.main("entropy") else None
             return [frozen] if frozen is not None else []
@@ -270,16 +272,19 @@ class PlateauDetector(Detector):
         for s in held:
             if scores.never_above_zero(s) and not _ranked_hits(s):
                 return [self._zero_score(s, ctx)]
+        late = []  # a score that sat at chance and broke out late (a note) may still stall after it
         for s in held:
             found = self._chance_score(s, ctx)
-            if found is not None:
+            if found is not None and found.severity != "info":
                 return [found]
+            if found is not None and not late:
+                late = [found]
         for s in held:
-            found = self._score_never_improved(s, ctx)
+            found = self._score_never_improved(s, ctx) if not late else None
             if found is not None:
                 return [found]
         if train is None:
-            return []  # (a stall needs the training loss that kept falling beside it)
+            return late  # (a stall needs the training loss that kept falling beside it)
         for s in held:
             if turned_from_best(s, train) is not None:
                 continue  # it fell from its best while the training loss fell: overfitting's
@@ -291,8 +296,33 @@ class PlateauDetector(Detector):
             fell = _log_change(train, int(st[a]), int(st[-1]))
             if fell is not None and fell <= -self.min_train_fall:
                 note = f" while {train.label} still fell {-np.expm1(fell) * 100:.0f}%"
-                return [self._stall_finding(s, ctx, st, y, a, note)]
-        return []
+                return late + [self._stall_finding(s, ctx, st, y, a, note)]
+        return late
+
+    def _eval_loss_stalled(self, series: Series, ctx: RunContext) -> list[Finding]:
+        """The main eval loss held one level for at least `min_stall_share` of its evaluations
+        (after it had fallen) while the training loss still fell `min_train_fall` over the same
+        steps: the model kept fitting its training set and none of it reached the held-out set (a
+        note; an eval loss that turned up from its best is overfitting's, one that never fell says
+        nothing without a chance level). A run that logs no training loss gets the note on the
+        eval loss's stall alone, as a reward's."""
+        train = ctx.main("loss")
+        if series is not ctx.main("eval_loss"):
+            return []
+        step, v = series.finite()
+        if v.size < self.min_reward_points or v.min() <= 0 or turned_from_best(series, train) is not None:
+            return []
+        st, y = _blocks(step, -v.astype(np.float64))  # turned so that higher is better, on its own scale
+        a = scores.stalled_from(y, self.min_stall_share)
+        if a is None:
+            return []
+        if train is None:  # a run that logs only its eval loss: it is the run's curve, a stall as a reward's
+            return [self._stall_finding(series, ctx, st, y, a, "")]
+        fell = _log_change(train, int(st[a]), int(st[-1]))
+        if fell is None or fell > -self.min_train_fall:
+            return []  # the training loss converged too: a finished run
+        note = f" while {train.label} still fell {-np.expm1(fell) * 100:.0f}%"
+        return [self._stall_finding(series, ctx, st, y, a, note)]
 
     def _score_never_improved(self, s: Series, ctx: RunContext) -> Finding | None:
         """A held-out score evaluated from the start of the run (`min_reward_points` times or
@@ -352,7 +382,7 @@ class PlateauDetector(Detector):
 
     def _stall_finding(self, s: Series, ctx: RunContext, st: np.ndarray, y: np.ndarray, a: int,
                        note: str) -> Finding:
-        sign = scores.direction(s) or 1
+        sign = scores.direction(s) or (-1 if s.role == "eval_loss" else 1)  # (an eval loss is judged negated)
         level = float(np.median(y[a:])) * sign
         best = float(np.max(y)) * sign
         share = (st[-1] - st[a]) / max(st[-1] - st[0], 1)
