@@ -31,9 +31,11 @@ def turned_from_best(series: Series, train: Series | None, rule: TurnRule = Turn
         keep = step < train.step[np.argmax(~np.isfinite(train.value))]
         step, v = step[keep], v[keep]  # after the training loss went non-finite, the NaN is the event
     n = v.size
-    if n < rule.min_evals + 2 or v.min() <= 0:
+    if n < rule.min_evals + 1 or v.min() <= 0:
         return None
     y = np.log(v) * (-1.0 if scores.direction(series) > 0 else 1.0)  # an accuracy's fall is a loss's rise
+    if n == rule.min_evals + 1 and (int(np.argmin(y)) != 0 or (y[1:] - y[0]).min() < np.log1p(rule.min_rise)):
+        return None  # three evaluations (one an epoch): a turn only when the first is the best and both after stand above it
     w = max(1, n // 10) | 1
     sm = rolling_median(y, w, center=True, min_samples=1) if w > 1 else y
     i = int(np.argmin(sm))
@@ -47,7 +49,7 @@ def turned_from_best(series: Series, train: Series | None, rule: TurnRule = Turn
     if rise < np.log1p(rule.min_rise):
         return None
     if n < rule.few_points:
-        if np.mean(np.diff(y[i:]) > 0) < 0.6:
+        if n > rule.min_evals + 1 and np.mean(np.diff(y[i:]) > 0) < 0.6:
             return None
         z = None
     else:
