@@ -201,6 +201,7 @@ def test_tables_of_runs_are_refused_as_no_curve(tmp_path):
     assert not looks_like_runs_table(["seed", "step", "reward_mean", "reward_std"])
     assert not looks_like_runs_table(["fold", "epoch", "train_loss", "val_loss"])
     assert not looks_like_runs_table(["Epoch", "AverageEpRet", "StdEpRet"])
+    assert not looks_like_runs_table(["run", "n_iter", "loss_mean", "loss_std"])  # a curve counted by n_iter
 
 
 def test_seed_columns_beside_timesteps_measure_what_the_file_names(tmp_path):

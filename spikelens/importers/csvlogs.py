@@ -214,6 +214,8 @@ _SETTING_COLUMNS = frozenset({"dropout", "n_layers", "num_layers", "layers", "hi
 _RUN_KEYS = frozenset({"fold", "seed", "trial", "algo", "algorithm", "env", "env_id", "environment", "model",
                        "model_name", "version", "config", "experiment", "exp", "run", "run_id"})
 """Columns that tell runs apart (a fold, a seed, an algorithm on an environment)."""
+_ENV_KEYS = frozenset({"algo", "algorithm", "env", "env_id", "environment"})
+"""An agent on an environment: beside them `n_timesteps` is each run's budget, not a step."""
 _SUMMARY = re.compile(r"^(?:best|final|last|n)_|_(?:best|final)$")
 
 
@@ -232,7 +234,8 @@ def looks_like_runs_table(fields: list[str]) -> bool:
     (`mean_test_score`, `rank_test_score`), or two settings or more (`dropout`, `n_layers`, `optimizer`)."""
     low = {f.strip().lower() for f in fields}
     step = step_column(fields)
-    if (step is None or step.strip().lower().startswith("n_")) and low & _RUN_KEYS and _summarises_runs(low):
+    total = step is not None and step.strip().lower().startswith("n_") and bool(low & _ENV_KEYS)  # a run's budget
+    if (step is None or total) and low & _RUN_KEYS and _summarises_runs(low):
         return True  # `fold, best_epoch, best_val_loss`; `algo, env_id, mean_reward, std_reward, n_timesteps`
     if step is not None:
         return False
