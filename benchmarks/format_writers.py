@@ -29,7 +29,6 @@ YOLOv5's padded CSV, StyleGAN's `stats.jsonl`, YAML/TOML, step columns in units 
 from __future__ import annotations
 
 import argparse
-import csv
 import hashlib
 import io
 import json
