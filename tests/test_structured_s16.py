@@ -197,6 +197,7 @@ def test_tables_of_runs_are_refused_as_no_curve(tmp_path):
     with pytest.raises(SpikelensError, match="no training logs found"):
         api.load_runs(a)
     assert looks_like_runs_table(["algo", "env_id", "mean_reward", "std_reward", "n_timesteps", "n_episodes"])
+    assert looks_like_runs_table(["id", "datetime", "model_type", "runtime", "n_epochs", "batch_size", "lr", "f1"])
     # must stay: one run's curves, per seed or per fold, are no table of runs
     assert not looks_like_runs_table(["seed", "step", "reward_mean", "reward_std"])
     assert not looks_like_runs_table(["fold", "epoch", "train_loss", "val_loss"])

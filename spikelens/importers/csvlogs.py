@@ -207,7 +207,8 @@ def split_metric(split: str | None, metric: str) -> str:
 
 _SETTING_COLUMNS = frozenset({"dropout", "n_layers", "num_layers", "layers", "hidden", "hidden_size", "hidden_dim",
                               "optimizer", "batch size", "batch_size", "bs", "weight_decay", "wd", "momentum",
-                              "n_estimators", "max_depth", "num_leaves", "seed", "activation"})
+                              "n_estimators", "max_depth", "num_leaves", "seed", "activation", "n_epochs", "num_epochs",
+                              "model_type"})
 """Columns that name a run's settings: a table holding several is one row a configuration."""
 
 
