@@ -60,6 +60,19 @@ def test_sb3_progress_csv_is_judged_by_its_episode_return(tmp_path):
     assert _main(path) == "rollout/ep_rew_mean"
 
 
+@pytest.mark.parametrize("prefix, ret, variant", [
+    ("Evaluation/", "AverageReturn", "AverageDiscountedReturn"),   # garage / rllab progress.csv
+    ("", "AverageEpRet", "AverageDiscountedEpRet"),                  # Spinning Up progress.txt names, glued
+])
+def test_glued_average_return_is_judged_over_its_discounted_variant(tmp_path, prefix, ret, variant):
+    # the discounted return comes first in the file (garage sorts its columns): the name must decide
+    rows = [[(-500 + 5 * i) * 0.3, -500 + 5 * i + 10 * RNG.standard_normal(), i, 1.0 - 0.005 * i,
+             0.01 + 0.001 * RNG.standard_normal()] for i in range(100)]
+    _csv(tmp_path / "run" / "progress.csv",
+         [prefix + variant, prefix + ret, prefix + "Iteration", "policy/Entropy", "policy/KL"], rows)
+    assert _main(tmp_path / "run") == prefix + ret
+
+
 def test_sb3_logger_ppo_run_is_judged_by_its_rollout_return_not_its_eval(tmp_path):
     pytest.importorskip("stable_baselines3.common.logger")
     from fixtures.writers.trainers import write_sb3

@@ -120,11 +120,12 @@ _AGGREGATE = re.compile(r"(?:^|[_\- ])(?:all|overall|sum|mean|avg)(?:$|[_\- ])")
 _GENERATOR = re.compile(r"(?:^|[^A-Za-z])(?:[Gg]|gen|Gen|GEN|generator|Generator)(?:$|[^A-Za-z])|(?<=[a-z])G$")
 """A generator's term (`G_A`, `loss_G`, `train_gen_loss`, `errG`): a GAN's curve is its generator's,
 the network the run trains to keep; the discriminator is its adversary."""
-_RETURN = re.compile(r"^(?:train[_\- ]|avg[_\- ]?|mean[_\- ]?|average[_\- ]|cumulative[_\- ])*(?:ep(?:isode)?[_\- ]?)?"
-                     r"(?:rew(?:ard)?|ret(?:urn)?)s?(?:[_\- ]?(?:mean|avg))?(?:[_\- ]?\d+)?$")
+_RETURN = re.compile(r"^(?:train[_\- ]|avg[_\- ]?|mean[_\- ]?|average[_\- ]?|cumulative[_\- ])*(?:ep(?:isode)?[_\- ]?)?"
+                     r"(?:rew(?:ard)?|ret(?:urn)?)s?(?:[_\- ]?(?:mean|avg|average))?(?:[_\- ]?\d+)?$")
 """An episode return as trainers name it: `reward`, `rollout/ep_rew_mean`, `eprewmean`, `EpRew`,
-`Train_Return`, `Environment/Cumulative Reward`, `episode_reward` (not a reward function's own
-term, `rewards/format_fn/mean`)."""
+`Train_Return`, `Environment/Cumulative Reward`, `episode_reward`, the glued names of Spinning Up,
+rllab and garage (`AverageEpRet`, `AverageReturn`, `ReturnAverage`); not a reward function's own
+term (`rewards/format_fn/mean`) nor a variant of the return (`AverageDiscountedReturn`)."""
 
 
 def is_generator(metric: str) -> bool:
