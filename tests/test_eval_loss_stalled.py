@@ -93,3 +93,11 @@ def test_accuracy_out_of_chance_late_then_stalled_says_both(tmp_path):
     found = sorted(_plateaus(_run(path), "val_accuracy"), key=lambda f: f.start_step)
     assert [f.evidence["reading"] for f in found] == ["chance", "stalled"]
     assert all(f.severity == "info" for f in found) and 8 <= found[1].start_step <= 16
+
+
+def test_a_val_loss_still_falling_late_by_its_own_share_is_no_stall(tmp_path):
+    # 2.1 -> 0.27 by epoch 60, then on to 0.19: a twentieth of its gain on its own scale, 30% of its level
+    e = np.arange(135)
+    val = (0.18 + 1.92 * np.exp(-e / 14.0)) * _noise(7, 135, 0.002)
+    loss = (0.11 + 1.96 * np.exp(-e / 16.0)) * _noise(8, 135, 0.002)
+    assert not _plateaus(_run(_keras(tmp_path / "slow" / "training.log", {"loss": loss, "val_loss": val})), "val_loss")
