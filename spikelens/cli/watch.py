@@ -53,16 +53,23 @@ _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 def status_table(rows: list[dict]) -> Table:
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    for col in ("run", "last step", "loss", "findings"):
+    for col in ("run", "last step", "last value", "findings"):
         table.add_column(col, justify="left" if col == "run" else "right")
     for r in rows:
-        loss = r.get("loss")
         worst = r.get("worst")
         found = str(r.get("findings", 0))
-        table.add_row(escape(str(r.get("run"))), str(r.get("last_step", "")),
-                      "" if loss is None else f"{loss:.4g}",
+        table.add_row(escape(str(r.get("run"))), str(r.get("last_step", "")), escape(_last_value_text(r)),
                       f"[{_STYLE.get(worst, '')}]{found}[/]" if worst else found)
     return table
+
+
+def _last_value_text(status: dict) -> str:
+    """The main metric's last value, its role beside it where that is no loss (`88.5 reward`): an RL
+    run is judged by its return, and a bare number under a 'loss' heading would say it is a loss."""
+    value = status.get("last_value", status.get("loss"))
+    if value is None:
+        return ""
+    return f"{value:.4g}" if status.get("loss") is not None else f"{value:.4g} {status.get('role') or ''}".rstrip()
 
 
 @app.command("watch")
