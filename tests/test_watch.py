@@ -239,7 +239,7 @@ def test_python_api_watch(tmp_path):
 
 
 def test_terminal_shows_a_status_line_per_run(tmp_path):
-    """With a terminal on stdout the watch draws a live table (run, last step, loss, findings)."""
+    """With a terminal on stdout the watch draws a live table (run, last step, last value, findings)."""
     import os
     import pty
     import subprocess
