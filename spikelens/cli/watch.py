@@ -18,6 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..errors import UsageError
+from ..model.report import LOSS_LIKE
 from . import app
 from .analyze import build_config
 from .check import Severity
@@ -66,10 +67,10 @@ def status_table(rows: list[dict]) -> Table:
 def _last_value_text(status: dict) -> str:
     """The main metric's last value, its role beside it where that is no loss (`88.5 reward`): an RL
     run is judged by its return, and a bare number under a 'loss' heading would say it is a loss."""
-    value = status.get("last_value", status.get("loss"))
+    value, role = status.get("last_value"), status.get("role")
     if value is None:
         return ""
-    return f"{value:.4g}" if status.get("loss") is not None else f"{value:.4g} {status.get('role') or ''}".rstrip()
+    return f"{value:.4g}" if role in LOSS_LIKE or not role else f"{value:.4g} {role}"
 
 
 @app.command("watch")

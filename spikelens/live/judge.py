@@ -25,11 +25,8 @@ import polars as pl
 from ..config import Config
 from ..importers.base import Table
 from ..model.finding import SEVERITY_RANK, Finding
-from ..model.report import RunReport
+from ..model.report import LOSS_LIKE, RunReport
 from .tail import SourceFrames
-
-LOSS_ROLES = ("loss", "eval_loss", "perplexity")
-"""Roles whose last value the status may call the run's loss (a reward, an accuracy is no loss)."""
 
 END_KINDS = frozenset({"outliers", "plateau", "overfitting", "ended_early", "empty_launch", "level_shift",
                        "excursion", "throughput_drop", "step_time_rise", "memory_growth", "rank_outlier", "settings"})
@@ -249,10 +246,10 @@ class Judge:
         told = [v for v in self.ledger.values() if v.get("run") == rep.run and not v.get("withdrawn")]
         worst = max((v["severity"] for v in told), key=SEVERITY_RANK.__getitem__, default=None)
         metric = rep.stats.get("main_metric")
-        role = rep.metrics.get(metric or "", "loss")  # an RL run is judged by its return: no loss
+        role = rep.main_role()  # an RL run is judged by its return: no loss
         last = rep.stats.get("last_value")
         book.status = {"run": rep.run, "last_step": rep.stats.get("last_step"), "metric": metric, "role": role,
-                       "last_value": last, "loss": last if role in LOSS_ROLES else None,
+                       "last_value": last, "loss": last if role in LOSS_LIKE else None,
                        "findings": len(told), "worst": worst, "points": book.points}
 
 

@@ -7,6 +7,8 @@ from typing import Any
 from .finding import SEVERITY_RANK, Finding
 
 SCHEMA_ID = "spikelens.report/1"
+LOSS_LIKE = ("loss", "eval_loss", "perplexity")
+"""Main-metric roles a table may show bare under a loss heading (a reward or an accuracy gets its role named)."""
 
 
 @dataclass
@@ -25,6 +27,11 @@ class RunReport:
     shift_profile: Any = field(default=None, repr=False, compare=False)
     """The main loss's level-shift statistic in compact form (detect.levels.ShiftProfile),
     kept when the frame is dropped: runs analysed together compare level shifts with it."""
+
+    def main_role(self) -> str:
+        """The role of the metric the run is judged by (`reward`: an RL run judged by its return);
+        `loss` where no main metric is known."""
+        return self.metrics.get(self.stats.get("main_metric") or "", "loss")
 
     def worst(self) -> str | None:
         if not self.findings:

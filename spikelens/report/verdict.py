@@ -10,7 +10,7 @@ from typing import Any
 
 from ..model.finding import SEVERITY_RANK, Finding
 from ..coverage import has_loss
-from ..model.report import RunReport
+from ..model.report import LOSS_LIKE, RunReport
 
 RESUME_KINDS = ("resume_overlap", "step_reset", "repeated_data", "step_gap", "wallclock_gap")
 _RESUME_WORDS = {
@@ -407,13 +407,10 @@ def final_loss_text(run: RunReport) -> str:
     return number(run.stats.get("last_value"))
 
 
-LOSS_LIKE = ("loss", "eval_loss", "perplexity")
-
-
 def final_value_text(run: RunReport) -> str:
     """The last value of the run's main metric, its role beside it where that is not a loss (an RL
     run judged by its return: '-9.73 reward'), for the tables whose column says 'final loss'."""
-    role = run.metrics.get(run.stats.get("main_metric") or "", "loss")
+    role = run.main_role()
     text = final_loss_text(run)
     return f"{text} {role}" if role not in LOSS_LIKE and run.stats.get("last_value") is not None else text
 
