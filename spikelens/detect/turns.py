@@ -33,7 +33,8 @@ def turned_from_best(series: Series, train: Series | None, rule: TurnRule = Turn
     n = v.size
     if n < rule.min_evals + 1 or v.min() <= 0:
         return None
-    y = np.log(v) * (-1.0 if scores.direction(series) > 0 else 1.0)  # an accuracy's fall is a loss's rise
+    sign = -1.0 if scores.direction(series) > 0 else 1.0
+    y = np.log(v) * sign  # an accuracy's fall is a loss's rise
     if n == rule.min_evals + 1 and (int(np.argmin(y)) != 0 or (y[1:] - y[0]).min() < np.log1p(rule.min_rise)):
         return None  # three evaluations (one an epoch): a turn only when the first is the best and both after stand above it
     w = max(1, n // 10) | 1
@@ -60,7 +61,6 @@ def turned_from_best(series: Series, train: Series | None, rule: TurnRule = Turn
     fell = train_change(train, int(step[i]), int(step[-1]))
     if fell is not None and fell >= 0:
         return None  # the training loss rose (or stood still) too: divergence, not overfitting
-    sign = -1.0 if scores.direction(series) > 0 else 1.0
     first = float(np.median(v[:max(1, min(i, n // 10))])) if i > 0 else float(v[0])
     best, last = float(np.exp(sign * low)), float(np.exp(sign * end))
     gained = abs(first - best)

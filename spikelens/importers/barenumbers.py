@@ -66,8 +66,6 @@ def _commented_header(lines: list[str]) -> list[str] | None:
     return names
 
 
-
-
 class BareNumbersImporter(Importer):
     """One number a line, named by the file."""
 
