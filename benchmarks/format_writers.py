@@ -168,6 +168,10 @@ def write_csv(spec: dict, path: Path) -> np.ndarray:
         return _write_long(spec, path, lines)
     if spec.get("lightning"):
         return _write_lightning(spec, path)
+    if spec.get("nan_rows"):
+        return _write_nan_rows(spec, path)
+    if spec.get("epoch_batch"):
+        return _write_epoch_batch(spec, path)
     index = spec.get("index")
     header = names if spec.get("header", True) is not None else None
     if header is not None:
@@ -221,6 +225,33 @@ def write_csv(spec: dict, path: Path) -> np.ndarray:
     return steps
 
 
+def _write_nan_rows(spec: dict, path: Path) -> np.ndarray:
+    """A row per logged value, the other loss columns NaN (`[len(data), epoch, samples, train|nan, val|nan, epoch_val|nan]`)."""
+    n, r = points(spec), _rng(spec)
+    tr, va = curve("loss", n, r), curve("loss", n, r) * 1.1
+    lines, steps, per = [",".join(spec["cols"])], [], 10
+    for i in range(n):
+        k = len(lines) - 1
+        steps.append(k)
+        lines.append(f"{k},{i // per},{(i % per) * 64},{tr[i]!r},nan,nan")
+        if i % 5 == 4:
+            lines.append(f"{len(lines) - 1},{i // per},{(i % per) * 64},nan,{va[i]!r},nan")
+        if i % per == per - 1:
+            lines.append(f"{len(lines) - 1},{i // per},{(i % per) * 64},nan,nan,{va[i]!r}")
+    path.write_text("\n".join(lines) + "\n")
+    return np.array(steps)
+
+
+def _write_epoch_batch(spec: dict, path: Path) -> np.ndarray:
+    """A (epoch, batch) index then the loss: the batch counts from 0 again each epoch."""
+    n, r, per = points(spec), _rng(spec), int(spec["epoch_batch"])
+    sep = spec.get("sep", ",")
+    loss = curve("loss", n, r)
+    lines = [sep.join(spec["cols"])] + [sep.join((str(i // per), str(i % per), repr(float(loss[i])))) for i in range(n)]
+    path.write_text("\n".join(lines) + "\n")
+    return np.arange(n)
+
+
 def _batch_epoch_rows(spec: dict, cols: dict, head: list[str]) -> list[str]:
     lines, n = list(head), len(cols["loss"])
     per = 10
@@ -250,8 +281,14 @@ def _write_long(spec: dict, path: Path, lines: list[str]) -> np.ndarray:
                     row.append(str(i + 1))
                 elif c in ("metric",):
                     row.append(spec["long_format"]["metric"][0])
-                elif c in ("Timestamp",):
+                elif c in ("Timestamp", "timestamp"):
                     row.append(str(1700000000000 + i * 1000))
+                elif c in ("epoch",):
+                    row.append(str(i // 10))
+                elif c in ("runContext",):
+                    row.append("")
+                elif c in ("offset",):
+                    row.append(str(i * len(kinds)))
                 elif c in ("isStart",):
                     row.append("0")
                 else:
@@ -541,8 +578,40 @@ def write_blocks(spec: dict, path: Path) -> np.ndarray:
     return steps
 
 
+def write_r_history(spec: dict, path: Path) -> np.ndarray:
+    """R keras: `write.csv(as.data.frame(history))`, a row per (epoch, metric, data) with quoted row names."""
+    n, r = points(spec), _rng(spec)
+    lines, k = ['"","epoch","value","metric","data"'], 0
+    for data, scale in (("training", 1.0), ("validation", 1.1)):
+        for m in spec["cols"]:
+            kind = kind_of(m, spec)
+            v = curve(kind, n, r) * (scale if kind == "loss" else 1.0)
+            for i in range(n):
+                k += 1
+                lines.append(f'"{k}",{i + 1},{float(v[i])!r},"{m}","{data}"')
+    path.write_text("\n".join(lines) + "\n")
+    return np.arange(1, n + 1)
+
+
+def write_split_csvs(spec: dict, path: Path) -> np.ndarray:
+    """A CSV per data split in one folder (catalyst's CSVLogger: train.csv, valid.csv)."""
+    cols, steps = table(spec)
+    path.mkdir()
+    for k, split in enumerate(spec["splits"]):
+        rows = [",".join(cols)] + [",".join(fmt_num(cols[c][i] * (1.1 if k and kind_of(c, spec) == "loss" else 1), spec)
+                                            if not isinstance(cols[c][i], int) else str(cols[c][i]) for c in cols)
+                                   for i in range(len(steps))]
+        path.joinpath(f"{split}.csv").write_text("\n".join(rows) + "\n")
+    return steps
+
+
 def write_dvclive(spec: dict, path: Path) -> np.ndarray:
     cols, steps = table(spec)
+    if spec.get("flat"):  # dvclive 0.x: <dir>/<metric>.tsv, `timestamp step <name>`
+        for c in spec["cols"]:
+            path.joinpath(f"{c}.tsv").write_text(f"timestamp\tstep\t{c}\n" + "".join(
+                f"{1700000000000 + i}\t{i}\t{v!r}\n" for i, v in enumerate(cols[c])))
+        return np.arange(len(steps))
     for c in spec["cols"]:
         f = path / "plots" / "metrics" / f"{c}.tsv"
         f.parent.mkdir(parents=True, exist_ok=True)
@@ -671,7 +740,8 @@ WRITERS = {"csv": write_csv, "savetxt": write_savetxt, "bare": write_bare, "json
            "allennlp": write_allennlp, "split_files": write_split_files,
            "toml_dir": write_toml_dir, "toml_aot": write_toml_aot, "json_dol_str": write_strings,
            "json_lod_str": write_strings, "jsonl_allstr": write_strings, "csv_padded": write_csv_padded,
-           "yaml_dol": write_yaml_dol, "jsonl_meanstats": write_meanstats}
+           "yaml_dol": write_yaml_dol, "jsonl_meanstats": write_meanstats, "r_history": write_r_history,
+           "split_csvs": write_split_csvs}
 
 
 def render(spec: dict, root: Path) -> tuple[Path, np.ndarray]:
@@ -737,7 +807,9 @@ def judge(spec: dict, path: Path, steps: np.ndarray) -> tuple[str, str]:
         return "wrong loss", f"{expected[0]!r} not among {sorted({m for r in runs for m in roles_of(r.frame)})[:8]}"
     if not any(role in JUDGED for _, _, role in hit):
         return "wrong role", f"{hit[0][1]!r} read as {hit[0][2]}"
-    run, m, _ = next(h for h in hit if h[2] in JUDGED)
+    mains = {(id(run), m) for run, m, _ in judged}
+    good = [h for h in hit if h[2] in JUDGED]  # the run's main first: a writer of several losses may be judged by any
+    run, m, _ = next((h for h in good if (id(h[0]), h[1]) in mains), good[0])
     got = run.frame.filter(run.frame["metric"] == m).sort("seq")["step"].to_numpy()
     if spec.get("step") in ("row", "key") or "+" in str(spec.get("step")) or spec.get("multi_run") or spec.get("restart_concat"):
         ok = len(got) > 1 and bool(np.all(np.diff(got) >= 0))
