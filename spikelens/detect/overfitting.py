@@ -10,7 +10,7 @@ import numpy as np
 from ..model.finding import Finding
 from . import scores
 from .base import Detector, RunContext, Series, main_name_score
-from .turns import TurnRule, turned_from_best
+from .turns import MEMORISED_FALL, FlatRule, TurnRule, never_improved, turned_from_best
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -26,7 +26,9 @@ class OverfittingDetector(Detector):
     turned up too. A held-out score (an eval accuracy, a WER) that turned the wrong way
     from its best while the training loss fell is read the same way (an accuracy's
     fall as a loss's rise, on its log), under the eval loss when both turned. When the
-    training loss rose with it, it is divergence, not this.
+    training loss rose with it, it is divergence, not this. A main eval loss that never
+    improved on its first evaluations while the training loss fell far is a note too
+    (memorised from the start, `turns.never_improved`).
     Why it matters: the best checkpoint is the one at the eval minimum; training on
     only memorises the training set.
     Likely causes: too many epochs over a small dataset, too little regularisation,
@@ -73,7 +75,7 @@ class OverfittingDetector(Detector):
                 if hit is not None:
                     turned.append((series, hit))
         if not turned:
-            return []
+            return self._memorised(ctx, train)
         # the finding leads with a curve whose rise matters (a total that rose 2% while its box term rose
         # 16% is not the event), then the total eval loss (fewest name parts: valid_loss, not valid_ce_loss),
         # the first name, then the clearest turn (an epoch mean's over the per-batch values')
@@ -112,6 +114,31 @@ class OverfittingDetector(Detector):
             found.message += (f"; only {moved} of the run's {len(family)} curves named like it (one per class or "
                               f"head) turned: one class or head, not the model")
         return [found]
+
+    def _memorised(self, ctx: RunContext, train: Series | None) -> list[Finding]:
+        """The main eval loss never improved on its first evaluations (`turns.never_improved`) while
+        the training loss fell `turns.MEMORISED_FALL` or more: the model fitted its training set from
+        the start and none of it carried over (the best checkpoint is the first). A note: a run
+        evaluated first after it had converged on a large set looks the same."""
+        series = ctx.main("eval_loss")
+        if series is None or train is None:
+            return []
+        step, _ = series.finite()
+        if not step.size or not scores.from_the_start(step, ctx):
+            return []
+        flat = never_improved(series, train, FlatRule(min_train_fall=MEMORISED_FALL))
+        if flat is None:
+            return []
+        msg = (f"{series.label} never improved: {_num(flat['first_value'])} over its first evaluations, "
+               f"{_num(flat['last_value'])} over its last ({flat['evals']} evaluations from step {flat['first_step']}) "
+               f"while {train.label} fell {-np.expm1(flat['train_change']) * 100:.0f}%: the model fitted its training "
+               f"set from the start and none of it reached the held-out set; the best checkpoint is the first")
+        return [Finding(kind="overfitting", code=self.code, run=ctx.run, metric=series.metric, severity="info",
+                        message=msg, start_step=flat["first_step"], end_step=flat["last_step"],
+                        evidence={"min_step": flat["first_step"], "min_value": flat["first_value"],
+                                  "end_value": flat["last_value"], "rise_percent": float(np.expm1(-flat["gain_log"]) * 100),
+                                  "train_change_log": flat["train_change"], "reading": "never_improved",
+                                  "also_on": []})]
 
     def _too_early(self, hit: dict, train: Series | None) -> tuple[str, str] | None:
         """Why a turn is a note however far the eval rose:

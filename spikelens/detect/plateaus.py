@@ -23,7 +23,7 @@ from . import scores
 from .base import Detector, RunContext, Series
 from ..model.finding import Finding
 from .stats import MAD_TO_SIGMA
-from .turns import turned_from_best
+from .turns import MEMORISED_FALL, never_improved, turned_from_best
 
 CHANCE_CLASSES = (2, 3, 4, 5, 10, 100, 1000)
 """Class counts a classifier's chance level is checked against (ln k). Others are not:
@@ -303,8 +303,9 @@ class PlateauDetector(Detector):
         """The main eval loss held one level for at least `min_stall_share` of its evaluations
         (after it had fallen) while the training loss still fell `min_train_fall` over the same
         steps: the model kept fitting its training set and none of it reached the held-out set (a
-        note; an eval loss that turned up from its best is overfitting's, one that never fell says
-        nothing without a chance level). A run that logs no training loss gets the note on the
+        note; an eval loss that turned up from its best is overfitting's). One that never improved on
+        its first evaluations while the training loss fell a little is a note too (`turns.never_improved`;
+        with a fall of `turns.MEMORISED_FALL` or more, overfitting's). A run that logs no training loss gets the note on the
         eval loss's stall alone, as a reward's."""
         train = ctx.main("loss")
         if series is not ctx.main("eval_loss"):
@@ -312,6 +313,9 @@ class PlateauDetector(Detector):
         step, v = series.finite()
         if v.size < self.min_reward_points or v.min() <= 0 or turned_from_best(series, train) is not None:
             return []
+        flat = never_improved(series, train) if scores.from_the_start(step, ctx) else None
+        if flat is not None and flat["train_change"] > -MEMORISED_FALL:  # (a larger fall: overfitting's)
+            return [self._eval_never_improved(series, ctx, flat, train)]
         st, y = _blocks(step, -v.astype(np.float64))  # turned so that higher is better (shown on its own scale)
         # judged on its log: a loss that fell from 2.1 to 0.27 and on to 0.19 still learns 30%, which is
         # under a twentieth of what it gained on its own scale
@@ -325,6 +329,18 @@ class PlateauDetector(Detector):
             return []  # the training loss converged too: a finished run
         note = f" while {train.label} still fell {-np.expm1(fell) * 100:.0f}%"
         return [self._stall_finding(series, ctx, st, y, a, note)]
+
+    def _eval_never_improved(self, series: Series, ctx: RunContext, flat: dict, train: Series) -> Finding:
+        """The main eval loss never got better than its first evaluations while the training loss
+        fell a little (`turns.never_improved`): a note; what the steps taught did not generalise."""
+        msg = (f"{series.label} never improved: {flat['first_value']:.4g} over its first evaluations, "
+               f"{flat['last_value']:.4g} over its last ({flat['evals']} evaluations from step {flat['first_step']}, "
+               f"within its noise) while {train.label} fell {-np.expm1(flat['train_change']) * 100:.0f}%: nothing the "
+               f"run learned reached the held-out set")
+        return Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric, severity="info", message=msg,
+                       start_step=_run_start(ctx, flat["first_step"]), end_step=flat["last_step"],
+                       evidence={"reading": "never", "level": flat["last_value"], "points": flat["evals"],
+                                 "held_out": True, "direction": "lower", "train_change_log": flat["train_change"]})
 
     def _score_never_improved(self, s: Series, ctx: RunContext) -> Finding | None:
         """A held-out score evaluated from the start of the run (`min_reward_points` times or

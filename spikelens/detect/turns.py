@@ -103,3 +103,55 @@ def train_change(train: Series | None, start: int, end: int) -> float | None:
         return None
     k = max(1, seg.size // 5)
     return float(np.median(seg[-k:]) - np.median(seg[:k]))
+
+
+MEMORISED_FALL = 0.3
+"""A held-out curve that never improved while the training loss fell this much (log, about 26%) is
+overfitting's (the model fitted its training set from the start); under it, a plateau's note."""
+
+
+@dataclass(frozen=True)
+class FlatRule:
+    """How surely a held-out curve must have stayed where it began (see `never_improved`)."""
+
+    min_evals: int = 5
+    max_gain: float = 0.02
+    """A gain under this (log, about 2%) is immaterial whatever its noise says."""
+    min_z: float = 3.0
+    min_train_fall: float = 0.05
+    """...while the training loss fell at least this (log, about 5%) over the same steps (the medians
+    of its first and last fifth there: a model still being fitted)."""
+
+
+def never_improved(series: Series, train: Series | None, rule: FlatRule = FlatRule()) -> dict | None:
+    """A held-out curve (an eval loss, or a score read on its oriented log) that never got better
+    than its first evaluations while the training loss fell: its last third and its best smoothed
+    stretch are no better than its first third, beyond its own noise or `max_gain`. Whatever the
+    model learned on its training set, none of it reached the held-out set. None when it improved,
+    when the training loss did not fall, or with too few evaluations to say."""
+    if train is None:
+        return None
+    step, v = series.finite()
+    if not np.isfinite(train.value).all():
+        keep = step < train.step[np.argmax(~np.isfinite(train.value))]
+        step, v = step[keep], v[keep]
+    n = v.size
+    if n < rule.min_evals or v.min() <= 0:
+        return None
+    y = np.log(v) * (-1.0 if scores.direction(series) > 0 else 1.0)  # lower is better
+    k = max(2, n // 3)
+    start = float(np.median(y[:k]))
+    w = max(3, n // 5) | 1
+    sm = rolling_median(y, w, center=True, min_samples=1)
+    se = max(curve_noise(y), 1e-6) * 1.2533 * np.sqrt(2.0 / k)
+    bar = max(rule.min_z * se, rule.max_gain)
+    gain, best_gain = start - float(np.median(y[-k:])), start - float(np.min(sm[k // 2:]))
+    if gain > bar or best_gain > bar:
+        return None  # it got better, at the end or on the way (a turn is overfitting's)
+    fell = train_change(train, int(step[0]), int(step[-1]))
+    if fell is None or fell > -rule.min_train_fall:
+        return None  # the training loss stood still too: the run's own plateau, not this
+    sign = -1.0 if scores.direction(series) > 0 else 1.0
+    return {"first_step": int(step[0]), "last_step": int(step[-1]), "evals": int(n), "train_change": fell,
+            "first_value": float(np.exp(sign * start)), "last_value": float(np.exp(sign * float(np.median(y[-k:])))),
+            "gain_log": gain}
