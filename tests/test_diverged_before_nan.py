@@ -49,3 +49,24 @@ def test_a_short_blowup_into_nan_or_a_small_rise_is_the_nans_alone(tmp_path, no_
     mild, _ = _run(tmp_path, "mild", 60, 40.0 * np.linspace(1, 3, 15))  # 15 points, under 10x
     for path in (short, brief, mild):
         assert [f.kind for f in _kinds(path)] == ["nan"], path
+
+
+def test_a_loss_that_rose_from_its_first_step_into_nan_diverged_first(tmp_path, no_workers):
+    """No descent at all: 5.5 climbing toward chance over eight steps, then NaN (an LR with no warm-up)."""
+    path = tmp_path / "from_start" / "metrics.csv"
+    path.parent.mkdir()
+    _metrics_csv(path, np.concatenate([[5.47, 7.25, 8.04, 8.47, 8.18, 9.55, 9.52, 8.99], np.full(120, np.nan)]))
+    found = _kinds(path)
+    (div,) = [f for f in found if f.kind == "divergence"]
+    (nan,) = [f for f in found if f.kind == "nan"]
+    assert div.start_step == 0 and div.end_step <= 8 and div.severity == "info"
+    assert div.evidence["before_nan"] and div.evidence["from_first_step"] and nan.severity == "error"
+
+
+def test_a_loss_that_fell_then_rose_into_nan_is_the_nans_alone(tmp_path, no_workers):
+    """The same climb after a descent is the NaN's onset: one event."""
+    path = tmp_path / "after_descent" / "metrics.csv"
+    path.parent.mkdir()
+    head = np.geomspace(9.0, 5.4, 30)
+    _metrics_csv(path, np.concatenate([head, [5.47, 7.25, 8.04, 8.47, 8.18, 9.55, 9.52, 8.99], np.full(120, np.nan)]))
+    assert [f.kind for f in _kinds(path)] == ["nan"]

@@ -53,6 +53,9 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
                 s = ctx.series.get(nan.metric)
                 span = (s.step[-1] - s.step[0]) if s is not None and len(s) else 0
                 near = anchor >= nan.start_step - 0.1 * span
+            if near and f.kind == "divergence" and _rose_from_the_start(f, nan, ctx):
+                _note_before_nan(f, nan)
+                continue
             if near:
                 drop.add(id(f))
                 nan.evidence.setdefault("folded", []).append(f"{f.kind} at step {anchor}")
@@ -121,6 +124,34 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
     for f in findings + replaced:
         plain_numbers(f)
     return findings + replaced
+
+
+ROSE_BEFORE_NAN = 5
+"""Finite points a loss must have climbed from its first logged step before it went NaN for the climb to
+be told beside the NaN: a run that never learned and rose from the start (an LR with no warm-up) is a
+divergence of its own, its setup wrong from step one; a blow-up after a descent is the NaN's onset."""
+
+
+def _rose_from_the_start(div: Finding, nan: Finding, ctx: RunContext) -> bool:
+    """A divergence that began at the loss's first logged point and held `ROSE_BEFORE_NAN` finite
+    points before the NaN."""
+    s = ctx.series.get(div.metric) if div.metric else None
+    if s is None or not len(s) or div.start_step is None or nan.start_step is None:
+        return False
+    step, _ = s.finite()
+    if not step.size or div.start_step > step[0]:
+        return False
+    return int(np.count_nonzero((step >= div.start_step) & (step < nan.start_step))) >= ROSE_BEFORE_NAN
+
+
+def _note_before_nan(div: Finding, nan: Finding) -> None:
+    """The climb from the first step is told as a note beside the NaN, which keeps the alarm."""
+    div.severity = "info"
+    div.end_step = min(div.end_step if div.end_step is not None else nan.start_step, nan.start_step)
+    div.evidence.update(before_nan=True, nan_step=nan.start_step, from_first_step=True)
+    div.message += (f"; it rose from its first logged step and went non-finite at step {nan.start_step}: the setup "
+                    f"was wrong from the start (the NaN finding holds the alarm)")
+    nan.evidence.setdefault("preceded_by", []).append(f"divergence from step {div.start_step}")
 
 
 BAD_BATCH_SWINGS = 10.0
