@@ -135,6 +135,12 @@ class PlateauDetector(Detector):
     min_score_train_fall: float = 0.1
     """A held-out score at zero or chance is its own finding only while the training loss fell
     this much (log) over the run; otherwise the training loss's own plateau is the finding."""
+    min_frozen_evals: int = 3
+    """An accuracy exactly the same at this many evaluations or more, at 1/k, is one answer for every
+    input..."""
+    loud_frozen_evals: int = 5
+    """...a warning from this many, with a finite training loss that fell `min_score_train_fall`
+    (fewer, or a loss that stood still or went NaN: a note)."""
     min_chance_share: float = 0.1
     """A held-out accuracy at 1/k from its first evaluation over this share of them (and five)
     sat at chance."""
@@ -145,6 +151,9 @@ class PlateauDetector(Detector):
                 return []
             return self._reward_flat(series, ctx) or self._reward_stalled(series, ctx)
         if series.role in ("accuracy", "other"):
+            frozen = self._frozen_at_chance(series, ctx)
+            if frozen is not None:
+                return [frozen]
             return self._held_out(series, ctx) if scores.direction(series) else []
         if series.role == "eval_loss":
             return self._eval_loss_stalled(series, ctx)
@@ -243,6 +252,33 @@ class PlateauDetector(Detector):
                                  "moved_percent": 0.0, "chance_classes": None,
                                  **({"constant_term": True, "note_because": "siblings_moved",
                                      "moving_loss": moving[0]} if moving else {})})
+
+    def _frozen_at_chance(self, series: Series, ctx: RunContext) -> Finding | None:
+        """An accuracy logged with exactly the same value at every one of its evaluations (at least
+        `min_frozen_evals`), at a chance level 1/k (`scores.frozen_chance`): the model gives one answer
+        whatever the input (weights gone NaN, a head that outputs a constant). Once per run, on the
+        first such accuracy by name; a note when the training loss is not finite (the NaN is the
+        event, this is what it did), when it stood still (its own plateau is the finding) or with few
+        evaluations."""
+        found = [s for s in ctx.series.values() if s.role == "accuracy" and scores.frozen_chance(s, self.min_frozen_evals)]
+        if not found or series is not min(found, key=lambda s: s.metric):
+            return None
+        step, v = series.finite()
+        k = scores.frozen_chance(series, self.min_frozen_evals)
+        train = scores.judged_loss(ctx)
+        broken = train is not None and not np.isfinite(train.value).all()
+        msg = (f"{series.label} was exactly {v[0]:.4g} at all {v.size} evaluations from step {int(step[0])} to "
+               f"{int(step[-1])}: chance accuracy for {k} classes, one answer whatever the input"
+               + (f" ({train.label} is not finite: the weights it left predict one class)" if broken else
+                  ": the model never learned (a head that outputs a constant, labels the model cannot see)"))
+        fell = _log_change(train, int(train.step[0]), int(train.step[-1])) if train is not None and not broken else None
+        # a training loss that stood still has its own plateau, the finding this one sits under
+        loud = fell is not None and fell <= -self.min_score_train_fall and v.size >= self.loud_frozen_evals
+        return Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric,
+                       severity="warning" if loud else "info", message=msg,
+                       start_step=_run_start(ctx, int(step[0])), end_step=int(step[-1]),
+                       evidence={"reading": "chance", "level": float(v[0]), "points": int(v.size),
+                                 "chance_classes": k, "frozen": True, "higher_is_better": True})
 
     def _reward_stalled(self, series: Series, ctx: RunContext) -> list[Finding]:
         """A reward that rose and then stopped improving for the rest of the run (at least

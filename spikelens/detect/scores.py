@@ -126,6 +126,21 @@ def chance_accuracy(series: Series, value: np.ndarray, tolerance: float = 0.05, 
     return None
 
 
+_TOP_K = re.compile(r"top[\-_]?(?:[2-9]|\d\d)", re.I)
+"""A top-5 accuracy's chance level is 5/k, not 1/k."""
+
+
+def frozen_chance(series: Series, min_points: int = 3, tolerance: float = 0.15) -> int | None:
+    """The k when an accuracy is exactly the same at every one of at least `min_points` evaluations
+    and that value is within `tolerance` of 1/k: a model that gives one answer scores the share of
+    that class in the evaluated set, 1/k on a balanced set and near it on a batch (the exact repeat
+    is the evidence, so the band is wider than `chance_accuracy`'s); else None."""
+    _, v = series.finite()
+    if v.size < min_points or float(np.min(v)) != float(np.max(v)) or _TOP_K.search(series.metric):
+        return None
+    return chance_accuracy(series, v, tolerance=tolerance, spread=tolerance)
+
+
 def judged_loss(ctx: RunContext) -> Series | None:
     """The run's training loss (its main `loss`: the total among components); the main
     eval loss when the run logs no training loss."""
