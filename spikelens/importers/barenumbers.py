@@ -17,6 +17,8 @@ may start again when an outer one goes up) count the rows: the innermost that ne
 step, else the rows' counts taken together (`epoch, iter`). A word that ends every row (`0,4,-3.4,
 ascent`) names the series its row belongs to (`losses_ascent`), as a tag column does in a table.
 A counter's name before the row (`epoch 3:0.41`, `step 100 = 2.3`) names its first number, a count.
+A row printed as a Python sequence (`print([epoch, i, loss.item()])`: `[0, 10, 2.71]`; a tuple, quoted
+numbers, a tensor's or array's repr) is the row of numbers inside its wrapping (`printedrows`).
 A first line that comments out as many names as the rows hold numbers (`np.savetxt(..., header='iter loss
 val_loss')` writes `# iter loss val_loss`) is the header: it names the columns, the file's name need not.
 """
@@ -32,6 +34,7 @@ from ..errors import FormatError
 from .base import Importer, Table, long_table, to_float
 from .columnshapes import counted_rows, falling_column, loss_name, unnamed_reason
 from .decoding import text_head
+from .printedrows import printed_rows, unwrap_series
 from .csvlogs import stem_name as _name_of
 from .textlogs import TEXT_SUFFIXES
 
@@ -84,6 +87,7 @@ class BareNumbersImporter(Importer):
             lines = [ln for ln in text_head(head).replace("\r", "\n").split("\n") if ln.strip()]
         if _blocks(lines, whole) is not None:
             return True
+        lines = printed_rows(lines, _ROW, _width) or lines  # `[0, 10, 2.71]` a line: the numbers inside
         header = _commented_header(lines)
         if header is not None:  # the header names the columns: one must name a measure (or stand for one: `total`)
             if all(r == "other" for r in infer_roles(header).values()):
@@ -116,6 +120,8 @@ class BareNumbersImporter(Importer):
         header = _commented_header(lines.head(2).to_list())
         if header is not None:
             lines = lines.slice(1)
+        elif printed_rows(lines.head(200).to_list(), _ROW, _width) is not None:
+            lines = unwrap_series(lines)  # rows printed as sequences: the numbers inside their wrapping
         if _COUNTED.fullmatch(lines[0]):  # `epoch 3:0.41`: the counter's name said, its number kept
             lines = lines.str.replace(f"^{_LEAD}", "").str.replace(r"^([^:=]*)[:=]", "$1 ")
         bad = lines.filter(~lines.str.contains(f"^(?:{_ROW.pattern})$"))
@@ -240,6 +246,13 @@ def _counters(cols: pl.DataFrame) -> list[str]:
         last = cols[cols.columns[-1]]  # (after measured values only: whole numbers before it may be counts themselves)
         if _counts(last) and bool((last.diff().drop_nulls() > 0).all()):
             out = [cols.columns[-1]]
+    elif out and cols.width > len(out) + 1 and all(
+            not bool((cols[c] % 1 == 0).all()) for c in cols.columns[len(out):-1]):
+        # `print([epoch, loss, global_step])`: after the leading counters and measured values, a last column
+        # rising by one stride every row is the finest count, the step (a clock's whole seconds keep no stride)
+        d = cols[cols.columns[-1]].diff().drop_nulls()
+        if _counts(cols[cols.columns[-1]]) and d.len() and bool((d == d[0]).all()) and d[0] > 0:
+            out = [*out, cols.columns[-1]]
     return out
 
 

@@ -1,0 +1,82 @@
+"""Line shapes the fresh session-17 harvest of logging statements showed unread, each written here in
+the layout of its print statement (never copied from a log): records printed as Python sequences
+(`print([epoch, i, loss.item()])`, a tuple, quoted numbers, a tensor's repr), read as the bare
+numbers inside them and named by their columns' shape (`columnshapes`), as `0 10 2.71` is."""
+from __future__ import annotations
+
+import pytest
+
+from spikelens import api, diagnostics
+from spikelens.errors import SpikelensError
+from spikelens.importers.barenumbers import BareNumbersImporter
+from spikelens.importers.printedrows import unwrap_line
+from text_shapes import curve, load, loss
+
+pytestmark = pytest.mark.usefixtures("no_user_patterns")
+
+
+@pytest.mark.parametrize("line, bare", [
+    ("[3, 40, 2.71]", "3, 40, 2.71"),
+    ("(3, 2.75, 2.9)", "3, 2.75, 2.9"),
+    ("[3, '2.74232', '1.65190', '0.301']", "3, 2.74232, 1.65190, 0.301"),
+    ("3 tensor(2.7066, device='cuda:0', grad_fn=<NllLossBackward0>)", "3 2.7066"),
+    ("3 [2.7544847]", "3 2.7544847"),
+    ("3 np.float64(0.25)", "3 0.25"),
+    ("epoch 3 loss 2.5", "epoch 3 loss 2.5"),  # nothing printed around its numbers: kept as it is
+])
+def test_a_printers_wrapping_comes_off_and_nothing_else(line, bare):
+    assert unwrap_line(line) == bare
+
+
+@pytest.mark.parametrize("fmt, column, digits", [
+    ("[{e}, {i}, {v}]", 3, None),  # print([epoch, i, loss.item()])
+    ("({e}, {i}, {v}, {w})", 3, None),  # print((epoch, i, loss, val_loss)): the first column that falls
+    ("[{e}, {i}, '{v:.5f}', '{t:.3f}']", 3, 5),  # print([epoch, i, f'{loss:.5f}', f'{dt:.3f}'])
+    ("{e} {i} tensor({v:.4f}, device='cuda:0', grad_fn=<NllLossBackward0>)", 3, 4),  # print(epoch, i, loss)
+])
+def test_records_printed_as_sequences_are_read_by_their_columns_shape(tmp_path, fmt, column, digits):
+    """An epoch, a batch counter starting again each epoch, then the values: one timeline in the rows'
+    order, the falling column named the loss by its shape and place (the file names nothing)."""
+    rows = [(e, i, loss(10 * e + i // 10)) for e in range(4) for i in range(0, 100, 10)]
+    lines = [fmt.format(e=e, i=i, v=v, w=v * 1.1, t=0.3) for e, i, v in rows]
+    frame = load(tmp_path, lines, name="run.log")
+    got = curve(frame, f"run_loss_column{column}")
+    assert [s for s, _ in got] == list(range(len(rows)))
+    assert [v for _, v in got] == pytest.approx([round(v, digits) if digits else v for _, _, v in rows])
+
+
+def test_a_last_column_rising_by_one_stride_after_the_values_is_the_step(tmp_path):
+    """`print([epoch, _loss, _global_step])`: the epoch leads, the global step (every 10) ends the row."""
+    lines = [f"[{k // 10}, {loss(k)}, {10 * (k + 1)}]" for k in range(40)]
+    got = curve(load(tmp_path, lines, name="run.log"), "run_loss_column2")
+    assert [s for s, _ in got] == [10 * (k + 1) for k in range(40)]
+
+
+def test_a_last_whole_column_with_no_stride_is_no_step(tmp_path):
+    """`print([epoch, loss, elapsed_seconds])`: whole seconds rise with no stride; the epoch stays the step."""
+    lines = [f"[{k}, {loss(k)}, {12 * k + (k * k) % 5}]" for k in range(40)]
+    got = curve(load(tmp_path, lines, name="run.log"), "run_loss_column2")
+    assert [s for s, _ in got] == list(range(40))
+
+
+def test_sequences_with_words_or_no_falling_column_are_not_read(tmp_path):
+    """Words inside the printed lists (`['cat', 0.91]`) are no row of numbers: not claimed; numbers with a
+    counter but no column that falls as a loss does are refused with the shape's reason."""
+    words = tmp_path / "preds.log"
+    words.write_text("\n".join(f"['cat', {0.5 + k / 100}]" for k in range(40)) + "\n")
+    assert not BareNumbersImporter().claims(words, words.read_bytes())
+    flat = tmp_path / "run.log"
+    flat.write_text("\n".join(f"[{k}, {0.5 + 0.01 * (k % 3)}]" for k in range(40)) + "\n")
+    assert BareNumbersImporter().claims(flat, flat.read_bytes())
+    with diagnostics.collecting(), pytest.raises(SpikelensError) as err:
+        api.load(flat)
+    assert "no column falls as a loss does" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_curve_printed_whole_on_each_line_stays_with_the_list_reader(tmp_path):
+    """Lists of ten numbers or more are a curve each (`numberlists`), not a record a line."""
+    path = tmp_path / "loss.txt"
+    path.write_text("\n".join(str([round(loss(10 * r + k), 4) for k in range(12)]) for r in range(3)) + "\n")
+    assert not BareNumbersImporter().claims(path, path.read_bytes())
+    frame = api.load(path)
+    assert frame.get_column("metric").unique().sort().to_list() == ["loss", "loss_list2", "loss_list3"]
