@@ -27,6 +27,14 @@ debug launches holds no more events than its longest runs show."""
 KINDS = ("spike", "nan", "divergence", "plateau", "overfitting", "oscillation", "repeated_data")
 """What an earlier run's findings may report: events of its own curves. Its run-level findings
 (how it ended, its throughput) belong to the launch accounting the stitch already did."""
+RAN_ITS_COURSE = 0.9
+"""An earlier run that reached this share of the last run's last step ran its course (a finished
+stage, a script run again to its end): its events keep the severity they have alone. One that stopped
+short was an attempt the relaunch replaced: its events are notes."""
+MAX_STAGES = 3
+"""...when the log holds at most this many runs (stages of one pipeline, a script run twice); a longer
+list is a sweep, whose runs' events are notes the verdict sums up (a warning per configuration would
+bury the run that counts)."""
 OUTCOMES = ("nan", "divergence", "plateau", "overfitting")
 """Kinds that say how an earlier run turned out: kept even where they were notes (a fold whose
 val loss turned up 3% is still the fold that overfit); its other notes (a blip) are left out."""
@@ -44,6 +52,8 @@ class Session:
     frame: pl.DataFrame
     first_step: int
     last_step: int
+    ran_its_course: bool = False
+    """It reached `RAN_ITS_COURSE` of the last run's last step in a log of at most `MAX_STAGES` runs."""
 
 
 def earlier_sessions(frame: pl.DataFrame, reruns: list[int], main: str | None) -> list[Session]:
@@ -56,6 +66,9 @@ def earlier_sessions(frame: pl.DataFrame, reruns: list[int], main: str | None) -
     last = starts[-1]
     # one pass over the frame (not one filter of the whole frame per earlier run)
     parts = frame.filter(pl.col("segment") < last).partition_by("segment", as_dict=True, maintain_order=True)
+    live = frame.filter(pl.col("segment") >= last)
+    live = live.filter(pl.col("metric") == main) if main is not None else live
+    live_first, live_last = live.get_column("step").min(), live.get_column("step").max()
     out: list[Session] = []
     for k, lo in enumerate(starts[:-1]):
         hi = starts[k + 1]
@@ -67,8 +80,11 @@ def earlier_sessions(frame: pl.DataFrame, reruns: list[int], main: str | None) -
         if counted.height < MIN_POINTS:
             continue
         steps = counted.get_column("step")
+        lo_step, hi_step = int(steps.min()), int(steps.max())
+        course = live_last is not None and len(starts) <= MAX_STAGES and \
+            hi_step - lo_step >= RAN_ITS_COURSE * (int(live_last) - min(int(live_first), lo_step))
         out.append(Session(index=k + 1, of=len(starts), segments=members, frame=rows,
-                           first_step=int(steps.min()), last_step=int(steps.max())))
+                           first_step=lo_step, last_step=hi_step, ran_its_course=bool(course)))
     if len(out) > MAX_SESSIONS:
         out = sorted(sorted(out, key=lambda s: -(s.last_step - s.first_step))[:MAX_SESSIONS], key=lambda s: s.index)
     return out
@@ -93,9 +109,12 @@ def _live_inside(rows: pl.DataFrame) -> pl.DataFrame:
 def judge_sessions(sessions: list[Session], judge: Callable[[pl.DataFrame], tuple[list[Finding], RunContext]]
                    ) -> list[Finding]:
     """Each earlier run judged alone (`judge` detects and explains one frame); its loud findings of
-    `KINDS` kept, named after their run, as notes: an earlier run's event is what happened in a run
-    the log's later runs replaced, context for the run that counts now, not an alarm about it (its
-    severity as judged alone is kept in the evidence)."""
+    `KINDS` kept, named after their run. An earlier run that ran its course (`Session.ran_its_course`:
+    a stage of a pipeline, a script run again to its end) keeps the severity of how it turned out
+    (`OUTCOMES`: it diverged, went NaN, never learned, overfit) as judged alone: an outcome of its
+    own; what happened on the way (a spike it recovered from) is a note. The events of one that
+    stopped short are notes: an attempt the relaunch replaced is context for the run that counts now,
+    not an alarm about it (its severity as judged alone is kept in the evidence either way)."""
     out: list[Finding] = []
     for s in sessions:
         found, ctx = judge(s.frame)
@@ -104,10 +123,14 @@ def judge_sessions(sessions: list[Session], judge: Callable[[pl.DataFrame], tupl
             if f.kind not in KINDS or (f.severity == "info" and f.kind not in OUTCOMES):
                 continue  # a blip that was a note about that run is not worth one about this log
             judged = f.severity
-            f.severity = "info"
+            own = s.ran_its_course and f.kind in OUTCOMES
+            if not own:
+                f.severity = "info"
+            how = "ran its course before the next started again" if s.ran_its_course else "replaced by the later runs"
             f.message = (f"run {s.index} of {s.of} appended to this log (steps {s.first_step}-{s.last_step}, "
-                         f"replaced by the later runs): {f.message}")
+                         f"{how}): {f.message}")
             f.evidence["session"] = {"index": s.index, "of": s.of, "first_step": s.first_step,
-                                     "last_step": s.last_step, "severity_alone": judged}
+                                     "last_step": s.last_step, "severity_alone": judged,
+                                     "ran_its_course": s.ran_its_course}
             out.append(f)
     return out
