@@ -226,18 +226,18 @@ def write_csv(spec: dict, path: Path) -> np.ndarray:
 
 
 def _write_nan_rows(spec: dict, path: Path) -> np.ndarray:
-    """A row per logged value, the other loss columns NaN (`[len(data), epoch, samples, train|nan, val|nan, epoch_val|nan]`)."""
+    """A row per logged value, the other loss columns NaN, which `to_csv` writes empty (`[len(data), epoch, samples, train|nan, ...]`)."""
     n, r = points(spec), _rng(spec)
     tr, va = curve("loss", n, r), curve("loss", n, r) * 1.1
     lines, steps, per = [",".join(spec["cols"])], [], 10
     for i in range(n):
         k = len(lines) - 1
         steps.append(k)
-        lines.append(f"{k},{i // per},{(i % per) * 64},{tr[i]!r},nan,nan")
+        lines.append(f"{k},{i // per},{(i % per) * 64},{float(tr[i])!r},,")
         if i % 5 == 4:
-            lines.append(f"{len(lines) - 1},{i // per},{(i % per) * 64},nan,{va[i]!r},nan")
+            lines.append(f"{len(lines) - 1},{i // per},{(i % per) * 64},,{float(va[i])!r},")
         if i % per == per - 1:
-            lines.append(f"{len(lines) - 1},{i // per},{(i % per) * 64},nan,nan,{va[i]!r}")
+            lines.append(f"{len(lines) - 1},{i // per},{(i % per) * 64},,,{float(va[i])!r}")
     path.write_text("\n".join(lines) + "\n")
     return np.array(steps)
 

@@ -166,7 +166,7 @@ _KL = re.compile(rf"{_B}(?:approx_?)?kl(?:d|_?div(?:ergence)?)?{_E}|kullback", r
 _ENTROPY = re.compile(r"entropy|(?:^|[/_\-. ])ent(?:$|[/_\-. ])", re.I)
 _CROSS_ENTROPY = re.compile(r"cross[\s_\-]?entropy", re.I)
 _REWARD = re.compile(rf"reward|{_B}(?:ep_?)?rew(?:ard)?s?(?:_?mean)?{_E}|{_B}(?:episode_?|ep_?|mean_?|eval_?)?returns?(?!_?code){_E}"
-                     rf"|{_B}(?:test_?)?ep_?ret{_E}"
+                     rf"|{_B}(?:test_?)?ep_?ret{_E}|{_B}ep_r{_E}"
                      rf"|{_B}success(?:_?rate)?{_E}|{_B}utility{_E}|奖励|回报|報酬|보상", re.I)
 _SCORE = re.compile(rf"^(?!.*thresh).*?{_B}(?:scores?|fitness){_E}", re.I)
 """A score or a fitness (`scores`, `best_fitness`, `Average Fitness`): the objective a game-playing agent
@@ -175,7 +175,7 @@ or an evolutionary search raises, judged as a reward is; tried after the accurac
 an error's score, `smape_score`, is lower-better)."""
 _BEST = re.compile(r"(?:^|[/_\-. ])max(?:imum)?[/_\-. ]", re.I)
 """`max_fitness`: a population search's best individual, the search's progress (not a spread)."""
-_ACCURACY = re.compile(rf"{_B}(?:acc(?:uracy)?|top[\-_]?\d+|map|ap|precision|recall|f1|f1_score|f_?score|f\d*_?measure|bleu|rouge[\dlL]*"
+_ACCURACY = re.compile(rf"{_B}(?:acc(?:uracy)?|top[\-_]?\d+|map|ap|precision|prec|recall|f1|f1_score|f_?score|f\d*_?measure|bleu|rouge[\dlL]*"
                        rf"|sacrebleu|auc|auroc|miou|iou|io_u|dice|exact_match|explained_?var(?:iance)?|psnr|ssim|ndcg|mrr|hr@\d+"
                        rf"|chrf|matthews(?:_?correlation)?|mcc|pearson|spearmanr?|ari|nmi)(?:\d*){_E}"
                        r"|accuracy|precision|recall|bleu|rouge|准确率|正确率|精度|精确率|召回率|正解率|정확도", re.I)
@@ -302,14 +302,18 @@ a loss, `objective/rlhf_reward` a reward); the first that matches wins."""
 
 
 _RL_TERM = re.compile(r"polic|critic|actor|value[\s_\-/]?(?:loss|estimate|function)|advantage|explained[\s_]?var"
-                      r"|clip[\s_]?frac|clip[\s_]?ratio|importance[\s_]?sampling|td[\s_]?err|(?:^|[/_\-. ])(?:pi|q|v)[\s_]?loss|(?:^|[/_\-. ])(?:avg_?|mean_?|max_?)*q(?:_?values?)?$"
-                      r"|(?:^|[/_\-. ])loss[\s_]?(?:pi|q\d?|v)(?:$|[/_\-. ])|(?:^|[/_\-. ])q\d?[\s_]?vals?(?:$|[/_\-. ])",
+                      r"|clip[\s_]?frac|clip[\s_]?ratio|importance[\s_]?sampling|td[\s_]?err|(?:^|[/_\-. ])(?:pi|q|v)[\s_\-]?loss|(?:^|[/_\-. ])(?:avg_?|mean_?|max_?)*q(?:_?values?)?$"
+                      r"|(?:^|[/_\-. ])loss[\s_\-]?(?:pi|q\d?|v)(?:$|[/_\-. ])|(?:^|[/_\-. ])q\d?[\s_]?vals?(?:$|[/_\-. ])"
+                      r"|explor|(?:^|[/_\-. ])epsilon(?:$|[/_\-. ])"
+                      r"|(?:^|[/_\-. ])(?:ep|episode)[\s_\-]?len(?:gth)?s?(?:$|[/_\-. ])|(?:^|[/_\-. ])eplen",
                       re.I)
 """A term only a reinforcement learner logs: its policy, value function or critic (`policy_loss`,
 `Losses/Value Loss`, `loss_critic`, `PiLoss`), its advantages, PPO's clipped fraction, GRPO's
 clipped and importance-sampling ratios (TRL's `clip_ratio/region_mean`), a value
 function's explained variance, a Q-learner's Q values or TD error (Spinning Up's glued `LossPi`,
-`LossQ`, `AverageQ1Vals`, read as their words)."""
+`LossQ`, `AverageQ1Vals`, read as their words; `pi-loss` hyphenated), an exploration schedule
+(SB3 DQN's `rollout/exploration_rate`, an epsilon-greedy `epsilon`) or an episode's length
+(`rollout/ep_len_mean`, `eplen`, `episode_length`): only a learner in an environment has episodes."""
 _PREFERENCE = re.compile(r"chosen|rejected|margin", re.I)
 """A preference optimiser's implicit reward (DPO's `rewards/chosen`, `rewards/margins`): a statistic
 of a supervised loss, not a return the run collects."""
@@ -336,9 +340,15 @@ def is_lower_better_score(metric: str) -> bool:
     return bool(_LOWER_BETTER.search(metric))
 
 
+_TASK_METRIC = re.compile(r"^metrics/.+\((?:B|M|P|OBB)\)$")
+"""Ultralytics' `metrics/mAP50-95(B)`, `metrics/precision(M)`: box, mask, pose or oriented-box scores the
+trainer measures on its validation set each epoch (its `train/` and `val/` groups are the losses)."""
+
+
 def is_eval(metric: str) -> bool:
-    """`val/acc`, `eval_wer`, `Accuracy on Test-Set`: named as measured on held-out data."""
-    return bool(re.search(_EVAL, metric, re.I))
+    """`val/acc`, `eval_wer`, `Accuracy on Test-Set`, Ultralytics' `metrics/mAP50-95(B)`: measured on
+    held-out data."""
+    return bool(re.search(_EVAL, metric, re.I) or _TASK_METRIC.match(metric))
 
 
 def is_squared_norm(metric: str) -> bool:
@@ -389,9 +399,12 @@ def infer_roles(metrics, overrides: Mapping[str, str] | None = None) -> dict[str
                 roles[m] = "eval_loss" if re.search(_EVAL, m, re.I) else "loss"
             if chosen:
                 break
+    terms = {role: sum(1 for r in roles.values() if r == role) for role in ("loss", "eval_loss")}
     for m in guessed:  # `L` beside `L_crf` and `L_selection`: the name its loss terms extend is their total
-        if roles[m] == "other" and sum(1 for n, r in roles.items() if r == "loss" and n.startswith(f"{m}_")) >= 2:
-            roles[m] = "eval_loss" if re.search(_EVAL, m, re.I) else "loss"
+        role = "eval_loss" if re.search(_EVAL, m, re.I) else "loss"
+        if roles[m] == "other" and (sum(1 for n, r in roles.items() if r == "loss" and n.startswith(f"{m}_")) >= 2
+                                    or (terms[role] >= 2 and _TOTAL.search(m))):  # `total` beside `l1`, `ssim_loss`
+            roles[m] = role
     return roles
 
 

@@ -60,7 +60,9 @@ _NOT_STEP_WORDS = {"per", "sec", "second", "seconds", "s", "time", "rate", "lr",
 """A column named with a step word and none of these is a step column (`train_step`, not
 `steps_per_second` or `step_time`)."""
 WALL_NAMES = ("wall_time", "walltime", "wall-time", "wall time", "timestamp", "_timestamp", "time")
-LONG_NAME_COLUMNS = ("metric", "tag", "name", "key")
+LONG_NAME_COLUMNS = ("metric", "tag", "name", "key", "metricname", "metric_name")
+LONG_VALUE_COLUMNS = ("value", "metricvalue", "metric_value")
+"""A long table's value column: `value`, Comet's `get_metrics()` rows (`metricName`, `metricValue`)."""
 PANDAS_INDEX_COLUMNS = ("column_0", "unnamed: 0")
 """An unnamed first column is the index `DataFrame.to_csv` writes by default."""
 CSV_SUFFIXES = frozenset({".csv", ".tsv"})
@@ -749,7 +751,7 @@ class CsvImporter(Importer):
         if step_column(fields) is not None:
             return True
         low = {f.lower() for f in fields}
-        if {"value"} <= low and low & set(LONG_NAME_COLUMNS):
+        if low & set(LONG_VALUE_COLUMNS) and low & set(LONG_NAME_COLUMNS):
             return True
         row = split_fields(lines[1], sep) if len(lines) > 1 else []
         return any(_METRIC_HINT.search(f) for f in fields) and any(is_numberish(c) for c in row)
@@ -840,9 +842,10 @@ class CsvImporter(Importer):
         step_col = forward_step(frame, sep, step_column(frame.columns))
         wall_col = next((low[n] for n in WALL_NAMES if n in low), None)
         name_col = next((low[n] for n in LONG_NAME_COLUMNS if n in low), None)
-        if name_col is not None and "value" in low:
+        value_col = next((low[n] for n in LONG_VALUE_COLUMNS if n in low), None)
+        if name_col is not None and value_col is not None:
             return long_layout(path, frame, sep, step_col=step_col, name_col=name_col,
-                               value_col=low["value"], wall_col=wall_col)
+                               value_col=value_col, wall_col=wall_col)
         index = tuple(c for c in frame.columns[:1] if c.strip().lower() in PANDAS_INDEX_COLUMNS)
         if step_col is None:
             step_col = _counting_column(frame, sep, skip={wall_col, *index, *drop})
@@ -863,8 +866,8 @@ def _names_over_numbers(lines: list[str]) -> bool:
 
 def _one_measure_column(path: Path, lines: list[str]) -> bool:
     """One column of numbers under a header that names a measure (`train loss`: `df.to_csv(sep='\\t')`
-    of one series), or under pandas' own column number (`,0`: `pd.DataFrame(losses).to_csv(...)`, its
-    index first) in a file named for a measure (`train_losses.csv`)."""
+    of one series), or columns under pandas' own numbers (`,0` or `,0,1`: `pd.DataFrame(losses).to_csv(...)`
+    of a list of values or of pairs, its index first) in a file named for a measure (`epoch_losses.csv`)."""
     from ..frame import infer_role
 
     if len(lines) < 3:
@@ -876,7 +879,8 @@ def _one_measure_column(path: Path, lines: list[str]) -> bool:
         return False
     if len(head) == 1:
         return not is_numberish(head[0]) and infer_role(head[0]) in MEASURE_ROLES
-    return len(head) == 2 and head[0] == "" and head[1].isdigit() and file_measure(path) is not None
+    return (len(head) >= 2 and head[0] == "" and all(h.isdigit() for h in head[1:])
+            and file_measure(path) is not None)
 
 
 BACKWARD_SHARE = 0.25
@@ -897,6 +901,10 @@ def forward_step(frame: pl.DataFrame, sep: str, step_col: str | None) -> str | N
         return vals.diff().drop_nulls() if vals.null_count() == 0 else pl.Series([-1.0])
 
     back = diffs(step_col)
+    if back.len() >= 3 and bool((back == 0).all()):  # one value on every row (mbrl's `train_iteration`
+        # of one call to `train()`): a setting, no count; the next column named as a count, if any
+        other = step_column([c for c in frame.columns if c != step_col])
+        return other if other is not None else step_col
     if back.len() == 0 or float((back < 0).mean() or 0.0) <= BACKWARD_SHARE:
         return step_col
     other = step_column([c for c in frame.columns if c != step_col])
@@ -1065,12 +1073,20 @@ def long_layout(path: Path, frame: pl.DataFrame, sep: str, *, step_col: str | No
     bad = cols[value_col].texts
     if bad:
         diagnostics.warn(f"{path}: {bad} value cell(s) that are not numbers skipped")
+    split = next((c for c in frame.columns if c not in (step_col, name_col, value_col, wall_col)
+                  and frame.schema[c] == pl.String and _split_column(frame.get_column(c))), None)
     out = frame.select(
         step=step if step is not None else pl.int_range(pl.len(), dtype=pl.Int64),
         wall_time=wall if wall is not None else pl.lit(None, pl.Float64),
         metric=pl.col(name_col).str.strip_chars(),
         value=value,
+        split=pl.col(split).str.strip_chars() if split is not None else pl.lit(None, pl.String),
     ).filter(pl.col("value").is_not_null() & pl.col("metric").is_not_null())
+    if split is not None:  # R keras' `as.data.frame(history)`: `epoch, value, metric, data` (training/validation)
+        pairs = out.select("split", "metric").unique().iter_rows()
+        key = pl.concat_str([pl.col("split").fill_null(""), pl.col("metric")], separator="\x00")
+        out = out.with_columns(metric=key.replace_strict({f"{sp or ''}\x00{m}": split_metric(sp, m) for sp, m in pairs},
+                                                         return_dtype=pl.String))
     lost = out.filter(pl.col("step").is_null()).height
     if lost:
         _warn_stepless(path, step_col, lost, lost)

@@ -9,6 +9,8 @@ without `.tsv`, so `loss.tsv` and `train/loss.tsv` stay two metrics. `metrics.js
 holds the last values only and is not read; `params.yaml` is kept as run metadata when
 it is flat `key: value` text. One folder is one run and one launch (a resumed DVCLive
 run, `Live(resume=True)`, appends to the same files and is split by the step going back).
+DVCLive 0.x wrote the same files straight into its folder (`<dir>/<name>.tsv`, each headed by its own
+name): that folder is one run too, not a run a file.
 """
 from __future__ import annotations
 
@@ -52,6 +54,32 @@ def read_tsv(path: Path, key: str) -> pl.DataFrame:
     return long.with_columns(metric=pl.lit(key)).select([pl.col(c).cast(t) for c, t in TABLE_SCHEMA.items()])
 
 
+FLAT_MAX_FILES = 256
+
+
+def flat_metric_files(path: Path) -> list[Path] | None:
+    """DVCLive 0.x's folder (`dvclive.init(path)`; `dvclive.log(name, v)` appends to `path/<name>.tsv`):
+    two metric files or more, nothing else but its `.json`/`.yaml` summaries, each headed
+    `[timestamp] step <its own name>`. One run, as the newer `plots/metrics` folder is; None otherwise."""
+    try:
+        entries = [p for p, _ in zip(path.iterdir(), range(FLAT_MAX_FILES + 1))]
+    except OSError:
+        return None
+    tsvs = [p for p in entries if p.suffix == ".tsv" and p.is_file()]
+    if not 2 <= len(tsvs) <= FLAT_MAX_FILES or any(p.is_dir() or p.suffix not in (".tsv", ".json", ".yaml", ".html")
+                                                   for p in entries):
+        return None
+    for p in tsvs:
+        try:
+            with p.open("rb") as fh:
+                first = fh.readline(512).decode("utf-8", "replace").strip().split("\t")
+        except OSError:
+            return None
+        if first[:-1] not in (["step"], [TIMESTAMP_MS, "step"]) or first[-1] != p.stem:
+            return None
+    return sorted(tsvs)
+
+
 def flat_params(path: Path) -> dict[str, str]:
     """Top-level scalar `key: value` lines of `params.yaml` as run metadata (nested blocks skipped)."""
     return {f"param.{k}": v for k, v in read_meta_yaml(path).items() if len(v) <= 200}
@@ -67,12 +95,14 @@ class DvcLiveImporter(Importer):
     def claims(self, path: Path, head: bytes) -> bool:
         root = metrics_dir(path)
         if not root.is_dir():
-            return False
+            return flat_metric_files(path) is not None
         return (path / "metrics.json").is_file() or (path / "params.yaml").is_file() or path.name == "dvclive" \
             or any(root.rglob("*.tsv"))
 
     def read(self, path: Path) -> list[Table]:
         root = metrics_dir(path)
+        if not root.is_dir():  # DVCLive 0.x: `<dir>/<metric>.tsv` side by side
+            root = path
         files = sorted(p for p in root.rglob("*.tsv") if p.is_file())
         if not files:
             diagnostics.warn(f"{path}: DVCLive folder without metric files (plots/metrics/*.tsv)")

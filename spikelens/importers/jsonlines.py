@@ -77,6 +77,26 @@ def step_key_of(rows: list[dict[str, Any]]) -> str | None:
     return None
 
 
+ORDER_MIN = 3
+"""Records a stepless file holds at least (in its head) to be read as a curve: two lines are no history."""
+ORDER_KEY = "\x00line"
+"""The step of records that name none: their place in the file (a history written a record a line)."""
+
+
+def ordered_records(rows: list[dict[str, Any]]) -> bool:
+    """Records that name no step but repeat one set of number keys line after line, one of them a
+    loss (`df.to_json('history.jsonl', orient='records', lines=True)` of a Keras history): a record
+    an epoch, counted by its line as a person counts them. A dataset's rows (text, labels, a score)
+    name no loss."""
+    from ..frame import infer_role
+
+    keys = [frozenset(k for k, v in r.items() if isinstance(v, (int, float)) and not isinstance(v, bool))
+            for r in rows[:SCAN_ROWS]]
+    if len(keys) < ORDER_MIN or not keys[0] or any(k != keys[0] for k in keys):
+        return False
+    return any(infer_role(str(k)) in ("loss", "eval_loss", "perplexity") for k in keys[0])
+
+
 class JsonLinesImporter(Importer):
     """One JSON object a line with a step key: detectron2, MMEngine, custom loggers."""
 
@@ -95,7 +115,7 @@ class JsonLinesImporter(Importer):
             return False  # one pretty-printed document (trainer_state.json), not JSON lines
         # a step key among the first objects (one may be damaged or cut by the head): a
         # dataset shard or a provenance list in the same folder is not a metric log
-        return step_key_of(objs) is not None
+        return step_key_of(objs) is not None or ordered_records(objs)
 
     def read(self, path: Path) -> list[Table]:
         data = decoding.clean_file(path, read_bytes(path))  # BOM, UTF-16, NULs, bad bytes: one warning
@@ -108,6 +128,8 @@ class JsonLinesImporter(Importer):
         if not head:
             raise FormatError(path, "no JSON objects, one a line")
         step_key = step_key_of(head)
+        if step_key is None and ordered_records(head):
+            return [self._by_order(path, data)]
         if step_key is None:
             keys = sorted({k for r in head for k, _ in flatten(r)})[:12]
             raise FormatError(path, f"JSON lines without a step key (keys: {', '.join(keys)})")
@@ -151,6 +173,18 @@ class JsonLinesImporter(Importer):
             if parts:
                 return rankcolumn.rank_tables(table, parts)
         return [table]
+
+    def _by_order(self, path: Path, data: bytes) -> Table:
+        """Records with no step key, stepped by their line (see `ordered_records`)."""
+        rows = _line_steps(parse_jsonl(path, decode(path, data)))
+        diagnostics.warn(f"{path}: no step key in its records; each record's line order is its step")
+        long = rows_to_long(path, rows, step_key=ORDER_KEY, wall_key=None, skip=())
+        return Table(frame=long, source=path, format=self.name, run_key=str(path), segment_key=str(path),
+                     meta={"step.from": "order"})
+
+
+def _line_steps(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**r, ORDER_KEY: i} for i, r in enumerate(rows)]
 
 
 def _split_key(rows: list[dict[str, Any]]) -> str | None:
