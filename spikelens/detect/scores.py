@@ -20,6 +20,10 @@ _BEST = re.compile(r"(?:^|[/_\-. ])best(?:$|[/_\-. ])", re.I)
 """`Best_Valid_accuracy`, `test_best_dice`: a running best, which never falls whatever the model does."""
 _CHANCE_NAME = re.compile(r"acc|top[\-_]?1", re.I)
 """Scores whose chance level is 1/k of the classes (accuracy, top-1); an F1, a mAP or a dice has none."""
+_AUC = re.compile(r"(?:^|[/_\-. ])(?:(?:roc[_\-]?)?auc|au[_\-]?roc)(?:$|[/_\-. ])", re.I)
+"""A ROC AUC: a model that ranks at random scores 1/2 whatever the number of classes (a PR AUC,
+`auprc`, `pr_auc`, sits at the positives' share instead: not matched)."""
+_PR = re.compile(r"pr[_\-]?auc|auprc|average[_\-]?precision", re.I)
 _PERCENT = re.compile(r"pct|percent|%", re.I)
 CHANCE_ACCURACY_CLASSES = (2, 3, 4, 5, 10, 100, 200, 1000)
 """Class counts a held-out accuracy's chance level (1/k) is checked against."""
@@ -114,11 +118,13 @@ def never_above_zero(series: Series, min_points: int = 5, zero: float = 0.01) ->
 def chance_accuracy(series: Series, value: np.ndarray, tolerance: float = 0.05, spread: float = 0.25) -> int | None:
     """The k whose chance accuracy (1/k, or 100/k percent) the values sit at: their median
     within `tolerance` of it and nine in ten within `spread` (relative; a test set's sampling
-    noise moves a 1% accuracy by a tenth of itself), for an accuracy-like name; else None."""
-    if not _CHANCE_NAME.search(series.metric) or direction(series) != 1 or value.size == 0:
+    noise moves a 1% accuracy by a tenth of itself), for an accuracy-like name (a ROC AUC: only
+    k = 2, a random ranking's 1/2); else None."""
+    auc = bool(_AUC.search(series.metric)) and not _PR.search(series.metric)
+    if not (auc or _CHANCE_NAME.search(series.metric)) or direction(series) != 1 or value.size == 0:
         return None
     scale = score_scale(series, series.finite()[1])
-    for k in CHANCE_ACCURACY_CLASSES:
+    for k in (2,) if auc else CHANCE_ACCURACY_CLASSES:
         level = scale / k
         off = np.abs(value - level) / level
         if abs(float(np.median(value)) - level) <= tolerance * level and float(np.quantile(off, 0.9)) <= spread:

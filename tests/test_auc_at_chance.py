@@ -1,0 +1,48 @@
+"""A ROC AUC at 1/2 is a model ranking at random, whatever the number of classes (#25): a held-out
+AUC that sat at 0.5 from its first evaluation while the training loss fell never learned anything
+that ranks. A PR AUC's chance level is the positives' share, not 1/2, and a rising AUC is learning.
+Files are written as Keras' `CSVLogger` writes them (`tf.keras.metrics.AUC` logs `auc`/`val_auc`)."""
+from __future__ import annotations
+
+import numpy as np
+
+import spikelens
+
+from conftest import keras_csv as _keras
+
+EPOCHS = 15
+
+
+def _run(path):
+    (run,) = spikelens.analyze(path, jobs=1).runs
+    return run
+
+
+def _chance(run, metric):
+    return [f for f in run.findings if f.kind == "plateau" and f.metric == metric
+            and f.evidence.get("reading") == "chance"]
+
+
+def _loss():
+    return 0.69 * np.exp(-np.arange(EPOCHS) / 6.0)  # the training set is being fitted
+
+
+def _at_half(seed):
+    return 0.5 + 0.004 * np.random.default_rng(seed).standard_normal(EPOCHS)
+
+
+def test_keras_val_auc_at_a_half_while_the_loss_fell_is_chance(tmp_path):
+    run = _run(_keras(tmp_path / "auc" / "training.log", {"loss": _loss(), "val_auc": _at_half(1)}))
+    (f,) = _chance(run, "val_auc")
+    assert f.evidence["chance_classes"] == 2 and f.severity == "warning"
+
+
+def test_a_rising_val_auc_is_silent(tmp_path):
+    auc = 0.5 + 0.4 * (1 - np.exp(-np.arange(EPOCHS) / 3.0))
+    run = _run(_keras(tmp_path / "up" / "training.log", {"loss": _loss(), "val_auc": auc}))
+    assert not _chance(run, "val_auc")
+
+
+def test_a_pr_auc_at_a_half_is_not_read_against_a_random_ranking(tmp_path):
+    run = _run(_keras(tmp_path / "pr" / "training.log", {"loss": _loss(), "val_pr_auc": _at_half(2)}))
+    assert not _chance(run, "val_pr_auc")
