@@ -9,6 +9,7 @@ import pytest
 from spikelens import api, diagnostics
 from spikelens.errors import SpikelensError
 from spikelens.importers.barenumbers import BareNumbersImporter
+from spikelens.importers.linetokens import tokenise
 from spikelens.importers.printedrows import unwrap_line
 from text_shapes import curve, load, loss
 
@@ -80,3 +81,40 @@ def test_a_curve_printed_whole_on_each_line_stays_with_the_list_reader(tmp_path)
     assert not BareNumbersImporter().claims(path, path.read_bytes())
     frame = api.load(path)
     assert frame.get_column("metric").unique().sort().to_list() == ["loss", "loss_list2", "loss_list3"]
+
+
+# ------------------------------------------------------------------ numbers inside sentences
+
+
+@pytest.mark.parametrize("fmt, metric", [
+    ("The loss at epoch {e} is {v}", "loss"),  # print(f"The loss at epoch {idx} is {loss.item()}")
+    ("The loss after epoch {e} was {v:.4f}", "loss"),
+    ("12:00:00.123 [main] INFO  o.d.o.l.ScoreIterationListener - Score at iteration {e} is {v}", "Score"),  # DL4J
+])
+def test_a_value_a_sentence_links_to_its_counter_is_read_at_that_counter(tmp_path, fmt, metric):
+    """`<name> at <counter> N is V`: the copula stands where a log line has its `:` (as `Loss after epoch
+    3: 2.1` is read), so the name before the joining word names the value, the counter is its step."""
+    counts = list(range(0, 500, 50))
+    lines = [fmt.format(e=e, v=loss(k)) for k, e in enumerate(counts)]
+    got = curve(load(tmp_path, lines), metric)
+    assert [s for s, _ in got] == counts
+    assert [v for _, v in got] == pytest.approx([float(f"{loss(k):.4f}") if ":.4f" in fmt else loss(k)
+                                                 for k in range(len(counts))])
+
+
+def test_two_sentences_an_epoch_each_name_their_own_value(tmp_path):
+    """`The accuracy at epoch N is A` then `The loss at epoch N is L`: two curves, one step each epoch."""
+    lines = [s for e in range(12) for s in (f"The accuracy at epoch {e} is {0.5 + e / 40:g}",
+                                            f"The loss at epoch {e} is {loss(e):g}")]
+    frame = load(tmp_path, lines)
+    assert [s for s, _ in curve(frame, "loss")] == list(range(12))
+    assert [v for _, v in curve(frame, "accuracy")] == pytest.approx([float(f"{0.5 + e / 40:g}") for e in range(12)])
+
+
+@pytest.mark.parametrize("line", [
+    "The model at epoch {e} is saved to ckpt/model.pt",  # no number after the copula
+    "Epoch {e} is done and the lr is reduced",
+])
+def test_a_sentence_with_no_value_after_its_copula_names_nothing(line):
+    t = tokenise(line.format(e=3))
+    assert t.values == []

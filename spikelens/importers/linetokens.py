@@ -167,6 +167,9 @@ epoch = 1,869`, `iterations per epoch: 500`): the run's plan, never its epoch or
 _JOINERS = {"in", "at", "for", "of", "on", "after", "@", "the"}
 """Words joining a metric's name to the step it was taken at (`Total reward in global step 33: 1.37`)."""
 _LINKED_NEXT = re.compile(r"[ \t]*[:=][ \t]*[-+]?(?:\d|\.\d|(?i:nan|inf))")
+_SPOKEN_NEXT = re.compile(r"[ \t]+(?i:is|was|equals)[ \t]*:?[ \t]*[-+]?(?:\d|\.\d|(?i:nan|inf))")
+"""A value a sentence links to the counter before it (`The loss at epoch 3 is 0.52`, DL4J's `Score at
+iteration 10 is 0.69`): the copula stands where a log line has its `:`."""
 _PROSE = ""
 """What `key_of` gives for a number inside a sentence: not a key, not read."""
 _LEADER = re.compile(r"(?:^|\s)[A-Za-z_][\w.\-]*\s+\.{3,}\s*\S")
@@ -451,7 +454,8 @@ def tokenise(line: str) -> Template:
             kind = "num"
         gap, last_end = clean[last_end:m.start()], m.end()
         if kind == "word":
-            held = None
+            if not (held and not words and m.group("word").lower() in _COPULAS):  # `... epoch 3 is 0.52` holds on
+                held = None
             if tight and not gap:  # `INFO:tensorflow:loss = 0.09`: a logger's path before the key names it
                 drop(words)
                 words, linked = [], False
@@ -579,6 +583,8 @@ def tokenise(line: str) -> Template:
             words, linked = [], False
             continue
         lead.clear()
+        if held is not None and not linked and len(words) == 1 and words[0].lower() in _COPULAS:
+            words = []  # `The loss at epoch 3 is 0.52`: the copula links the held name to this number
         if (len(words) >= 2 and not linked and words[-1].lower() in _COPULAS
                 and not any(w.lower() in _CLAUSES for w in words[-5:-1])):
             words, linked = words[:-1], ":"  # `avg loss so far is 0.11`: the words before `is` name it
@@ -664,7 +670,7 @@ def _held(lead: list[str], clean: str, after: int, out: Template) -> str | None:
     named = [w for w in lead if w.lower() not in _JOINERS and w not in _LEVELS]
     while named and named[-1].lower() in _JOINERS | {"global", "train", "training"}:
         named.pop()
-    if named and len(named) < len(lead) and _LINKED_NEXT.match(clean, after):
+    if named and len(named) < len(lead) and (_LINKED_NEXT.match(clean, after) or _SPOKEN_NEXT.match(clean, after)):
         out.loose -= len(lead)  # words of a key, not prose
         return "_".join(named[-4:])
     return None
