@@ -304,7 +304,7 @@ a loss, `objective/rlhf_reward` a reward); the first that matches wins."""
 _RL_TERM = re.compile(r"polic|critic|actor|value[\s_\-/]?(?:loss|estimate|function)|advantage|explained[\s_]?var"
                       r"|clip[\s_]?frac|clip[\s_]?ratio|importance[\s_]?sampling|td[\s_]?err|(?:^|[/_\-. ])(?:pi|q|v)[\s_\-]?loss|(?:^|[/_\-. ])(?:avg_?|mean_?|max_?)*q(?:_?values?)?$"
                       r"|(?:^|[/_\-. ])loss[\s_\-]?(?:pi|q\d?|v)(?:$|[/_\-. ])|(?:^|[/_\-. ])q\d?[\s_]?vals?(?:$|[/_\-. ])"
-                      r"|explor|(?:^|[/_\-. ])epsilon(?:$|[/_\-. ])"
+                      r"|explor|(?:^|[/_\-. ])eps(?:ilon)?(?:$|[/_\-. ])"
                       r"|(?:^|[/_\-. ])(?:ep|episode)[\s_\-]?len(?:gth)?s?(?:$|[/_\-. ])|(?:^|[/_\-. ])eplen",
                       re.I)
 """A term only a reinforcement learner logs: its policy, value function or critic (`policy_loss`,
@@ -312,7 +312,7 @@ _RL_TERM = re.compile(r"polic|critic|actor|value[\s_\-/]?(?:loss|estimate|functi
 clipped and importance-sampling ratios (TRL's `clip_ratio/region_mean`), a value
 function's explained variance, a Q-learner's Q values or TD error (Spinning Up's glued `LossPi`,
 `LossQ`, `AverageQ1Vals`, read as their words; `pi-loss` hyphenated), an exploration schedule
-(SB3 DQN's `rollout/exploration_rate`, an epsilon-greedy `epsilon`) or an episode's length
+(SB3 DQN's `rollout/exploration_rate`, an epsilon-greedy `epsilon` or `eps`) or an episode's length
 (`rollout/ep_len_mean`, `eplen`, `episode_length`): only a learner in an environment has episodes."""
 _PREFERENCE = re.compile(r"chosen|rejected|margin", re.I)
 """A preference optimiser's implicit reward (DPO's `rewards/chosen`, `rewards/margins`): a statistic

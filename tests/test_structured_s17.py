@@ -108,6 +108,23 @@ def test_a_step_named_column_holding_one_value_gives_way_to_the_epoch(tmp_path):
     assert _curve(_read(e), "model_loss")[0] == list(range(0, 10 * N, 10))
 
 
+def test_an_epoch_shared_by_many_rows_gives_way_to_the_count_of_every_row(tmp_path):
+    d = _dir(tmp_path, "rows")
+    loss, rows = _losses(N), []
+    for i, v in enumerate(loss):  # LossHistory.save: [len(data), epoch, samples, train|nan, val|nan]
+        rows.append([len(rows), i // 10, 64 * (i % 10), v, np.nan])
+        if i % 5 == 4:
+            rows.append([len(rows), i // 10, 64 * (i % 10), np.nan, v * 1.1])
+    df = pd.DataFrame(rows, columns=["index", "epoch", "sample_count", "train_loss", "val_loss"])
+    df.to_csv(d / "loss_history.csv", index=False)  # NaN written as empty cells
+    steps, values = _curve(_read(d), "train_loss")
+    assert steps == df["index"][df["train_loss"].notna()].tolist() and values == pytest.approx(loss)
+    # an epoch first, repeated by rows of items, keeps the epoch: no column counts the rows
+    e = _dir(tmp_path, "items")
+    pd.DataFrame({"epoch": [i // 4 for i in range(N)], "loss": loss}).to_csv(e / "history.csv", index=False)
+    assert _curve(_read(e), "loss")[0] == [i // 4 for i in range(N)]
+
+
 # ------------------------------------------------------------ JSON lines without a step key
 
 def test_json_lines_of_a_history_with_no_step_are_stepped_by_their_line(tmp_path):
@@ -145,7 +162,8 @@ def test_an_exploration_schedule_or_an_episode_length_marks_a_reinforcement_lear
     assert infer_role("ep_r") == "reward"
     # a supervised run's `epsilon` (a DP-SGD privacy budget) beside a loss, no return: no learner of returns
     assert not is_reinforcement(infer_roles(["loss", "epsilon", "accuracy"]))
-    assert not is_reinforcement(infer_roles(["loss", "reward_model_acc", "eps"]))
+    assert not is_reinforcement(infer_roles(["loss", "eps", "accuracy"]))
+    assert is_reinforcement(infer_roles(["episode", "steps", "ep_return", "loss", "eps", "beta"]))  # a DQN trader's rows
     # an SB3 DQN run is judged by its episode return, not its TD loss
     d = _dir(tmp_path, "dqn")
     with (d / "progress.csv").open("w", newline="") as fh:

@@ -901,6 +901,12 @@ def forward_step(frame: pl.DataFrame, sep: str, step_col: str | None) -> str | N
         return vals.diff().drop_nulls() if vals.null_count() == 0 else pl.Series([-1.0])
 
     back = diffs(step_col)
+    if is_epoch_name(step_col) and back.len() >= 3 and float((back == 0).mean() or 0.0) > 0.5:
+        # an epoch shared by most rows beside a first column that counts every row (`index, epoch,
+        # sample_count, train_loss, ...` of a loss history written a row a batch): that count
+        finer = _counting_column(frame, sep, skip={step_col})
+        if finer is not None:
+            return finer
     if back.len() >= 3 and bool((back == 0).all()):  # one value on every row (mbrl's `train_iteration`
         # of one call to `train()`): a setting, no count; the next column named as a count, if any
         other = step_column([c for c in frame.columns if c != step_col])
