@@ -62,6 +62,8 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
 
     for div in by_kind.get("divergence", []):
         _fold_swing_into_runaway(div, by_kind.get("spike", []), ctx, drop)
+    for gs in [f for f in by_kind.get("spike", []) if f.evidence.get("grad_spike")]:
+        _grad_spike_out_of_outliers(gs, by_kind.get("grad_norm_outlier", []), drop)
 
     for rep in by_kind.get("repeated_data", []):
         margin = 10 * interval(rep.metric)
@@ -124,6 +126,24 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
     for f in findings + replaced:
         plain_numbers(f)
     return findings + replaced
+
+
+def _grad_spike_out_of_outliers(spike: Finding, outliers: list[Finding], drop: set[int]) -> None:
+    """The grad norm's one-step spikes are listed once, in the spike note: the outlier note keeps the
+    other outliers (and is dropped when it held only those)."""
+    steps = set(spike.evidence.get("steps", []))
+    for o in outliers:
+        if o.metric != spike.metric or id(o) in drop:
+            continue
+        listed = o.evidence.get("steps", [])
+        left = [s for s in listed if s not in steps]
+        if not left:
+            drop.add(id(o))
+            continue
+        if len(left) < len(listed):
+            o.evidence["steps"] = left
+            o.evidence["count"] = max(int(o.evidence.get("count", len(listed))) - (len(listed) - len(left)), len(left))
+            o.message += f"; the one-step spikes at {', '.join(str(s) for s in sorted(steps)[:5])} are noted apart"
 
 
 ROSE_BEFORE_NAN = 5

@@ -28,9 +28,10 @@ class SpikeDetector(Detector):
 
     code = "SL101"
     kind = "spike"
-    roles = ("loss", "eval_loss", "kl")
+    roles = ("loss", "eval_loss", "kl", "grad_norm")
     """Training losses get the full test; eval losses and KL terms only the one-step jumps
-    (`bad_batch_ratio`): their curves are too coarse or too wild for a noise model."""
+    (`bad_batch_ratio`): their curves are too coarse or too wild for a noise model; a grad norm
+    only its one-step jumps of `grad_spike_ratio` (a note: clipping may have absorbed them)."""
 
     window: int = 50
     """Points in the trailing baseline and noise windows."""
@@ -128,6 +129,12 @@ class SpikeDetector(Detector):
     """...and at least this KL (nats): an update that moved the policy by 1e-5 nats moved it by
     nothing, whatever its ratio to a median that is numerically zero (TRPO's KL sits at 1e-10)."""
 
+    grad_spike_ratio: float = 10.0
+    """A grad norm at this many times the level on both sides of it for one step, in a run whose other
+    steps are smooth (`bad_batch_jumps`), is a gradient spike: one batch whose gradient was an order of
+    magnitude off (engineers list these beside the loss). A note: clipping bounds the update it made,
+    and the loss's own spike, when it reacted, is the event (it takes this one in, `grouping`)."""
+
     eval_burst_ratio: float = 2.0
     """An eval loss whose peak stands this many times its running level (the median of the
     `resume_context` evaluations before it) ..."""
@@ -147,6 +154,8 @@ class SpikeDetector(Detector):
     two evaluations: a small, noisy validation set that swings 2x up and down has no spikes."""
 
     def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
+        if series.role == "grad_norm":
+            return grad_spikes(self, series, ctx)
         if series.role == "loss":
             return with_bad_batches(self, series, ctx, spikes_of(self, series, ctx))
         if series.role == "kl":
@@ -165,6 +174,37 @@ class SpikeDetector(Detector):
             found += [f for f in eval_bursts(self, series, ctx)  # (the note of a population stays)
                       if f.kind != "spike" or not any(f.start_step <= s <= f.end_step for s in taken)]
         return found
+
+
+def grad_spikes(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Finding]:
+    """One note listing the grad norm's one-step jumps of `grad_spike_ratio` x the level around them,
+    with what the loss did at the largest."""
+    step, value = series.finite()
+    idx = bad_batch_jumps(det, value, det.grad_spike_ratio)
+    if idx.size == 0:
+        return []
+    f = _bad_batch_finding(det, series, ctx, step, value, idx)
+    f.severity = "info"
+    f.evidence["grad_spike"] = True
+    loss = ctx.main("loss")
+    moved = _value_around(loss, f.peak_step) if loss is not None else None
+    if moved is not None:
+        f.evidence["loss_ratio"] = round(moved, 3)
+        f.message += (f"; {loss.label} {'moved with it' if moved >= det.blip_min_ratio else 'did not react'} "
+                      f"({moved:.2f}x the level around that step)")
+    f.message += ": a batch whose gradient was an order of magnitude off; clipping bounds the update it made"
+    return [f]
+
+
+def _value_around(s: Series, at: int, k: int = 5) -> float | None:
+    """The series' value at step `at` over the median of the `k` points on each side of it."""
+    st, v = s.finite()
+    i = int(np.searchsorted(st, at))
+    if i >= st.size or st[i] != at:
+        return None
+    around = np.concatenate([v[max(0, i - k):i], v[i + 1:i + 1 + k]])
+    level = float(np.median(around)) if around.size else 0.0
+    return float(v[i] / level) if level > 0 else None
 
 
 def eval_bursts(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Finding]:
@@ -433,7 +473,8 @@ def _bad_batch_finding(det: SpikeDetector, series: Series, ctx: RunContext, step
     first, last = int(idx[0]), int(idx[-1])
     end = min(last + 1, step.size - 1)
     what = {"eval_loss": ("one evaluation", "the evaluation set or the model saved then"),
-            "kl": ("one policy update", "a policy update that moved far from the reference")}
+            "kl": ("one policy update", "a policy update that moved far from the reference"),
+            "grad_norm": ("one step", "a gradient spike")}
     unit, reading = what.get(series.role, ("one step", "a bad batch"))
     if idx.size == 1:
         message = (f"{series.label} jumped {ratios[0]:.1f}x for {unit} at step {named[0]} "
