@@ -24,6 +24,7 @@ from .base import Detector, RunContext, Series
 from ..model.finding import Finding
 from .stats import MAD_TO_SIGMA
 from .turns import MEMORISED_FALL, never_improved, turned_from_best
+from .twins import stuck_beside_twin
 
 CHANCE_CLASSES = (2, 3, 4, 5, 10, 100, 1000)
 """Class counts a classifier's chance level is checked against (ln k). Others are not:
@@ -146,6 +147,10 @@ class PlateauDetector(Detector):
     sat at chance."""
 
     def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
+        if series.role in ("loss", "other"):
+            twin = self._stuck_twin(series, ctx)
+            if twin is not None:
+                return [twin]
         if series.role == "reward":
             if series is not ctx.main("reward"):
                 return []
@@ -185,6 +190,24 @@ class PlateauDetector(Detector):
         if not found.get("above_start"):
             found["a"] = _settled_from(y, found["a"], found["b"])
         return [self._finding(series, ctx, s, y, is_log, found)]
+
+    def _stuck_twin(self, series: Series, ctx: RunContext) -> Finding | None:
+        """A term that never moved while its twin (the same term for the model's other direction or
+        branch, `twins.twin_of`) fell to under half: one path of the model never learned. Once per
+        run, on the first such term by name."""
+        hit = stuck_beside_twin(series, ctx)
+        if hit is None or any(stuck_beside_twin(s, ctx) for m, s in ctx.series.items()
+                              if m < series.metric and s.role in ("loss", "other")):
+            return None
+        msg = (f"{series.label} never learned: {hit['first']:.4g} at its start, {hit['level']:.4g} at its end "
+               f"({hit['points']} points) while its twin {hit['twin']} fell from {hit['twin_first']:.4g} to "
+               f"{hit['twin_last']:.4g}: the steps reached one path of the model and not the other (a saturated "
+               f"loss, a branch whose gradients are cut or whose inputs are wrong)")
+        return Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric, severity="warning",
+                       message=msg, start_step=hit["start"], end_step=hit["end"],
+                       evidence={"reading": "never", "level": hit["level"], "points": hit["points"],
+                                 "twin": hit["twin"], "twin_first": hit["twin_first"], "twin_last": hit["twin_last"],
+                                 "chance_classes": None})
 
     def _reward_flat(self, series: Series, ctx: RunContext) -> list[Finding]:
         """A reward that never rose: from its first points to its last, no rise beyond its
