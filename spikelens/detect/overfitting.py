@@ -10,7 +10,7 @@ import numpy as np
 from ..model.finding import Finding
 from . import scores
 from .base import Detector, RunContext, Series, main_name_score
-from .turns import MEMORISED_FALL, FlatRule, TurnRule, never_improved, turned_from_best
+from .turns import MEMORISED_FALL, FlatRule, TurnRule, never_improved, passing_turn, turned_from_best
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -28,7 +28,8 @@ class OverfittingDetector(Detector):
     fall as a loss's rise, on its log), under the eval loss when both turned. When the
     training loss rose with it, it is divergence, not this. A main eval loss that never
     improved on its first evaluations while the training loss fell far is a note too
-    (memorised from the start, `turns.never_improved`).
+    (memorised from the start, `turns.never_improved`), and so is one that rose twice as
+    high and came back below its early best later (grokking, `turns.passing_turn`).
     Why it matters: the best checkpoint is the one at the eval minimum; training on
     only memorises the training set.
     Likely causes: too many epochs over a small dataset, too little regularisation,
@@ -74,8 +75,9 @@ class OverfittingDetector(Detector):
                 hit = self._turn(series, train)
                 if hit is not None:
                     turned.append((series, hit))
+        passing = self._passing(ctx, train)
         if not turned:
-            return self._memorised(ctx, train)
+            return self._memorised(ctx, train) + passing
         # the finding leads with a curve whose rise matters (a total that rose 2% while its box term rose
         # 16% is not the event), then the total eval loss (fewest name parts: valid_loss, not valid_ce_loss),
         # the first name, then the clearest turn (an epoch mean's over the per-batch values')
@@ -113,7 +115,28 @@ class OverfittingDetector(Detector):
             found.severity = "info"
             found.message += (f"; only {moved} of the run's {len(family)} curves named like it (one per class or "
                               f"head) turned: one class or head, not the model")
-        return [found]
+        return [found] + passing
+
+    def _passing(self, ctx: RunContext, train: Series | None) -> list[Finding]:
+        """The main eval loss rose far above its early best while the training loss fell, stayed up,
+        and came back below it later (`turns.passing_turn`): memorised first, generalised later
+        (grokking, double descent). A note: the run recovered by itself, and its end is its best."""
+        series = ctx.main("eval_loss")
+        hit = passing_turn(series, train) if series is not None else None
+        if hit is None:
+            return []
+        msg = (f"{series.label} rose {np.exp(hit['rise']):.1f}x from {_num(hit['min_value'])} at step {hit['min_step']} "
+               f"to {_num(hit['peak_value'])} around step {hit['peak_step']} while {train.label} fell "
+               f"{_fall_text(hit['train_change'])}, and came back below it by step {hit['back_step']} "
+               f"({_num(hit['end_value'])} at the end): the model memorised its training set first and generalised "
+               f"later (grokking, double descent)")
+        return [Finding(kind="overfitting", code=self.code, run=ctx.run, metric=series.metric, severity="info",
+                        message=msg, start_step=hit["min_step"], end_step=hit["back_step"],
+                        magnitude=float(np.exp(hit["rise"])),
+                        evidence={"min_step": hit["min_step"], "min_value": hit["min_value"],
+                                  "end_value": hit["peak_value"], "rise_percent": float(np.expm1(hit["rise"]) * 100),
+                                  "train_change_log": hit["train_change"], "reading": "passing",
+                                  "back_step": hit["back_step"], "also_on": []})]
 
     def _memorised(self, ctx: RunContext, train: Series | None) -> list[Finding]:
         """The main eval loss never improved on its first evaluations (`turns.never_improved`) while
@@ -216,3 +239,9 @@ _MEASURES = {"loss", "acc", "accuracy", "precision", "recall", "f1", "fb1", "auc
 
 def _num(x: float) -> str:
     return f"{x:.4g}"
+
+
+def _fall_text(change_log: float) -> str:
+    """A fall as a percentage, or as a factor past 99% (a loss that went to 1e-7 did not fall '100%')."""
+    share = -np.expm1(change_log)
+    return f"{share * 100:.0f}%" if share < 0.99 else f"{np.exp(-change_log):,.0f}-fold"

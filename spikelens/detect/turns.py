@@ -155,3 +155,48 @@ def never_improved(series: Series, train: Series | None, rule: FlatRule = FlatRu
     return {"first_step": int(step[0]), "last_step": int(step[-1]), "evals": int(n), "train_change": fell,
             "first_value": float(np.exp(sign * start)), "last_value": float(np.exp(sign * float(np.median(y[-k:])))),
             "gain_log": gain}
+
+
+@dataclass(frozen=True)
+class PassingRule:
+    """How far and how long a held-out loss must rise before it comes back (see `passing_turn`)."""
+
+    min_rise: float = 0.69
+    """At its peak, at least this far (log: twice) above its best before the rise."""
+    min_evals: int = 5
+    """...at least this many evaluations 1.5x or more above that best..."""
+    min_train_fall: float = 0.3
+    """...while the training loss fell at least this much (log, about 26%) from that best to the peak."""
+
+
+def passing_turn(series: Series, train: Series | None, rule: PassingRule = PassingRule()) -> dict | None:
+    """A held-out loss that rose far above its early best while the training loss fell, stayed up,
+    and later came back below that best: the model memorised its training set first and generalised
+    later (grokking, double descent). `turned_from_best` misses it, since its best is the late one.
+    None when it never rose so, or never came back (that is `turned_from_best`'s)."""
+    if train is None:
+        return None
+    step, v = series.finite()
+    n = v.size
+    if n < 3 * rule.min_evals or v.min() <= 0 or scores.direction(series) > 0:
+        return None
+    y = np.log(v)
+    w = max(3, n // 20) | 1
+    sm = rolling_median(y, w, center=True, min_samples=1)
+    p = int(np.argmax(sm))
+    if p < 1:
+        return None
+    i = int(np.argmin(y[:p]))  # (its best may be one evaluation: the untrained model's, at step 0)
+    low = float(y[i])
+    if float(sm[p]) - low < rule.min_rise or int((y[i:p + 1] >= low + np.log(1.5)).sum()) < rule.min_evals:
+        return None
+    back = np.flatnonzero(sm[p:] < low)
+    if back.size == 0:
+        return None  # it never came back: a turn from its best, not a passing one
+    fell = train_change(train, int(step[i]), int(step[p]))
+    if fell is None or fell > -rule.min_train_fall:
+        return None
+    r = p + int(back[0])
+    return {"min_step": int(step[i]), "min_value": float(np.exp(low)), "peak_step": int(step[p]),
+            "peak_value": float(np.exp(sm[p])), "back_step": int(step[r]), "end_value": float(np.exp(np.median(y[-max(1, n // 10):]))),
+            "train_change": fell, "rise": float(sm[p]) - low}
