@@ -211,3 +211,16 @@ def test_dvclive_flat_folder_is_one_run(tmp_path):
     for name in ("a", "b"):
         (e / f"{name}.tsv").write_text("epoch\tloss\n" + "".join(f"{i}\t{v}\n" for i, v in enumerate(loss)))
     assert len([r for r in api.load_runs(e) if r.frame.height]) == 2
+
+
+def test_a_dvclive_metrics_folder_passed_itself_is_one_run(tmp_path):
+    metrics = tmp_path / "dvclive" / "plots" / "metrics"  # Live(): log_metric("train/loss"), ("eval/loss"), ...
+    for split in ("train", "eval"):
+        (metrics / split).mkdir(parents=True)
+        _tsv(metrics / split / "loss.tsv", "loss", _losses(N, 3.0 if split == "eval" else 2.5))
+    _tsv(metrics / "eval" / "f1_global.tsv", "f1_global", list(np.linspace(0.3, 0.9, N)))
+    runs = [r for r in api.load_runs(metrics) if r.frame.height]
+    assert len(runs) == 1 and runs[0].name == "dvclive"
+    roles = roles_of(runs[0].frame)
+    assert roles == {"eval/f1_global": "accuracy", "eval/loss": "eval_loss", "train/loss": "loss"}
+    assert _curve(runs[0].frame, "train/loss") == (list(range(N)), pytest.approx(_losses(N)))

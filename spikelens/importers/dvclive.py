@@ -32,6 +32,11 @@ def metrics_dir(run: Path) -> Path:
     return run.joinpath(*METRICS_DIR)
 
 
+def inside_metrics(path: Path) -> bool:
+    """Is this DVCLive's own `plots/metrics` folder (passed as the path to read)?"""
+    return path.name == METRICS_DIR[1] and path.parent.name == METRICS_DIR[0]
+
+
 def read_tsv(path: Path, key: str) -> pl.DataFrame:
     """One DVCLive metric file → long rows named `key` (the value column is the last one)."""
     text = decode(path, read_bytes(path))
@@ -93,6 +98,8 @@ class DvcLiveImporter(Importer):
     claims_dirs = True
 
     def claims(self, path: Path, head: bytes) -> bool:
+        if inside_metrics(path):  # the user passed `dvclive/plots/metrics` itself: still one run
+            return any(path.rglob("*.tsv"))
         root = metrics_dir(path)
         if not root.is_dir():
             return flat_metric_files(path) is not None
@@ -100,7 +107,7 @@ class DvcLiveImporter(Importer):
             or any(root.rglob("*.tsv"))
 
     def read(self, path: Path) -> list[Table]:
-        root = metrics_dir(path)
+        root = path if inside_metrics(path) else metrics_dir(path)
         if not root.is_dir():  # DVCLive 0.x: `<dir>/<metric>.tsv` side by side
             root = path
         files = sorted(p for p in root.rglob("*.tsv") if p.is_file())
@@ -122,5 +129,6 @@ class DvcLiveImporter(Importer):
         # else the step; a stable sort keeps a file's own order among equal keys)
         order = "wall_time" if long.get_column("wall_time").null_count() == 0 else "step"
         long = long.sort(order, maintain_order=True)
-        return [Table(frame=long, source=path, format=self.name, run_key=str(path), segment_key=str(path),
-                      meta=flat_params(path / "params.yaml"))]
+        run = path.parent.parent if inside_metrics(path) else path  # named as its DVCLive folder
+        return [Table(frame=long, source=path, format=self.name, run_key=str(run), segment_key=str(run),
+                      meta=flat_params(run / "params.yaml"))]
