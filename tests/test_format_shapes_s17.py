@@ -118,3 +118,39 @@ def test_two_sentences_an_epoch_each_name_their_own_value(tmp_path):
 def test_a_sentence_with_no_value_after_its_copula_names_nothing(line):
     t = tokenise(line.format(e=3))
     assert t.values == []
+
+
+# ------------------------------------------------------------------ outer loops
+
+
+@pytest.mark.parametrize("fmt", [
+    "Stage {o} Epoch {i}: Train Loss: {v:.4f}, Val Loss: {w:.4f}",  # a curriculum, epochs counted per stage
+    "scale {o} iter {i} loss {v:.4f}",  # a GAN trained scale by scale, its iterations per scale
+    "round {o} epoch {i} loss={v:.4f}",  # federated rounds, local epochs
+    "[{o}] [{i}/50] time: 0:01:23, [d_loss: {w:.4f}, g_loss: {v:.4f}]",  # Keras GAN: epoch, then batch of 50
+])
+def test_a_count_that_starts_again_within_an_outer_count_is_one_timeline(tmp_path, fmt):
+    """The inner count restarts each time the outer one (printed before it) goes up: one timeline in
+    the records' order, never a relaunch of the run."""
+    rows = [(o, i) for o in range(1, 4) for i in range(10, 51, 10)]
+    lines = [fmt.format(o=o, i=i, v=loss(k), w=loss(k) * 1.1) for k, (o, i) in enumerate(rows)]
+    frame = load(tmp_path, lines)
+    name = next(m for m in ("Train_Loss", "loss", "g_loss") if m in set(frame.get_column("metric")))
+    got = curve(frame, name)
+    steps = [s for s, _ in got]
+    assert len(steps) == len(rows) and all(b > a for a, b in zip(steps, steps[1:]))
+    assert frame.get_column("segment").n_unique() == 1
+    assert [v for _, v in got] == pytest.approx([round(loss(k), 4) for k in range(len(rows))])
+    assert "Stage" not in set(frame.get_column("metric")) and "scale" not in set(frame.get_column("metric"))
+
+
+def test_an_outer_count_beside_a_global_step_leaves_the_step_as_printed(tmp_path):
+    """`[Stage 2 Epoch 5] step 340 loss=...`: the global step is the step; nothing is composed."""
+    lines = [f"[Stage {1 + k // 10} Epoch {k % 10}] step {10 * k} loss={loss(k):.4f}" for k in range(30)]
+    assert [s for s, _ in curve(load(tmp_path, lines), "loss")] == [10 * k for k in range(30)]
+
+
+def test_a_count_after_the_epoch_is_no_outer_count(tmp_path):
+    """`Epoch 3 round 2`: a word after the epoch is no loop around it (only a count printed before it is)."""
+    t = tokenise("Epoch 3 round 2 loss 2.5")
+    assert t.inner is None and [n for n, _, _ in t.values] == ["round", "loss"]

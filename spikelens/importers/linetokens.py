@@ -188,6 +188,9 @@ STEP_NAMES = ("global_step", "num_updates", "step", "iteration", "iter", "iters"
               "updates", "batch", "train_step", "optimizer_step", "i", "episode", "#")
 """Keys that count steps, the most telling first (an RL log counts its episodes)."""
 EPOCH_NAMES = ("epoch", "ep", "epochs")
+OUTER_NAMES = frozenset({"stage", "scale", "round", "phase", "cycle", "generation"})
+"""Counters of an outer loop that the epoch or step count runs within, printed before it (a GAN trained
+scale by scale, `scale 2 iter 300`; a curriculum's `Stage 2 Epoch 5`; federated `round 3 epoch 2`)."""
 IGNORED = frozenset({"eta", "v_num", "rank", "local_rank", "world_size", "pid", "seed", "gpu", "device", "node"})
 
 
@@ -656,11 +659,35 @@ def tokenise(line: str) -> Template:
     drop(words)
     if ordinal is not None and not out.values and ordinal[1:] in (out.epoch, out.step[1:] if out.step else None):
         out.epoch = out.step = None  # `-----第 3 轮训练开始-----`: a banner; the records after it carry their own count
+    _outer_counts(line, out)
     if out.prose and not spoken:
         out.values = []
     if out.evaluation is not None:
         out.values = [(_eval_name(n, out.evaluation), s, k) for n, s, k in out.values]
     return out
+
+
+def _outer_counts(line: str, out: Template) -> None:
+    """A count printed before the line's epoch or step that an outer loop keeps (`Stage 2 Epoch 5`,
+    `scale 2 iter 300`, `round 3 epoch 2`), or a bracketed round before a bracketed counter (`[3]
+    [40/100]`): the outer count is the epoch and the count after it runs within it, so the step is the
+    two together (`_counted`), as for `[1,  2000] loss` and MMEngine's `[1][50/1000]`. A step printed
+    beside both (`[Stage 2 Epoch 5] step 340`) is the step; the outer count stays a value then."""
+    if out.step is not None and out.step[0] == "round" and out.inner is not None and out.epoch is None:
+        out.epoch, out.step = out.step[1:], None  # `[3] [40/100]`: the round the bracketed count runs within
+        return
+    outer = next(((n, s, k) for n, s, k in out.values
+                  if _plain(n.lower()) in OUTER_NAMES and line[s: s + k].isdigit()), None)
+    if outer is None or out.inner is not None:
+        return
+    _, start, length = outer
+    if out.epoch is not None and out.step is None and out.epoch[0] > start:
+        out.inner, out.epoch = out.epoch, (start, length)
+    elif out.step is not None and out.epoch is None and out.step[1] > start:
+        out.inner, out.epoch, out.step = out.step[1:], (start, length), None
+    else:
+        return
+    out.values.remove(outer)
 
 
 def _held(lead: list[str], clean: str, after: int, out: Template) -> str | None:
