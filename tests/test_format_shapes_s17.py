@@ -154,3 +154,22 @@ def test_a_count_after_the_epoch_is_no_outer_count(tmp_path):
     """`Epoch 3 round 2`: a word after the epoch is no loop around it (only a count printed before it is)."""
     t = tokenise("Epoch 3 round 2 loss 2.5")
     assert t.inner is None and [n for n, _, _ in t.values] == ["round", "loss"]
+
+
+# ------------------------------------------------------------------ a count opening the line
+
+
+@pytest.mark.parametrize("lead", ["", " "])
+def test_a_count_opening_a_list_of_named_numbers_is_its_step(tmp_path, lead):
+    """darknet's `printf("%ld: %f, %f avg, %f rate, ...")`: the count before the `:` is the batch, the step
+    (a rank's prefix `0: ` has the same shape but opens no such list)."""
+    lines = [f"{lead}{10 * (k + 1)}: {loss(k) * 1.1:f}, {loss(k):f} avg, 0.001000 rate, 0.31 seconds, "
+             f"{640 * (k + 1)} images" for k in range(12)]
+    got = curve(load(tmp_path, lines), "avg")
+    assert [s for s, _ in got] == [10 * (k + 1) for k in range(12)]
+    assert [v for _, v in got] == [round(loss(k), 6) for k in range(12)]
+
+
+def test_a_ranks_prefix_is_still_no_step():
+    t = tokenise("0: step 10 loss 2.5 lr 0.1")
+    assert t.step[0] == "step" and [n for n, _, _ in t.values] == ["loss", "lr"]

@@ -317,7 +317,7 @@ def _counts_as_int(text: str) -> bool:
     return _is_int(text) or bool(_WHOLE_FLOAT.fullmatch(text))
 
 
-def _named_after(clean: str, out: Template) -> str:
+def _named_after(clean: str, out: Template, line: str = "") -> str:
     """A list whose parts each say a number, then what it counts (darknet's `2.743 avg loss,
     0.001 rate, 0.31 seconds, 640 images`): the words after each number name it, and a count
     opening the line before a `:` (` 10: `) is its step. Three such parts at least (fewer may be
@@ -330,7 +330,9 @@ def _named_after(clean: str, out: Template) -> str:
         if name.lower() not in IGNORED:
             out.values.append((name, p.start("num"), p.end("num") - p.start("num")))
         clean = clean[:p.start()] + " " * (p.end() - p.start()) + clean[p.end():]
-    lead = _LEAD_COUNT.match(clean)
+    # the count opening the line (` 10: `) is blanked as a rank's prefix would be (`0: step 10 ...`); beside a
+    # list of named numbers it is the step, so it is read from the line as printed
+    lead = _LEAD_COUNT.match(clean) or _LEAD_COUNT.match(line)
     if lead and out.step is None:
         out.step = ("iter", lead.start(1), lead.end(1) - lead.start(1))
         clean = clean[:lead.start(1)] + " " * (lead.end(1) - lead.start(1)) + clean[lead.end(1):]
@@ -347,7 +349,7 @@ def tokenise(line: str) -> Template:
     if _SAVED.search(clean):  # the value that made a checkpoint the best so far: a record's echo
         return out
     clean, tags = _tags(clean)
-    clean = _named_after(clean, out)
+    clean = _named_after(clean, out, line)
     pair = _ROUND_PAIR.match(clean)
     if pair:  # `[1,  2000] loss: ...`, `1|10|Loss: ...`: the epoch, then the count within it
         one, two = (1, 2) if pair.group(1) is not None else (3, 4)
