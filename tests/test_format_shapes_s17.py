@@ -173,3 +173,43 @@ def test_a_count_opening_a_list_of_named_numbers_is_its_step(tmp_path, lead):
 def test_a_ranks_prefix_is_still_no_step():
     t = tokenise("0: step 10 loss 2.5 lr 0.1")
     assert t.step[0] == "step" and [n for n, _, _ in t.values] == ["loss", "lr"]
+
+
+# ------------------------------------------------------------------ result blocks, one key a line
+
+
+def _result_block(k: int, counter: bool = True) -> list[str]:
+    """What `print(pretty_print(algo.train()))` prints for iteration k+1 (RLlib's layout, written here)."""
+    out = [f"agent_timesteps_total: {4000 * (k + 1)}", "custom_metrics: {}", "date: 2024-05-01_12-00-00",
+           "done: false", "env_runners:", "  episode_len_mean: 200.0", f"  episode_return_mean: {20 + k * 1.5:.3f}",
+           "info:", "  learner:", "    default_policy:", "      learner_stats:", f"        total_loss: {loss(k):.4f}",
+           f"        vf_loss: {loss(k) * 0.6:.4f}", f"  num_env_steps_sampled: {4000 * (k + 1)}"]
+    return out + ([f"training_iteration: {k + 1}"] if counter else [])
+
+
+def test_result_blocks_one_key_a_line_are_a_record_each(tmp_path):
+    """A block begins where the file's first key comes back at the left margin; values are named by
+    their sections, the step is the block's iteration."""
+    frame = load(tmp_path, [ln for k in range(20) for ln in _result_block(k)])
+    ret = curve(frame, "env_runners/episode_return_mean")
+    assert [s for s, _ in ret] == list(range(1, 21)) and [v for _, v in ret] == pytest.approx(
+        [20 + k * 1.5 for k in range(20)])
+    assert [v for _, v in curve(frame, "info/learner/default_policy/learner_stats/total_loss")] == pytest.approx(
+        [round(loss(k), 4) for k in range(20)])
+    assert [s for s, _ in curve(frame, "info/num_env_steps_sampled")] == list(range(1, 21))
+
+
+def test_result_blocks_without_a_counter_take_their_order(tmp_path):
+    frame = load(tmp_path, [ln for k in range(12) for ln in _result_block(k, counter=False)])
+    # no block counter among `STEP_KEYS` at the left margin: the blocks count in order
+    assert [s for s, _ in curve(frame, "env_runners/episode_return_mean")] == list(range(12))
+
+
+def test_a_settings_dump_of_one_block_is_no_log_of_blocks(tmp_path):
+    """A YAML config printed once (its first key never comes back) is not read as records."""
+    from spikelens.importers.keyblocks import claims_text
+
+    settings = ["model:", "  hidden: 256", "  layers: 4", "optim:", "  lr: 0.001", "  betas: 0.9",
+                *[f"  p{k}: {k / 10}" for k in range(20)]]
+    assert not claims_text("\n".join(settings))
+    assert claims_text("\n".join(ln for k in range(4) for ln in _result_block(k)))

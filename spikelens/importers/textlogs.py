@@ -36,7 +36,7 @@ import polars as pl
 from .. import diagnostics
 from ..config import load_config
 from ..errors import FormatError, InputError
-from . import decoding, linerecords, lineshapes, ranksplit, textsignals
+from . import decoding, keyblocks, linerecords, lineshapes, ranksplit, textsignals
 from .textlines import _CUT, split_lines  # noqa: F401 (split_lines: read here and by callers of this module)
 from .base import Importer, Table, long_table, to_float
 from .patterns import CATALOGUE, RESERVED_GROUPS, LinePattern, Rule, user_patterns
@@ -850,6 +850,8 @@ class TextLogImporter(Importer):
         if not blocks.has_text:
             raise FormatError(path, "empty text log")
         if pattern is None:
+            if _key_blocks(path):  # one key a line, a block a record (RLlib's `pretty_print`)
+                return [keyblocks.read(path)]
             if general is None:  # a file named on its own, its banners outnumbering its numbers
                 general = general_sniff(path, named=True)
             if general is not None and general.reason:
@@ -922,6 +924,13 @@ def _objective_in(rows: pl.DataFrame) -> bool:
 
     names = rows.get_column("metric").unique().to_list() if rows.height else []
     return any(r in _OBJECTIVES for r in infer_roles(names).values())
+
+
+def _key_blocks(path: Path) -> bool:
+    """Whether the file's head is a log of result blocks printed one key a line (`keyblocks`)."""
+    with open(path, "rb") as fh:
+        head = decoding.text_head(fh.read(SNIFF_BYTES))
+    return keyblocks.claims_text(head.rsplit("\n", 1)[0] if len(head) >= SNIFF_BYTES else head)
 
 
 def _general_with_objective(path: Path) -> list[Table] | None:
