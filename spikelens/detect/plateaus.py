@@ -213,7 +213,7 @@ class PlateauDetector(Detector):
         """A reward that never rose: from its first points to its last, no rise beyond its
         noise and one level throughout (a run of a reinforcement learner that learned nothing)."""
         step, value = series.finite()
-        if step.size < self.min_reward_points or step[0] > 0.05 * max(step[-1], 1) and step[0] >= 100:
+        if step.size < self.min_reward_points or not _from_the_start(ctx, step):
             return []
         s, y = _blocks(step, value.astype(np.float64))  # on its own scale: a reward may be negative
         z, fall = _movement(y)
@@ -546,7 +546,7 @@ class PlateauDetector(Detector):
         return None
 
     def _never_learned(self, s, y, is_log, m):
-        if m < 20 or not is_log or s[0] > 0.05 * max(s[-1], 1) and s[0] >= 100:
+        if m < 20 or not is_log or not _from_the_start(None, s):
             return None  # too few points, a loss around zero, or a continuation (flat may be converged)
         z, moved = _movement(y)
         if (y[1:] > y[0]).all() and abs(z) <= self.max_z:  # (a steady climb is a divergence's)
@@ -638,9 +638,17 @@ def _spread_past_chance(value: np.ndarray, spread: float) -> bool:
     return MAD_TO_SIGMA * float(np.median(np.abs(y - np.median(y)))) > spread
 
 
-def _from_the_start(ctx: RunContext, step: np.ndarray) -> bool:
-    """Does the log start where the run started (not a continuation picked up late)?"""
-    return bool(step.size) and not (step[0] > 0.05 * max(step[-1], 1) and step[0] >= 100)
+def _from_the_start(ctx: RunContext | None, step: np.ndarray) -> bool:
+    """Does the log start where the run started (not a continuation picked up late)? Its first step
+    within 5% of its last (or under 100), or within one and a half of its own logging intervals: a
+    value logged every 1,000 steps, or an episode's return logged when the episode ends, has its first
+    point one interval in (a Pong agent's first return at frame 968 of 14,008)."""
+    if not step.size:
+        return False
+    if not (step[0] > 0.05 * max(step[-1], 1) and step[0] >= 100):
+        return True
+    gaps = np.diff(step)
+    return bool(gaps.size) and step[0] <= 1.5 * float(np.median(gaps))
 
 
 def _terms_of(total: Series, ctx: RunContext) -> list[str]:
