@@ -213,3 +213,26 @@ def test_a_settings_dump_of_one_block_is_no_log_of_blocks(tmp_path):
                 *[f"  p{k}: {k / 10}" for k in range(20)]]
     assert not claims_text("\n".join(settings))
     assert claims_text("\n".join(ln for k in range(4) for ln in _result_block(k)))
+
+
+# ------------------------------------------------------------------ pairs printed as tuples
+
+
+def test_name_and_value_pairs_printed_as_tuples_are_keyed_numbers(tmp_path):
+    """PFRL's `logger.info('statistics:%s', agent.get_statistics())`: `[('average_q', 0.1), ('average_loss',
+    2.7)]` after each `step:N episode:E R:r` line; the tuple's comma links its name as a dict's `:` does."""
+    lines = [s for k in range(20) for s in (
+        f"INFO:pfrl.experiments.train_agent:outdir:results step:{100 * (k + 1)} episode:{k} R:{10 + k}",
+        f"INFO:pfrl.experiments.train_agent:statistics:[('average_q', {0.1 * k:.3f}), ('average_loss', {loss(k)}), "
+        f"('n_updates', {100 * k})]")]
+    got = curve(load(tmp_path, lines), "average_loss")
+    assert [s for s, _ in got] == [100 * (k + 1) for k in range(20)]
+    assert [v for _, v in got] == pytest.approx([loss(k) for k in range(20)])
+
+
+@pytest.mark.parametrize("line", [
+    '    self._optimizer_step(kwargs.get("batch_idx", 0), closure)',  # a call's arguments, in a traceback
+    "print('loss', 2.5)",  # a call, not a tuple printed
+])
+def test_a_call_with_a_string_and_a_number_is_no_pair(line):
+    assert tokenise(line).values == [] or all(n != "batch_idx" and n != "loss" for n, _, _ in tokenise(line).values)

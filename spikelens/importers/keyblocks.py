@@ -52,7 +52,9 @@ def claims_text(text: str) -> bool:
     first = parsed[0]["key"]
     opens = sum(1 for m in parsed if m is not None and not m["indent"] and m["key"] == first)
     numeric = sum(1 for m in parsed if m is not None and m["value"] and re.match(_NUM, m["value"]))
-    return opens >= MIN_BLOCKS and numeric >= 0.3 * len(lines)
+    keys = {m["key"] for m in parsed if m is not None}
+    # blocks of several keys (`Temperature: 21.5` line after line is one key repeated: no block)
+    return opens >= MIN_BLOCKS and len(lines) >= 3 * opens and len(keys) >= 3 and numeric >= 0.3 * len(lines)
 
 
 def read(path: Path) -> Table:

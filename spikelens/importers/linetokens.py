@@ -270,6 +270,11 @@ count within it. So are two whole numbers parted by bars opening a line before a
 bar description `1|10|Loss: 2.3`)."""
 
 
+_TUPLE_PAIR = re.compile(r"(?<![\w.])\(\s*(?P<q>['\"])[A-Za-z_][\w./\- ]{0,60}(?P=q)\s*(?P<comma>,)\s*(?=[-+]?(?:\d|\.\d|(?i:nan|inf)))")
+"""A name and its number printed as a Python tuple (`list(stats.items())`, PFRL's `statistics:[('average_q',
+0.1), ('average_loss', 2.7)]`): its comma stands where a dict has its `:`."""
+
+
 def _blanked(line: str) -> tuple[str, tuple[int, int] | None, str | None]:
     """The line with what is never a value blanked (same length), its time stamp's span,
     and the phase a `(val)`-like tag names. A line of two or more names glued to their decimal
@@ -280,6 +285,8 @@ def _blanked(line: str) -> tuple[str, tuple[int, int] | None, str | None]:
     if len(glued) >= 2:
         for at in glued:
             line = line[:at] + "=" + line[at + 1:]
+    for t in _TUPLE_PAIR.finditer(line):  # `('average_loss', 0.12)`: a pair printed as a tuple links as `:` does
+        line = line[:t.start("comma")] + ":" + line[t.end("comma"):]
     stamp = None
     m = _STAMP.search(line)
     if m:
