@@ -8,7 +8,7 @@ and what the step and the loss are); no file of those repositories is copied her
 
 Each writer is rendered into the file it would leave after a realistic run (a decaying noisy
 loss, 50-3000 points, the file name the source uses), and spikelens reads it as `analyze` would
-(`api.load_runs`, then the main metric `analyze` judges). Each file ends as one of:
+(`api.load_runs`, then the main metric `analyze` judges, `RunContext.judged` on the stitched run). Each file ends as one of:
 
 - `read`: the main metric is the writer's loss (or its score, for a run that logs only a
   score) and its steps are the writer's steps;
@@ -794,7 +794,7 @@ def judge(spec: dict, path: Path, steps: np.ndarray) -> tuple[str, str]:
     judged = []
     for run in runs:
         roles = roles_of(run.frame)
-        main = main_metric(run.frame, roles)
+        main = judged_metric(run) or main_metric(run.frame, roles)
         judged.append((run, main, roles.get(main)))
     if not readable:
         return "read (not a curve)", ", ".join(f"{m}" for _, m, _ in judged)[:160]
@@ -820,6 +820,23 @@ def judge(spec: dict, path: Path, steps: np.ndarray) -> tuple[str, str]:
         return "wrong step", f"{m}: steps {got[:4].tolist()}..{got[-2:].tolist()} ({len(got)}) vs {np.asarray(steps)[:4].tolist()}.. ({len(steps)})"
     chosen = any(mm == m for _, mm, _ in judged)
     return ("read" if chosen else "read (not main)"), m
+
+
+def judged_metric(run) -> str | None:
+    """The metric `analyze` judges the run by (`RunContext.judged`: an RL learner's return over its
+    losses, a GAN's generator), on the stitched run as `analyze` sees it; None where that fails."""
+    try:
+        from spikelens.detect.base import RunContext
+        from spikelens.detect.engine import series_of
+        from spikelens.frame import roles_of
+        from spikelens.stitching import stitch_run
+
+        frame = stitch_run(run).frame
+        roles = roles_of(frame)
+        main = RunContext(run=run.name, roles=roles, series=series_of(frame, roles), frame=frame).judged()
+        return main.metric if main is not None else None
+    except Exception:  # noqa: BLE001 - the benchmark falls back on the stitcher's choice
+        return None
 
 
 def expected_names(spec: dict, path: Path) -> list[str]:
