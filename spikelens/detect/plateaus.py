@@ -141,7 +141,7 @@ class PlateauDetector(Detector):
     input..."""
     loud_frozen_evals: int = 5
     """...a warning from this many, with a finite training loss that fell `min_score_train_fall`
-    (fewer, or a loss that stood still or went NaN: a note)."""
+    (fewer, or a loss that went NaN: a note)."""
     min_chance_share: float = 0.1
     """A held-out accuracy at 1/k from its first evaluation over this share of them (and five)
     sat at chance."""
@@ -281,8 +281,8 @@ class PlateauDetector(Detector):
         `min_frozen_evals`), at a chance level 1/k (`scores.frozen_chance`): the model gives one answer
         whatever the input (weights gone NaN, a head that outputs a constant). Once per run, on the
         first such accuracy by name; a note when the training loss is not finite (the NaN is the
-        event, this is what it did), when it stood still (its own plateau is the finding) or with few
-        evaluations."""
+        event, this is what it did) or with few evaluations; nothing when the training loss stood
+        still (its own plateau is the finding, and names the accuracy)."""
         found = [s for s in ctx.series.values() if s.role == "accuracy" and scores.frozen_chance(s, self.min_frozen_evals)]
         if not found or series is not min(found, key=lambda s: s.metric):
             return None
@@ -295,8 +295,9 @@ class PlateauDetector(Detector):
                + (f" ({train.label} is not finite: the weights it left predict one class)" if broken else
                   ": the model never learned (a head that outputs a constant, labels the model cannot see)"))
         fell = _log_change(train, int(train.step[0]), int(train.step[-1])) if train is not None and not broken else None
-        # a training loss that stood still has its own plateau, the finding this one sits under
-        loud = fell is not None and fell <= -self.min_score_train_fall and v.size >= self.loud_frozen_evals
+        if train is not None and not broken and (fell is None or fell > -self.min_score_train_fall):
+            return None  # a training loss that stood still has its own plateau, which names this accuracy
+        loud = fell is not None and v.size >= self.loud_frozen_evals
         return Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric,
                        severity="warning" if loud else "info", message=msg,
                        start_step=_run_start(ctx, int(step[0])), end_step=int(step[-1]),
