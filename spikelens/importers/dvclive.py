@@ -94,7 +94,7 @@ class DvcLiveImporter(Importer):
     """A DVCLive output folder (`dvclive/` by default; any folder holding plots/metrics/*.tsv)."""
 
     name = "dvclive"
-    looks_for = "DVCLive folders (dvclive/plots/metrics/**.tsv)"
+    looks_for = "DVCLive folders (dvclive/plots/metrics/**.tsv; DVCLive 0.x: <dir>/<metric>.tsv side by side)"
     claims_dirs = True
 
     def claims(self, path: Path, head: bytes) -> bool:

@@ -101,7 +101,7 @@ class JsonLinesImporter(Importer):
     """One JSON object a line with a step key: detectron2, MMEngine, custom loggers."""
 
     name = "jsonl"
-    looks_for = "*.jsonl / *.ndjson (or JSON-lines *.json) metric logs with a step key"
+    looks_for = "*.jsonl / *.ndjson (or JSON-lines *.json) metric logs with a step key, or a history's records with a loss, one a line"
 
     def claims(self, path: Path, head: bytes) -> bool:
         suffix = path.suffix.lower()
