@@ -325,6 +325,11 @@ def _small_recovered(f: Finding, series: Series, ctx: RunContext) -> str | None:
 
 SPIKE_POPULATION = 8
 """A curve with this many spikes that came back (the spike detector's `max_isolated`) spikes as a habit."""
+SPIKE_HABIT = 20
+"""A curve with this many spikes that came back spikes as its normal behaviour (per-batch noise of a
+heavy-tailed data stream): even its largest is a note, unless it dwarfs the next largest
+(`HABIT_DOMINANT` x its excess), an event outside that habit."""
+HABIT_DOMINANT = 2.5
 
 
 def one_alarm_per_population(findings: list[Finding]) -> None:
@@ -343,6 +348,13 @@ def one_alarm_per_population(findings: list[Finding]) -> None:
             continue
         lead = max(loud, key=lambda f: f.magnitude)
         low, high = min(f.magnitude for f in spikes), max(f.magnitude for f in spikes)
+        second = max((f.magnitude for f in spikes if f is not lead), default=1.0)
+        if len(spikes) >= SPIKE_HABIT and lead.magnitude - 1.0 < HABIT_DOMINANT * (second - 1.0):
+            for f in loud:
+                _demote(f, "spiking_habit", f"one of {len(spikes)} spikes of {metric} that came back ({low:.2f}-"
+                                            f"{high:.2f}x): spiking is this curve's normal behaviour (per-batch "
+                                            f"noise), none stands apart from the others")
+            continue
         lead.evidence["spikes_on_curve"] = len(spikes)
         lead.message += (f"; one of {len(spikes)} spikes of {metric} that came back ({low:.2f}-{high:.2f}x, "
                          f"the {len(loud) - 1} other loud ones are notes that point here)")
