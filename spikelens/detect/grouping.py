@@ -118,6 +118,8 @@ def _window(lead: Finding, ctx: RunContext) -> tuple[float, float]:
 def _same_event(lead: Finding, f: Finding, ctx: RunContext) -> bool:
     if f.kind not in ABSORBS[lead.kind]:
         return False
+    if lead.evidence.get("beside_train") and f.kind != "oscillation":
+        return False  # a note on an evaluation's noise takes in only the other held-out curves' swings
     if _seen_at_evaluation(lead, f, ctx):
         m = _margin(lead, ctx)
         hi = lead.end_step if lead.end_step is not None else lead.peak_step

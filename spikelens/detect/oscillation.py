@@ -68,6 +68,12 @@ class OscillationDetector(Detector):
     held_reversals: float = 0.6
     """... and whose moves reverse direction this often (at least 3 times) oscillates."""
     held_min_points: int = 6
+    held_swing_beside_train: float = 1.12
+    """A held-out loss whose typical move between evaluations is this factor, while it is at least
+    `held_train_multiple` x the training loss's own typical move, oscillates too (a note): a
+    validation loss that swings 0.71 -> 1.05 -> 0.75 from epoch to epoch while the training loss
+    falls smoothly is the evaluation's noise, not the model's progress."""
+    held_train_multiple: float = 3.0
 
     def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
         if series.role != "loss":
@@ -189,7 +195,8 @@ class OscillationDetector(Detector):
         if flips < 3 or flips < self.held_reversals * (moved.size - 1):
             return []
         swing = float(np.median(np.abs(d[moved])))
-        if swing < (np.log(self.held_swing) if on_log else self.held_swing - 1):
+        beside = on_log and series.role == "eval_loss" and self._swings_beside_train(swing, ctx)
+        if swing < (np.log(self.held_swing) if on_log else self.held_swing - 1) and not beside:
             return []
         better = scores.direction(series) or -1  # an eval loss is better when lower
         k = max(2, n // 3)
@@ -203,12 +210,28 @@ class OscillationDetector(Detector):
                f"validation set, a decision threshold flipping)")
         msg += (f", and it ended no better than it started ({first:.4g} -> {last:.4g}): choose checkpoints by "
                 f"something steadier" if stalled else "; its trend still improved, read it over several evaluations")
+        if beside and swing < np.log(self.held_swing):
+            stalled = False  # swings a smooth training loss does not make: a note on the evaluation's noise
+            msg += f"; {self.held_train_multiple:g}x or more the training loss's own moves, which fell smoothly"
         return [Finding(kind="oscillation", code=self.code, run=ctx.run, metric=series.metric,
                         severity="warning" if stalled else "info", message=msg, start_step=s0, end_step=s1,
                         magnitude=float(np.exp(swing)) if on_log else 1.0 + swing,
                         evidence={"held_out": True, "median_move": swing, "on_log": on_log, "reversals": flips,
                                   "points": int(n), "first_level": first, "last_level": last,
-                                  "stalled": bool(stalled)})]
+                                  "stalled": bool(stalled), "beside_train": bool(beside and swing < np.log(self.held_swing))})]
+
+
+    def _swings_beside_train(self, swing: float, ctx: RunContext) -> bool:
+        """The held-out loss's typical move (log) clears `held_swing_beside_train` and is at least
+        `held_train_multiple` x the training loss's own typical move."""
+        train = ctx.main("loss")
+        if train is None or swing < np.log(self.held_swing_beside_train):
+            return False
+        _, tv = train.finite()
+        if tv.size < 4 or not (tv > 0).all():
+            return False
+        own = float(np.median(np.abs(np.diff(np.log(tv)))))
+        return swing >= self.held_train_multiple * own
 
 
 def _held_out(series: Series, ctx: RunContext) -> bool:

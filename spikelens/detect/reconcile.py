@@ -30,6 +30,8 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
         return median_interval(s.step) if s is not None else 1.0
 
     for osc in by_kind.get("oscillation", []):
+        if osc.evidence.get("beside_train"):
+            continue  # a note on an evaluation's noise: a spike of that eval loss stands on its own
         margin = max(10 * interval(osc.metric), 0.1 * ((osc.end_step or osc.start_step) - osc.start_step))
         folded = [f for f in by_kind.get("spike", []) if f.metric == osc.metric and f.peak_step is not None
                   and osc.start_step - margin <= f.peak_step <= (osc.end_step or f.peak_step) + margin
