@@ -46,6 +46,16 @@ def test_pandas_pairs_saved_with_positional_names_are_the_losses_their_file_name
     assert steps == list(range(N)) and values == pytest.approx(train)
     assert _curve(frame, "epoch_losses/1")[1] == pytest.approx(val)
     assert roles_of(frame)["epoch_losses/0"] == "loss"
+    # `index=False`: the header `0,1` is pandas' count of the columns, not a first row of values
+    f = _dir(tmp_path, "noindex")
+    pd.DataFrame(list(zip(train, val))).to_csv(f / "epoch_losses.csv", index=False)
+    steps, values = _curve(_read(f), "epoch_losses/0")
+    assert steps == list(range(N)) and values == pytest.approx(train)
+    # but whole numbers under it count on from it: a headerless table's first row (epoch 0, loss 1)
+    g = _dir(tmp_path, "counted")
+    (g / "losses.csv").write_text("0,1\n" + "".join(f"{i},{v}\n" for i, v in enumerate(train[1:], 1)))
+    frame = _read(g)
+    assert [len(_curve(frame, m)[0]) for m in roles_of(frame)] == [N]
     # the same columns in a file whose name says nothing: refused, with the reason
     e = _dir(tmp_path, "unnamed")
     pd.DataFrame(list(zip(train, val))).to_csv(e / "table.csv")

@@ -867,7 +867,8 @@ def _names_over_numbers(lines: list[str]) -> bool:
 def _one_measure_column(path: Path, lines: list[str]) -> bool:
     """One column of numbers under a header that names a measure (`train loss`: `df.to_csv(sep='\\t')`
     of one series), or columns under pandas' own numbers (`,0` or `,0,1`: `pd.DataFrame(losses).to_csv(...)`
-    of a list of values or of pairs, its index first) in a file named for a measure (`epoch_losses.csv`)."""
+    of a list of values or of pairs, its index first, or `0,1` alone with `index=False`) in a file named for a
+    measure (`epoch_losses.csv`): the header is pandas' count of the columns, not a row of values."""
     from ..frame import infer_role
 
     if len(lines) < 3:
@@ -877,6 +878,9 @@ def _one_measure_column(path: Path, lines: list[str]) -> bool:
     rows = [split_fields(ln, sep) for ln in lines[1:]]
     if any(len(r) != len(head) or not all(map(is_numberish, r)) for r in rows):
         return False
+    if head == [str(k) for k in range(len(head))]:  # pandas' positional names with `index=False`: `0,1`
+        # over measured values only: a first column of whole numbers may count on from that `0` (a data row)
+        return file_measure(path) is not None and not all(re.fullmatch(r"\s*[-+]?\d+\s*", r[0]) for r in rows)
     if len(head) == 1:
         return not is_numberish(head[0]) and infer_role(head[0]) in MEASURE_ROLES
     return (len(head) >= 2 and head[0] == "" and all(h.isdigit() for h in head[1:])
