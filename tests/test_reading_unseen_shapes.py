@@ -184,11 +184,13 @@ def test_a_csv_of_epoch_and_batch_counts_each_epochs_batches(tmp_path):
     gen = curve(table.frame, "Gen Loss")
     assert [s for s, _ in gen] == list(range(84)) and gen[22] == (22, pytest.approx(0.71))
     assert "Batch" not in table.frame.get_column("metric").unique().to_list()  # a counter, no metric
-    glob = tmp_path / "global.csv"  # a batch count that goes on across epochs: the epoch stays the step
+    # a batch count that goes on across epochs counts every row: it is the step (one point a batch), not
+    # the epoch most rows share (csvlogs.forward_step)
+    glob = tmp_path / "global.csv"
     glob.write_text("epoch,batch,loss\n" + "".join(f"{b // 5},{b},{1 / (b + 1)}\n" for b in range(20)), encoding="utf-8")
     with diagnostics.collecting():
         (table,) = CsvImporter().read(glob)
-    assert sorted(set(table.frame.get_column("step").to_list())) == [0, 1, 2, 3]
+    assert [s for s, _ in curve(table.frame, "loss")] == list(range(20))
 
 
 def test_a_named_file_whose_banners_outnumber_its_numbers_says_why_it_is_not_read(tmp_path):
