@@ -84,6 +84,28 @@ def test_sb3_logger_ppo_run_is_judged_by_its_rollout_return_not_its_eval(tmp_pat
     assert not [f for f in run.findings if f.metric in ("rollout/ep_rew_mean", "eval/mean_reward")]
 
 
+def test_cleanrl_run_is_judged_by_its_episodic_return(tmp_path):
+    # CleanRL's add_scalar tags: the return is `charts/episodic_return`, logged beside its evaluation's
+    # and several other rewards' worth of names; an episodic length is no return
+    _tb(tmp_path / "runs", {"losses/value_loss": 1 + X ** 2, "losses/policy_loss": 0.1 * RNG.standard_normal(N),
+                            "losses/entropy": 1.3 - 0.5 * X, "charts/episodic_length": 200 - 100 * X,
+                            "charts/reward_scale": 0.5 + 0.0 * X,
+                            "charts/episodic_return": 5 + 40 * X + RNG.standard_normal(N)})
+    assert _main(tmp_path / "runs") == "charts/episodic_return"
+    # an evaluation's return logged as often is not the training curve the run is judged by
+    _tb(tmp_path / "both", {"eval/episodic_return": 4 + 30 * X, "charts/episodic_return": 5 + 40 * X,
+                            "losses/value_loss": 1 + X ** 2})
+    assert _main(tmp_path / "both") == "charts/episodic_return"
+
+
+@pytest.mark.parametrize("name", ["eval/episodic_return", "test_return", "eval_reward", "episodic_return"])
+def test_an_evaluation_or_episodic_return_is_named_a_return(name):
+    from spikelens.detect.base import main_name_score
+
+    assert main_name_score(name, "reward") == 1
+    assert main_name_score(name.replace("return", "length").replace("reward", "length"), "reward") == 0
+
+
 def test_tensorboard_a2c_run_is_judged_by_its_episode_reward(tmp_path):
     _tb(tmp_path / "runs", {"policy_loss": 0.1 * RNG.standard_normal(N), "value_loss": 1 + X ** 2,
                             "entropy": 1.3 - 0.5 * X, "episode_reward": 5 + 40 * X + RNG.standard_normal(N)})

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Iterable
 import numpy as np
 import polars as pl
 
-from ..frame import is_adversarial, is_preference_reward, is_reinforcement
+from ..frame import is_adversarial, is_eval, is_preference_reward, is_reinforcement
 from ..model.finding import Finding
 
 DOC_SECTIONS = ("Detects:", "Why it matters:", "Likely causes:", "Evidence:")
@@ -103,14 +103,15 @@ class RunContext:
         return max(gens, key=lambda s: (_typical_size(s), len(s))) if gens else None
 
     def _return(self) -> Series | None:
-        """The run's episode return: its main reward (most points, then named as a return: an SB3
-        rollout's over its rarer evaluations), no preference statistic, with a few points at least."""
+        """The run's episode return: its main reward (most points, then named as a return, then the
+        training return over an evaluation's logged as often: an SB3 rollout's over its rarer
+        evaluations), no preference statistic, with a few points at least."""
         cands = [s for s in self.by_role("reward") if not is_preference_reward(s.metric) and s.finite()[1].size >= 3]
         if not cands:
             return None
         most = max(len(s) for s in cands)
         tied = [s for s in cands if len(s) >= 0.98 * most]
-        return max(tied, key=lambda s: (main_name_score(s.metric, "reward"), len(s)))
+        return max(tied, key=lambda s: (main_name_score(s.metric, "reward"), not is_eval(s.metric), len(s)))
 
 
 _PLAIN = {"loss": ("loss", "train_loss", "loss_train", "train"), "lr": ("lr", "learning_rate"),
@@ -120,10 +121,12 @@ _AGGREGATE = re.compile(r"(?:^|[_\- ])(?:all|overall|sum|mean|avg)(?:$|[_\- ])")
 _GENERATOR = re.compile(r"(?:^|[^A-Za-z])(?:[Gg]|gen|Gen|GEN|generator|Generator)(?:$|[^A-Za-z])|(?<=[a-z])G$")
 """A generator's term (`G_A`, `loss_G`, `train_gen_loss`, `errG`): a GAN's curve is its generator's,
 the network the run trains to keep; the discriminator is its adversary."""
-_RETURN = re.compile(r"^(?:train[_\- ]|avg[_\- ]?|mean[_\- ]?|average[_\- ]?|cumulative[_\- ])*(?:ep(?:isode)?[_\- ]?)?"
+_RETURN = re.compile(r"^(?:train[_\- ]|eval(?:uation)?[_\- ]|test[_\- ]|avg[_\- ]?|mean[_\- ]?|average[_\- ]?|cumulative[_\- ])*"
+                     r"(?:ep(?:isod(?:e|ic))?[_\- ]?)?"
                      r"(?:rew(?:ard)?|ret(?:urn)?)s?(?:[_\- ]?(?:mean|avg|average))?(?:[_\- ]?\d+)?$")
 """An episode return as trainers name it: `reward`, `rollout/ep_rew_mean`, `eprewmean`, `EpRew`,
-`Train_Return`, `Environment/Cumulative Reward`, `episode_reward`, the glued names of Spinning Up,
+`Train_Return`, `Environment/Cumulative Reward`, `episode_reward`, CleanRL's `charts/episodic_return`,
+an evaluation's `eval_reward` or `test_return`, the glued names of Spinning Up,
 rllab and garage (`AverageEpRet`, `AverageReturn`, `ReturnAverage`); not a reward function's own
 term (`rewards/format_fn/mean`) nor a variant of the return (`AverageDiscountedReturn`)."""
 
