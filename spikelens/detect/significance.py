@@ -420,6 +420,7 @@ def _not_main(f: Finding, series: Series, ctx: RunContext, findings: list[Findin
     lo, hi = f.span() or (f.start_step, f.start_step)
     pad = 0.02 * float(max(main.step[-1] - main.step[0], 1)) if len(main) else 0.0
     twin = next((o for o in findings if o is not f and o.metric == main.metric and o.kind in TWIN_KINDS
+                 and not o.evidence.get("beside_train")  # a note on the evaluation's noise claims no event
                  and o.span() is not None and o.span()[0] - pad <= hi and o.span()[1] + pad >= lo), None)
     if twin is not None:
         twin.evidence.setdefault("echoes", []).append(
