@@ -32,6 +32,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..frame import infer_role
+
 NUM_BODY = (r"[-+]?(?:\d{1,3}(?:,\d\d\d)+(?:\.\d+)?(?!\d|,\d)|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
             r"|(?i:nan|inf(?:inity)?)(?:\.0+)?(?![A-Za-z]))")
 """A number as loggers print it: thousands separators (`1,100,` in a list too), exponents, NaN
@@ -144,6 +146,8 @@ _EVAL_NAMED = re.compile(r"(?i)(?:^|[_/\-. ])(?:val|valid|validation|eval|test|d
 _TRAIN_WORDS = {"train", "training"}
 """A phase word before a key (`iter 10: train loss 2.11`): part of the name, no prose."""
 _TRAIN_NAMED = re.compile(r"(?i)train(?:ing)?(?:$|[_/\-. ])")
+_MEASURE_ROLES = frozenset({"loss", "eval_loss", "reward", "accuracy", "perplexity"})
+_SPACED_NAME = re.compile(r"[A-Za-z][\w\-]*(?:[ \t]+[\w\-]+)*[ \t]+")
 _KEY_COUNTS = {"last", "top", "first", "past", "over", "per", "every"}
 """Words after which an integer belongs to the key (`last 100 episodes:`, `top 5 acc:`)."""
 _KEY_TAIL = re.compile(r"[ \t]+[A-Za-z_][\w\-]*(?:[ \t]+[A-Za-z_][\w\-]*){0,2}[ \t]*[:=][ \t]*"
@@ -400,6 +404,7 @@ def tokenise(line: str) -> Template:
     tight = False  # a `:` touching the words on both sides (`INFO:tensorflow:loss`): a path, no link
     parted = False  # right after a list's separator (`, `, ` | `, `; `)
     part_head = False  # the words being read opened a part of such a list
+    line_head = False  # the words being read open the line (nothing read before them)
 
     def drop(loose: list[str]) -> None:
         """Words that name nothing; an evaluation word among them marks the line
@@ -417,7 +422,7 @@ def tokenise(line: str) -> Template:
         named = [w for w in words if w not in _LEVELS and w.lower() not in EVAL_WORDS and w.lower() not in _TRAIN_WORDS]
         if not joined and len(named) > 1:
             last = words[-1].lower()
-            if (_step_name(last) or last in EPOCH_NAMES) and words[-2].lower() not in _RATE_WORDS:  # `Training Epoch 3`, `Global Step 10`: the counter
+            if _counted_by(words):  # `Training Epoch 3`, `Global Step 10`: the counter
                 lead[:] = words[:-1]
                 drop(words[:-1])
                 return str(words[-1])
@@ -425,8 +430,7 @@ def tokenise(line: str) -> Template:
             return _PROSE
         run = (words[-4:] if joined else words[-2:] if len(words) > 1 and words[-2].lower() in _TRAIN_WORDS
                else words[-1:])
-        if (len(run) > 1 and (_step_name(run[-1].lower()) or run[-1].lower() in EPOCH_NAMES)
-                and run[-2].lower() not in _RATE_WORDS):
+        if len(run) > 1 and _counted_by(run):
             run = run[-1:]  # `checkpoint saved at it=100`: the step, not a metric of four words
         head = words[: len(words) - len(run)]
         if not joined and out.values and out.evaluation is None and any(w.lower() in EVAL_WORDS for w in head):
@@ -490,6 +494,7 @@ def tokenise(line: str) -> Template:
                     continue
             if not words:
                 part_head = parted
+                line_head = not clean[:m.start()].strip(" \t" + _GAP)
             parted = False
             words.append(_Word(COUNTER_WORDS.get(m.group("word"), m.group("word")), (m.start(), m.end() - m.start())))
             linked = False
@@ -602,10 +607,13 @@ def tokenise(line: str) -> Template:
             words, linked = words[:-1], ":"  # `avg loss so far is 0.11`: the words before `is` name it
             spoken = True
         key_phase[0] = None
-        if (part_head and not linked and 2 <= len(words) <= 3 and _PART_END.match(clean, m.end())
+        if (not linked and 2 <= len(words) <= 3
+                and (part_head and _PART_END.match(clean, m.end()) or line_head
+                     and _measured(words, clean[words[0].span[0]:start], clean[m.end():]))
                 and not any(w.lower() in _CLAUSES | _COPULAS | _JOINERS for w in words)):
             # `epoch 50, content loss 5.55, style loss 46.15`: a part of a list of pairs is one
-            # name and its value, so the words that open it name the number that closes it
+            # name and its value, so the words that open it name the number that closes it; so is a
+            # line that is only a name of words and its number (`Training set accuracy 0.91`)
             linked = ":"
         key = key_of()
         words, linked = [], False
@@ -719,6 +727,22 @@ def _plain(low: str) -> str:
 
 def _step_name(low: str) -> bool:
     return _plain(low) in STEP_NAMES
+
+
+def _measured(words: list[str], name: str, rest: str) -> bool:
+    """A line that is only a few words and one number after them, the last word naming a measure
+    (`Training set accuracy 0.91`, `Average loss 2.3`): the words are its name. Without such a word
+    (`Seed set to 42`, `cost time 0.5`, `checkpoint version 3`) the line stays prose."""
+    return (not rest.strip() and _SPACED_NAME.fullmatch(name) is not None
+            and infer_role(str(words[-1])) in _MEASURE_ROLES)
+
+
+def _counted_by(words: list[str]) -> bool:
+    """The last of these words is a counter the number counts, not the unit of a rate: `per`, `each`
+    or `every` up to two words before it make it a rate's (`return per training episode: 12.5`)."""
+    last = words[-1].lower()
+    return ((_step_name(last) or last in EPOCH_NAMES)
+            and not any(w.lower() in _RATE_WORDS for w in words[-3:-1]))
 
 
 def _rank(low: str) -> int:
