@@ -13,7 +13,9 @@ reads the run's timeline and what its writers declared, not a curve:
   `Traceback`, or a launcher's kill message).
 
 A crash is an error: it is the first thing the run's owner needs to know (a run
-stopped by hand, `KeyboardInterrupt`, is info: deliberate). A run that stopped well short of
+stopped by hand, `KeyboardInterrupt` or a launcher's `received SIGINT`, is info: deliberate;
+so is an error after the run reached its plan: it finished, and the error came on its way
+out). A run that stopped well short of
 its plan with no error in its log is info: on real runs that is most often a run its
 owner stopped on purpose (a fine-tune planned for many epochs and stopped once good
 enough), and it may also be still running; the finding says where it stopped. A stop
@@ -86,7 +88,11 @@ def ended_early_finding(run: str, meta: dict[str, Any], *, first_step: int | Non
         ev["stopped_by"] = stopped_by
     ev["loss_ended_nonfinite"] = bool(loss_ended_nonfinite)
     where = _plan_text(plan, done)
-    if error:
+    if error and done is not None and done >= 1.0:
+        severity = "info"  # the plan was done: an error at shutdown (a saver, a logger's close) is no crash
+        ev["finished_plan"] = True
+        msg = f"the run finished its plan (step {last_step}{where}), then logged an error on its way out: {_short(str(error))}"
+    elif error:
         severity = "info" if _interrupted(str(error)) else "error"
         verb = "was interrupted" if severity == "info" else "crashed"
         msg = f"the run {verb} after step {last_step}{where}: {_short(str(error))}"
@@ -215,9 +221,15 @@ def _early_stopped(meta: dict[str, Any]) -> str | None:
     return meta.get("plan.stopped_by") or None
 
 
+_INTERRUPT = re.compile(r"\bKeyboardInterrupt\b|\bSIGINT\b|\bCtrl[- +]?C\b|\binterrupted by (?:the )?user\b", re.I)
+"""Ctrl-C in the words a program or its launcher prints it: Python's `KeyboardInterrupt`, a
+launcher's `Main process received SIGINT, exiting` (DeepSpeed), torchrun's `Received SIGINT
+death signal`. SIGINT is the terminal's interrupt: someone stopped the run by hand."""
+
+
 def _interrupted(error: str) -> bool:
     """Stopped by hand (Ctrl-C), not by a fault."""
-    return bool(re.search(r"\bKeyboardInterrupt\b", error))
+    return bool(_INTERRUPT.search(error))
 
 
 def _short(text: str, limit: int = 160) -> str:
