@@ -22,11 +22,9 @@ def _findings(path, kind):
     return [f for f in run.findings if f.kind == kind]
 
 
-def test_a_multi_x_jump_that_stays_at_chance_in_a_ten_step_run_is_a_divergence_at_the_jump():
-    """Back at chance, everything learned was lost: a divergence at the jump (#25), its span the jump."""
-    (spike,) = _findings(ROOT / "hf_held_jump", "divergence")
-    assert spike.peak_step == ss.HELD_JUMP_STEP and spike.end_step == ss.HELD_JUMP_STEP and spike.severity == "error"
-    assert spike.evidence["all_progress_undone"]
+def test_a_multi_x_jump_that_stays_in_a_ten_step_run_is_a_spike_that_never_recovered():
+    (spike,) = _findings(ROOT / "hf_held_jump", "spike")
+    assert spike.peak_step == ss.HELD_JUMP_STEP and spike.recovery == "none" and spike.severity == "error"
     assert 6.5 < spike.magnitude < 8
     assert _findings(ROOT / "hf_held_jump", "plateau")  # the chance level it settles on is still named
 

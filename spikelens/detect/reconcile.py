@@ -490,7 +490,7 @@ def _fold_into_blowup(plateau: Finding, spikes: list[Finding], ctx: RunContext, 
             if plateau.severity != "info":
                 plateau.severity = "info"
                 ev["note_because"] = "settled_level"
-                plateau.message += f"; the level the jump at step {f.peak_step} settled on, reported with it"
+                plateau.message += f"; the level the spike at step {f.peak_step} settled on, reported with it"
             k = ev.get("chance_classes")
             at = f" (ln {k}, chance level)" if k and ev.get("reading") == "chance" else ""
             level = ev.get("level")
@@ -498,26 +498,7 @@ def _fold_into_blowup(plateau: Finding, spikes: list[Finding], ctx: RunContext, 
                                              "level": level, "reading": ev.get("reading"), "chance_classes": k}
             where = f"{level:.4g}" if isinstance(level, (int, float)) else "one level"
             f.message += f"; it sat at {where}{at} from step {plateau.start_step} to the end"
-            _lost_everything(f, s, at, level)
             return
-
-
-def _lost_everything(f: Finding, s, chance: str, level) -> None:
-    """A jump that never came back and settled flat at chance, or at or above where the loss began,
-    undid everything the run had learned: a divergence at the jump, not a spike (the model is
-    destroyed; an LR far too high, a bad restore)."""
-    first = s.finite()[1][:1]
-    began = float(first[0]) if first.size else None
-    undone = bool(chance) or (isinstance(level, (int, float)) and began is not None and level >= began)
-    if not undone:
-        return
-    # its span is the jump (the level it settled on is the plateau note's): the batches before the jump
-    # are the ones a remedy skips, not the rest of the run
-    f.kind, f.code, f.recovery, f.end_step = "divergence", "SL202", None, f.peak_step
-    f.evidence["all_progress_undone"] = True
-    f.message = f.message.replace(" spiked ", " jumped ", 1)
-    f.message += (f": everything the run had learned was lost{' (back at chance)' if chance else ''}, a divergence at "
-                  f"step {f.peak_step}, not a spike")
 
 
 def _overlaps(f: Finding, ex: Finding) -> bool:
