@@ -406,10 +406,13 @@ class StallDetector(Detector):
     minutes), so it is most often a later session appended to the log whose counter went on
     (a notebook's runs, a script started again next day), not a hang."""
 
+    step_time_factor: float = 20.0
+    """Without a clock: a logged step time this many times the run's median is a pause."""
+
     def detect_run(self, ctx: RunContext) -> list[Finding]:
         s = _timed_series(ctx)
         if s is None:
-            return []
+            return self._from_step_time(ctx)
         seg = _segments(ctx, s)
         ok = np.isfinite(s.wall_time)
         step, wall = s.step, s.wall_time  # (arrays of the run's length: copied only where some are dropped)
@@ -451,6 +454,47 @@ class StallDetector(Detector):
                                magnitude=gap / float(per_gap[k]) if per_gap[k] > 0 else None,
                                evidence={"seconds": gap, "usual_seconds": float(per_gap[k]),
                                          "routine_pause_seconds": routine, "from": "wall_time"}))
+        return out
+
+
+    def _from_step_time(self, ctx: RunContext) -> list[Finding]:
+        """Pauses a run without a clock shows in its logged step time (`ms/batch` averaged over
+        the last N batches): an interval whose step time is `step_time_factor` times the run's
+        median held a pause the steps alone cannot explain. Each launch's first interval is
+        warm-up (compilation, caches) and is left out; pauses at regular spacing (an evaluation
+        inside every Nth interval) are the run's routine."""
+        s = ctx.main("step_time")
+        if s is None:
+            return []
+        step, v = s.finite()
+        keep = v > 0
+        step, v = step[keep], v[keep]
+        if v.size < 20:
+            return []
+        seg = _segments(ctx, s)[np.flatnonzero(np.isfinite(s.value))[keep]] if len(s) else np.zeros(0, np.int64)
+        first = np.r_[True, seg[1:] != seg[:-1]] if seg.size == v.size else np.r_[True, np.zeros(v.size - 1, bool)]
+        usual = float(np.median(v))
+        big = (v >= self.step_time_factor * usual) & ~first
+        if not big.any() or big.mean() > 0.05:
+            return []
+        idx = np.flatnonzero(big)
+        episodes = np.split(idx, np.flatnonzero(np.diff(idx) > 10) + 1)  # pauses a few intervals apart: one episode
+        if len(episodes) >= 3:
+            gaps = np.diff([int(step[e[0]]) for e in episodes]).astype(np.float64)
+            if gaps.min() >= 0.8 * gaps.max():
+                return []  # evenly spaced: the run's routine (an evaluation or a save every N steps)
+        out = []
+        for e in episodes:
+            i, j = int(e[0]), int(e[-1])
+            peak = float(v[e].max())
+            msg = (f"{s.label} reached {peak:.4g} between steps {int(step[i - 1])} and {int(step[j])}, "
+                   f"{peak / usual:.0f}x its usual {usual:.4g}: the run stopped stepping for a while "
+                   f"(no clock in the log to say how long)")
+            out.append(Finding(kind=self.kind, code=self.code, run=ctx.run, metric=s.metric, severity="info",
+                               message=msg, start_step=int(step[i - 1]), end_step=int(step[j]),
+                               magnitude=peak / usual,
+                               evidence={"peak_step_time": peak, "usual_step_time": usual,
+                                         "intervals": int(e.size), "from": "step_time"}))
         return out
 
 
