@@ -66,3 +66,25 @@ def test_a_counter_after_per_is_a_rate_not_the_step(tmp_path):
 def test_counters_stay_counters_unless_a_rate_names_them(line, step, epoch):
     t = tokenise(line)
     assert (t.step, t.epoch) == (step, epoch)
+
+
+def test_rows_of_numbers_ending_in_the_same_note_are_read_as_their_numbers(tmp_path):
+    """A Keras callback's `f.write('%d\\t%.4f\\t%.4f' % (epoch, loss, ppl)); f.write('\\tBest at epoch %d' %
+    best)`: the note after the numbers is the same words on every row, its own number aside."""
+    lines = [f"{e}\t{loss(e):.4f}\t{2.7 * loss(e):.4f}\tBest at epoch {max(0, e - 1)}" for e in range(40)]
+    got = curve(load(tmp_path, lines, name="loss_log.txt"), "loss_log_column2")
+    assert got == [(e, pytest.approx(round(loss(e), 4))) for e in range(40)]
+
+
+def test_rows_ending_in_different_words_stay_unclaimed(tmp_path):
+    """Notes that differ from row to row are text, not a note each row carries: not bare numbers."""
+    from spikelens.importers.barenumbers import BareNumbersImporter
+    from spikelens.importers.printedrows import trailed_rows
+
+    lines = [f"{e}\t{loss(e):.4f}\t" + ("Best at epoch 3" if e % 2 else "saved the model") for e in range(40)]
+    path = tmp_path / "loss_log.txt"
+    path.write_text("\n".join(lines) + "\n")
+    assert trailed_rows(lines) is None
+    assert not BareNumbersImporter().claims(path, path.read_bytes())
+    assert trailed_rows(["0 2.7 ascent", "1 2.6 ascent"]) is None  # one word: a tag naming the series
+    assert trailed_rows(["0 loss 1.0", "1 loss 0.9"]) is None  # a text log's key and its value

@@ -34,7 +34,7 @@ from ..errors import FormatError
 from .base import Importer, Table, long_table, to_float
 from .columnshapes import counted_rows, falling_column, loss_name, unnamed_reason
 from .decoding import text_head
-from .printedrows import printed_rows, unwrap_series
+from .printedrows import printed_rows, trailed_rows, untrail_series, unwrap_series
 from .csvlogs import stem_name as _name_of
 from .textlogs import TEXT_SUFFIXES
 
@@ -88,6 +88,7 @@ class BareNumbersImporter(Importer):
         if _blocks(lines, whole) is not None:
             return True
         lines = printed_rows(lines, _ROW, _width) or lines  # `[0, 10, 2.71]` a line: the numbers inside
+        lines = trailed_rows(lines) or lines  # `0 2.72 15.2 Best at epoch 0`: a note after the numbers
         header = _commented_header(lines)
         if header is not None:  # the header names the columns: one must name a measure (or stand for one: `total`)
             if all(r == "other" for r in infer_roles(header).values()):
@@ -122,6 +123,8 @@ class BareNumbersImporter(Importer):
             lines = lines.slice(1)
         elif printed_rows(lines.head(200).to_list(), _ROW, _width) is not None:
             lines = unwrap_series(lines)  # rows printed as sequences: the numbers inside their wrapping
+        if trailed_rows(lines.head(200).to_list()) is not None:
+            lines = untrail_series(lines)  # the same note after each row's numbers
         if _COUNTED.fullmatch(lines[0]):  # `epoch 3:0.41`: the counter's name said, its number kept
             lines = lines.str.replace(f"^{_LEAD}", "").str.replace(r"^([^:=]*)[:=]", "$1 ")
         bad = lines.filter(~lines.str.contains(f"^(?:{_ROW.pattern})$"))

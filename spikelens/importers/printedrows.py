@@ -59,3 +59,26 @@ def printed_rows(lines: list[str], row: re.Pattern, width) -> list[str] | None:
     if len(widths) != 1 or not 2 <= next(iter(widths)) < 10:
         return None
     return out
+
+
+_TRAILED = rf"^(\s*{_NUM}(?:[ \t,;]+{_NUM})+)[ \t,;]+([A-Za-z][\w.\-]*[ \t]+[A-Za-z].*?)\s*$"
+"""Numbers, then words after them (`0\t2.72\t15.2\tBest at epoch 0`): a note each row ends with."""
+_TRAILED_RE = re.compile(_TRAILED)
+
+
+def trailed_rows(lines: list[str]) -> list[str] | None:
+    """The numbers of rows that all end in the same words after them, their own numbers aside
+    (`f.write('%d\\t%.4f' % ...); f.write('\\tBest at epoch %d' % best)`), else None. A note of two
+    words or more after two numbers or more: one word is a tag that names the row's series, which
+    `barenumbers` reads; `0 loss 1.0` is a text log's key and its value."""
+    found = [_TRAILED_RE.match(ln) for ln in lines]
+    if len(lines) < 2 or not all(found):
+        return None
+    if len({re.sub(r"\d+(?:\.\d+)?", "0", m[2]) for m in found}) != 1:
+        return None
+    return [m[1] for m in found]
+
+
+def untrail_series(lines: pl.Series) -> pl.Series:
+    """`trailed_rows` over a whole file's lines, in Polars (the caller checked its head)."""
+    return lines.str.replace(_TRAILED, "${1}")
