@@ -135,6 +135,12 @@ def only_run(root: Path):
     return run
 
 
+def plateaus_read(run, metric: str, reading: str) -> list:
+    """A run's plateau findings on `metric` that read it one way (`never` learned, at `chance`)."""
+    return [f for f in run.findings if f.kind == "plateau" and f.metric == metric
+            and f.evidence.get("reading") == reading]
+
+
 def loud(run) -> list:
     """A run's findings that are warnings or errors (what alarms a user)."""
     return [f for f in run.findings if f.severity in ("warning", "error")]

@@ -6,21 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-import spikelens
 
-from conftest import keras_csv as _keras
+from conftest import keras_csv as _keras, only_run, plateaus_read
 
 EPOCHS = 15
 
 
-def _run(path):
-    (run,) = spikelens.analyze(path, jobs=1).runs
-    return run
-
-
-def _chance(run, metric):
-    return [f for f in run.findings if f.kind == "plateau" and f.metric == metric
-            and f.evidence.get("reading") == "chance"]
 
 
 def _loss():
@@ -32,17 +23,17 @@ def _at_half(seed):
 
 
 def test_keras_val_auc_at_a_half_while_the_loss_fell_is_chance(tmp_path):
-    run = _run(_keras(tmp_path / "auc" / "training.log", {"loss": _loss(), "val_auc": _at_half(1)}))
-    (f,) = _chance(run, "val_auc")
+    run = only_run(_keras(tmp_path / "auc" / "training.log", {"loss": _loss(), "val_auc": _at_half(1)}))
+    (f,) = plateaus_read(run, "val_auc", "chance")
     assert f.evidence["chance_classes"] == 2 and f.severity == "warning"
 
 
 def test_a_rising_val_auc_is_silent(tmp_path):
     auc = 0.5 + 0.4 * (1 - np.exp(-np.arange(EPOCHS) / 3.0))
-    run = _run(_keras(tmp_path / "up" / "training.log", {"loss": _loss(), "val_auc": auc}))
-    assert not _chance(run, "val_auc")
+    run = only_run(_keras(tmp_path / "up" / "training.log", {"loss": _loss(), "val_auc": auc}))
+    assert not plateaus_read(run, "val_auc", "chance")
 
 
 def test_a_pr_auc_at_a_half_is_not_read_against_a_random_ranking(tmp_path):
-    run = _run(_keras(tmp_path / "pr" / "training.log", {"loss": _loss(), "val_pr_auc": _at_half(2)}))
-    assert not _chance(run, "val_pr_auc")
+    run = only_run(_keras(tmp_path / "pr" / "training.log", {"loss": _loss(), "val_pr_auc": _at_half(2)}))
+    assert not plateaus_read(run, "val_pr_auc", "chance")

@@ -8,20 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-import spikelens
 
-from conftest import write_csv
+from conftest import only_run, plateaus_read, write_csv
 from sb3_progress import write_progress
 
 
-def _run(path):
-    (run,) = spikelens.analyze(path, jobs=1).runs
-    return run
-
-
-def _never(run, metric):
-    return [f for f in run.findings if f.kind == "plateau" and f.metric == metric
-            and f.evidence.get("reading") == "never"]
 
 
 def _monitor(folder, rewards, lengths):
@@ -39,13 +30,13 @@ PONG = [-21, -20, -20, -18, -20, -21, -20, -20, -21, -21, -20, -21, -21, -18]
 
 def test_pong_returns_at_the_floor_from_the_first_episode_never_rose(tmp_path):
     lengths = 968 + (np.arange(len(PONG)) * 7) % 90
-    (f,) = _never(_run(_monitor(tmp_path, PONG, lengths)), "episode/reward")
+    (f,) = plateaus_read(only_run(_monitor(tmp_path, PONG, lengths)), "episode/reward", "never")
     assert f.evidence.get("reward_flat") and f.start_step == 968 and f.severity == "info"
 
 
 def test_pong_returns_that_rose_are_silent(tmp_path):
     rising = np.linspace(-21, 5, len(PONG)).round()
-    assert not _never(_run(_monitor(tmp_path, rising, [1000] * len(PONG))), "episode/reward")
+    assert not plateaus_read(only_run(_monitor(tmp_path, rising, [1000] * len(PONG))), "episode/reward", "never")
 
 
 def test_an_sb3_return_logged_after_each_rollout_from_the_first_never_rose(tmp_path):
@@ -53,7 +44,7 @@ def test_an_sb3_return_logged_after_each_rollout_from_the_first_never_rose(tmp_p
     rng = np.random.default_rng(0)
     path = tmp_path / "PPO_1" / "progress.csv"
     write_progress(path, -200.0 + 3.0 * rng.standard_normal(18))
-    f = _never(_run(path), "rollout/ep_rew_mean")
+    f = plateaus_read(only_run(path), "rollout/ep_rew_mean", "never")
     assert f and f[0].start_step == 2048
 
 
@@ -61,4 +52,4 @@ def test_a_flat_loss_picked_up_late_is_a_continuation_and_silent(tmp_path):
     rng = np.random.default_rng(1)
     steps = np.arange(20000, 40001, 500)  # resumed at step 20,000: flat may be converged
     loss = 0.9 * np.exp(0.004 * rng.standard_normal(steps.size))
-    assert not _never(_run(write_csv(tmp_path / "metrics.csv", ["step", "loss"], zip(steps, loss))), "loss")
+    assert not plateaus_read(only_run(write_csv(tmp_path / "metrics.csv", ["step", "loss"], zip(steps, loss))), "loss", "never")
