@@ -195,10 +195,10 @@ class PlateauDetector(Detector):
         """A term that never moved while its twin (the same term for the model's other direction or
         branch, `twins.twin_of`) fell to under half: one path of the model never learned. Once per
         run, on the first such term by name."""
-        hit = stuck_beside_twin(series, ctx)
-        if hit is None or any(stuck_beside_twin(s, ctx) for m, s in ctx.series.items()
-                              if m < series.metric and s.role in ("loss", "other")):
+        first = _stuck_twins(ctx)
+        if not first or first[0] != series.metric:
             return None
+        hit = first[1]
         msg = (f"{series.label} never learned: {hit['first']:.4g} at its start, {hit['level']:.4g} at its end "
                f"({hit['points']} points) while its twin {hit['twin']} fell from {hit['twin_first']:.4g} to "
                f"{hit['twin_last']:.4g}: the steps reached one path of the model and not the other (a saturated "
@@ -602,6 +602,17 @@ class PlateauDetector(Detector):
                                  "breakthrough_fall_log": f.get("fall")})
 
 
+def _stuck_twins(ctx: RunContext) -> tuple[str, dict] | None:
+    """The first term by name that never moved beside its falling twin, with its numbers: judged once
+    per run (every loss and other term asks), kept on the run's context."""
+    memo = ctx.__dict__.get("_stuck_twin_memo")
+    if memo is None:
+        hits = ((m, stuck_beside_twin(s, ctx)) for m, s in sorted(ctx.series.items())
+                if s.role in ("loss", "other"))
+        memo = ctx.__dict__["_stuck_twin_memo"] = next(((m, h) for m, h in hits if h is not None), ())
+    return memo or None
+
+
 SUM_TOLERANCE = 0.02
 """A loss is the sum of its logged terms when they add up to it within this share, point by point."""
 TERM_SHARE = 0.1
@@ -627,6 +638,9 @@ def not_chance(k: int, series: Series, ctx: RunContext, step: np.ndarray, value:
     parts = _terms_of(series, ctx)
     if parts:
         return f"{series.metric} is the sum of {', '.join(parts)}: not one cross-entropy"
+    beat = scores.beats_chance(ctx, k)
+    if beat:
+        return f"{beat[0]} rose to {beat[1]:.3g}, well above the 1/{k} a model at chance scores"
     return None
 
 

@@ -768,7 +768,7 @@ class RepeatedDataDetector(Detector):
             return []
         interval = median_interval(step)
         s0 = int(step[0])
-        starts = np.asarray(sorted(ctx.segment_starts), dtype=np.int64)
+        starts = np.asarray(sorted(relaunch_starts(ctx)), dtype=np.int64)
         big = [i for i in _peaks(np.abs(z), self.z_min, w)]
         out: list[Finding] = []
         for a in drops:
@@ -832,6 +832,33 @@ class RepeatedDataDetector(Detector):
               "resume_boundary": resumed, "window_points": w}
         return Finding(kind=self.kind, code=self.code, run=ctx.run, metric=series.metric, severity="warning",
                        message=msg, start_step=start, end_step=end, magnitude=drop_pct / 100, evidence=ev)
+
+
+def relaunch_starts(ctx: RunContext, min_seconds: float = 60.0) -> list[int]:
+    """The segment starts that are relaunches: not those where the new launch began at the last
+    step the previous one logged and ran on from there with no pause, the way an epoch's summary
+    line re-logs the epoch's last step (Keras' `625/625 ... val_loss` after its progress bar's
+    `625/625`): one step written twice by one process, no second start of the data loader."""
+    f = ctx.frame
+    if not ctx.segment_starts or f is None or not {"segment", "step"} <= set(f.columns):
+        return list(ctx.segment_starts)
+    import polars as pl
+
+    wall = "wall_time" in f.columns
+    segs = f.group_by("segment").agg(pl.col("step").min().alias("first"), pl.col("step").max().alias("last"),
+                                     *([pl.col("wall_time").min().alias("w0"), pl.col("wall_time").max().alias("w1")]
+                                       if wall else [])).sort("segment").to_dicts()
+    out = []
+    for s in ctx.segment_starts:
+        i = next((j for j, g in enumerate(segs) if j and g["first"] == s), None)
+        if i is None or segs[i - 1]["last"] != s:
+            out.append(s)
+            continue
+        prev, new = segs[i - 1], segs[i]
+        w0, w1 = (new.get("w0"), prev.get("w1")) if wall else (None, None)
+        if w0 is not None and w1 is not None and np.isfinite(w0) and np.isfinite(w1) and w0 - w1 > min_seconds:
+            out.append(s)  # a pause between them: a launch that started again at its checkpoint's step
+    return out
 
 
 def _gap_at(step: np.ndarray, a: int, w: int, interval: float, factor: float = 5.0) -> bool:

@@ -147,6 +147,34 @@ def frozen_chance(series: Series, min_points: int = 3, tolerance: float = 0.15) 
     return chance_accuracy(series, v, tolerance=tolerance, spread=tolerance)
 
 
+BEATS_CHANCE = 1.5
+"""An accuracy beats chance over k classes when its late level is this many times 1/k..."""
+BEATS_CHANCE_MARGIN = 0.15
+"""...and this much of its scale above it (a binary task's 0.75, not 0.6)..."""
+BEATS_CHANCE_RISE = 0.1
+"""...having risen this much of its scale from its first points (a majority-class rate held from the
+start is one answer for every input, however far above 1/k)."""
+
+
+def beats_chance(ctx: RunContext, k: int) -> tuple[str, float] | None:
+    """The accuracy (and its late level) that rose clearly above the 1/k of a model at chance over k
+    classes, if the run logs one; None otherwise."""
+    for s in ctx.series.values():
+        if direction(s) != 1 or not _CHANCE_NAME.search(s.metric) or _TOP_K.search(s.metric) \
+                or _AUC.search(s.metric) or _BEST.search(s.metric):
+            continue
+        _, v = s.finite()
+        if v.size < 3:
+            continue
+        scale = score_scale(s, v)
+        third = max(1, v.size // 3)
+        late, early = float(np.median(v[-third:])), float(np.median(v[:max(1, min(3, third))]))
+        if late >= scale * max(BEATS_CHANCE / k, 1.0 / k + BEATS_CHANCE_MARGIN) \
+                and late - early >= BEATS_CHANCE_RISE * scale:
+            return s.metric, late
+    return None
+
+
 def judged_loss(ctx: RunContext) -> Series | None:
     """The run's training loss (its main `loss`: the total among components); the main
     eval loss when the run logs no training loss."""

@@ -1,0 +1,111 @@
+"""Session 18's judging of restarts and runs that did not learn (#25), each mechanism with a run that
+must fire and one that must stay quiet, in the formats trainers write:
+
+- an epoch's summary line that re-prints the epoch's last batch (Keras 3) is no relaunch: a running
+  average that starts again at the next epoch is no repeated data after it;
+- a loss that converged near ln(k) while the run's accuracy rose well above 1/k is not at chance.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+import detector_cases as cases
+from conftest import loud, only_run, plateaus_read, write_csv
+from spikelens.detect.base import RunContext
+from spikelens.detect.resume import RepeatedDataDetector, relaunch_starts
+
+
+# ------------------------------------------------------------------ an epoch's summary re-prints its last step
+
+
+def _keras3_console(path: Path, steps: int = 200, partial: int = 80, seed: int = 0) -> Path:
+    """Keras 3 `model.fit(verbose=1)` captured to a file: a progress line per refresh with the epoch's
+    running averages, then the epoch's summary re-printing its last batch with the val metrics (its
+    loss the epoch's mean, not the last running average printed), the next epoch cut short."""
+    rng = np.random.default_rng(seed)
+    bar = "\u2501" * 20
+    lines, level = [], 2.3
+    for e in range(2):
+        lines.append(f"Epoch {e + 1}/40")
+        total = 0.0
+        for i in range(1, (steps if e == 0 else partial) + 1):
+            level *= 0.997
+            total += level * np.exp(0.05 * rng.standard_normal())
+            acc = 0.1 + 0.5 * (1 - level / 2.3)
+            lines.append(f"{i:>3}/{steps} {bar} {(steps - i) * 0.14:.0f}s 140ms/step - accuracy: {acc:.4f} - "
+                         f"loss: {total / i:.4f}")
+        if e == 0:
+            lines.append(f"{steps}/{steps} {bar} 29s 145ms/step - accuracy: {acc + 0.03:.4f} - loss: "
+                         f"{0.87 * total / steps:.4f} - val_accuracy: {acc + 0.02:.4f} - val_loss: {0.95 * level:.4f}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_an_epoch_summary_re_printing_its_last_step_is_no_resume_for_repeated_data(tmp_path):
+    run = only_run(_keras3_console(tmp_path / "keras" / "train_log.txt").parent)
+    # the reader splits the file where step 200 comes twice; the running average then starts again
+    assert len(run.segments) == 2 and run.segments[1]["first_step"] == run.segments[0]["last_step"] == 200
+    assert [f for f in run.findings if f.kind == "repeated_data"] == []
+    assert loud(run) == []
+
+
+def _two_launches(pause_s: float, n: int = 480, resume_at: int = 400) -> tuple[RunContext, np.ndarray, np.ndarray]:
+    """A loss that falls 15% where a second launch began at the first one's last step and stays low
+    to the end of the log: the frame says whether the two launches had a pause between them."""
+    step = np.arange(n)
+    rng = np.random.default_rng(50)
+    value = (2.0 + 3.0 * np.exp(-step / 300)) * np.exp(0.01 * rng.standard_normal(n))
+    value[resume_at:] *= 0.85
+    seg = (step >= resume_at).astype(np.uint32)
+    # the second launch logs the first one's last step again, then goes on
+    steps = np.r_[step[:resume_at], resume_at - 1, step[resume_at:]]
+    segs = np.r_[seg[:resume_at], 1, seg[resume_at:]]
+    wall = steps.astype(float) + np.where(segs == 1, pause_s, 0.0)
+    vals = np.r_[value[:resume_at], value[resume_at], value[resume_at:]]
+    frame = pl.DataFrame({"run": "r", "segment": segs, "step": steps, "wall_time": wall, "metric": "train/loss",
+                          "value": vals})
+    ctx = cases.context({"train/loss": (step, value)}, segment_starts=[resume_at - 1])
+    ctx.frame = frame
+    return ctx, step, value
+
+
+def test_a_launch_that_paused_before_logging_its_checkpoint_step_again_is_a_relaunch():
+    ctx, _, _ = _two_launches(pause_s=900.0)
+    assert relaunch_starts(ctx) == [399]
+    (f,) = RepeatedDataDetector().detect(ctx.series["train/loss"], ctx)
+    assert f.severity == "warning" and f.evidence["resume_boundary"]
+
+
+def test_a_step_written_twice_with_no_pause_is_no_relaunch():
+    ctx, _, _ = _two_launches(pause_s=0.0)
+    assert relaunch_starts(ctx) == []
+    assert RepeatedDataDetector().detect(ctx.series["train/loss"], ctx) == []
+
+
+# ------------------------------------------------------------------ ln(k) with an accuracy far above 1/k
+
+
+def _csvlogger(root: Path, acc) -> Path:
+    """Keras `CSVLogger`: a 100-epoch MLP whose loss falls from 1.97 and holds near 1.41 (ln 4)."""
+    rng = np.random.default_rng(3)
+    e = np.arange(100)
+    loss = 1.405 + 0.56 * np.exp(-e / 8) + 0.002 * rng.standard_normal(100)
+    rows = [[int(i), f"{a:.4f}", f"{x:.4f}"] for i, a, x in zip(e, acc, loss)]
+    return write_csv(root / "training.log", ["epoch", "accuracy", "loss"], rows).parent
+
+
+def test_a_loss_near_ln_k_beside_an_accuracy_far_above_1_over_k_is_not_at_chance(tmp_path):
+    e = np.arange(100)
+    run = only_run(_csvlogger(tmp_path / "learned", 0.29 + 0.21 * (1 - np.exp(-e / 10))))
+    assert plateaus_read(run, "loss", "chance") == [] and loud(run) == []
+
+
+def test_a_loss_at_ln_k_beside_an_accuracy_at_1_over_k_is_at_chance(tmp_path):
+    rng = np.random.default_rng(4)
+    run = only_run(_csvlogger(tmp_path / "chance", 0.25 + 0.01 * rng.standard_normal(100)))
+    (f,) = plateaus_read(run, "loss", "chance")
+    assert f.evidence["chance_classes"] == 4 and f.severity == "warning"
