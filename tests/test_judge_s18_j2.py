@@ -109,3 +109,39 @@ def test_a_loss_at_ln_k_beside_an_accuracy_at_1_over_k_is_at_chance(tmp_path):
     run = only_run(_csvlogger(tmp_path / "chance", 0.25 + 0.01 * rng.standard_normal(100)))
     (f,) = plateaus_read(run, "loss", "chance")
     assert f.evidence["chance_classes"] == 4 and f.severity == "warning"
+
+
+# ------------------------------------------------------------------ 1/k when the training loss counts more classes
+
+
+def _train_test_log(path: Path, first_loss: float, test_acc) -> Path:
+    """A script's console: a training loss every 50 steps and, each epoch (750 steps), the test set's
+    loss and accuracy in percent."""
+    rng = np.random.default_rng(7)
+    lines = []
+    for step in range(0, 750 * len(test_acc)):
+        if step % 50 == 0:
+            loss = first_loss * (0.25 + 0.75 * np.exp(-step / 1500)) * np.exp(0.05 * rng.standard_normal())
+            lines.append(f"step {step} loss {loss:.4f}")
+        if step % 750 == 749:
+            e = step // 750
+            lines.append(f"step {step + 1} test_loss {2.0 + 0.03 * e:.4f} test_acc_pct {test_acc[e]:.3f}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path.parent
+
+
+def _near_half(n: int = 25, seed: int = 8) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return 48.8 + 0.8 * rng.standard_normal(n)
+
+
+def test_an_accuracy_near_half_is_not_chance_when_the_loss_started_at_ln_61(tmp_path):
+    run = only_run(_train_test_log(tmp_path / "many" / "train.out", np.log(61), _near_half()))
+    assert [f for f in plateaus_read(run, "test_acc_pct", "chance") if f.severity != "info"] == []
+
+
+def test_an_accuracy_near_half_is_chance_when_the_loss_started_at_ln_2(tmp_path):
+    run = only_run(_train_test_log(tmp_path / "binary" / "train.out", np.log(2), _near_half()))
+    (f,) = plateaus_read(run, "test_acc_pct", "chance")
+    assert f.severity == "warning" and f.evidence["chance_classes"] == 2

@@ -445,6 +445,8 @@ class PlateauDetector(Detector):
         while b < v.size and scores.chance_accuracy(s, v[:b + 1]) is not None:
             b += 1
         k = scores.chance_accuracy(s, v[:b])
+        if (outcomes := _untrained_outcomes(ctx)) is not None and outcomes >= MORE_OUTCOMES * k:
+            return None  # the untrained model's loss counts many more classes: 1/k is not its chance
         level = float(np.median(v[:b]))
         whole = b == v.size
         span = f"from step {int(step[0])} to {'the end' if whole else f'step {int(step[b - 1])}'}"
@@ -642,6 +644,25 @@ def not_chance(k: int, series: Series, ctx: RunContext, step: np.ndarray, value:
     if beat:
         return f"{beat[0]} rose to {beat[1]:.3g}, well above the 1/{k} a model at chance scores"
     return None
+
+
+MORE_OUTCOMES = 4
+"""A training loss that starts at ln(k0) with k0 this many times k or more says the model chooses among
+k0 outcomes: an accuracy near 1/k is not its chance (a badly initialised binary model starts at most a
+little above ln 2, not at ln 8)."""
+
+
+def _untrained_outcomes(ctx: RunContext) -> float | None:
+    """exp of the run's training loss at its first points (the untrained model's level, ln of the number
+    of outcomes it chooses among for one cross-entropy); None when the log starts late, the loss is a
+    sum of logged terms or not positive."""
+    train = ctx.main("loss")
+    if train is None:
+        return None
+    step, value = train.finite()
+    if step.size < 3 or not _from_the_start(ctx, step) or float(np.min(value[:3])) <= 0 or _terms_of(train, ctx):
+        return None
+    return float(np.exp(np.median(value[:3])))
 
 
 def _spread_past_chance(value: np.ndarray, spread: float) -> bool:
