@@ -145,3 +145,29 @@ def test_an_accuracy_near_half_is_chance_when_the_loss_started_at_ln_2(tmp_path)
     run = only_run(_train_test_log(tmp_path / "binary" / "train.out", np.log(2), _near_half()))
     (f,) = plateaus_read(run, "test_acc_pct", "chance")
     assert f.severity == "warning" and f.evidence["chance_classes"] == 2
+
+
+# ------------------------------------------------------------------ one evaluation frozen: one alarm
+
+
+def _frozen_eval_log(root: Path, acc: float) -> Path:
+    """Keras `CSVLogger` of a segmentation run whose evaluation gives one answer for every input: the
+    validation accuracy and mIoU repeat one exact value each epoch while the training loss falls."""
+    e = np.arange(12)
+    loss = 0.9 * np.exp(-e / 6) + 0.1
+    rows = [[int(i), f"{x:.4f}", f"{acc:.4f}", "0.4375"] for i, x in zip(e, loss)]
+    return write_csv(root / "training.log", ["epoch", "loss", "val_accuracy", "val_miou"], rows).parent
+
+
+def test_scores_frozen_beside_an_accuracy_frozen_at_chance_are_one_alarm(tmp_path):
+    run = only_run(_frozen_eval_log(tmp_path / "chance", 0.5))
+    plateaus = [f for f in run.findings if f.kind == "plateau"]
+    assert [f.evidence.get("reading") for f in plateaus if f.severity == "warning"] == ["chance"]
+    (frozen,) = [f for f in plateaus if f.evidence.get("reading") == "frozen"]
+    assert frozen.severity == "info" and frozen.evidence["note_because"] == "told_as_chance"
+
+
+def test_scores_frozen_off_chance_stay_the_alarm(tmp_path):
+    run = only_run(_frozen_eval_log(tmp_path / "majority", 0.875))
+    (frozen,) = [f for f in run.findings if f.kind == "plateau" and f.severity == "warning"]
+    assert frozen.evidence.get("reading") == "frozen"

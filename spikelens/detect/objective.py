@@ -107,6 +107,11 @@ class ObjectiveDetector(Detector):
             if len(frozen) > 1:
                 found.message += f"; {', '.join(s.label for s in frozen[1:])} froze as well"
                 found.evidence["also_frozen"] = [s.metric for s in frozen[1:]]
+            chance = _frozen_at_chance(ctx)
+            if chance is not None and found.severity != "info":  # the plateau detector's chance reading
+                found.severity = "info"  # tells the run's frozen answers (`plateaus._frozen_at_chance`)
+                found.message += f"; told as {chance.label}'s chance accuracy"
+                found.evidence["note_because"] = "told_as_chance"
             return [found]
         if frozen and series in frozen:
             return []
@@ -322,6 +327,12 @@ def is_objective_score(series: Series, ctx: RunContext) -> bool:
     if ctx.main("loss") is not None or ctx.main("reward") is not None or ctx.main("eval_loss") is not None:
         return False
     return series is ctx.main("accuracy")
+
+
+def _frozen_at_chance(ctx: RunContext) -> Series | None:
+    """An accuracy of the run frozen at 1/k (`scores.frozen_chance`): the evaluation's one answer is
+    then told as that accuracy's chance plateau, and the frozen scores beside it are the same story."""
+    return next((s for s in sorted(ctx.by_role("accuracy"), key=lambda s: s.metric) if scores.frozen_chance(s)), None)
 
 
 def _moved(s: Series) -> bool:
