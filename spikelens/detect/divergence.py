@@ -197,14 +197,14 @@ class DivergenceDetector(Detector):
             return None
         sm = rolling_median(value, 5, center=True, min_samples=1)
         left = np.flatnonzero(sm < float(np.min(value[:k])) - 10 * max(scale, 1e-6))
-        i0 = max(int(left[0]) - 1, 0) if left.size else 0
+        i0 = _fall_began(sm, max(int(left[0]) - 1, 0) if left.size else 0)
         orders = float(np.log10(abs(tail) / max(scale, 1e-6)))
         msg = (f"{series.label} ran away below zero: from {value[i0]:.4g} at step {int(step[i0])} to {tail:.4g} "
                f"by step {int(step[-1])} ({orders:.0f} orders of magnitude beyond its first values) and still "
                f"growing: an objective unbounded below (a likelihood term whose predicted variance collapsed, a "
                f"sign error); nothing after step {int(step[i0])} is training")
         return Finding(kind="divergence", code=self.code, run=ctx.run, metric=series.metric, severity="error",
-                       message=msg, start_step=int(step[i0]), end_step=None, magnitude=abs(tail) / max(scale, 1e-6),
+                       message=msg, start_step=int(step[i0]), end_step=int(step[-1]), magnitude=abs(tail) / max(scale, 1e-6),
                        evidence={"turn_value": float(value[i0]), "end_value": tail, "unbounded_below": True,
                                  "orders_of_magnitude": orders, "last_step": int(step[-1])})
 
@@ -399,3 +399,15 @@ def _never_kept(y: np.ndarray) -> tuple[float, float, int, float, int] | None:
     if best - start >= 3.0 * sigma or end > start + 3.0 * sigma * 1.2533 / np.sqrt(w) or start - end > best - start:
         return None
     return start, best, i_best, end, w
+
+
+def _fall_began(sm: np.ndarray, i: int) -> int:
+    """Where a runaway below zero began: back from `i` along the smoothed curve's uninterrupted fall,
+    never before the last point at or above zero (a loss that trained down to zero and then ran away
+    began running away there). A loss negative and falling from its first point (-3e4, -1e5, -2e5, ...)
+    ran away from its first step, whatever size its first values set the threshold at."""
+    above = np.flatnonzero(sm[:i + 1] >= 0)
+    floor = int(above[-1]) if above.size else 0
+    while i > floor and sm[i - 1] > sm[i]:
+        i -= 1
+    return i
