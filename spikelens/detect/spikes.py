@@ -112,6 +112,12 @@ class SpikeDetector(Detector):
     many as they are: noise that throws 5x steps throws many more 2.2x ones, while an otherwise
     smooth run whose bad batches jump 9-45x has almost no moves in between. Jumps at a fixed
     period are the run's rhythm, not bad batches (`_periodic`)."""
+    bad_batch_peers: int = 5
+    """A one-step jump is the run's own heavy tail, not a bad batch, when more than this many other
+    points (and more than `bad_batch_population` x the jumps at least as large) rose at least half as
+    far over their level both in log and in the loss's own units: a behaviour-cloning loss on a noisy
+    floor whose tenth batch jumps 5x throws a 190x among dozens of 10x-50x batches reaching as high;
+    a loss near zero whose floor noise multiplies by 30x at 1e-5 has no peers in its own units."""
     resume_context: int = 5
     """At a launch boundary the trailing window mixes the earlier launch's whole descent in
     (a short per-epoch run falls fast): the level before a resume is the median of this many
@@ -441,7 +447,24 @@ def bad_batch_jumps(det: SpikeDetector, value: np.ndarray, ratio: float, noise_f
     rest = np.delete(np.maximum(np.nan_to_num(jump, nan=0.0), 0.0), idx)
     tail = float(np.quantile(rest, noise_quantile(rest.size))) if rest.size >= 10 else 0.0
     factor = det.bad_batch_noise_factor if noise_factor is None else noise_factor
-    return idx[jump[idx] >= factor * tail]
+    idx = idx[jump[idx] >= factor * tail]
+    if noise_factor is not None:
+        return idx  # (a jump the gradient confirms needs no margin over the run's own tail)
+    return idx[~_among_peers(det, value, ref, jump, idx)]
+
+
+def _among_peers(det: SpikeDetector, value: np.ndarray, ref: np.ndarray, jump: np.ndarray,
+                 idx: np.ndarray) -> np.ndarray:
+    """Which jumps at `idx` have more peers than a bad batch has (`bad_batch_peers`): other points
+    (the other jumps among them) that rose at least half as far over their level in log and in the
+    loss's own units."""
+    if idx.size == 0:
+        return np.zeros(0, dtype=bool)
+    excess = np.nan_to_num(value - np.exp(ref), nan=0.0)
+    rise = np.nan_to_num(jump, nan=0.0)
+    peers = np.array([np.count_nonzero((rise >= 0.5 * rise[i]) & (excess >= 0.5 * excess[i])) - 1 for i in idx])
+    as_large = np.array([np.count_nonzero(rise[idx] >= rise[i]) for i in idx])
+    return peers > np.maximum(det.bad_batch_peers, det.bad_batch_population * as_large)
 
 
 def noise_quantile(points: int, tail: float = 0.99, left_out: int = 3) -> float:
@@ -782,8 +805,10 @@ def _finding(det, series, ctx, step, y, is_log, start, peak, end, level, sig0, b
         recovery = "fast" if took <= det.recovery_fast_steps else "slow"
     one_point = end is not None and high <= 1 and end - peak <= 1
     severity = "error" if recovery == "none" else ("info" if one_point else "warning")
-    if recovery != "none" and is_log and magnitude < det.blip_min_ratio:
-        severity = "info"  # a bump of a fifth that came back: the loss's own wander, not an alarm
+    if is_log and magnitude < det.blip_min_ratio:
+        # a bump of a fifth that came back is the loss's own wander; one that stayed is a step in its
+        # level the size of its wander (a detection loss 10.4 -> 12.5 -> 11.9), no failure: notes
+        severity = "info"
     if recovery == "none":
         after = y[peak + 1:]
         settled = float(np.exp(np.median(after[-max(3, after.size // 5):]))) if after.size and is_log else None
@@ -794,6 +819,9 @@ def _finding(det, series, ctx, step, y, is_log, start, peak, end, level, sig0, b
     else:
         tail = f" and recovered in {took} steps"
     message = f"{series.label} spiked {magnitude:.2f}x at step {peak_step} ({peak_value:.4g} vs {base_value:.4g} before){tail}"
+    if recovery == "none" and severity == "info":
+        message += (f"; under {det.blip_min_ratio:g}x at its peak, a step in the loss's level no larger than its "
+                    f"wander: a note")
     return Finding(
         kind="spike", code=det.code, run=ctx.run, metric=series.metric, severity=severity, message=message,
         start_step=start_step, peak_step=peak_step, end_step=end_step, recovery=recovery, magnitude=float(magnitude),
