@@ -326,6 +326,8 @@ def _fold_into_never_learned(plateau: Finding, findings: list[Finding], ctx: Run
         if f is plateau or id(f) in drop or f.evidence.get("from_first_step"):
             continue  # (a blow-up at the first step is what put the loss at that level: its cause, kept)
         if f.kind in FOLDED_BY_NEVER_LEARNED and (f.metric == plateau.metric or _held_out_noise(f, plateau, ctx)):
+            if plateau.severity == "info" and f.severity != "info":
+                continue  # a note leads nothing: an alarm folded into it would vanish from the report
             if f.metric == plateau.metric and _bad_batch_beyond_its_noise(f, s):
                 f.severity = "info"  # a bad batch in a run that never learned: listed, the plateau leads
                 f.evidence["inside_never_learned"] = True
