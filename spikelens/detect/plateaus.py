@@ -445,7 +445,7 @@ class PlateauDetector(Detector):
         while b < v.size and scores.chance_accuracy(s, v[:b + 1]) is not None:
             b += 1
         k = scores.chance_accuracy(s, v[:b])
-        if (outcomes := _untrained_outcomes(ctx)) is not None and outcomes >= MORE_OUTCOMES * k:
+        if (outcomes := _untrained_outcomes(ctx)) is not None and MORE_OUTCOMES * k <= outcomes <= MAX_CLASSES:
             return None  # the untrained model's loss counts many more classes: 1/k is not its chance
         level = float(np.median(v[:b]))
         whole = b == v.size
@@ -637,6 +637,9 @@ def not_chance(k: int, series: Series, ctx: RunContext, step: np.ndarray, value:
         k0 = ks.pop() if len(ks) == 1 else None  # each at the same ln(k0) (not a first step that blew up)
         if k0 is not None and k0 > k:  # (a fine-tune starts below chance and may blow up to it)
             return f"it started at ln({k0}), its untrained level: a model over {k0} outcomes"
+        start = float(np.median(value[:3]))
+        if start > 0 and np.exp(start) >= MORE_OUTCOMES * k:  # (an init transient is a little above ln k)
+            return f"it started at {start:.4g} = ln({np.exp(start):.0f}), its untrained level: a model over more outcomes"
     parts = _terms_of(series, ctx)
     if parts:
         return f"{series.metric} is the sum of {', '.join(parts)}: not one cross-entropy"
@@ -650,6 +653,11 @@ MORE_OUTCOMES = 4
 """A training loss that starts at ln(k0) with k0 this many times k or more says the model chooses among
 k0 outcomes: an accuracy near 1/k is not its chance (a badly initialised binary model starts at most a
 little above ln 2, not at ln 8)."""
+
+
+MAX_CLASSES = 1000
+"""...a classifier's: a training loss that starts above ln(1000) is no cross-entropy over classes an
+accuracy counts (a GAN's or a regression's total, a language model's tokens): it says nothing of 1/k."""
 
 
 def _untrained_outcomes(ctx: RunContext) -> float | None:
