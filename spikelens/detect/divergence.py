@@ -60,6 +60,10 @@ class DivergenceDetector(Detector):
     """... and still growing away (last tenth / middle third) has run away below zero."""
     collapse_share: float = 0.3
     """A reward collapses when its fall from its best takes back this share of what it had gained."""
+    held_out_fell: float = 0.1
+    """A training loss that rose while the run's eval loss fell this share or more over the same
+    steps did not diverge: the model got better on held-out data, so the training task got harder
+    (a curriculum, stronger augmentation, a regularizer's weight ramping up): a note."""
     onset_share: float = 0.1
     """The rise starts where the smoothed loss last sat within this share of the rise above its
     minimum: a loss that holds its floor for a while and then climbs turned at the end of the
@@ -74,6 +78,13 @@ class DivergenceDetector(Detector):
     def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
         if series.role == "reward":
             return self._collapse(series, ctx) if series is ctx.main("reward") else []
+        found = self._rising(series, ctx)
+        for f in found:
+            if not f.evidence.get("unbounded_below"):  # (a loss that ran to -1e9 is broken, whatever else fell)
+                _unless_held_out_improved(self, f, ctx)
+        return found
+
+    def _rising(self, series: Series, ctx: RunContext) -> list[Finding]:
         ok = np.isfinite(series.value)
         if not ok.all():
             last = int(np.argmax(~ok))  # only the finite stretch before a NaN
@@ -411,3 +422,28 @@ def _fall_began(sm: np.ndarray, i: int) -> int:
     while i > floor and sm[i - 1] > sm[i]:
         i -= 1
     return i
+
+
+def _unless_held_out_improved(det: DivergenceDetector, f: Finding, ctx: RunContext) -> None:
+    """A training loss's divergence is a note when the run's eval loss fell `held_out_fell` or more
+    over the same steps (its median over the last third of its evaluations there against the
+    first third's, at least 3 evaluations): the model did not get worse."""
+    if ctx.roles.get(f.metric or "") != "loss" or f.start_step is None:
+        return
+    held = ctx.main("eval_loss")
+    if held is None:
+        return
+    step, value = held.finite()
+    end = f.end_step if f.end_step is not None else (int(step[-1]) if step.size else f.start_step)
+    v = value[(step >= f.start_step) & (step <= end)]
+    if v.size < 3 or not (v > 0).all():
+        return
+    k = max(1, v.size // 3)
+    first, last = float(np.median(v[:k])), float(np.median(v[-k:]))
+    if last > (1.0 - det.held_out_fell) * first:
+        return
+    f.severity = "info"
+    f.evidence["held_out_fell"] = {"metric": held.metric, "from": first, "to": last}
+    f.message += (f"; {held.label} fell {100 * (1 - last / first):.0f}% over the same steps ({first:.4g} -> "
+                  f"{last:.4g}): the model got better on held-out data, so the training task got harder (a "
+                  f"curriculum, stronger augmentation, a regularizer ramping up), no divergence: a note")
