@@ -188,3 +188,29 @@ def test_a_loss_that_fell_from_ln_100_to_ln_4_is_not_at_chance_for_4(tmp_path):
 def test_a_loss_that_settled_at_ln_4_from_just_above_is_at_chance(tmp_path):
     (f,) = plateaus_read(only_run(_falls_to_ln4(tmp_path / "four", 1.6)), "loss", "chance")
     assert f.evidence["chance_classes"] == 4
+
+
+# ------------------------------------------------------------------ a flat loss beside an accuracy that rose
+
+
+def _flat_loss_log(root: Path, acc) -> Path:
+    """Keras `CSVLogger`: a loss flat at 0.0086 within its noise for 40 epochs (a TD or self-play target
+    that moves with the policy) beside the run's accuracy."""
+    rng = np.random.default_rng(9)
+    loss = 0.0086 * np.exp(0.1 * rng.standard_normal(40))
+    rows = [[int(i), f"{x:.5f}", f"{a:.4f}"] for i, (x, a) in enumerate(zip(loss, acc))]
+    return write_csv(root / "training.log", ["epoch", "loss", "accuracy"], rows).parent
+
+
+def test_a_flat_loss_beside_an_accuracy_that_rose_is_a_note(tmp_path):
+    e = np.arange(40)
+    (f,) = plateaus_read(only_run(_flat_loss_log(tmp_path / "rose", 0.12 + 0.4 * (1 - np.exp(-e / 10)))), "loss",
+                         "never")
+    assert f.severity == "info" and f.evidence["note_because"] == "accuracy_rose"
+
+
+def test_a_flat_loss_beside_a_flat_accuracy_never_learned(tmp_path):
+    rng = np.random.default_rng(10)
+    (f,) = plateaus_read(only_run(_flat_loss_log(tmp_path / "flat", 0.3 + 0.01 * rng.standard_normal(40))), "loss",
+                         "never")
+    assert f.severity == "warning"

@@ -189,7 +189,14 @@ class PlateauDetector(Detector):
             return []
         if not found.get("above_start"):
             found["a"] = _settled_from(y, found["a"], found["b"])
-        return [self._finding(series, ctx, s, y, is_log, found)]
+        out = self._finding(series, ctx, s, y, is_log, found)
+        rose = scores.accuracy_rose(ctx) if found["how"] == "never" else None
+        if rose and out.severity != "info":  # the flat loss does not say what the model learned
+            out.severity = "info"
+            out.message += (f"; but {rose[0]} rose from {rose[1]:.4g} to {rose[2]:.4g}: the model learned what it "
+                            f"measures (a loss whose targets move, or too noisy to show it), a note")
+            out.evidence["note_because"] = "accuracy_rose"
+        return [out]
 
     def _stuck_twin(self, series: Series, ctx: RunContext) -> Finding | None:
         """A term that never moved while its twin (the same term for the model's other direction or

@@ -159,7 +159,20 @@ start is one answer for every input, however far above 1/k)."""
 def beats_chance(ctx: RunContext, k: int) -> tuple[str, float] | None:
     """The accuracy (and its late level) that rose clearly above the 1/k of a model at chance over k
     classes, if the run logs one; None otherwise."""
-    for s in ctx.series.values():
+    bar = max(BEATS_CHANCE / k, 1.0 / k + BEATS_CHANCE_MARGIN)
+    return next(((m, late) for m, _, late, scale in _risen_accuracies(ctx) if late >= bar * scale), None)
+
+
+def accuracy_rose(ctx: RunContext) -> tuple[str, float, float] | None:
+    """An accuracy of the run that rose `BEATS_CHANCE_RISE` of its scale from its first points (its
+    name, first and late level): the model learned what it measures, whatever a loss beside it did."""
+    return next(((m, early, late) for m, early, late, _ in _risen_accuracies(ctx)), None)
+
+
+def _risen_accuracies(ctx: RunContext):
+    """(name, first level, late level, scale) of each accuracy (1/k-scored: not a top-k, an AUC or a
+    running best) whose last third rose `BEATS_CHANCE_RISE` of its scale above its first points."""
+    for s in sorted(ctx.series.values(), key=lambda s: s.metric):
         if direction(s) != 1 or not _CHANCE_NAME.search(s.metric) or _TOP_K.search(s.metric) \
                 or _AUC.search(s.metric) or _BEST.search(s.metric):
             continue
@@ -169,10 +182,8 @@ def beats_chance(ctx: RunContext, k: int) -> tuple[str, float] | None:
         scale = score_scale(s, v)
         third = max(1, v.size // 3)
         late, early = float(np.median(v[-third:])), float(np.median(v[:max(1, min(3, third))]))
-        if late >= scale * max(BEATS_CHANCE / k, 1.0 / k + BEATS_CHANCE_MARGIN) \
-                and late - early >= BEATS_CHANCE_RISE * scale:
-            return s.metric, late
-    return None
+        if late - early >= BEATS_CHANCE_RISE * scale:
+            yield s.metric, early, late, scale
 
 
 def judged_loss(ctx: RunContext) -> Series | None:
