@@ -112,6 +112,9 @@ class SpikeDetector(Detector):
     many as they are: noise that throws 5x steps throws many more 2.2x ones, while an otherwise
     smooth run whose bad batches jump 9-45x has almost no moves in between. Jumps at a fixed
     period are the run's rhythm, not bad batches (`_periodic`)."""
+    zero_crossing_spreads: float = 1.0
+    """A curve with values at or below zero (an RL objective, a likelihood) has no ratio: a spike of
+    it is loud only when its rise over its level is this many times the curve's 10-90% spread."""
     bad_batch_peers: int = 5
     """A one-step jump is the run's own heavy tail, not a bad batch, when more than this many other
     points (and more than `bad_batch_population` x the jumps at least as large) rose at least half as
@@ -819,6 +822,20 @@ def _finding(det, series, ctx, step, y, is_log, start, peak, end, level, sig0, b
     else:
         tail = f" and recovered in {took} steps"
     message = f"{series.label} spiked {magnitude:.2f}x at step {peak_step} ({peak_value:.4g} vs {base_value:.4g} before){tail}"
+    spread = None
+    if not is_log:
+        # a curve that crosses zero has no ratio (7.99x 'over' a level of -0.41 means nothing): its jump is
+        # measured against its own spread, and one within it (a cumulative list starting again) is a note
+        finite = y[np.isfinite(y)]
+        spread = float(np.quantile(finite, 0.9) - np.quantile(finite, 0.1)) if finite.size else 0.0
+        rise = peak_value - base_value
+        message = (f"{series.label} jumped by {rise:.4g} at step {peak_step} ({peak_value:.4g} vs {base_value:.4g} "
+                   f"before, {rise / spread:.2g}x the curve's own 10-90% spread of {spread:.4g}){tail}"
+                   if spread > 0 else message)
+        if spread > 0 and rise < det.zero_crossing_spreads * spread:
+            severity = "info"
+            message += (f"; a curve that crosses zero is judged by its spread, not by a ratio to a level near "
+                        f"zero: a jump under {det.zero_crossing_spreads:g}x its spread, a note")
     if recovery == "none" and severity == "info":
         message += (f"; under {det.blip_min_ratio:g}x at its peak, a step in the loss's level no larger than its "
                     f"wander: a note")
@@ -827,7 +844,8 @@ def _finding(det, series, ctx, step, y, is_log, start, peak, end, level, sig0, b
         start_step=start_step, peak_step=peak_step, end_step=end_step, recovery=recovery, magnitude=float(magnitude),
         evidence={"peak_value": peak_value, "baseline": base_value, "ratio": float(magnitude), "robust_z": z,
                   "recovery_steps": took, "band_upper": float(np.exp(level + band)) if is_log else float(level + band),
-                  "one_point": bool(one_point), "points": int((end if end is not None else y.size) - start)},
+                  "one_point": bool(one_point), "points": int((end if end is not None else y.size) - start),
+                  **({"spread": spread} if spread is not None else {})},
     )
 
 
