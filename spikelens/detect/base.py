@@ -78,8 +78,15 @@ class RunContext:
         if len(tied) == 1:
             return tied[0]
         names = [s.metric for s in tied]
-        return max(tied, key=lambda s: (main_name_score(s.metric, role, names), _typical_size(s) if role == "loss" else 0.0,
+        order = self._file_order()
+        return max(tied, key=lambda s: (main_name_score(s.metric, role, names), -order[s.metric] if role == "loss" else 0,
                                         len(s)))
+
+    def _file_order(self) -> dict[str, int]:
+        """Each metric's place in the file (the series are kept in the order the writer first
+        logs them): among loss terms of equal standing the writer's first (YOLO's box loss
+        before its cls and dfl terms, BasicSR's `l_pix` before `l_cr`) is the one its users read."""
+        return {m: i for i, m in enumerate(self.series)}
 
     def judged(self) -> Series | None:
         """The series the run is judged by (its verdict, its stats), as its engineer would choose:
@@ -100,7 +107,8 @@ class RunContext:
         network the run trains to keep (the detectors keep the discriminator, whose collapse or
         plateau they watch; only the verdict and the stats change)."""
         gens = [s for s in self.by_role("loss") if len(s) >= 0.98 * len(loss) and is_generator(s.metric)]
-        return max(gens, key=lambda s: (_typical_size(s), len(s))) if gens else None
+        order = self._file_order()
+        return max(gens, key=lambda s: (-order[s.metric], len(s))) if gens else None
 
     def _return(self) -> Series | None:
         """The run's episode return: its main reward (most points, then named as a return, then the
@@ -153,11 +161,6 @@ def main_name_score(metric: str, role: str, beside: Iterable[str] = ()) -> int:
     if role == "reward" and _RETURN.match(leaf) and not re.search(r"rewards?/", metric.lower()):
         return 1
     return 0
-
-
-def _typical_size(s: Series) -> float:
-    v = s.value[np.isfinite(s.value)]
-    return float(np.median(np.abs(v))) if v.size else 0.0
 
 
 class Detector:

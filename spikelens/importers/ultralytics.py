@@ -9,10 +9,10 @@ What the trainers write (`BaseTrainer.save_metrics`, YOLOv5 `Loggers.on_fit_epoc
   to 23 and had no `time`), add `time` (seconds since training started: a metric, not a
   wall clock) and `lr/pg0..2`; the plan is in `args.yaml`.
 
-The epoch is the step, as logged. The losses of a row are terms of one objective (the
-trainer minimises their sum), so their sum is added as `train/loss` (and `val/loss`)
-where the file has two or more terms and no such column: the run's main loss, judged
-whole, while every term is still judged on its own. Precision, recall and mAP are
+The epoch is the step, as logged. The losses of a row are terms of one objective; the file
+logs no total and none is made up: its users read the first term the trainer writes (the
+box loss) as the run's curve (`RunContext.main` takes the writer's first of equal terms), and
+every term is judged on its own. Precision, recall and mAP are
 `accuracy` (higher is better). An epoch that was not validated (`val: false`, `--noval`)
 holds zeros in every `val/*` and `metrics/*` cell: those are not logged values.
 
@@ -86,7 +86,7 @@ class UltralyticsImporter(Importer):
             diagnostics.warn(f"{path}: header only, no epochs")
             return []
         version = generation(frame.columns, path.parent)
-        frame = with_total_losses(without_unvalidated(frame, sep), sep)
+        frame = without_unvalidated(frame, sep)
         long = to_long(path, frame, sep, step_col="epoch")
         meta = {"ultralytics.version": version, **plan_of(path.parent, long, version)}
         return [Table(frame=long, source=path, format=f"ultralytics_{version}", run_key=str(path),
@@ -104,22 +104,6 @@ def without_unvalidated(frame: pl.DataFrame, sep: str) -> pl.DataFrame:
     unvalidated = pl.all_horizontal([floats[t].expr == 0 for t in terms])
     cols = [c for c in frame.columns if c.startswith(("val/", "metrics/"))]
     return frame.with_columns([pl.when(unvalidated).then(None).otherwise(pl.col(c)).alias(c) for c in cols])
-
-
-def with_total_losses(frame: pl.DataFrame, sep: str) -> pl.DataFrame:
-    """`train/loss` (`val/loss`): the sum of a row's loss terms, where there are two or more
-    and the file has no such column; null where a term is missing, NaN where one is NaN."""
-    added = []
-    for prefix in ("train", "val"):
-        terms = [c for c in frame.columns if _LOSS_TERM.match(c) and c.startswith(prefix + "/")]
-        total = f"{prefix}/loss"
-        if len(terms) < 2 or total in frame.columns:
-            continue
-        floats = float_columns(frame, terms, sep)
-        exprs = [floats[t].expr for t in terms]
-        added.append(pl.when(pl.all_horizontal([e.is_not_null() for e in exprs])).then(pl.sum_horizontal(exprs))
-                     .cast(pl.String).alias(total))
-    return frame.with_columns(added) if added else frame
 
 
 def plan_of(folder: Path, long: pl.DataFrame, version: str) -> dict:

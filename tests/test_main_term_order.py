@@ -1,0 +1,70 @@
+"""The main loss among terms of equal standing is the one the writer logs first (#24).
+
+A file that logs several loss terms and no total is read by its users on the first term its
+writer puts down (YOLO's `train/box_loss` before its cls and dfl terms, BasicSR's `l_pix`
+before `l_cr`, a CycleGAN's `G_A` before `G_B`), not on the largest; the reader makes up no
+total. A total the writer logs (`total_loss`, `loss`) still wins wherever it stands.
+Files are written by the trainers' own format strings (`fixtures/writers/trainers.py`) or
+by `csv.writer` as the scripts do."""
+from __future__ import annotations
+
+import csv
+import sys
+
+from conftest import FIXTURES
+from spikelens import api
+
+sys.path.insert(0, str(FIXTURES))
+from writers.trainers import write_v8  # noqa: E402
+
+
+def judged(path) -> str:
+    (run,) = api.analyze(path, jobs=1).runs
+    return run.stats["main_metric"]
+
+
+def scale_columns(path, factors: dict[str, float]) -> None:
+    """Make some terms larger than the first one, as a real YOLO run's dfl/cls terms often are."""
+    rows = list(csv.reader(path.read_text().splitlines()))
+    head = [h.strip() for h in rows[0]]
+    for r in rows[1:]:
+        for name, k in factors.items():
+            i = head.index(name)
+            r[i] = "%.6g" % (float(r[i]) * k)
+    path.write_text("\n".join(",".join(r) for r in rows) + "\n")
+
+
+def write_terms(path, names: list[str], scales: list[float], n: int = 60) -> None:
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["epoch", *names])
+        for e in range(n):
+            w.writerow([e, *(round(s * (0.4 + 2.0 / (1 + e)), 6) for s in scales)])
+
+
+def test_yolo_results_are_judged_on_the_box_loss_though_other_terms_are_larger(tmp_path):
+    f = write_v8(tmp_path / "runs/detect/train", 40, epochs=40)
+    scale_columns(f, {"train/cls_loss": 1.6, "train/dfl_loss": 1.3})
+    assert judged(f) == "train/box_loss"
+
+
+def test_loss_terms_without_a_total_take_the_first_the_writer_logs(tmp_path):
+    f = tmp_path / "train_log.csv"
+    write_terms(f, ["l_pix", "l_cr", "l_freq"], [1.0, 3.0, 2.0])
+    assert judged(f) == "l_pix"
+
+
+def test_a_total_the_writer_logs_still_wins_from_the_last_column(tmp_path):
+    f = tmp_path / "losses.csv"
+    write_terms(f, ["loss_cls", "loss_box", "total_loss"], [2.0, 1.0, 3.0])
+    assert judged(f) == "total_loss"
+    g = tmp_path / "b" / "losses.csv"
+    g.parent.mkdir()
+    write_terms(g, ["mse", "kl", "loss"], [2.0, 0.5, 2.5])  # the plain `loss` over its terms
+    assert judged(g) == "loss"
+
+
+def test_a_gan_is_judged_on_its_first_generator_term(tmp_path):
+    f = tmp_path / "loss_log.csv"
+    write_terms(f, ["loss_D_A", "loss_G_A", "loss_D_B", "loss_G_B"], [0.5, 1.0, 0.5, 2.0])
+    assert judged(f) == "loss_G_A"
