@@ -567,8 +567,9 @@ def write_yaml(spec: dict, path: Path) -> np.ndarray:
         path.write_text(yaml.safe_dump({c: cols[c][-1] for c in cols}))
     else:
         n = len(next(iter(cols.values())))
-        path.write_text("".join("\n-" + "".join(f"{'' if j == 0 else '  '} {c}: {cols[c][i]}\n"[1 if j == 0 else 0:]
-                                                 for j, c in enumerate(cols)) for i in range(n)))
+        # a record appended an epoch: `lines[0] = "\n-" + lines[0][1:]`, then "\n".join(lines) (no blank lines)
+        path.write_text("".join("\n- " + "\n".join(f"{'' if j == 0 else '  '}{c}: {cols[c][i]}"
+                                                   for j, c in enumerate(cols)) for i in range(n)))
     return steps
 
 

@@ -63,6 +63,14 @@ WALL_NAMES = ("wall_time", "walltime", "wall-time", "wall time", "timestamp", "_
 LONG_NAME_COLUMNS = ("metric", "tag", "name", "key", "metricname", "metric_name")
 LONG_VALUE_COLUMNS = ("value", "metricvalue", "metric_value")
 """A long table's value column: `value`, Comet's `get_metrics()` rows (`metricName`, `metricValue`)."""
+
+
+def bare_name(column: str) -> str:
+    """A column's name without case or punctuation: Aim's `metric.name`, `Metric Name` and
+    `metric_name` are one long table's name column."""
+    return re.sub(r"[^a-z0-9]", "", column.lower())
+
+
 PANDAS_INDEX_COLUMNS = ("column_0", "unnamed: 0")
 """An unnamed first column is the index `DataFrame.to_csv` writes by default."""
 CSV_SUFFIXES = frozenset({".csv", ".tsv"})
@@ -750,8 +758,8 @@ class CsvImporter(Importer):
             return False  # a W&B chart export (read by its own importer)
         if step_column(fields) is not None:
             return True
-        low = {f.lower() for f in fields}
-        if low & set(LONG_VALUE_COLUMNS) and low & set(LONG_NAME_COLUMNS):
+        bare = {bare_name(f) for f in fields}
+        if bare & set(map(bare_name, LONG_VALUE_COLUMNS)) and bare & set(map(bare_name, LONG_NAME_COLUMNS)):
             return True
         row = split_fields(lines[1], sep) if len(lines) > 1 else []
         return any(_METRIC_HINT.search(f) for f in fields) and any(is_numberish(c) for c in row)
@@ -841,8 +849,9 @@ class CsvImporter(Importer):
         low = {c.strip().lower(): c for c in frame.columns}
         step_col = forward_step(frame, sep, step_column(frame.columns))
         wall_col = next((low[n] for n in WALL_NAMES if n in low), None)
-        name_col = next((low[n] for n in LONG_NAME_COLUMNS if n in low), None)
-        value_col = next((low[n] for n in LONG_VALUE_COLUMNS if n in low), None)
+        bare = {bare_name(c): c for c in frame.columns}
+        name_col = next((bare[n] for n in map(bare_name, LONG_NAME_COLUMNS) if n in bare), None)
+        value_col = next((bare[n] for n in map(bare_name, LONG_VALUE_COLUMNS) if n in bare), None)
         if name_col is not None and value_col is not None:
             return long_layout(path, frame, sep, step_col=step_col, name_col=name_col,
                                value_col=value_col, wall_col=wall_col)

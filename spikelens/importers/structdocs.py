@@ -4,7 +4,8 @@
 hold the same objects a JSON history does (an object of lists, a list of records in a section), so
 once parsed they go through `jsonhistory`'s reading. A YAML or TOML file is claimed only when its
 first bytes show such a history: a key naming a measure (a loss, an accuracy, a reward, an error)
-over a list of three numbers or more, or a TOML array of tables whose first table names one.
+over a list of three numbers or more, a YAML list of records one of whose first keys names one, or
+a TOML array of tables whose first table names one.
 Settings files (`milestones: [30, 60]`, `lr = 0.1`) are left to the other readers.
 
 YAML is parsed with PyYAML's safe loader (nothing in the file is run); without PyYAML the file is
@@ -24,6 +25,10 @@ _YAML_LIST = re.compile(rb"(?im)^\s{0,8}[\"']?" + _MEASURE + rb"[\"']?\s*:\s*(?:
 """`loss:` over three block items that are numbers (`- 2.31`)."""
 _YAML_FLOW = re.compile(rb"(?im)^\s{0,8}[\"']?" + _MEASURE + rb"[\"']?\s*:\s*\[\s*(?:[-+\d.][^,\]]*,\s*){2}[-+\d.]")
 """`loss: [2.31, 2.10, 1.98, ...]`."""
+_YAML_RECORDS = re.compile(rb"(?m)^-[ \t]+(?:[\w\"'.\-/]+[ \t]*:[^\n]*\n[ \t]{1,8}){0,20}?[\"']?" + _MEASURE
+                           + rb"[\"']?[ \t]*:[ \t]*[-+\d.]")
+"""A list of records (`- epoch: 1` then `  loss: 2.31`, a record appended an epoch): among an item's
+first keys, a measure with a number."""
 _TOML_LIST = re.compile(rb"(?im)^\s*[\"']?" + _MEASURE + rb"[\"']?\s*=\s*\[\s*(?:[-+\d.][^,\]]*,\s*){2}[-+\d.]")
 _TOML_TABLES = re.compile(rb"(?is)^\s*(?:#[^\n]*\n\s*)*\[\[[^\]\n]{1,80}\]\]\s*\n(?:\s*[\w\"'.\-/]+\s*=[^\n]*\n){0,20}?\s*[\"']?"
                           + _MEASURE + rb"[\"']?\s*=\s*[-+\d.]")
@@ -34,7 +39,7 @@ def claims(path: Path, head: bytes) -> bool:
     """A YAML or TOML document whose head shows a history (see the module doc)."""
     if path.suffix.lower() == ".toml":
         return bool(_TOML_LIST.search(head) or _TOML_TABLES.match(head))
-    return bool(_YAML_LIST.search(head) or _YAML_FLOW.search(head))
+    return bool(_YAML_LIST.search(head) or _YAML_FLOW.search(head) or _YAML_RECORDS.search(head))
 
 
 def load(path: Path, text: str) -> Any:
