@@ -338,9 +338,9 @@ def one_alarm_per_population(findings: list[Finding]) -> None:
     times: the largest loud spike stays the alarm and names how many there were; the other loud ones
     are notes that point at it, each still listed at its own step."""
     by_metric: dict[str, list[Finding]] = {}
-    for f in findings:
-        if f.kind == "spike" and f.metric and f.recovery in ("fast", "slow") and f.magnitude is not None \
-                and not f.evidence.get("bad_batch"):
+    for f in findings:  # (an excursion that came back is a spike seen through a smoothing window)
+        came_back = f.recovery in ("fast", "slow") if f.kind == "spike" else f.kind == "excursion" and f.end_step is not None
+        if came_back and f.metric and f.magnitude is not None and not f.evidence.get("bad_batch"):
             by_metric.setdefault(f.metric, []).append(f)
     for metric, spikes in by_metric.items():
         loud = [f for f in spikes if f.severity != "info"]
@@ -354,6 +354,11 @@ def one_alarm_per_population(findings: list[Finding]) -> None:
                 _demote(f, "spiking_habit", f"one of {len(spikes)} spikes of {metric} that came back ({low:.2f}-"
                                             f"{high:.2f}x): spiking is this curve's normal behaviour (per-batch "
                                             f"noise), none stands apart from the others")
+            for f in findings:  # its swings are the same per-batch noise, seen through a window
+                if f.kind == "oscillation" and f.metric == metric and f.severity != "info":
+                    _demote(f, "spiking_habit", f"{metric} spiked and came back {len(spikes)} times: its swings "
+                                                f"are its per-batch noise (a heavy-tailed or mixed data stream), "
+                                                f"not an optimizer bouncing")
             continue
         lead.evidence["spikes_on_curve"] = len(spikes)
         lead.message += (f"; one of {len(spikes)} spikes of {metric} that came back ({low:.2f}-{high:.2f}x, "
