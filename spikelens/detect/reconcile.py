@@ -552,16 +552,40 @@ def _sawtooth(excursions: list[Finding], findings: list[Finding], ctx: RunContex
         message = (f"{metric} climbs and falls back every {period:g} steps ({len(xs)} cycles from step {a} to {b}, "
                    f"up to {top:.2f}x its trend): a sawtooth at a fixed period, the mark of an unshuffled data "
                    f"order (the same hard batches at the same place in every epoch) or a periodic hook")
+        restarts = _lr_restarts_at(ctx, [int(f.start_step) for f in xs], period)
         if missing >= SAWTOOTH_STOPPED:
             message += (f"; it stopped at step {b} while the run went on to step {last} (room for {missing} more "
                         f"cycles): a phase of the schedule (a reset every {period:g} steps while it lasted), not the "
                         f"data order, which repeats every epoch to the end; a note")
+        elif restarts:
+            message += (f"; {restarts} jumped back up at the start of every cycle: warm restarts of the schedule "
+                        f"(SGDR, a cyclic LR), each costing a climb by design; a note")
         out.append(Finding(
             kind="oscillation", code="SL203", run=ctx.run, metric=metric,
-            severity="info" if missing >= SAWTOOTH_STOPPED else "warning", message=message,
+            severity="info" if missing >= SAWTOOTH_STOPPED or restarts else "warning", message=message,
             start_step=int(a), end_step=int(b), magnitude=float(top),
             evidence={"periodic": True, "period_steps": period, "cycles": len(xs),
                       "cycle_starts": [int(f.start_step) for f in xs], "cycles_missing_after": missing,
                       "folded": [f"{f.kind} at step {f.anchor_step}" for f in folded],
                       **({"note_because": "schedule_phase"} if missing >= SAWTOOTH_STOPPED else {})}))
     return out
+
+
+LR_RESTART = 2.0
+"""A logged learning rate that rose this many times over its previous value restarted its schedule."""
+
+
+def _lr_restarts_at(ctx: RunContext, starts: list[int], period: float) -> str | None:
+    """The learning rate's name when it jumped back up (`LR_RESTART` x) within a tenth of a period
+    before each of the cycle starts: the sawtooth is the schedule's warm restarts."""
+    lr = ctx.main("lr")
+    if lr is None:
+        return None
+    step, value = lr.finite()
+    if step.size < 3:
+        return None
+    ups = step[1:][(value[1:] > 0) & (value[1:] >= LR_RESTART * value[:-1])]  # (from 0 at a cycle's end too)
+    if ups.size == 0:
+        return None
+    near = [bool(np.any(np.abs(ups - a) <= max(0.1 * period, 1))) for a in starts]
+    return lr.metric if all(near) else None
