@@ -68,3 +68,32 @@ def test_a_gan_is_judged_on_its_first_generator_term(tmp_path):
     f = tmp_path / "loss_log.csv"
     write_terms(f, ["loss_D_A", "loss_G_A", "loss_D_B", "loss_G_B"], [0.5, 1.0, 0.5, 2.0])
     assert judged(f) == "loss_G_A"
+
+
+def test_lightning_epoch_suffix_keeps_the_plain_train_loss_first(tmp_path):
+    # CSVLogger (keys sorted): `data_loss` and `train_loss` logged on_epoch (and rarely on_step); the
+    # `_epoch` / `_step` suffix says how often, so `train_loss_epoch` is the plain training loss
+    f = tmp_path / "lightning_logs" / "version_0" / "metrics.csv"
+    f.parent.mkdir(parents=True)
+    keys = ["data_loss_epoch", "data_loss_step", "epoch", "step", "train_loss_epoch", "train_loss_step"]
+    with f.open("w", newline="") as out:
+        w = csv.DictWriter(out, fieldnames=keys)
+        w.writeheader()
+        for e in range(120):
+            v = 0.5 + 3.0 / (1 + e)
+            w.writerow({"epoch": e, "step": 7 * e + 6, "data_loss_epoch": 2 * v, "train_loss_epoch": v})
+            if e % 10 == 0:
+                w.writerow({"epoch": e, "step": 7 * e + 6, "data_loss_step": 2 * v, "train_loss_step": v})
+    assert judged(f) == "train_loss_epoch"
+
+
+def test_a_step_series_logged_far_more_often_stays_the_main(tmp_path):
+    f = tmp_path / "metrics.csv"
+    with f.open("w", newline="") as out:
+        w = csv.DictWriter(out, fieldnames=["epoch", "step", "train_loss_epoch", "train_loss_step", "val_loss"])
+        w.writeheader()
+        for s in range(600):
+            w.writerow({"epoch": s // 50, "step": s, "train_loss_step": 0.5 + 3.0 / (1 + s / 20)})
+            if s % 50 == 49:
+                w.writerow({"epoch": s // 50, "step": s, "train_loss_epoch": 0.5 + 3.0 / (1 + s / 20), "val_loss": 1.0})
+    assert judged(f) == "train_loss_step"

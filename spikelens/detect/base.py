@@ -124,6 +124,8 @@ class RunContext:
 
 _PLAIN = {"loss": ("loss", "train_loss", "loss_train", "train"), "lr": ("lr", "learning_rate"),
           "grad_norm": ("grad_norm", "gradient_norm", "total_norm"), "eval_loss": ("eval_loss", "val_loss", "loss")}
+_LOGGED_EVERY = re.compile(r"_(?:step|epoch)$")
+"""The suffix Lightning's `self.log(..., on_step=True, on_epoch=True)` adds: how often, not what."""
 _AGGREGATE = re.compile(r"(?:^|[_\- ])(?:all|overall|sum|mean|avg)(?:$|[_\- ])")
 """`all_loss`, `mean_loss`, `loss_sum`: a loss named as the sum or mean of the terms beside it."""
 _GENERATOR = re.compile(r"(?:^|[^A-Za-z])(?:[Gg]|gen|Gen|GEN|generator|Generator)(?:$|[^A-Za-z])|(?<=[a-z])G$")
@@ -156,8 +158,8 @@ def main_name_score(metric: str, role: str, beside: Iterable[str] = ()) -> int:
     if role == "loss" and _AGGREGATE.search(leaf):
         twin = _AGGREGATE.sub(" ", leaf).strip(" _-")
         return 0 if twin in {re.split(r"[/.]", b.lower())[-1] for b in beside if b != metric} else 2
-    if leaf in _PLAIN.get(role, ()):
-        return 1
+    if leaf in _PLAIN.get(role, ()) or _LOGGED_EVERY.sub("", leaf) in _PLAIN.get(role, ()):
+        return 1  # Lightning's `train_loss_epoch` / `train_loss_step`: the plain loss, logged every epoch / step
     if role == "reward" and _RETURN.match(leaf) and not re.search(r"rewards?/", metric.lower()):
         return 1
     return 0
