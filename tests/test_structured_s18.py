@@ -115,3 +115,35 @@ def test_wide_table_with_a_name_column_but_no_value_column_stays_wide(tmp_path):
             w.writerow([e, "resnet", 2 * math.exp(-e / 8) + 0.2, 2.1 * math.exp(-e / 8) + 0.3])
     names = set(one_run(f).frame["metric"].cast(str))
     assert {"train_loss", "val_loss"} <= names
+
+
+def write_results(path, models, *, seed_varies=False, interleaved=False):
+    # save_results(): writer.writerow(["Model", "Seed", "Epoch", "Train_Acc", "Test_Acc", "F1", "AUROC"]) and a
+    # row per model, seed and epoch (csv.writer)
+    rows = []
+    for m, model in enumerate(models):
+        for e in range(25):
+            acc = 0.5 + 0.4 * (1 - math.exp(-e / 6)) - 0.05 * m
+            rows.append([model, m if seed_varies else 0, e, acc, acc - 0.03, acc - 0.05, acc + 0.02])
+    if interleaved:
+        rows.sort(key=lambda r: (r[2], r[0]))
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["Model", "Seed", "Epoch", "Train_Acc", "Test_Acc", "F1", "AUROC"])
+        w.writerows(rows)
+
+
+def test_results_table_with_a_block_of_epochs_a_model_is_one_run_a_model(tmp_path):
+    f = tmp_path / "results.csv"
+    write_results(f, ["cnn", "lstm", "transformer"])  # `Seed` holds one value: the `Model` names the runs
+    runs = api.load_runs(tmp_path)
+    assert len(runs) == 3
+    for run in runs:
+        steps, values = series(run, "Train_Acc")
+        assert steps == list(range(25)) and values[0] == pytest.approx(0.5 - 0.05 * runs.index(run), abs=1e-9)
+
+
+def test_models_interleaved_epoch_by_epoch_are_not_split_by_model(tmp_path):
+    f = tmp_path / "results.csv"
+    write_results(f, ["cnn", "lstm"], interleaved=True)  # no block a model: not one run a model
+    assert len(api.load_runs(tmp_path)) == 1

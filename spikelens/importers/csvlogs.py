@@ -1043,19 +1043,26 @@ def sweep_arms_named(path: Path, long: pl.DataFrame) -> pl.DataFrame:
                              .cast(TABLE_SCHEMA["metric"]))
 
 
-RUN_NAMES = ("run", "run_id", "run_no", "fold", "seed", "trial", "repeat", "experiment")
-"""Columns that name which run a row belongs to, in a file several runs appended to."""
+RUN_NAMES = ("run", "run_id", "run_no", "fold", "seed", "trial", "repeat", "experiment", "model")
+"""Columns that name which run a row belongs to, in a file several runs appended to (a results table's
+`Model, Seed, Epoch, ...`: a block of epochs a model)."""
 
 
 def _run_column(frame: pl.DataFrame) -> tuple[str, list[str]] | None:
-    """A column naming the run (`Run`, `fold`, `seed`) over rows whose step starts again with each run:
-    the column and its values in the file's order; None when there is no such column, it holds one
-    value, or its rows do not each restart the count (a setting logged on every row)."""
+    """A column naming the run (`Run`, `fold`, `seed`, `Model`) over rows whose step starts again with
+    each run: the first such column and its values in the file's order; None when there is none, each
+    holds one value (`Seed` 0 beside the `Model` that changes), or its rows do not each restart the count
+    (a setting logged on every row)."""
     low = {c.strip().lower(): c for c in frame.columns}
-    col = next((low[n] for n in RUN_NAMES if n in low), None)
     step_col = step_column(frame.columns)
-    if col is None or step_col is None or col == step_col:
+    if step_col is None:
         return None
+    return next((found for found in (_restarting_runs(frame, low[n], step_col) for n in RUN_NAMES
+                                     if n in low and low[n] != step_col) if found), None)
+
+
+def _restarting_runs(frame: pl.DataFrame, col: str, step_col: str) -> tuple[str, list[str]] | None:
+    """`col` and its values when its rows come in one block a value, each block counting its steps again."""
     keys = frame.get_column(col).cast(pl.String).str.strip_chars()
     values = [v for v in keys.unique(maintain_order=True).to_list() if v]
     if not 2 <= len(values) <= 1000:
