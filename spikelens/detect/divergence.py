@@ -82,6 +82,8 @@ class DivergenceDetector(Detector):
         for f in found:
             if not f.evidence.get("unbounded_below"):  # (a loss that ran to -1e9 is broken, whatever else fell)
                 _unless_held_out_improved(self, f, ctx)
+                if f.severity != "info":
+                    unless_its_terms_fell(f, ctx)
         return found
 
     def _rising(self, series: Series, ctx: RunContext) -> list[Finding]:
@@ -447,3 +449,42 @@ def _unless_held_out_improved(det: DivergenceDetector, f: Finding, ctx: RunConte
     f.message += (f"; {held.label} fell {100 * (1 - last / first):.0f}% over the same steps ({first:.4g} -> "
                   f"{last:.4g}): the model got better on held-out data, so the training task got harder (a "
                   f"curriculum, stronger augmentation, a regularizer ramping up), no divergence: a note")
+
+
+def terms_that_fell(ctx: RunContext, metric: str, start: int, end: int) -> list[tuple[str, float, float]]:
+    """The run's other training-loss series (and KL terms) over steps `start`..`end` when there are at least two
+    and none of them rose (the median of the last third of their points there no higher than the
+    first third's): [(metric, first, last)]; [] otherwise."""
+    out = []
+    for s in ctx.series.values():
+        if s.metric == metric or s.role not in ("loss", "kl"):  # (a VAE's KL term is one of its terms)
+            continue
+        step, value = s.finite()
+        v = value[(step >= start) & (step <= end)]
+        if v.size < 6:
+            continue
+        k = v.size // 3
+        first, last = float(np.median(v[:k])), float(np.median(v[-k:]))
+        if last > first:
+            return []
+        out.append((s.metric, first, last))
+    return out if len(out) >= 2 else []
+
+
+def unless_its_terms_fell(f: Finding, ctx: RunContext) -> None:
+    """A total that rose while every term logged beside it fell or held is its weights changing (a KL
+    weight annealed up, a loss term switched on by a curriculum), not the model getting worse: a note."""
+    main = ctx.main("loss")
+    if main is None or f.metric != main.metric or f.start_step is None:
+        return  # (a term's own rise beside a total that held is `significance`'s minor-term story)
+    s = ctx.series.get(f.metric)
+    end = f.end_step if f.end_step is not None else (int(s.step[-1]) if s is not None and len(s) else f.start_step)
+    fell = terms_that_fell(ctx, f.metric, f.start_step, end)
+    if not fell:
+        return
+    f.severity = "info"
+    f.evidence["terms_fell"] = [{"metric": m, "from": a, "to": b} for m, a, b in fell]
+    named = ", ".join(f"{m} {a:.4g} -> {b:.4g}" for m, a, b in fell[:4])
+    f.message += (f"; every term logged beside it fell or held over the same steps ({named}): the total rose "
+                  f"through its weights (a KL or regularizer weight annealed up, a term switched on), not through "
+                  f"the model getting worse; a note")

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Detector, RunContext, Series
+from .divergence import unless_its_terms_fell
 from ..model.finding import Finding
 from .stats import forward_median, global_sigma, log_scale, noise_sigma, rolling_median
 
@@ -166,7 +167,11 @@ class SpikeDetector(Detector):
         if series.role == "grad_norm":
             return grad_spikes(self, series, ctx)
         if series.role == "loss":
-            return with_bad_batches(self, series, ctx, spikes_of(self, series, ctx))
+            found = with_bad_batches(self, series, ctx, spikes_of(self, series, ctx))
+            for f in found:  # a jump that stayed while every term fell is a weight changing (divergence's rule)
+                if f.kind == "spike" and f.recovery == "none" and f.severity != "info":
+                    unless_its_terms_fell(f, ctx)
+            return found
         if series.role == "kl":
             jumps = kl_jumps(self, series)
             if jumps.size:
