@@ -173,22 +173,6 @@ def test_scores_frozen_off_chance_stay_the_alarm(tmp_path):
     assert frozen.evidence.get("reading") == "frozen"
 
 
-def _falls_to_ln4(root: Path, first: float) -> Path:
-    """Keras `CSVLogger` (no accuracy logged): a loss that falls from `first` and holds near ln 4."""
-    rng = np.random.default_rng(5)
-    e = np.arange(60)
-    loss = np.log(4) + (first - np.log(4)) * np.exp(-e / 4) + 0.002 * rng.standard_normal(60)
-    return write_csv(root / "training.log", ["epoch", "loss"], [[int(i), f"{x:.4f}"] for i, x in zip(e, loss)]).parent
-
-
-def test_a_loss_that_fell_from_ln_100_to_ln_4_is_not_at_chance_for_4(tmp_path):
-    assert plateaus_read(only_run(_falls_to_ln4(tmp_path / "hundred", np.log(100))), "loss", "chance") == []
-
-
-def test_a_loss_that_settled_at_ln_4_from_just_above_is_at_chance(tmp_path):
-    (f,) = plateaus_read(only_run(_falls_to_ln4(tmp_path / "four", 1.6)), "loss", "chance")
-    assert f.evidence["chance_classes"] == 4
-
 
 # ------------------------------------------------------------------ a flat loss beside an accuracy that rose
 

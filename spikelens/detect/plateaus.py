@@ -644,9 +644,6 @@ def not_chance(k: int, series: Series, ctx: RunContext, step: np.ndarray, value:
         k0 = ks.pop() if len(ks) == 1 else None  # each at the same ln(k0) (not a first step that blew up)
         if k0 is not None and k0 > k:  # (a fine-tune starts below chance and may blow up to it)
             return f"it started at ln({k0}), its untrained level: a model over {k0} outcomes"
-        start = float(np.median(value[:3]))
-        if start > 0 and np.exp(start) >= MORE_OUTCOMES * k:  # (an init transient is a little above ln k)
-            return f"it started at {start:.4g} = ln({np.exp(start):.0f}), its untrained level: a model over more outcomes"
     parts = _terms_of(series, ctx)
     if parts:
         return f"{series.metric} is the sum of {', '.join(parts)}: not one cross-entropy"
