@@ -19,6 +19,9 @@ ascent`) names the series its row belongs to (`losses_ascent`), as a tag column 
 A counter's name before the row (`epoch 3:0.41`, `step 100 = 2.3`) names its first number, a count.
 A row printed as a Python sequence (`print([epoch, i, loss.item()])`: `[0, 10, 2.71]`; a tuple, quoted
 numbers, a tensor's or array's repr) is the row of numbers inside its wrapping (`printedrows`).
+Rows under an epoch's header line (`print(f'Epoch {epoch}')`, then `print(loss.item())` or `print(f'{loss}, {i}')`
+batch after batch; `epoch 0 lr 0.0001` over `i loss` pairs) are counted by it: its number leads each row as
+their outer counter, its settings are left out; the one measured column such a loop prints is its loss.
 A first line that comments out as many names as the rows hold numbers (`np.savetxt(..., header='iter loss
 val_loss')` writes `# iter loss val_loss`) is the header: it names the columns, the file's name need not.
 """
@@ -51,6 +54,34 @@ _LEAD = r"[ \t]*(?i:epoch|step|iter|iteration|episode)[ \t]*"
 _COUNTED = re.compile(rf"{_LEAD}{_ONE}[:=]?{_ONE}(?:{_SEP}{_ONE})*")
 """A row led by its counter's name (`epoch 3:0.41`): the name says what the first number counts."""
 _FIELD = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|(?i:nan|inf)\b|[A-Za-z][\w.-]*"
+
+
+_SETTING = r"[ \t]*[,;|]?[ \t]*[A-Za-z_][\w.-]*[ \t]*[:=]?[ \t]*[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)"
+_HEADER = (rf"^[-=*# \t]*(?i:epoch)[ \t]*[:#]?[ \t]*(\d+)(?:[ \t]*/[ \t]*\d+)?(?:{_SETTING})*[ \t]*:?[-=*# \t]*$")
+"""An epoch's header line over its rows (`Epoch 0`, `Epoch: 3/10`, `== epoch 2 ==`, `epoch 0 lr 0.0001`):
+its number counts the rows below it; the settings after it are not read."""
+
+
+def epoch_headed(lines: pl.Series) -> pl.Series | None:
+    """Rows of bare numbers under epoch headers, each led by its header's epoch (`0\t10.19, 100`), the
+    headers gone; None unless the first line is such a header and every other line a row of numbers.
+    A single epoch's header leads nothing (a count that never moves counts no rows). A few lines without a
+    digit (`Done!`, a banner) are the loop's words, not rows."""
+    wordy = ~lines.str.contains(r"\d")
+    if wordy.sum() > max(2, lines.len() // 20):
+        return None
+    lines = lines.filter(~wordy)
+    epoch = lines.str.extract(_HEADER, 1)
+    is_head = epoch.is_not_null()
+    if lines.len() < 2 or not is_head[0]:
+        return None
+    rows = lines.filter(~is_head)
+    if not rows.len() or rows.len() < is_head.sum() or not bool(rows.str.contains(f"^(?:{_ROW.pattern})$").all()):
+        return None
+    if epoch.drop_nulls().n_unique() == 1:
+        return rows
+    led = epoch.cast(pl.Int64).forward_fill().filter(~is_head).cast(pl.String)
+    return led + "\t" + rows
 
 
 _COMMENTED = re.compile(r"^[ \t]*#[ \t]*(?P<names>[A-Za-z_][^\n]*)$")
@@ -87,6 +118,9 @@ class BareNumbersImporter(Importer):
             lines = [ln for ln in text_head(head).replace("\r", "\n").split("\n") if ln.strip()]
         if _blocks(lines, whole) is not None:
             return True
+        headed = epoch_headed(pl.Series(lines, dtype=pl.String))
+        if headed is not None:  # the epoch's header counts the rows: a training loop's printout
+            return headed.len() >= (MIN_LINES if whole else 2) and headed.map_elements(_width, pl.Int64).n_unique() == 1
         lines = printed_rows(lines, _ROW, _width) or lines  # `[0, 10, 2.71]` a line: the numbers inside
         lines = trailed_rows(lines) or lines  # `0 2.72 15.2 Best at epoch 0`: a note after the numbers
         header = _commented_header(lines)
@@ -94,7 +128,7 @@ class BareNumbersImporter(Importer):
             if all(r == "other" for r in infer_roles(header).values()):
                 return False
             lines = lines[1:]
-        elif infer_role(_name_of(path)) == "other" and not counted_rows(
+        elif infer_role(_name_of(path)) == "other" and not _counted(
                 [re.findall(_FIELD, ln) for ln in lines[:200]] if all(_ROW.fullmatch(ln) for ln in lines[:200]) else []):
             return False  # named by nothing, and no counter leads its rows: its shape cannot name it either
         if not whole and not lines:  # one line longer than the head: a row of numbers, maybe (`writerow(history)`)
@@ -118,6 +152,9 @@ class BareNumbersImporter(Importer):
                      for k, v in blocks.items()]
             return [Table(frame=pl.concat(parts), source=path, format=self.name, run_key=str(path),
                           segment_key=str(path), meta={"step.from": "order", "metric.from": "the name over each block"})]
+        headed = epoch_headed(lines)
+        if headed is not None:
+            lines = headed
         header = _commented_header(lines.head(2).to_list())
         if header is not None:
             lines = lines.slice(1)
@@ -159,6 +196,8 @@ class BareNumbersImporter(Importer):
         names = [name] if cols.width == 1 and nums == 1 else [f"{name}_column{place[c] + 1}" for c in cols.columns]
         if header is None and tag is None and infer_role(name) == "other":  # named by nothing: by its shape
             falls = falling_column(cols) if counters else None
+            if falls is None and headed is not None and cols.width == 1:
+                falls = cols.columns[0]  # the one number a loop prints batch after batch under its epoch: the loss
             if falls is None:
                 raise FormatError(path, unnamed_reason(n, nums, bool(counters)))
             names[cols.columns.index(falls)] = loss_name(name, place[falls] + 1)
@@ -236,6 +275,17 @@ def _width(line: str) -> int:
     return len(re.findall(_FIELD, line))
 
 
+def _counted(rows: list[list[str]]) -> bool:
+    """`counted_rows`, or so once the leading columns that stay one whole number are set aside: an outer
+    count (the epoch) that has not moved yet in the file's head, its inner count rising (`1  0  0.73`)."""
+    if counted_rows(rows):
+        return True
+    k = 0
+    while rows and len(rows[0]) - k > 2 and len({r[k] for r in rows}) == 1 and re.fullmatch(r"\d+", rows[0][k]):
+        k += 1
+    return k > 0 and counted_rows([r[k:] for r in rows])
+
+
 def _counters(cols: pl.DataFrame) -> list[str]:
     """The leading columns that count the rows, leaving at least one column of values; else a last
     column of whole numbers that rise every row after columns of measured (fractional) values
@@ -253,7 +303,9 @@ def _counters(cols: pl.DataFrame) -> list[str]:
             not bool((cols[c] % 1 == 0).all()) for c in cols.columns[len(out):-1]):
         # `print([epoch, loss, global_step])`: after the leading counters and measured values, a last column
         # rising by one stride every row is the finest count, the step (a clock's whole seconds keep no stride)
-        d = cols[cols.columns[-1]].diff().drop_nulls()
+        # (`print(f'{loss}, {i}')` under an epoch: the stride holds within each count of the leading counters)
+        within = cols.select(pl.all_horizontal(pl.col(c) == pl.col(c).shift(1) for c in out)).to_series()
+        d = cols[cols.columns[-1]].diff().filter(within.fill_null(False))
         if _counts(cols[cols.columns[-1]]) and d.len() and bool((d == d[0]).all()) and d[0] > 0:
             out = [*out, cols.columns[-1]]
     return out

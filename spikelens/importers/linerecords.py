@@ -426,6 +426,8 @@ def steps(lines: pl.DataFrame, kinds: dict[int, frozenset] | None = None,
     if has["step"] and ((main.get_column("step").null_count() and not _tells_apart(lines, main, _named(lines, records)))
                         or _constant(main, _named(lines, records))):
         has["step"] = False
+    if has["step"] and has["inner"] and _finer(main):
+        has["step"] = False  # keras-rl's `600/50000: episode: 3, ...`: the counter counts the records, the key a coarser loop
     counted = _counted(lines, records, stated_epochs) if has["inner"] and not has["step"] else None
     if counted is not None and ((main.get_column("inner").null_count() and not _tells_apart(lines, main, counted[0]))
                                 or _constant(main, counted[0])):
@@ -462,8 +464,11 @@ def steps(lines: pl.DataFrame, kinds: dict[int, frozenset] | None = None,
     if how == "order":  # evaluation lines take the step of the records before them
         stepped = stepped.with_columns(step=pl.when(pl.col("evaluation")).then(None).otherwise(pl.col("step")))
     # lines with no step of their own take the step of the line before them; before the first
-    # step there is the preamble (a banner's `Num examples = 1,000`): no records there
-    stepped = stepped.with_columns(pl.col("step").forward_fill())
+    # step there is the preamble (a banner's `Num examples = 1,000`): no records there. A record
+    # whose counter comes on its last line (`loss: 2.8`, then `Epoch: 001, Train Acc: 0.49`) is
+    # the exception: its lines take the step of the line after them
+    stepped = stepped.with_columns(pl.when(_leads(stepped)).then(pl.col("step").shift(-1))
+                                   .otherwise(pl.col("step")).forward_fill().alias("step"))
     # a line without a step of its own is a record when its kind comes back at other steps (an
     # eval dict after each evaluation) or it holds several values; a config dump's
     # `MAX_ITER: 4000` (once, or once per section at one step) is not
@@ -473,6 +478,35 @@ def steps(lines: pl.DataFrame, kinds: dict[int, frozenset] | None = None,
     meta["step.from"] = how
     extra = ["announced"] if "announced" in stepped.columns else []
     return stepped.select("row", "step", "wall_time", "keep", "values", *extra), meta
+
+
+def _finer(main: pl.DataFrame) -> bool:
+    """Whether the records' `N/M` counter counts them one by one (rising every record) while the step
+    key they also print (`episode: 3`) holds its value over several of them: the counter is the finer
+    count, the step a person reads."""
+    both = main.filter(pl.col("step").is_not_null() & pl.col("inner").is_not_null())
+    if both.height < 3 or both.height < 0.9 * main.height:
+        return False
+    key, count = both.get_column("step"), both.get_column("inner")
+    return (key.n_unique() < both.height and bool((key.diff().drop_nulls() >= 0).all())
+            and bool((count.diff().drop_nulls() > 0).all()))
+
+
+def _leads(stepped: pl.DataFrame) -> pl.Series:
+    """The lines without a counter that open a record whose counter comes on its last line: their
+    kind is printed before the file's first counted line (it opens the first record, not a
+    preamble printed once), comes back with half the counted lines or more (a part of every record,
+    not a banner printed at each launch), and every line of it is followed at once by a counted line
+    with a step. Elsewhere a line without a counter belongs to the record before it."""
+    told = pl.col("anchored") & pl.col("step").is_not_null()
+    free = ~pl.col("anchored") & (pl.col("values") > 0)
+    first_told = pl.col("row").filter(told).min()
+    marked = stepped.select("kind", "row", free=free, first_told=first_told,  # (the next line in file order,
+                            followed=told.shift(-1).fill_null(False), n_told=told.sum())  # before grouping by kind)
+    n = pl.len().over("kind")
+    lead = (pl.col("free") & (pl.col("free") & pl.col("followed")).sum().over("kind").eq(n)
+            & (pl.col("row").min().over("kind") < pl.col("first_told")) & (n >= 5) & (2 * n >= pl.col("n_told")))
+    return marked.select(lead.fill_null(False).alias("lead")).to_series()
 
 
 def _shared(main: pl.DataFrame) -> bool:
@@ -1038,8 +1072,8 @@ def sniff(text: str, whole: bool, name: str = "", named: bool = False) -> Verdic
         return Verdict(True)  # a run killed after its first record (`step 0: train loss 12.65`, then a traceback)
     free = Counter(frozenset(n for n, _, _ in temps[i].values) for i in records)
     if free and (common := free.most_common(1)[0]) and common[1] >= 5 and (
-            len(common[0]) >= 2 or _names_a_loss(temps[next(i for i in records if frozenset(
-                n for n, _, _ in temps[i].values) == common[0])])):  # `Loss is: 2.81` line after line: a loss curve
+            len(common[0]) >= 2 or _names_a_curve(temps[next(i for i in records if frozenset(
+                n for n, _, _ in temps[i].values) == common[0])])):  # `Loss is: 2.81`, `episodic returns: 29` line after line
         same = [i for i in records if frozenset(n for n, _, _ in temps[i].values) == common[0]]
         texts = {lines[i][s: s + k] for i in same for _, s, k in temps[i].values}
         if len(texts) > len(common[0]):  # the values move: not a model's printout repeated per layer
@@ -1052,6 +1086,17 @@ def sniff(text: str, whole: bool, name: str = "", named: bool = False) -> Verdic
     if len(numeric) >= 10 and (named or len(numeric) >= 0.5 * non_empty):
         return Verdict(False, unread_reason(lines, temps, sorted(numeric), set(anchored)))
     return None
+
+
+_CURVES = ("loss", "eval_loss", "reward", "accuracy", "perplexity")
+"""What a training loop logs on its own, line after line, with no counter: a curve in line order. A lone
+key of another role (`Temperature: 21.5`, `lr: 0.001`) stays a printout."""
+
+
+def _names_a_curve(t: Template) -> bool:
+    from ..frame import infer_role
+
+    return any(infer_role(name) in _CURVES for name, _, _ in t.values)
 
 
 def _names_a_loss(t: Template) -> bool:
