@@ -131,3 +131,30 @@ def test_a_step_key_that_counts_every_record_stays_the_step_beside_a_restarting_
     lines = [f"step: {10 * (k + 1)}, batch {k % 10 + 1}/10, loss: {loss(k):.4f}" for k in range(40)]
     got = curve(load(tmp_path, lines), "loss")
     assert [s for s, _ in got] == [10 * (k + 1) for k in range(40)]
+
+
+def test_a_header_printed_over_two_lines_joins_its_words_down_each_column(tmp_path):
+    """Vowpal Wabbit's progress table: `average  since  example  example  current ...` over `loss  last
+    counter  weight  label ...`: each column is named by both its words, the example counter counts."""
+    top = "average  since         example        example  current  current  current"
+    low = "loss     last          counter         weight    label  predict features"
+    rows, n = [], 1
+    for k in range(40):
+        n = n * 2 if k < 12 else n + 500
+        rows.append(f"{loss(k):<8.6f} {loss(k) * 1.1:<8.6f} {n:>12} {float(n):>14.1f} {1.0:>8.4f} {0.5:>8.4f} {15:>8}")
+    frame = load(tmp_path, [top, low, *rows], name="vw.log")
+    assert {"average_loss", "since_last", "example_weight", "current_label"} <= set(frame.get_column("metric").to_list())
+    got = curve(frame, "average_loss")
+    assert [s for s, _ in got] == [int(r.split()[2]) for r in rows]
+    assert infer_role("average_loss") == "loss"
+
+
+def test_a_title_over_a_header_is_no_second_header_line(tmp_path):
+    """A line of words over a header that do not stand one over each column (`Training results`) names
+    nothing: the header's own names stay."""
+    top = "Training     results"
+    low = "epoch     train_loss     val_loss"
+    rows = [f"{k:>5}     {loss(k):>10.4f}     {loss(k) * 1.1:>8.4f}" for k in range(30)]
+    frame = load(tmp_path, [top, low, *rows])
+    got = curve(frame, "train_loss")
+    assert [s for s, _ in got] == list(range(30))

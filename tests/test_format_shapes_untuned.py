@@ -152,13 +152,15 @@ def test_counts_parted_by_bars_opening_a_bar_description_are_the_epoch_and_the_s
 
 def test_rows_under_a_header_of_two_lines_take_the_line_they_line_up_with(tmp_path):
     """Vowpal Wabbit's progress table: its second header line (`predict features`, one space
-    apart) does not line up with the rows; the first line does, and names them."""
+    apart) does not line up with the rows; the first line does, and with the word under each of its
+    names (`average` over `loss`) names them; the example counter counts them."""
     lines = ["average  since         example        example  current  current  current",
              "loss     last          counter         weight    label  predict features"]
     lines += [f"{loss(k):.6f} {loss(k) * 0.6:.6f} {640 * (k + 1):>12d} {10.0 * (k + 1):>14.1f}   1.0000   0.5000       15"
               for k in range(30)]
-    got = curve(load(tmp_path, lines), "average")
+    got = curve(load(tmp_path, lines), "average_loss")
     assert [v for _, v in got] == [round(loss(k), 6) for k in range(30)]
+    assert [s for s, _ in got] == [640 * (k + 1) for k in range(30)]
 
 
 def test_a_log_whose_head_is_a_long_printout_is_sniffed_at_its_tail(tmp_path, monkeypatch):

@@ -821,7 +821,23 @@ def header_cells(line: str, above: str | None = None) -> list[tuple[str, int, in
         return None  # single spaces: a sentence, not a table's columns
     if len(names) < len(cells) and not names[-1][0].endswith(":"):
         return None  # `Starting training for 100 epochs`: words before a number, no header
-    return [(_column_name(t), a, b - (len(t) - len(_edge(t)))) for t, a, b in names]
+    out = [(_column_name(t), a, b - (len(t) - len(_edge(t)))) for t, a, b in names]
+    return _stacked(line, above) or out
+
+
+def _stacked(line: str, above: str | None) -> list[tuple[str, int, int]] | None:
+    """A header printed over two lines, each column's name a word on each (Vowpal Wabbit's `average  since
+    example ...` over `loss     last  counter ...`): the words joined down each column (`average_loss`),
+    when the line above is a header of as many names as this line has words, each over its word."""
+    if above is None or "|" in above or "|" in line or "," in above:
+        return None
+    upper = header_cells(above)
+    words = [(t, a, b) for t, _, a, b in _cells(line)]
+    if upper is None or len(upper) != len(words) or not all(_HEAD_WORD.match(t) for t, _, _ in words):
+        return None
+    if not all(a1 < b2 and a2 < b1 for (_, a1, b1), (_, a2, b2) in zip(upper, words)):
+        return None  # a column's two words must stand over each other
+    return [(f"{u}_{_column_name(t)}", min(a1, a2), max(b1, b2)) for (u, a1, b1), (t, a2, b2) in zip(upper, words)]
 
 
 _HEAD_WORD = re.compile(r"[A-Za-z(_][\w()\-./%@]*$")
@@ -1015,7 +1031,7 @@ def _place(out: Template, name: str, text: str, start: int, epoch_names: tuple[s
         if _epoch_named(low, epoch_names):
             out.epoch = span
             return True
-        if _step_name(low):
+        if _step_name(low) or low.endswith("_counter"):  # a stacked header's `example counter` counts too
             out.step = (low, *span)
             return True
     out.values.append((f"{name}_{_UNITS[unit]}" if unit else name, *span))
