@@ -195,14 +195,14 @@ _FREE = re.compile(r"free|avail", re.I)
 """Memory left free (fairseq's `gb_free`): it falls as use grows, the opposite of a memory curve."""
 _MEMORY = re.compile(rf"{_B}(?:mem|memory|vram|gpu_?mem|max_?mem(?:ory)?|[gm]i?b|max_?allocated|allocated|reserved){_E}"
                      r"|memory", re.I)
-_TOTAL = re.compile(r"^(?:(?:train|val|eval|test)[_/\-. ])?total$", re.I)
-"""A bare `total` (YOLO's console table, JDE's, a script's `total: 1.35`): in a run that names no
-loss, the total a training log prints is the sum of its loss terms."""
+_TOTAL = re.compile(r"^(?:(?:train|val|eval|test)[_/\-. ])?tot(?:al)?$", re.I)
+"""A bare `total` or its abbreviation `tot` (YOLO's console table, JDE's, a script's `total: 1.35`, a
+PINN's `Tot:`): in a run that names no loss, the total a training log prints is the sum of its loss terms."""
 _LOSS_TERM = re.compile(r"^l_[a-z]", re.I)
 """BasicSR's loss terms (`l_pix`, `l_percep`, `l_g_gan`): the `l_` prefix names a loss."""
 _LOWER_BETTER = re.compile(rf"{_B}(?:distance|dist(?![_\-.]?(?:world|rank|backend|url|init|size))|error|err|wer|cer|fid|regret|energy"
-                           rf"|s?mape){_E}", re.I)
-"""A distance, an error rate or an energy (lower is better; a variational Monte Carlo run lowers its
+                           rf"|s?mape|recon(?:struction)?){_E}", re.I)
+"""A distance, an error rate, a reconstruction error (a VAE's `Recon` beside its `KL`) or an energy (lower is better; a variational Monte Carlo run lowers its
 `energy`): what stands for the loss of a run that names none."""
 _ADVERSARIAL = re.compile(
     r"discrim|generator|(?:^|[^a-z])(?:gan|adv|adversarial)(?:$|[^a-z])|^[GD]_[A-Z]{1,2}$"

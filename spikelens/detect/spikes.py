@@ -333,9 +333,9 @@ def kl_jumps(det: SpikeDetector, series: Series) -> np.ndarray:
     if not typical > 0:
         return np.empty(0, dtype=np.int64)
     k = det.bad_batch_context
-    local = np.array([np.median(np.concatenate([value[max(0, i - k):i], value[i + 1:i + 1 + k]]))
-                      for i in np.flatnonzero(value >= det.kl_jump_ratio * typical)])
     idx = np.flatnonzero(value >= det.kl_jump_ratio * typical)
+    idx = idx[idx > 0]  # the first point has no level before it to jump from (a VAE's KL starts high)
+    local = np.array([np.median(np.concatenate([value[max(0, i - k):i], value[i + 1:i + 1 + k]])) for i in idx])
     return idx[(value[idx] >= det.kl_local_ratio * np.maximum(local, typical)) & (value[idx] >= det.kl_min_nats)]
 
 
