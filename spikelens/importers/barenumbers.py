@@ -35,6 +35,7 @@ import polars as pl
 
 from ..errors import FormatError
 from .base import Importer, Table, long_table, to_float
+from .commentheader import header_names
 from .columnshapes import counted_rows, falling_column, loss_name, unnamed_reason
 from .decoding import text_head
 from .printedrows import printed_rows, trailed_rows, untrail_series, unwrap_series
@@ -93,10 +94,10 @@ def _commented_header(lines: list[str]) -> list[str] | None:
         return None
     m = _COMMENTED.match(lines[0])
     if m is None:
-        return None
+        return header_names(lines[0], _width(lines[1]))  # `% mean class accuracy\t` (Torch7 optim.Logger)
     names = [n for n in re.split(r"[,;\t]|[ \t]{2,}|[ \t]+", m["names"].strip()) if n]
     if len(names) < 2 or any(re.fullmatch(_ONE, n) for n in names) or len(names) != _width(lines[1]):
-        return None
+        return header_names(lines[0], _width(lines[1]))
     return names
 
 
