@@ -63,6 +63,7 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("timm", "TimmSummaryImporter"),
     Entry("csvlogs", "CsvImporter"),
     # before the text reader: one number a line, named by the file (loss.txt)
+    Entry("spannedheader", "SpannedHeaderImporter"),  # before bare numbers: a # header spanning blocks (DeepXDE)
     Entry("barenumbers", "BareNumbersImporter"),
     Entry("numberlists", "NumberListsImporter"),  # before the text reader: printed lists, `[2.31, 2.10, ...]`
     Entry("numberlists", "PointsImporter"),  # before the text reader: a plot's points, `(0,1.05) (250,0.84)`
