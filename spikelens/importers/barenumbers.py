@@ -36,6 +36,7 @@ import polars as pl
 from ..errors import FormatError
 from .base import Importer, Table, long_table, to_float
 from .commentheader import header_names
+from .restartedcounts import restarted_count, unmoved_outer
 from .columnshapes import counted_rows, falling_column, loss_name, unnamed_reason
 from .decoding import text_head
 from .printedrows import printed_rows, trailed_rows, untrail_series, unwrap_series
@@ -284,7 +285,7 @@ def _counted(rows: list[list[str]]) -> bool:
     k = 0
     while rows and len(rows[0]) - k > 2 and len({r[k] for r in rows}) == 1 and re.fullmatch(r"\d+", rows[0][k]):
         k += 1
-    return k > 0 and counted_rows([r[k:] for r in rows])
+    return k > 0 and (counted_rows([r[k:] for r in rows]) or restarted_count([r[k:] for r in rows]))
 
 
 def _counters(cols: pl.DataFrame) -> list[str]:
@@ -292,8 +293,8 @@ def _counters(cols: pl.DataFrame) -> list[str]:
     column of whole numbers that rise every row after columns of measured (fractional) values
     (`f.write(str(loss) + "," + str(index))`: the value first, then its count)."""
     out: list[str] = []
-    for c in cols.columns[:-1]:
-        if not _counts(cols[c]):
+    for k, c in enumerate(cols.columns[:-1]):
+        if not (_counts(cols[c]) or unmoved_outer(cols, k, _counts)):
             break
         out.append(c)
     if not out and cols.width > 1 and all(not bool((cols[c] % 1 == 0).all()) for c in cols.columns[:-1]):

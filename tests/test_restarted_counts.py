@@ -1,0 +1,41 @@
+"""A headerless table appended by a relaunch: the epoch still 0, the iteration started again at 0."""
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+
+from spikelens.errors import FormatError
+from spikelens.importers.barenumbers import BareNumbersImporter
+
+
+def _relaunched_log(path, falls: bool):
+    """`writer.writerow([epoch, i, total, part1, part2, flag])` by two launches into one file."""
+    rng = np.random.default_rng(1)
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        for launch in range(2):
+            for i in range(25):
+                total = 16 * np.exp(-(i + 25 * launch) / 12) + 0.5 if falls else 16 + rng.normal(0, 0.1)
+                w.writerow([0, i, total, total * 0.6, total * 0.4 + rng.uniform(0, 0.01), 0])
+
+
+def test_a_relaunch_appended_to_a_headerless_table_is_read_by_its_counters(tmp_path):
+    path = tmp_path / "trainlog.txt"
+    _relaunched_log(path, falls=True)
+    imp = BareNumbersImporter()
+    assert imp.claims(path, path.read_bytes()[:4096])
+    frame = imp.read(path)[0].frame
+    frame = frame.with_columns(frame["metric"].cast(str))
+    loss = frame.filter(frame["metric"].str.contains("loss"))
+    assert loss["metric"].unique().to_list() == ["trainlog_loss_column3"]
+    assert loss["step"].to_list() == list(range(50))  # the two counters together, in order
+    assert loss["value"][0] == pytest.approx(16.5)
+
+
+def test_a_relaunched_table_whose_columns_do_not_fall_is_refused_with_its_reason(tmp_path):
+    path = tmp_path / "trainlog.txt"
+    _relaunched_log(path, falls=False)
+    with pytest.raises(FormatError, match="no column falls as a loss does"):
+        BareNumbersImporter().read(path)
