@@ -198,3 +198,21 @@ def test_a_flat_loss_beside_a_flat_accuracy_never_learned(tmp_path):
     (f,) = plateaus_read(only_run(_flat_loss_log(tmp_path / "flat", 0.3 + 0.01 * rng.standard_normal(40))), "loss",
                          "never")
     assert f.severity == "warning"
+
+
+def _unclocked(with_val: bool) -> RunContext:
+    """Two segments and no clock: the second starts by logging the first one's last step again,
+    either with the same key (a relaunch re-logging its checkpoint step, nanoGPT's `iter 400`) or
+    adding a `val_loss` the steps before it never carried (an epoch's summary line)."""
+    ctx, _, _ = _two_launches(pause_s=0.0)
+    f = ctx.frame.drop("wall_time")
+    if with_val:
+        f = pl.concat([f, pl.DataFrame({"run": "r", "segment": np.uint32(1), "step": 399, "metric": "val_loss",
+                                        "value": 2.0}).select(f.columns).cast(f.schema)])
+    ctx.frame = f
+    return ctx
+
+
+def test_without_a_clock_the_same_keys_again_are_a_relaunch_and_added_summary_keys_are_not():
+    assert relaunch_starts(_unclocked(with_val=False)) == [399]
+    assert relaunch_starts(_unclocked(with_val=True)) == []

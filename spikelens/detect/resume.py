@@ -838,7 +838,8 @@ def relaunch_starts(ctx: RunContext, min_seconds: float = 60.0) -> list[int]:
     """The segment starts that are relaunches: not those where the new launch began at the last
     step the previous one logged and ran on from there with no pause, the way an epoch's summary
     line re-logs the epoch's last step (Keras' `625/625 ... val_loss` after its progress bar's
-    `625/625`): one step written twice by one process, no second start of the data loader."""
+    `625/625`): one step written twice by one process, no second start of the data loader. Where
+    the log has no clock, a summary line is told by the keys it adds (`_adds_summary_keys`)."""
     f = ctx.frame
     if not ctx.segment_starts or f is None or not {"segment", "step"} <= set(f.columns):
         return list(ctx.segment_starts)
@@ -856,9 +857,26 @@ def relaunch_starts(ctx: RunContext, min_seconds: float = 60.0) -> list[int]:
             continue
         prev, new = segs[i - 1], segs[i]
         w0, w1 = (new.get("w0"), prev.get("w1")) if wall else (None, None)
-        if w0 is not None and w1 is not None and np.isfinite(w0) and np.isfinite(w1) and w0 - w1 > min_seconds:
+        clocked = w0 is not None and w1 is not None and np.isfinite(w0) and np.isfinite(w1)
+        if clocked and w0 - w1 > min_seconds:
             out.append(s)  # a pause between them: a launch that started again at its checkpoint's step
+        elif not clocked and not _adds_summary_keys(f, i - 1, i, s):
+            out.append(s)  # no clock, the same keys as the steps before it: a relaunch re-logging its checkpoint step
     return out
+
+
+def _adds_summary_keys(f, prev: int, new: int, s: int) -> bool:
+    """Does the new segment's record at step `s` carry a metric the previous segment logged at
+    fewer than half its steps (an epoch summary's `val_loss` beside the progress bar's `loss`)?
+    A relaunch re-logging its checkpoint step (nanoGPT's `iter 2600: loss ...`) logs the same
+    keys as every step before it."""
+    import polars as pl
+
+    before = f.filter(pl.col("segment") == prev)
+    steps = max(before.get_column("step").n_unique(), 1)
+    counts = dict(before.group_by("metric").agg(pl.col("step").n_unique()).iter_rows())
+    at = f.filter((pl.col("segment") == new) & (pl.col("step") == s)).get_column("metric").unique().to_list()
+    return any(counts.get(m, 0) < 0.5 * steps for m in at)
 
 
 def _gap_at(step: np.ndarray, a: int, w: int, interval: float, factor: float = 5.0) -> bool:
