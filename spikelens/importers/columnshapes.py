@@ -22,17 +22,26 @@ TREND = -0.5
 MIN_ROWS = 10
 
 
-def counted_rows(rows: list[list[str]]) -> bool:
-    """Rows of two numbers or more, all as wide, led by whole numbers that never go down and rise
-    (the counter a person reads first): a table its shape may name."""
+def leading_column(rows: list[list[str]]) -> np.ndarray | None:
+    """The first column of rows of two numbers or more, all as wide, when it is whole numbers
+    (where a person looks for the counter); else None."""
     if len(rows) < 2 or len({len(r) for r in rows}) != 1 or len(rows[0]) < 2:
-        return False
+        return None
     try:
         first = np.array([float(r[0]) for r in rows])
     except ValueError:
+        return None
+    return first if bool(np.all(first % 1 == 0)) else None
+
+
+def counted_rows(rows: list[list[str]]) -> bool:
+    """Rows of two numbers or more, all as wide, led by whole numbers that never go down and rise
+    (the counter a person reads first): a table its shape may name."""
+    first = leading_column(rows)
+    if first is None:
         return False
     d = np.diff(first)
-    return bool(np.all(first % 1 == 0) and np.all(d >= 0) and np.any(d > 0))
+    return bool(np.all(d >= 0) and np.any(d > 0))
 
 
 def falling_column(cols: pl.DataFrame) -> str | None:

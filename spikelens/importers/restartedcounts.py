@@ -11,18 +11,17 @@ from typing import Callable
 import numpy as np
 import polars as pl
 
+from .columnshapes import leading_column
+
 
 def restarted_count(rows: list[list[str]]) -> bool:
     """Rows as wide (two numbers or more) led by whole numbers that rise and may start again at 0 or 1."""
-    if len(rows) < 2 or len({len(r) for r in rows}) != 1 or len(rows[0]) < 2:
-        return False
-    try:
-        first = np.array([float(r[0]) for r in rows])
-    except ValueError:
+    first = leading_column(rows)
+    if first is None:
         return False
     d = np.diff(first)
     restart = (d < 0) & np.isin(first[1:], [0.0, 1.0])
-    return bool(np.all(first % 1 == 0) and np.all((d >= 0) | restart) and np.any(d > 0) and np.any(d == 1))
+    return bool(np.all((d >= 0) | restart) and np.any(d > 0) and np.any(d == 1))
 
 
 def unmoved_outer(cols: pl.DataFrame, k: int, counts: Callable[[pl.Series], bool]) -> bool:
