@@ -8,7 +8,7 @@ import numpy as np
 from .base import Detector, RunContext, Series
 from ..frame import is_adversarial
 from ..model.finding import Finding
-from .stats import MAD_TO_SIGMA, global_sigma, log_scale, rank_correlation, rolling_median, true_runs
+from .stats import MAD_TO_SIGMA, first_and_last_thirds, global_sigma, log_scale, rank_correlation, rolling_median, true_runs
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -440,8 +440,7 @@ def _unless_held_out_improved(det: DivergenceDetector, f: Finding, ctx: RunConte
     v = value[(step >= f.start_step) & (step <= end)]
     if v.size < 3 or not (v > 0).all():
         return
-    k = max(1, v.size // 3)
-    first, last = float(np.median(v[:k])), float(np.median(v[-k:]))
+    first, last = first_and_last_thirds(v)
     if last > (1.0 - det.held_out_fell) * first:
         return
     f.severity = "info"
@@ -463,8 +462,7 @@ def terms_that_fell(ctx: RunContext, metric: str, start: int, end: int) -> list[
         v = value[(step >= start) & (step <= end)]
         if v.size < 6:
             continue
-        k = v.size // 3
-        first, last = float(np.median(v[:k])), float(np.median(v[-k:]))
+        first, last = first_and_last_thirds(v)
         if last > first:
             return []
         out.append((s.metric, first, last))

@@ -13,7 +13,7 @@ from .base import RunContext
 from .grouping import group_events, setting_is_a_cause
 from .significance import weigh
 from ..model.finding import EVENT_KINDS, Finding
-from .stats import global_sigma, median_interval
+from .stats import first_and_last_thirds, global_sigma, median_interval
 
 
 def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
@@ -369,10 +369,7 @@ def _first_and_last_thirds(s) -> tuple[float, float] | None:
     """Medians of a held-out curve's first and last thirds (five evaluations or more: fewer say
     nothing about a trend); None for a shorter curve."""
     v = s.finite()[1]
-    if v.size < 5:
-        return None
-    k = max(1, v.size // 3)
-    return float(np.median(v[:k])), float(np.median(v[-k:]))
+    return first_and_last_thirds(v) if v.size >= 5 else None
 
 
 def _other_score_rose(ctx: RunContext, but: str | None) -> tuple[str, float] | None:

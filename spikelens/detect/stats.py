@@ -221,6 +221,13 @@ def global_sigma(y: np.ndarray) -> float:
     return float(np.median(d) * MAD_TO_SIGMA / np.sqrt(2.0)) if d.size else 0.0
 
 
+def first_and_last_thirds(v: np.ndarray) -> tuple[float, float]:
+    """Medians of a curve's first and last thirds (one point each at the least): where it began and
+    where it ended up, each robust to a few odd points."""
+    k = max(1, v.size // 3)
+    return float(np.median(v[:k])), float(np.median(v[-k:]))
+
+
 def index_at_or_after(step: np.ndarray, s: int) -> int:
     return int(np.searchsorted(step, s, side="left"))
 

@@ -93,13 +93,12 @@ def _commented_header(lines: list[str]) -> list[str] | None:
     """The names of a commented header over rows as wide (`# num_iter params loss`), else None."""
     if len(lines) < 2:
         return None
+    width = _width(lines[1])
     m = _COMMENTED.match(lines[0])
-    if m is None:
-        return header_names(lines[0], _width(lines[1]))  # `% mean class accuracy\t` (Torch7 optim.Logger)
-    names = [n for n in re.split(r"[,;\t]|[ \t]{2,}|[ \t]+", m["names"].strip()) if n]
-    if len(names) < 2 or any(re.fullmatch(_ONE, n) for n in names) or len(names) != _width(lines[1]):
-        return header_names(lines[0], _width(lines[1]))
-    return names
+    names = [n for n in re.split(r"[,;\t]|[ \t]{2,}|[ \t]+", m["names"].strip()) if n] if m else []
+    if len(names) >= 2 and not any(re.fullmatch(_ONE, n) for n in names) and len(names) == width:
+        return names
+    return header_names(lines[0], width)  # `% mean class accuracy\t` (Torch7 optim.Logger), one name a column
 
 
 class BareNumbersImporter(Importer):

@@ -1068,12 +1068,12 @@ def sniff(text: str, whole: bool, name: str = "", named: bool = False) -> Verdic
     need = 2 if whole else 3
     if anchored and top >= need:
         return Verdict(True)
-    if whole and anchored and _names_a_loss(temps[anchored[0]]):
+    if whole and anchored and _names_a(temps[anchored[0]], ("loss",)):
         return Verdict(True)  # a run killed after its first record (`step 0: train loss 12.65`, then a traceback)
     free = Counter(frozenset(n for n, _, _ in temps[i].values) for i in records)
     if free and (common := free.most_common(1)[0]) and common[1] >= 5 and (
-            len(common[0]) >= 2 or _names_a_curve(temps[next(i for i in records if frozenset(
-                n for n, _, _ in temps[i].values) == common[0])])):  # `Loss is: 2.81`, `episodic returns: 29` line after line
+            len(common[0]) >= 2 or _names_a(temps[next(i for i in records if frozenset(
+                n for n, _, _ in temps[i].values) == common[0])], _CURVES)):  # `Loss is: 2.81`, `episodic returns: 29` line after line
         same = [i for i in records if frozenset(n for n, _, _ in temps[i].values) == common[0]]
         texts = {lines[i][s: s + k] for i in same for _, s, k in temps[i].values}
         if len(texts) > len(common[0]):  # the values move: not a model's printout repeated per layer
@@ -1093,16 +1093,11 @@ _CURVES = ("loss", "eval_loss", "reward", "accuracy", "perplexity")
 key of another role (`Temperature: 21.5`, `lr: 0.001`) stays a printout."""
 
 
-def _names_a_curve(t: Template) -> bool:
+def _names_a(t: Template, roles: tuple[str, ...]) -> bool:
+    """Whether a template's keys name one of `roles` (`Loss is: 2.81` a loss)."""
     from ..frame import infer_role
 
-    return any(infer_role(name) in _CURVES for name, _, _ in t.values)
-
-
-def _names_a_loss(t: Template) -> bool:
-    from ..frame import infer_role
-
-    return any(infer_role(name) == "loss" for name, _, _ in t.values)
+    return any(infer_role(name) in roles for name, _, _ in t.values)
 
 
 _WHY = {  # why lines of each kind were not read: said of all of them, and of a group of them
