@@ -38,6 +38,7 @@ from ..naming import key_name
 from ..errors import FormatError, InputError
 from . import decoding, rankcolumn
 from .base import TABLE_SCHEMA, Importer, Table, non_numeric, to_float
+from .scalarreprs import unwrap_expr
 from .plans import hparams_plan
 
 if TYPE_CHECKING:
@@ -488,6 +489,8 @@ def float_columns(frame: pl.DataFrame, columns: list[str], sep: str) -> dict[str
     ).row(0, named=True)
     out: dict[str, Floats] = {}
     slow = [c for c in columns if probe[f"ok:{c}"] != probe[f"filled:{c}"]]
+    for c in slow:  # `tf.Tensor(0.53, shape=(), dtype=float32)`: a history of tensors written by `to_csv`
+        raw[c] = unwrap_expr(raw[c])
     for c in columns:
         if c not in slow:
             out[c] = Floats(raw[c].cast(pl.Float64, strict=False), probe[f"ok:{c}"], 0)

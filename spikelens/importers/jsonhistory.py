@@ -64,6 +64,7 @@ from . import decoding, jsonshapes, structdocs
 from .base import Importer, Table, long_table
 from .csvlogs import counts_something, read_bytes
 from .csvlogs import named_measure as _measure, stem_name as _name_of
+from .seriesnames import plain_name, plain_names
 
 _HEAD = re.compile(rb'^\s*\{\s*"[^"\\]{1,200}"\s*:\s*(?:\[\s*(?:[-\d.NI\]\[]|null)'
                    rb'|\{\s*"(?:steps|values|timestamps)"\s*:)')
@@ -232,7 +233,7 @@ class JsonHistoryImporter(Importer):
     def tables_of(self, path: Path, obj: Any, text: str) -> list[Table]:
         """The tables of one parsed document (see the module doc)."""
         if isinstance(obj, list) and obj and all(_number(v) is not None or v is None for v in obj):
-            name = _measure(path) or _name_of(path)  # `json.dump(losses, f)`: one curve, named by the file
+            name = plain_name(_measure(path) or _name_of(path))  # `json.dump(losses, f)`: one curve, named by the file
             frame, _ = history_long({name: [_number(v) for v in obj]})
             if frame is None:
                 raise FormatError(path, "a JSON list of numbers with no value in it")
@@ -257,6 +258,8 @@ class JsonHistoryImporter(Importer):
         series = series_of(obj)
         if not _HEAD.match(text.lstrip("\ufeff").encode()[:4096]) and not _NESTED_HEAD.match(text.lstrip("\ufeff").encode()[:4096]):
             series = history_section(series)
+        plain = plain_names(list(series))  # `loss_history: [...]` is the loss
+        series = {plain[k]: v for k, v in series.items()}
         frame, step_key = history_long(_named_by_file(series, path)) if series else (None, None)
         records = _record_lists(path, obj)
         if records is not None:

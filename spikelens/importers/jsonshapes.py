@@ -24,16 +24,19 @@ from pathlib import Path
 from typing import Any
 
 from .csvlogs import named_measure, stem_name, tb_download_tag
+from .scalarreprs import unwrap_value
 
 _NUMBER_TEXT = re.compile(r"^\s*[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|nan|inf|infinity)\s*$", re.I)
 _INT_TEXT = re.compile(r"^\s*[-+]?\d+\s*$")
 _XY_KEY = re.compile(r'"[xX]"\s*:\s*\[')
-_QUOTED_NUMBER = re.compile(r'[:\[,]\s*"\s*[-+]?(?:\d|\.\d)')
+_REPR = r"(?:tf\.Tensor|tensor|Tensor|array|np\.\w+|numpy\.\w+|Decimal)\("
+"""A scalar's repr opening a string (`"tf.Tensor(0.53, shape=(), dtype=float32)"`: `json.dump` of `str(t)`)."""
+_QUOTED_NUMBER = re.compile(rf'[:\[,]\s*"\s*(?:[-+]?(?:\d|\.\d)|{_REPR})')
 """A document that holds a number in quotes somewhere (checked before walking it)."""
 
 _HEADS = (
-    re.compile(rb'^\s*\{\s*"[^"\\]{1,200}"\s*:\s*\[\s*"\s*[-+]?(?:\d|\.\d)'),  # {"loss": ["1.23", ...]}
-    re.compile(rb'^\s*\[\s*\{\s*"[^"\\]{1,200}"\s*:\s*"\s*[-+]?(?:\d|\.\d)[^"]*"\s*[,}]'),  # [{"loss": "1.23", ...}]
+    re.compile(rb'^\s*\{\s*"[^"\\]{1,200}"\s*:\s*\[\s*"\s*(?:[-+]?(?:\d|\.\d)|' + _REPR.encode() + rb')'),  # {"loss": ["1.23", ...]}
+    re.compile(rb'^\s*\[\s*\{\s*"[^"\\]{1,200}"\s*:\s*"\s*(?:[-+]?(?:\d|\.\d)|' + _REPR.encode() + rb')[^"]*"\s*[,}]'),  # [{"loss": "1.23", ...}]
     re.compile(rb'"[xX]"\s*:\s*\[\s*[-\d.]'),  # x/y curves anywhere in the head
     re.compile(rb'^\s*\[\s*\[\s*[-\d.]'),  # [[step, value], ...]
     re.compile(rb'^\s*\{\s*"(?:columns|index|schema)"\s*:\s*[\[{]'),  # pandas split / table
@@ -59,11 +62,11 @@ def normalise(obj: Any, path: Path, text: str | None = None) -> Any:
 
 
 def numbers_spelled(obj: Any) -> Any:
-    """Every string that spells a number, as that number (ints stay ints); the rest unchanged."""
+    """Every string that spells a number or a scalar's repr, as that number (ints stay ints); the rest unchanged."""
     if isinstance(obj, str):
         if _NUMBER_TEXT.match(obj):
             return int(obj) if _INT_TEXT.match(obj) else float(obj)
-        return obj
+        return unwrap_value(obj)  # `tensor(0.53, device='cuda:0')`: the number its repr holds
     if isinstance(obj, list):
         return [numbers_spelled(v) for v in obj]
     if isinstance(obj, dict):

@@ -1,0 +1,98 @@
+"""Numbers a person reads through their wrapping and series called by their measure (#24).
+
+Fixtures are written as the scripts write them: `pd.DataFrame(history).to_csv('loss_log.csv')` of a
+history whose values are TensorFlow or PyTorch tensors (pandas writes `str(value)` in each cell and
+quotes it where it holds a comma: the index column first, its header empty), `json.dump({k: str(v)})`
+of tensors, and `json.dump(loss_history, f)` of a bare list into a file named for the list."""
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import pytest
+
+from spikelens import api
+from spikelens.importers.scalarreprs import unwrap_value
+from spikelens.importers.seriesnames import plain_name, plain_names
+
+
+def one_run(path):
+    (run,) = api.load_runs(path)
+    return run
+
+
+def series(run, metric):
+    part = run.frame.filter(run.frame["metric"] == metric).sort("step")
+    return part["step"].to_list(), part["value"].to_list()
+
+
+def losses(n=40, start=960.0):
+    return [round(start * math.exp(-e / 6) + 0.2, 4) for e in range(n)]
+
+
+def tf_repr(v: float) -> str:
+    return f"tf.Tensor({v}, shape=(), dtype=float32)"  # str() of a scalar tf.Tensor
+
+
+def torch_repr(v: float) -> str:
+    return f"tensor({v:.4f}, device='cuda:0', grad_fn=<NllLossBackward0>)"  # str() of a scalar torch tensor
+
+
+def write_to_csv(path, cols: dict[str, list[str]]):
+    """What `pd.DataFrame(cols).to_csv(path)` writes: an unnamed index column, minimal quoting."""
+    n = len(next(iter(cols.values())))
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(["", *cols])
+        for i in range(n):
+            w.writerow([i, *(c[i] for c in cols.values())])
+
+
+@pytest.mark.parametrize("wrap", [tf_repr, torch_repr, lambda v: f"tensor([{v}])", lambda v: f"np.float32({v})",
+                                  lambda v: f"Decimal('{v}')"])
+def test_tensor_cells_of_a_pandas_history_are_their_numbers(tmp_path, wrap):
+    train, val = losses(), losses(start=790.0)
+    write_to_csv(tmp_path / "loss_log.csv", {"epoch": [str(e) for e in range(40)],
+                                             "train_loss": [wrap(v) for v in train],
+                                             "valid_loss": [wrap(v) for v in val]})
+    run = one_run(tmp_path)
+    steps, values = series(run, "train_loss")
+    assert steps == list(range(40))
+    assert values == pytest.approx(train, rel=1e-4)
+    assert series(run, "valid_loss")[1] == pytest.approx(val, rel=1e-4)
+
+
+def test_a_cell_holding_several_numbers_stays_text():
+    assert unwrap_value("tensor([0.5, 0.7])") == "tensor([0.5, 0.7])"
+    assert unwrap_value("call(0.5)") == "call(0.5)"
+    assert unwrap_value(tf_repr(0.53)) == pytest.approx(0.53)
+
+
+def test_json_dump_of_str_tensors(tmp_path):
+    train = losses(30, 4.7)
+    (tmp_path / "history.json").write_text(json.dumps({"loss": [str(tf_repr(v)) for v in train],
+                                                       "epoch": list(range(30))}))
+    run = one_run(tmp_path)
+    assert series(run, "loss") == (list(range(30)), pytest.approx(train))
+
+
+def test_a_bare_json_list_is_the_measure_its_file_names(tmp_path):
+    train = losses(50, 4.7)
+    (tmp_path / "loss_history.json").write_text(json.dumps(train))  # json.dump(loss_history, f)
+    run = one_run(tmp_path)
+    assert set(run.frame["metric"].unique()) == {"loss"}
+    assert series(run, "loss")[1] == pytest.approx(train)
+
+
+def test_history_keys_are_called_by_their_measure(tmp_path):
+    train = losses(30, 4.7)
+    (tmp_path / "stats.json").write_text(json.dumps({"loss_history": train, "val_acc_list": [0.5] * 30}))
+    run = one_run(tmp_path)
+    assert {"loss", "val_acc"} <= set(run.frame["metric"].unique())
+
+
+def test_container_words_leave_names_that_say_nothing_or_clash():
+    assert plain_name("loss_history") == "loss" and plain_name("acc_hist") == "acc"
+    assert plain_name("history") == "history" and plain_name("value_list") == "value_list"
+    assert plain_names(["loss", "loss_history"]) == {"loss": "loss", "loss_history": "loss_history"}
