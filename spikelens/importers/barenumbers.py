@@ -37,7 +37,8 @@ from ..errors import FormatError
 from .base import Importer, Table, long_table, to_float
 from .commentheader import header_names
 from .restartedcounts import restarted_count, unmoved_outer
-from .columnshapes import counted_rows, falling_column, loss_name, unnamed_reason
+from .columnshapes import (alone, counted_rows, falling_column, loss_name, one_column_reason, rising_score, score_name,
+                           unnamed_reason)
 from .decoding import text_head
 from .printedrows import printed_rows, trailed_rows, untrail_series, unwrap_series
 from .csvlogs import stem_name as _name_of
@@ -130,15 +131,17 @@ class BareNumbersImporter(Importer):
                 return False
             lines = lines[1:]
         elif infer_role(_name_of(path)) == "other" and not _counted(
-                [re.findall(_FIELD, ln) for ln in lines[:200]] if all(_ROW.fullmatch(ln) for ln in lines[:200]) else []):
-            return False  # named by nothing, and no counter leads its rows: its shape cannot name it either
+                [re.findall(_FIELD, ln) for ln in lines[:200]] if all(_ROW.fullmatch(ln) for ln in lines[:200]) else []) \
+                and not (lines and all(re.fullmatch(_ONE, ln) for ln in lines[:200]) and alone(path)):
+            return False  # named by nothing, no counter leads its rows, and not a lone column: its shape cannot name it
         if not whole and not lines:  # one line longer than the head: a row of numbers, maybe (`writerow(history)`)
             part = text_head(head).strip()
             return bool(re.fullmatch(rf"(?:{_ONE}{_SEP}){{{MIN_LINES},}}[-+\d.eE]*", part))
         if lines and len(lines) < MIN_LINES and all(_ROW.fullmatch(ln) for ln in lines) and \
                 min(_width(ln) for ln in lines) >= MIN_LINES and len({_width(ln) for ln in lines}) == 1:
             return True  # a few long rows: a series a row (`writer.writerow(history)`, `np.savetxt(f, losses.T)`)
-        return len(lines) >= (MIN_LINES if whole else 2) and (all(_ROW.fullmatch(ln) for ln in lines) or all(
+        fewest = 1 if header is not None else MIN_LINES if whole else 2  # a header names even one row (a run cut short)
+        return len(lines) >= fewest and (all(_ROW.fullmatch(ln) for ln in lines) or all(
             _COUNTED.fullmatch(ln) for ln in lines)) and len({_width(ln) for ln in lines}) == 1
 
     def read(self, path: Path) -> list[Table]:
@@ -170,7 +173,7 @@ class BareNumbersImporter(Importer):
             raise FormatError(path, f"not one row of numbers a line (line {bad[0][:60]!r} holds more)")
         if lines.len() < MIN_LINES and header is None and min(_width(ln) for ln in lines) >= MIN_LINES:
             return [self._rows_as_series(path, lines)]
-        if lines.len() < MIN_LINES:
+        if lines.len() < MIN_LINES and header is None:
             raise FormatError(path, f"{lines.len()} numbers, fewer than {MIN_LINES}: no curve")
         fields = lines.str.extract_all(_FIELD)
         width = _width(lines[0])
@@ -196,13 +199,19 @@ class BareNumbersImporter(Importer):
         name = _name_of(path)
         names = [name] if cols.width == 1 and nums == 1 else [f"{name}_column{place[c] + 1}" for c in cols.columns]
         if header is None and tag is None and infer_role(name) == "other":  # named by nothing: by its shape
-            falls = falling_column(cols) if counters else None
+            lone = nums == 1 and headed is None  # one number a line: a curve in line order (`alone` in its folder)
+            falls = falling_column(cols) if counters or lone else None
             if falls is None and headed is not None and cols.width == 1:
                 falls = cols.columns[0]  # the one number a loop prints batch after batch under its epoch: the loss
-            if falls is None:
-                raise FormatError(path, unnamed_reason(n, nums, bool(counters)))
-            names[cols.columns.index(falls)] = loss_name(name, place[falls] + 1)
-            meta["metric.from"] = "the column's shape (it falls beside the counter: the loss)"
+            rises = rising_score(cols) if falls is None and (counters or lone) else None
+            if falls is None and rises is None:
+                raise FormatError(path, one_column_reason(n) if lone else unnamed_reason(n, nums, bool(counters)))
+            if falls is not None:
+                names[cols.columns.index(falls)] = f"{name}_loss" if lone else loss_name(name, place[falls] + 1)
+                meta["metric.from"] = "the column's shape (it falls beside the counter: the loss)"
+            else:
+                names[cols.columns.index(rises)] = score_name(name, None if lone else place[rises] + 1)
+                meta["metric.from"] = "the column's shape (it rises within [0, 1] or [0, 100] beside the counter: a score)"
         if header is not None:  # the header's names, the counters' left out as their columns are
             names = [header[place[c]] for c in cols.columns]
             meta["metric.from"] = "the commented header"

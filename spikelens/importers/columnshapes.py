@@ -5,12 +5,23 @@ no header, and a file name that says no measure. A person still reads it: the fi
 the rows (whole numbers that rise), and the positive column that falls over the run beside it is
 what training lowers, the loss. Only that one column is named (`history_loss_column2`: the file,
 the role its shape gave it, its place as a person counts); the others keep their place names.
+A column of values bounded in [0, 1] or in [0, 100] that rises as steadily beside the counter is
+what training raises, a score (`progress.csv` of `epoch,accuracy`: `progress_score_column2`).
 A table with no counter, or no such column, is refused with that reason: its numbers may be
 anything (features, predictions), and guessing would judge a file that is no training log. A fall is
 both large (a fifth at least, first twentieth to last tenth) and steady (rank correlation with the
-row order at most -0.5), so a noisy flat column is not taken for one.
+row order at most -0.5), so a noisy flat column is not taken for one; a rise the same (a twentieth
+of its scale at least, rank correlation at least +0.5).
+One number a line and nothing else, in a file whose name names nothing (`out.txt`), is read by the
+same shapes (a curve in line order), but only where it stands alone: no other file in its folder looks
+like a log (`alone`). Beside named logs such a file is a model's output as often as a curve (features,
+predictions, a data set's column), so it is not read by guess there.
 """
 from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -63,6 +74,70 @@ def falling_column(cols: pl.DataFrame) -> str | None:
     return None
 
 
+RISE = 0.05
+"""How much a score rises over a run at least: a twentieth of its scale (0.05 of [0, 1], 5 of [0, 100])."""
+STEADY = 10.0
+"""A rise is steady too when it is this many times the median move from row to row (an accuracy that rose
+then held for most of the run, its noise around the plateau hiding the trend from a rank correlation)."""
+SCALES = (1.0, 100.0)
+"""The bounds a score is written in: a fraction or a percentage."""
+
+
+def rising_score(cols: pl.DataFrame) -> str | None:
+    """The first column (in place order) of finite values within [0, 1] or [0, 100] that rises over the rows
+    as a score does: its last tenth's median at least RISE of its scale over its first twentieth's, and its
+    rank correlation with the row order at least -TREND or the rise STEADY times its typical move; None when
+    no column rises so."""
+    if cols.height < MIN_ROWS:
+        return None
+    head = cols.head(max(cols.height // 20, 3)).median().row(0)
+    tail = cols.tail(max(cols.height // 10, 3)).median().row(0)
+    stats = cols.select(
+        *[pl.col(c).is_finite().all().alias(f"ok:{c}") for c in cols.columns],
+        *[pl.col(c).min().alias(f"lo:{c}") for c in cols.columns],
+        *[pl.col(c).max().alias(f"hi:{c}") for c in cols.columns],
+        *[pl.corr(pl.col(c), pl.int_range(pl.len()), method="spearman").alias(f"r:{c}") for c in cols.columns],
+        *[pl.col(c).diff().abs().median().alias(f"d:{c}") for c in cols.columns],
+    ).row(0, named=True)
+    for name, h, t in zip(cols.columns, head, tail):
+        lo, hi, r, d = stats[f"lo:{name}"], stats[f"hi:{name}"], stats[f"r:{name}"], stats[f"d:{name}"]
+        if not stats[f"ok:{name}"] or lo is None or lo < 0 or h is None or t is None or r is None:
+            continue
+        if r < -TREND and not (d is not None and t - h >= STEADY * d):  # (a rise then a long noisy plateau: steady too)
+            continue
+        scale = next((b for b in SCALES if hi <= b), None)
+        if scale is not None and t - h >= RISE * scale:
+            return name
+    return None
+
+
+def score_name(stem: str, place: int | None) -> str:
+    """`progress_score_column2`: the file's name, the role the column's shape gave it, its place
+    (`out_score` for a file of one column)."""
+    return f"{stem}_score" if place is None else f"{stem}_score_column{place}"
+
+
+_LOGLIKE = frozenset({".log", ".txt", ".out", ".err", ".csv", ".tsv", ".json", ".jsonl", ".dat", ".yaml", ".yml"})
+
+
+def alone(path: Path) -> bool:
+    """No other file in the path's folder looks like a log (by its extension): a file of unnamed numbers
+    there is what the folder holds, not a side output beside the logs."""
+    try:
+        folder = path.parent
+        return _loglike_count(str(folder), folder.stat().st_mtime_ns) <= 1
+    except OSError:
+        return False
+
+
+@functools.lru_cache(maxsize=256)
+def _loglike_count(folder: str, mtime_ns: int) -> int:
+    """Log-like files in a folder (cached by its modification time: a walk asks once per folder)."""
+    with os.scandir(folder) as entries:
+        return sum(1 for e in entries if not e.name.startswith(".") and Path(e.name).suffix.lower() in _LOGLIKE
+                   and e.is_file())
+
+
 def loss_name(stem: str, place: int) -> str:
     """`history_loss_column2`: the file's name, the role the column's shape gave it, its place."""
     return f"{stem}_loss_column{place}"
@@ -70,6 +145,13 @@ def loss_name(stem: str, place: int) -> str:
 
 def unnamed_reason(rows: int, width: int, counted: bool) -> str:
     """Why a headerless table named by nothing was not read: one line a user can act on."""
-    what = "no column falls as a loss does beside the counter" if counted else "no first column counts the rows"
+    what = ("no column falls as a loss does or rises as a score does beside the counter" if counted
+            else "no first column counts the rows")
     return (f"{rows} lines hold numbers but no key names their numbers ({width} a row, the file's name "
             f"names no measure, and {what}): add a header, or name the file for what it holds (loss.txt)")
+
+
+def one_column_reason(rows: int) -> str:
+    """Why a file of one number a line named by nothing was not read by its shape."""
+    return (f"{rows} numbers one a line, named by nothing, that neither fall as a loss does nor rise as a "
+            f"score in [0, 1] or [0, 100] does: name the file for what it holds (loss.txt, reward.txt)")
