@@ -96,3 +96,37 @@ def test_container_words_leave_names_that_say_nothing_or_clash():
     assert plain_name("loss_history") == "loss" and plain_name("acc_hist") == "acc"
     assert plain_name("history") == "history" and plain_name("value_list") == "value_list"
     assert plain_names(["loss", "loss_history"]) == {"loss": "loss", "loss_history": "loss_history"}
+
+
+LEDGER_HEAD = "commit\tval_bpb\tmemory_gb\tnum_steps\tstatus\tdescription\n"
+
+
+def ledger_rows(n, crashed):
+    """autoresearch's `results.tsv`: a row an experiment; a crashed one logs zeros (`0.000000 ... crash`)."""
+    rows = []
+    for i in range(n):
+        if i in crashed:
+            rows.append(f"c{i:06x}\t0.000000\t0.0\t0\tcrash\tweight tying: OOM\n")
+        else:
+            rows.append(f"c{i:06x}\t{1.5 - 0.01 * i:.6f}\t5.5\t{600 + i}\t{'keep' if i % 2 else 'discard'}\ttry {i}\n")
+    return rows
+
+
+def test_a_results_ledger_is_a_row_an_experiment_and_its_crashes_log_nothing(tmp_path):
+    (tmp_path / "results.tsv").write_text(LEDGER_HEAD + "".join(ledger_rows(30, {9, 20})))
+    run = one_run(tmp_path)
+    steps, values = series(run, "val_bpb")
+    assert steps == [s for s in range(1, 31) if s not in (10, 21)]  # stepped by row; crashed rows not logged
+    assert 0.0 not in values and "num_steps" in set(run.frame["metric"])
+    (tmp_path / "results.tsv").write_text(LEDGER_HEAD + "".join(ledger_rows(12, {11})))
+    report = api.analyze(tmp_path)  # a ledger ending in a crashed experiment ended in a crash
+    (r,) = report.runs
+    (ended,) = [f for f in r.findings if f.kind == "ended_early"]
+    assert ended.severity == "error" and "experiment 12: crash" in ended.message
+
+
+def test_a_status_column_without_failures_is_no_ledger(tmp_path):
+    text = LEDGER_HEAD + "".join(ledger_rows(30, set()))  # no failed row: read as it always was
+    (tmp_path / "results.tsv").write_text(text)
+    steps, _ = series(one_run(tmp_path), "val_bpb")
+    assert steps == [600 + i for i in range(30)]  # its num_steps column counts the rows

@@ -38,6 +38,7 @@ from ..naming import key_name
 from ..errors import FormatError, InputError
 from . import decoding, rankcolumn
 from .base import TABLE_SCHEMA, Importer, Table, non_numeric, to_float
+from . import ledger
 from .scalarreprs import unwrap_expr
 from .plans import hparams_plan
 
@@ -806,6 +807,10 @@ class CsvImporter(Importer):
         if frame.height == 0 or frame.select(pl.any_horizontal(pl.all().is_not_null()).sum()).item() == 0:
             diagnostics.warn(f"{path}: header only, no data rows")
             return []
+        failed, status = None, ledger.status_column(frame) if "step" not in {c.strip().lower() for c in frame.columns} else None
+        if status is not None:  # a results ledger: a row an experiment, a failed one's values not logged
+            ended = ledger.last_failure(frame, status)
+            frame, failed = ledger.as_experiments(frame, status)
         ranks, drop = _rank_column(frame)
         runs = _run_column(frame) if ranks is None else None
         if runs is not None:
@@ -821,6 +826,10 @@ class CsvImporter(Importer):
         if long.height == 0:
             diagnostics.warn(f"{path}: no numeric values found")
         meta = hparams_plan(path.parent) if version is not None else {}
+        if failed:
+            meta = {**meta, "ledger.failed": failed, "step.from": "the row's place (a row an experiment)"}
+            if failed[-1] == frame.height:  # the ledger ends in an experiment that failed
+                meta["plan.error"] = ended
         table = Table(frame=long, source=path, format=fmt, run_key=run_key, segment_key=seg_key, order=order,
                       meta=meta)
         if ranks is not None:  # a rank column: one run a rank when ranks print their own values
