@@ -130,3 +130,29 @@ def test_a_status_column_without_failures_is_no_ledger(tmp_path):
     (tmp_path / "results.tsv").write_text(text)
     steps, _ = series(one_run(tmp_path), "val_bpb")
     assert steps == [600 + i for i in range(30)]  # its num_steps column counts the rows
+
+
+def feature_block(epochs: int, start: float) -> dict:
+    """One model's block of a `json.dump(stats, f, indent=4)`: its summary, per-class lists, epoch curves."""
+    return {"stopped_on": "max_epochs", "epoch": epochs, "test_acc": 70.0,
+            "confusion_matrix": [[40, 2, 1], [3, 38, 2], [1, 2, 41]], "precision_per_class": [0.9, 0.8, 0.95],
+            "all_train_acc": [50 + 40 * (1 - math.exp(-e / 8)) for e in range(epochs)],
+            "all_test_acc": [45 + 25 * (1 - math.exp(-e / 8)) for e in range(epochs)],
+            "all_train_loss": [start * math.exp(-e / 10) + 0.05 for e in range(epochs)]}
+
+
+def test_a_block_per_model_is_a_run_each(tmp_path):
+    (tmp_path / "training_statistics.json").write_text(json.dumps(
+        {"mfcc": feature_block(50, 1.5), "ft": feature_block(27, 1.2), "tonnetz": feature_block(12, 1.6)}, indent=4))
+    runs = {r.name.rsplit("[", 1)[-1].rstrip("]"): r for r in api.load_runs(tmp_path)}
+    assert set(runs) == {"mfcc", "ft", "tonnetz"}
+    assert series(runs["ft"], "all_train_loss")[0] == list(range(27))
+    assert len(series(runs["tonnetz"], "all_test_acc")[1]) == 12
+    assert not any(m.startswith(("precision_per_class", "confusion_matrix")) for m in runs["mfcc"].frame["metric"])
+
+
+def test_splits_stay_one_run(tmp_path):
+    loss = losses(30, 2.0)
+    (tmp_path / "history.json").write_text(json.dumps({"train": {"loss": loss}, "val": {"loss": [v * 1.1 for v in loss]}}))
+    (run,) = api.load_runs(tmp_path)
+    assert {"train/loss", "val/loss"} <= set(run.frame["metric"])

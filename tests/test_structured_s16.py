@@ -141,8 +141,8 @@ def test_a_headerless_table_named_by_nothing_is_read_by_its_columns_shape(tmp_pa
 
 def test_a_headerless_table_whose_shape_names_nothing_is_refused_with_the_reason(tmp_path):
     n = 60
-    a = _dir(tmp_path, "a")  # a counter and a rising score only: nothing falls, nothing tells what it is
-    np.savetxt(a / "data.txt", np.c_[np.arange(n), _rising(n)], fmt="%d %.6f")
+    a = _dir(tmp_path, "a")  # a counter and a column rising past any score's bounds: nothing tells what it is
+    np.savetxt(a / "data.txt", np.c_[np.arange(n), 1000 * np.asarray(_rising(n))], fmt="%d %.6f")
     path = a / "data.txt"
     imp = BareNumbersImporter()
     assert imp.claims(path, path.read_bytes())
@@ -157,6 +157,8 @@ def test_a_headerless_table_whose_shape_names_nothing_is_refused_with_the_reason
     np.savetxt(a / "data.txt", np.c_[np.arange(n), np.abs(noisy)], fmt="%d %.6f")
     with pytest.raises(FormatError, match="no column falls as a loss does"):
         imp.read(path)
+    np.savetxt(a / "data.txt", np.c_[np.arange(n), _rising(n)], fmt="%d %.6f")  # (s19: a rise within [0, 1] is a score)
+    assert "data_score_column2" in set(imp.read(path)[0].frame["metric"])
     b = _dir(tmp_path, "b")  # no counter leads the rows (features, predictions): not claimed at all
     np.savetxt(b / "data.txt", np.c_[np.linspace(0.1, 5, n), _losses(n)], fmt="%.4f")
     assert not BareNumbersImporter().claims(b / "data.txt", (b / "data.txt").read_bytes())

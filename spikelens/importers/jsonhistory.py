@@ -53,6 +53,7 @@ import json
 import math
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,7 @@ import numpy as np
 import polars as pl
 
 from ..errors import FormatError
+from ..naming import key_name
 from . import decoding, jsonshapes, structdocs
 from .base import Importer, Table, long_table
 from .csvlogs import counts_something, read_bytes
@@ -192,6 +194,38 @@ def history_section(series: dict[str, list[float | None]]) -> dict[str, list[flo
     return {k: v for k, v in series.items() if k.rpartition("/")[0] == parent or len(v) == n}
 
 
+_SPLITS = frozenset({"train", "training", "val", "valid", "validation", "test", "testing", "eval", "evaluation", "dev",
+                     "history", "metrics", "logs", "log", "stats", "results", "summary", "config", "args"})
+"""Keys that say a section of one run (a split, its history, its settings), never a run of its own."""
+MIN_CURVE = 10
+"""A shorter list in a run's block (a per-class precision, a confusion matrix's row) is no curve beside its epochs."""
+
+
+def model_blocks(obj: dict) -> dict[str, dict] | None:
+    """`{"mfcc": {"all_train_loss": [...], "all_test_acc": [...], "epoch": 50}, "ft": {...}}`: a block per model
+    (a feature set, an architecture), each holding the same curves over its own epochs, is a run each, as a
+    person reads it; each block's curves are its lists as long as its longest, or of MIN_CURVE points at least.
+    None unless there are 2+ blocks, none named as a split or a section, all with the same curves, one of them
+    a loss, a score or a reward."""
+    from ..frame import infer_role
+
+    if len(obj) < 2 or not all(isinstance(v, dict) for v in obj.values()) or any(
+            set(re.split(r"[^a-z]+", str(k).lower())) & _SPLITS for k in obj):
+        return None  # (`validation_0` of xgboost's `evals_result()`, `train_metrics`: sections of one run)
+    curves = {}
+    for name, block in obj.items():
+        lists = {k: v for k, v in block.items() if isinstance(v, list) and v and all(_number(x) is not None for x in v)}
+        if not lists:
+            return None
+        n = max(map(len, lists.values()))
+        curves[name] = {k for k, v in lists.items() if len(v) == n or len(v) >= MIN_CURVE}
+    keys = next(iter(curves.values()))
+    if any(c != keys for c in curves.values()) or not any(infer_role(k) != "other" for k in keys):
+        return None
+    return {str(name): {k: v for k, v in block.items() if k in curves[name] or not isinstance(v, list)}
+            for name, block in obj.items()}
+
+
 class JsonHistoryImporter(Importer):
     """One JSON object of lists, a metric each (a Keras `history.history` dump and the like)."""
 
@@ -251,6 +285,11 @@ class JsonHistoryImporter(Importer):
             frame, _ = records_long(path, keyed)
             return [Table(frame=frame, source=path, format=self.name, run_key=str(path), segment_key=str(path),
                           meta={"step.from": "the number in each key"})]
+        blocks = model_blocks(obj)
+        if blocks is not None:  # `{"mfcc": {"all_train_loss": [...], ...}, "chroma_stft": {...}}`: a run a block
+            return [replace(t, run_key=f"{path}[{name}]", segment_key=f"{path}[{name}]",
+                            run_name=f"{key_name(str(path))}[{name}]", meta={**t.meta, "run": name})
+                    for name, block in blocks.items() for t in self.tables_of(path, block, text)]
         points = points_long(obj)
         if points is not None:
             return [Table(frame=points, source=path, format=self.name, run_key=str(path), segment_key=str(path),
