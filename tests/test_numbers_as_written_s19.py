@@ -156,3 +156,40 @@ def test_splits_stay_one_run(tmp_path):
     (tmp_path / "history.json").write_text(json.dumps({"train": {"loss": loss}, "val": {"loss": [v * 1.1 for v in loss]}}))
     (run,) = api.load_runs(tmp_path)
     assert {"train/loss", "val/loss"} <= set(run.frame["metric"])
+
+
+def phase_rows(epochs=3):
+    """An unlearning loop's `csv.writer` rows: a few contrastive iterations, then ascent and descent a step each."""
+    rows = []
+    for e in range(epochs):
+        rows += [[e, i, round(2000 / (i + 1), 3), "contrastive"] for i in range(4)]
+        for i in range(4, 40):
+            rows += [[e, i, round(-3 - 0.05 * i, 3), "ascent"], [e, i, round(2 * math.exp(-i / 20) + 0.5, 3), "descent"]]
+    return rows
+
+
+def test_a_phase_column_splits_the_curves(tmp_path):
+    with open(tmp_path / "losses.csv", "w", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(["epoch", "iter", "loss", "phase"])
+        w.writerows(phase_rows())
+    run = one_run(tmp_path)
+    names = set(run.frame["metric"])
+    assert {"ascent/loss", "descent/loss", "contrastive/loss"} <= names and "loss" not in names
+    assert all(v < 0 for v in series(run, "ascent/loss")[1])
+
+
+def test_a_column_of_notes_is_no_phase(tmp_path):
+    with open(tmp_path / "losses.csv", "w", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(["step", "loss", "type"])
+        w.writerows([[i, round(2 * math.exp(-i / 20) + 0.5, 3), f"note {i}"] for i in range(40)])  # every row its own text
+    assert set(one_run(tmp_path).frame["metric"]) == {"loss"}
+
+
+def test_phases_that_follow_each_other_once_are_one_curve(tmp_path):
+    with open(tmp_path / "log.csv", "w", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(["step", "loss", "phase"])
+        w.writerows([[i, round(2 * math.exp(-i / 20) + 0.5, 3), "warmup" if i < 10 else "decay"] for i in range(60)])
+    assert set(one_run(tmp_path).frame["metric"]) == {"loss"}

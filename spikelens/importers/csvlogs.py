@@ -589,6 +589,9 @@ def to_long(path: Path, frame: pl.DataFrame, sep: str, *, step_col: str | None,
         if split is not None:
             metrics, k = [c for c in metrics if c != split], k - 1
             naming = lambda item, m, key=split.strip(): _item_metric(f"{key}_{item.strip()}" if item else item, m)
+    if split is None:  # `epoch,iter,loss,phase` with `ascent`/`descent` rows: a curve a phase (`descent/loss`)
+        split = _tag_column(frame, [c for c in columns if c not in metrics and c != step_col and c not in skip])
+        naming = split_metric
     if split is None:  # `epoch,class,precision`: a text column naming the item each row of a step measured
         split = _series_column(frame, [c for c in columns if c not in metrics and c != step_col and c not in skip], step)
         naming = _item_metric
@@ -615,6 +618,30 @@ def to_long(path: Path, frame: pl.DataFrame, sep: str, *, step_col: str | None,
         _warn_stepless(path, step_col, lost["row"].n_unique(), lost.height)
     long = long.filter(pl.col("value").is_not_null() & pl.col("step").is_not_null())
     return long.select([pl.col(c).cast(t) for c, t in TABLE_SCHEMA.items()])
+
+
+_TAG_NAMES = frozenset({"phase", "stage", "mode", "split", "kind", "type", "objective", "task", "part", "losstype",
+                        "term", "subset", "tag", "steptype"})
+"""Names (`bare_name`s) of a column that says which phase or objective each row's values belong to."""
+_TAG_WORD = r"^[A-Za-z][\w\-]{0,40}$"
+
+
+def _tag_column(frame: pl.DataFrame, candidates: list[str]) -> str | None:
+    """A column named as a phase (`phase`, `stage`, `mode`, ...) holding 2 to 16 words, each on several rows,
+    that keep coming back in turn (`ascent`, `descent`, `contrastive` of an unlearning loop, a step each): the
+    rows of each word are a curve of their own, as a person splits them (one series read across them flips
+    between unrelated levels). Phases that follow each other once (a schedule's `warmup`, then `decay`) are
+    stages of one curve. None where no such column is."""
+    for c in candidates:
+        if bare_name(c) not in _TAG_NAMES or frame.schema[c] != pl.String:
+            continue
+        words = frame.get_column(c).str.strip_chars().drop_nulls()
+        counts = words.value_counts()
+        changes = int((words != words.shift(1)).sum())
+        if 2 <= counts.height <= 16 and bool(words.str.contains(_TAG_WORD).all()) and \
+                int(counts.get_column("count").min()) >= 2 and changes >= 2 * counts.height:
+            return c  # (phases that come back again and again; a schedule's `warmup` then `decay` is one curve)
+    return None
 
 
 MAX_ITEMS = 64
