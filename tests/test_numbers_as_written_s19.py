@@ -193,3 +193,17 @@ def test_phases_that_follow_each_other_once_are_one_curve(tmp_path):
         w.writerow(["step", "loss", "phase"])
         w.writerows([[i, round(2 * math.exp(-i / 20) + 0.5, 3), "warmup" if i < 10 else "decay"] for i in range(60)])
     assert set(one_run(tmp_path).frame["metric"]) == {"loss"}
+
+
+def test_a_comma_header_over_tab_rows_names_them(tmp_path):
+    """`f.write('epoch,step,grad_step,tr_loss,tr_ppl\\n')` then `f.write('\\t'.join(map(str, row)) + '\\n')`,
+    the header written again by a relaunch appending to the file."""
+    text = "epoch,step,grad_step,tr_loss,tr_ppl\n"
+    for g in range(1, 41):
+        text += f"1\t{16 * g}\t{g}\t{7.5 * math.exp(-g / 15) + 1:.4f}\t{1.9 - g * 0.01:.4f}\n"
+    text += "epoch,step,grad_step,tr_loss,tr_ppl\n"
+    text += "".join(f"1\t{16 * g}\t{g}\t{3.0 * math.exp(-g / 15) + 1:.4f}\t{1.5 - g * 0.01:.4f}\n" for g in range(1, 21))
+    (tmp_path / "train_log.txt").write_text(text)
+    run = one_run(tmp_path)
+    assert {"tr_loss", "tr_ppl"} <= set(run.frame["metric"])
+    assert len(series(run, "tr_loss")[1]) == 60

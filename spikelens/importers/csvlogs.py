@@ -292,6 +292,10 @@ def read_string_frame(path: Path, text: str) -> CsvText:
     header_line = lines[first]
     sep = separator_of(header_line)
     header = split_fields(header_line, sep)
+    other = _rows_separator(lines, first, header, sep)
+    if other is not None:  # `f.write('epoch,step,loss\n')` over `'\t'.join(...)` rows: the rows' own separator
+        lines = lines.str.replace_all(other, sep, literal=True)
+        norm = lines.str.join("\n")[0]
     starts = [first] + _repeated_headers(lines, first, header, sep)
     if len(starts) > 1:
         diagnostics.warn(f"{path}: header repeated {len(starts) - 1} time(s) inside the file "
@@ -340,6 +344,23 @@ def read_string_frame(path: Path, text: str) -> CsvText:
         return CsvText(pl.DataFrame(schema={n: pl.String for n in _unique_names(header)}), sep)
     frame = pl.concat(blocks, how="diagonal") if len(blocks) > 1 else blocks[0]
     return CsvText(frame, sep)
+
+
+def _rows_separator(lines: pl.Series, first: int, header: list[str], sep: str) -> str | None:
+    """The separator the rows use when it is not the header's: a header of names written with one (`,`) over
+    rows that hold none of it but as many numbers apart by another (a tab); else None."""
+    if len(header) < 2:
+        return None
+    rows = lines.slice(first + 1, 50).filter(lines.slice(first + 1, 50).str.strip_chars().str.len_bytes() > 0)
+    rows = rows.filter(rows.str.strip_chars() != lines[first].strip())
+    if rows.len() < 2 or bool(rows.str.contains(sep, literal=True).any()):
+        return None
+    for other in ("\t", ";", ","):
+        if other != sep and other not in lines[first] and all(
+                len(r.split(other)) == len(header) and all(is_numberish(c) for c in r.split(other))
+                for r in rows.head(10).to_list()):
+            return other
+    return None
 
 
 def _blank_nul_lines(path: Path, lines: pl.Series) -> pl.Series:
@@ -809,6 +830,8 @@ class CsvImporter(Importer):
         if first_row is None:
             return False
         row = split_fields(first_row, sep)
+        if len(row) == 1 and "\t" in first_row and "\t" not in lines[0]:  # rows apart by tabs under a `,` header
+            row = first_row.split("\t")
         counter = fields[0].lower() == "epoch" or (fields[0].lower() in STEP_NAMES and len(row) == len(fields))
         numbers = len(row) == len(fields) and all(is_numberish(c) for c in row)  # `loss,acc` then numbers
         named = not any(is_numberish(f) for f in fields)  # a header names its columns: a line of numbers is a row
