@@ -13,6 +13,8 @@ import math
 import pytest
 
 from spikelens import api
+from spikelens.config import Config
+from spikelens.errors import SpikelensError
 from spikelens.importers.scalarreprs import unwrap_value
 from spikelens.importers.seriesnames import plain_name, plain_names
 
@@ -207,3 +209,42 @@ def test_a_comma_header_over_tab_rows_names_them(tmp_path):
     run = one_run(tmp_path)
     assert {"tr_loss", "tr_ppl"} <= set(run.frame["metric"])
     assert len(series(run, "tr_loss")[1]) == 60
+
+
+def spsa_lines(n=40, fail_last=True):
+    """An optimiser loop's `f.write(json.dumps(rec) + '\\n')`: an init record, a record a step `k` with its two
+    costs, a failed job's event record between them, a new session's record, and (maybe) a failure last."""
+    recs = [{"k": -1, "t_wall": 0.0, "note": "init"}]
+    for k in range(n):
+        recs.append({"k": k, "t_wall": 60.0 * k, "used_qsec": 28.0 * k, "Jp": 3.8 * math.exp(-k / 15) + 0.1,
+                     "Jm": 2.9 * math.exp(-k / 15) + 0.1, "job_id": f"d4sn{k:04d}"})
+        if k == 7:
+            recs.append({"k": 7, "event": "job_failed", "err": "RuntimeJobFailureError('Session has been closed')"})
+        if k == 20:
+            recs.append({"k": 20, "event": "session_start", "account": "acctB", "t_wall": 0.0})
+    if fail_last:
+        recs.append({"k": n, "event": "job_failed", "err": "IBMRuntimeError('Failed to run program: 400')"})
+    return "".join(json.dumps(r) + "\n" for r in recs)
+
+
+def test_records_counted_by_a_bare_k_and_a_last_failure(tmp_path):
+    (tmp_path / "log.jsonl").write_text(spsa_lines())
+    run = one_run(tmp_path)
+    steps, _ = series(run, "Jp")
+    assert steps == list(range(40))
+    report = api.analyze(tmp_path, config=Config(roles={"Jp": "loss"}))
+    (ended,) = [f for r in report.runs for f in r.findings if f.kind == "ended_early"]
+    assert ended.severity == "error" and "job_failed" in ended.message
+
+
+def test_an_error_survived_mid_file_is_no_end(tmp_path):
+    (tmp_path / "log.jsonl").write_text(spsa_lines(fail_last=False))
+    report = api.analyze(tmp_path, config=Config(roles={"Jp": "loss"}))
+    assert not [f for r in report.runs for f in r.findings if f.kind == "ended_early"]
+
+
+def test_a_dataset_of_records_with_ids_is_no_log(tmp_path):
+    rows = [{"id": 3 * i + 7, "text": f"sample {i}", "label": i % 2} for i in range(30)]  # ids not counting by one
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(SpikelensError):
+        api.load_runs(tmp_path)

@@ -16,6 +16,8 @@ that name no step are counted by a key whose whole numbers count up by one a lin
 from __future__ import annotations
 
 import json
+import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -57,8 +59,8 @@ def means(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def step_key_of(rows: list[dict[str, Any]]) -> str | None:
-    """The step key among the keys of the first rows (in first-seen order); for records of
-    summaries, else a key whose whole numbers count up by one a record."""
+    """The step key among the keys of the first rows (in first-seen order); else a key whose whole numbers
+    count up by one a record (in the records that log it: an event record may not)."""
     keys: dict[str, None] = {}
     summaries = any(_summary(v) for row in rows[:SCAN_ROWS] for v in row.values())
     rows = [means(r) for r in rows[:SCAN_ROWS]]
@@ -67,16 +69,24 @@ def step_key_of(rows: list[dict[str, Any]]) -> str | None:
             if isinstance(v, (int, float)) and not isinstance(v, bool):
                 keys.setdefault(k, None)
     found = step_column(list(keys))
-    if found is not None or not summaries or len(rows) < 2:
+    if found is not None or len(rows) < (2 if summaries else ORDER_MIN):
         return found
-    for k in keys:
-        vals = [r.get(k) for r in rows]
-        if all(isinstance(v, (int, float)) and v == int(v) for v in vals) and \
-                all(b - a == 1 for a, b in zip(vals, vals[1:])):
-            return k
+    measured = any(isinstance(v, float) and v != int(v) for r in rows for v in r.values()
+                   if isinstance(v, float) and math.isfinite(v))
+    for k in keys:  # a key counting the records by one (`k` of an optimiser loop), in those that log it
+        if not summaries and (_ID_KEY.search(str(k)) or not measured):
+            continue  # a data set's `id`, or records that measure nothing (whole labels): no training log
+        vals = [r[k] for r in rows if k in r] if not summaries else [r.get(k) for r in rows]
+        ones = [b - a == 1 for a, b in zip(vals, vals[1:])]
+        if len(vals) >= (2 if summaries else ORDER_MIN) and \
+                all(isinstance(v, (int, float)) and not isinstance(v, bool) and v == int(v) for v in vals) and \
+                (all(ones) if summaries else sum(ones) >= 0.8 * len(ones)):
+            return k  # (an event logged at the step before it, a session restarting the count: most steps are +1)
     return None
 
 
+_ID_KEY = re.compile(r"^(?:id|idx|index|row|uid|uuid|key|line|sample|item)$|_id$|_idx$", re.I)
+"""Keys that number a data set's records, not a loop's steps."""
 ORDER_MIN = 3
 """Records a stepless file holds at least (in its head) to be read as a curve: two lines are no history."""
 ORDER_KEY = "\x00line"
@@ -166,7 +176,8 @@ class JsonLinesImporter(Importer):
                                                 wall_key=wall_key, skip=skip)) if ranks is not None else None
         if long.height == 0:
             diagnostics.warn(f"{path}: no numeric values found")
-        table = Table(frame=long, source=path, format=self.name, run_key=str(path), segment_key=str(path))
+        table = Table(frame=long, source=path, format=self.name, run_key=str(path), segment_key=str(path),
+                      meta=ended_in_error(data))
         if ranks is not None and by_rank is not None:  # a rank key: one run a rank when ranks print their own values
             with diagnostics.collecting():  # the whole file's read above warned once
                 parts = rankcolumn.split(ranks, by_rank)
@@ -180,7 +191,29 @@ class JsonLinesImporter(Importer):
         diagnostics.warn(f"{path}: no step key in its records; each record's line order is its step")
         long = rows_to_long(path, rows, step_key=ORDER_KEY, wall_key=None, skip=())
         return Table(frame=long, source=path, format=self.name, run_key=str(path), segment_key=str(path),
-                     meta={"step.from": "order"})
+                     meta={"step.from": "order", **ended_in_error(data)})
+
+
+_ERROR_KEYS = ("err", "error", "exception", "exc", "traceback", "error_message")
+_FAILED_EVENT = re.compile(r"fail|error|crash|exception|abort|killed|oom", re.I)
+
+
+def ended_in_error(data: bytes) -> dict[str, Any]:
+    """`plan.error` (how the run ended, SL306) when the file's last record reports an error: an `err`/`error`/
+    `exception` key holding text, or an `event`/`status` that says a failure (`{"k": 107, "event": "job_failed",
+    "err": "IBMRuntimeError(...)"}`); else nothing. Errors in earlier records were survived."""
+    tail = data[-65536:].rstrip().rsplit(b"\n", 1)[-1]
+    try:
+        last = json.loads(tail)
+    except ValueError:
+        return {}
+    if not isinstance(last, dict):
+        return {}
+    said = next((str(last[k]).strip() for k in _ERROR_KEYS if isinstance(last.get(k), str) and last[k].strip()), None)
+    event = next((str(last[k]) for k in ("event", "status", "state") if isinstance(last.get(k), str)), "")
+    if said is None and not _FAILED_EVENT.search(event):
+        return {}
+    return {"plan.error": " ".join(x for x in (event, (said or "")[:200]) if x)}
 
 
 def _line_steps(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
