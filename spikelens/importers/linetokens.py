@@ -279,6 +279,10 @@ _TUPLE_PAIR = re.compile(r"(?<![\w.])\(\s*(?P<q>['\"])[A-Za-z_][\w./\- ]{0,60}(?
 0.1), ('average_loss', 2.7)]`): its comma stands where a dict has its `:`."""
 
 
+_BLOB = re.compile(r"\bTensor[ \t]+(?P<name>[A-Za-z_][\w/.\-]*)[ \t]+of[ \t]+type[ \t]+\w+\.?[ \t]+Dims:[ \t]*"
+                   r"\([ \t]*(?:1[ \t]*,?[ \t]*)?\)[ \t]*\.?[ \t]*(?:Data[ \t]*)?:")
+
+
 def _blanked(line: str) -> tuple[str, tuple[int, int] | None, str | None]:
     """The line with what is never a value blanked (same length), its time stamp's span,
     and the phase a `(val)`-like tag names. A line of two or more names glued to their decimal
@@ -291,6 +295,9 @@ def _blanked(line: str) -> tuple[str, tuple[int, int] | None, str | None]:
             line = line[:at] + "=" + line[at + 1:]
     for t in _TUPLE_PAIR.finditer(line):  # `('average_loss', 0.12)`: a pair printed as a tuple links as `:` does
         line = line[:t.start("comma")] + ":" + line[t.end("comma"):]
+    for t in _BLOB.finditer(line):  # Caffe2's scalar blob `Tensor loss of type float. Dims: (): 2.3`: `loss: 2.3`
+        line = (line[:t.start()] + " " * (t.start("name") - t.start()) + t.group("name")
+                + " " * (t.end() - t.end("name") - 1) + ":" + line[t.end():])
     stamp = None
     m = _STAMP.search(line)
     if m:
@@ -395,6 +402,8 @@ def tokenise(line: str) -> Template:
     last_was_value: str | bool = False  # "num" or "ctr" right before
     after_paren: str | bool = False  # what came right before an opening parenthesis
     seen: set[str] = set()
+    boxes = _boxes(line)  # labelled dicts (`Losses {'ner': 12.3}`): the label names the values inside
+    boxed_phases: list[str | None] = []
     sealed = False
     lead: list[str] = []  # the words before a counter's name (`Total reward in global step`)
     held: str | None = None  # their name, for the value after `step 33:`
@@ -664,6 +673,13 @@ def tokenise(line: str) -> Template:
             out.unkeyed += 1
             continue
         name = f"{key}_{suffix}" if suffix else key
+        boxed = _boxed_name(boxes, line, start, name)
+        if boxed is not None:  # a value in a labelled dict: the label names it, not the words around
+            name, boxed_phases = boxed[0], boxed_phases + [boxed[1]]
+            if name not in seen:
+                seen.add(name)
+                out.values.append((name, start, end - start))
+            continue
         if mixed:
             tagged = next((p for at, p in reversed(tags) if at < start), None)
             if tagged is not None:
@@ -679,9 +695,65 @@ def tokenise(line: str) -> Template:
     _outer_counts(line, out)
     if out.prose and not spoken:
         out.values = []
+    if boxed_phases:  # labelled dicts say their own phase: the line is evaluation only when all of them are
+        out.evaluation = boxed_phases[0] if len(set(boxed_phases)) == 1 else None
+        return out
     if out.evaluation is not None:
         out.values = [(_eval_name(n, out.evaluation), s, k) for n, s, k in out.values]
     return out
+
+
+_BOX_LABEL = re.compile(r"(?:(?P<q>['\"])(?P<quoted>[A-Za-z_][\w./\- ]{0,40})(?P=q)|(?<![\w.])(?P<word>[A-Za-z][A-Za-z_\-]*))"
+                        r"[ \t]*:?[ \t]*$")
+_BOX_KEY = re.compile(r"(?P<q>['\"])(?P<key>[^'\"{}:,]{1,60})(?P=q)[ \t]*:[ \t]*(?P<q2>['\"]?)$")
+
+
+def _boxes(line: str) -> list[tuple[int, int, str]]:
+    """The dicts on a line that a label names (`Losses {'ner': 12.3}`, `{'train': {'loss': 0.5}}`):
+    each one's span and its label; unlabelled or unclosed braces, or a label that names nothing
+    (see `_labels`), name nothing."""
+    if "{" not in line:
+        return []
+    out, stack = [], []
+    for i, ch in enumerate(line):
+        if ch == "{":
+            m = _BOX_LABEL.search(line, max(0, i - 48), i)
+            label = m.group("quoted") or m.group("word") if m else None
+            stack.append((i, label if label and _labels(label) else None))
+        elif ch == "}" and stack:
+            at, label = stack.pop()
+            if label:
+                out.append((at, i, label))
+    return out
+
+
+def _labels(label: str) -> bool:
+    """A dict's label that names what is inside: a phase (`'val': {...}`) or a measure whose terms the
+    keys are (`Losses {'ner': ...}`); a tag that names no measure (`json_stats: {...}`, `metrics`) leaves
+    the keys their own names."""
+    low = label.lower()
+    return low in EVAL_WORDS or low in _TRAIN_WORDS or infer_role(label) != "other"
+
+
+def _boxed_name(boxes: list[tuple[int, int, str]], line: str, start: int, name: str) -> tuple[str, str | None] | None:
+    """A value inside labelled dicts: its own key (quoted before it) under the labels' path when the key
+    names no measure itself (`reward: {'format_reward': ...}` keeps its key), and the phase a phase word
+    among them names (`{'val': {'loss': 1}}` is `val_loss`, an evaluation; `train`
+    adds nothing), else None."""
+    labels = [label for at, end, label in sorted(boxes) if at < start < end]
+    if not labels:
+        return None
+    k = _BOX_KEY.search(line, max(0, start - 64), start)
+    key = "_".join(k.group("key").split()) if k else name
+    phase, path = None, []
+    for label in labels:
+        low = label.lower()
+        if low in EVAL_WORDS:
+            phase = EVAL_WORDS[low]
+        elif low not in _TRAIN_WORDS and infer_role(key) == "other":
+            path.append(label)  # `Losses {'ner': ...}`: a key naming no measure is a term of its label's
+    key = "/".join(path + [key])
+    return (_eval_name(key, phase) if phase else key), phase
 
 
 def _outer_counts(line: str, out: Template) -> None:
