@@ -841,7 +841,7 @@ def _finding(det, series, ctx, step, y, is_log, start, peak, end, level, sig0, b
             severity = "info"
             message += (f"; a curve that crosses zero is judged by its spread, not by a ratio to a level near "
                         f"zero: a jump under {det.zero_crossing_spreads:g}x its spread, a note")
-    if recovery == "none" and severity == "info":
+    if recovery == "none" and is_log and magnitude < det.blip_min_ratio:
         message += (f"; under {det.blip_min_ratio:g}x at its peak, a step in the loss's level no larger than its "
                     f"wander: a note")
     return Finding(
