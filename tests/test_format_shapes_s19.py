@@ -80,3 +80,43 @@ def test_a_blob_that_is_no_scalar_stays_unread(tmp_path):
     lines = [f"Tensor data of type float. Dims: (64,1,28,28): {loss(k):.4f}" for k in range(60)]
     with pytest.raises(SpikelensError), diagnostics.collecting():
         load(tmp_path, lines, name="blobs.log")
+
+
+def test_blocks_under_a_minute_date_framed_in_dashes_read_their_scores(tmp_path):
+    """`print(time.strftime('%Y-%m-%d %H:%M'))`, then `print(f'---class {c} ap {ap}---')` per class and
+    `print(f'---map {m}---')` each evaluation: the date to the minute is no number to read, the dashes
+    framing a line are decoration (before: `0.43---` read as nothing, the file refused)."""
+    lines, maps = [], []
+    for k in range(6):
+        lines.append(f"2020-05-23 {10 + k:02d}:05")
+        aps = [0.2 + 0.05 * k + 0.01 * c for c in range(3)]
+        lines += [f"---class {c} ap {ap!r}---" for c, ap in zip(("person", "cat", "dog"), aps)]
+        maps.append(sum(aps) / 3)
+        lines.append(f"---map {maps[-1]!r}---")
+    frame = load(tmp_path, lines, name="eval.log")
+    assert set(frame.get_column("metric").unique()) == {"class_person_ap", "class_cat_ap", "class_dog_ap", "map"}
+    got = curve(frame, "map")
+    assert [v for _, v in got] == pytest.approx(maps)
+    assert [s for s, _ in got] == sorted(s for s, _ in got) and len({s for s, _ in got}) == len(maps)
+
+
+@pytest.mark.parametrize("line, names, evaluation", [
+    ("#####Valid##### Epoch: 3, mae_loss: 0.0123, psnr_loss: 23.0001", ["val_mae_loss", "val_psnr_loss"], "val"),
+    ("#####Train##### Epoch: 3, g_loss: 0.0123, d_loss: -0.5", ["g_loss", "d_loss"], None),
+    ("-----Iteration: 2000----- Loss: 0.5", ["Loss"], None),
+])
+def test_a_banner_framing_its_word_names_the_phase(line, names, evaluation):
+    template = tokenise(line)
+    assert [n for n, _, _ in template.values] == names and template.evaluation == evaluation
+
+
+@pytest.mark.parametrize("line, names", [
+    ("step 3 --- loss 0.5", ["loss"]),  # dashes inside a line stay a separator
+    ("loss: -0.5", ["loss"]),
+    ("2020-05-23 21:05:33 loss 0.5", ["loss"]),  # a time to the second stays the line's stamp
+    ("lr 1e-3---", ["lr"]),
+])
+def test_dashes_and_dates_inside_lines_read_as_before(line, names):
+    template = tokenise(line)
+    assert [n for n, _, _ in template.values] == names
+    assert tokenise("2020-05-23 21:05:33 loss 0.5").stamp == (0, 19)

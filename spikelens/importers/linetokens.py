@@ -74,6 +74,8 @@ _BLANK = re.compile("|".join([
     r"[\w.<>\-]+:[\w.<>\-]+:\d+(?=\s)",  # loguru `module:function:line`
     r"\b[\w\-]+\.py:\d+\b|\bline \d+\b",  # logger locations
     r"\b\d\d/\d\d(?:/\d{2,4})?[ T]\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?",  # dates without a year
+    r"\b\d{4}[-/]\d\d[-/]\d\d[ T]\d\d:\d\d(?![:\d])",  # a date and a time to the minute (`2020-05-23 21:05`)
+
     r"(?<![\w.:])\d+:\d\d(?::\d\d)?(?:[.,]\d+)?(?:<(?:\d+:\d\d(?::\d\d)?|\?))?(?![\w:])",  # times, durations
     r"\bv?\d+\.\d+\.\d+[\w.+\-]*|\bHTTP/\d(?:\.\d)?",  # versions (a protocol's too: `"GET ... HTTP/1.1" 200`)
     r"\b0x[\dA-Fa-f]+\b",
@@ -89,6 +91,9 @@ _BLANK = re.compile("|".join([
 ]))
 """What is never a value: blanked with a separator (a key before it has no value)."""
 _GAP = "\x01"
+_FRAME = re.compile(r"^[ \t]*[-=*~#]{3,}(?=[^\W\d])|(?<=\w)[-=*~#]{3,}[ \t]*$")
+"""A rule of dashes, stars or `=` touching a line's words (`---map 0.43---`): decoration, no sign or
+range; blanked with spaces, so the words it frames open the line."""
 _POSTFIX_PART = re.compile(rf"(?:^|(?<=,))[ \t]*(?P<num>{NUM_BODY})[ \t]+"
                            r"(?P<name>[A-Za-z][A-Za-z_/]*(?:[ \t][A-Za-z][A-Za-z_/]*){0,2})[ \t]*(?=,|$)")
 """A part of a comma list that says a number, then the words naming it (`2.743 avg loss`)."""
@@ -303,6 +308,7 @@ def _blanked(line: str) -> tuple[str, tuple[int, int] | None, str | None]:
     if m:
         stamp = (m.start(), m.end() - m.start())
         line = line[: m.start()] + _GAP * (m.end() - m.start()) + line[m.end():]
+    line = _FRAME.sub(lambda m: " " * (m.end() - m.start()), line)
     line = _SOFT_BLANK.sub(lambda m: " " * (m.end() - m.start()), line)
     line = _BLANK.sub(lambda m: _GAP * (m.end() - m.start()), line)
     phase = None
