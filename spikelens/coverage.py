@@ -2,7 +2,8 @@
 where no run has one is no pass: a job that crashed before logging, a header-only CSV
 or a truncated trainer_state.json must not look like a clean run to a CI gate. A run
 that logs no loss but a score (an accuracy, a Dice) is read by that score, as a person
-reads it, and a note says so.
+reads it, and a note says so; a run that names none of them is read by the curve a person
+would read it by, its role read from its trend (`curveguess`), and a note says that too.
 """
 from __future__ import annotations
 
@@ -23,8 +24,29 @@ MAX_REASONS = 3
 
 
 def has_loss(run: RunReport) -> bool:
-    """Was the run judged: it logs a loss or a reward, or a score that stands for them."""
-    return any(role in LOSS_ROLES or role in SCORE_ROLES for role in run.metrics.values())
+    """Was the run judged: it logs a loss or a reward, or a score that stands for them, or a curve
+    a person reads it by whose role was read from its trend (`curveguess`)."""
+    return bool(guessed(run)) or any(role in LOSS_ROLES or role in SCORE_ROLES for role in run.metrics.values())
+
+
+def guessed(run: RunReport) -> dict[str, str]:
+    """The curve the run was read by where no name said what to judge it by: metric -> its shape
+    (falling, rising, no steady trend); empty when names said it."""
+    return dict(getattr(run.metrics, "guessed", None) or {})
+
+
+def guessed_note(run: RunReport) -> str:
+    """What the report says of a run judged by a guessed curve: which, by what shape, how to name it."""
+    metric, shape = next(iter(guessed(run).items()))
+    role = run.metrics.get(metric, "other")
+    if role == "other":
+        return (f"{run.run}: no metric named as a loss, reward or score; its curve {metric!r} has no steady "
+                f"trend, so only its non-finite values and how the run ended were checked; "
+                f"name its role with --role {metric}=loss (or =reward)")
+    told = {"loss": "a loss", "eval_loss": "a held-out loss", "accuracy": "a score (higher is better)",
+            "reward": "a reward (higher is better)"}[role]
+    return (f"{run.run}: no metric named as a loss, reward or score; judged by {metric!r}, read as {told} "
+            f"from its trend ({shape}); name its role with --role {metric}=loss (or =reward) if that is wrong")
 
 
 def judged_by_score(run: RunReport) -> bool:
@@ -56,8 +78,9 @@ def lossless_note(run: RunReport) -> str:
 def note_lossless(report: Report) -> None:
     """Name every run without a loss among the report's warnings (once)."""
     for run in report.runs:
-        note = score_note(run) if judged_by_score(run) else lossless_note(run)
-        if (not has_loss(run) or judged_by_score(run)) and not (run.points == 0 and crashed(run)) \
+        note = (guessed_note(run) if guessed(run) else score_note(run) if judged_by_score(run)
+                else lossless_note(run))
+        if (not has_loss(run) or judged_by_score(run) or guessed(run)) and not (run.points == 0 and crashed(run)) \
                 and note not in report.warnings:
             report.warnings.append(note)
 

@@ -122,13 +122,38 @@ def conform(frame: pl.DataFrame) -> pl.DataFrame:
 # ---------------------------------------------------------------- roles
 
 _EVAL = (r"(?:^|[/_\-. ])(?:eval|val|valid|validation|test|dev|tel|predict)(?:$|[/_\-. ])"
-         r"|^(?:eval|val(?!ue)|valid|validation|test)|验证|测试|评估|検証|テスト|검증|테스트")
+         r"|^(?:eval|val(?!ue)|valid|validation|test)|验证|测试|评估|検証|テスト|검증|테스트"
+         r"|валид|тест|провер|validierung|validaci[oó]n|valida[cç][aã]o|validazione|doğrulama|dogrulama|validasi"
+         r"|kiểm tra|xác thực|(?:^|[/_\-. ])(?:prueba|teste|testing)(?:$|[/_\-. ])")
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("loss_scale", re.compile(r"loss[\s_\-/]?scal|(?:^|/)(?:amp[\s_\-]?|cur[\s_\-]?)?scaler?$|grad[\s_\-]?scale", re.I)),
     ("grad_norm", re.compile(r"grad(?:ient)?s?[\s_\-/]?(?:l[12][\s_\-]?)?norm|^gnorm$|[/_]gnorm$|(?:^|/)(?:total_|global_)?norm$|clip[\s_\-]?norm", re.I)),
     ("lr", re.compile(r"(?:^|[/_\-. ])lr\d*(?:$|[/_\-. ]|-)|learning[\s_\-]?rate|^lr|学习率|学習率|학습률", re.I)),
 )
 _OTHER_AXIS = re.compile(r" vs |_vs_", re.I)
+_W0 = r"(?:^|[\s/_\-.(:\[])"  # a word's start where a foreign word may stand in a longer name
+_W1 = r"(?:$|[\s/_\-.):\]\d])"
+_FOREIGN_LOSS = (r"потер[яиьею]|лосс|verlust|"
+                 rf"{_W0}(?:pertes?|p[ée]rdidas?|perdas?|perdite|perdita|kay[ıi]p|kerugian|co[uû]ts?|kosten|costos?|costes?"
+                 rf"|custos?|maliyet|biaya)(?:{_W1})|mất mát|chi phí|hàm mất")
+"""Loss and cost as Russian, German, French, Spanish, Portuguese, Italian, Turkish, Vietnamese and
+Indonesian logs print them (`Verlust`, `perte`, `pérdida`, `perda`, `perdita`, `kayıp`, `mất mát`,
+`kerugian`, `coût`, `custo`, `biaya`); the Latin-script words stand as words (`perte`, not `experte`)."""
+_FOREIGN_REWARD = (r"наград|вознагражд|отдач|успех|очк[иов]|belohnung|erfolg|punktzahl|récompense|recompense|succès|réussite"
+                   r"|recompensa|éxito|exito|puntuaci[oó]n|pontua[cç][aã]o|sucesso|êxito|ricompensa|premio|successo|punteggio"
+                   r"|ödül|odul|getiri|başarı|basari|phần thưởng|thành công|điểm thưởng|imbalan|hadiah|keberhasilan"
+                   rf"|{_W0}(?:puan|skor|điểm|sukses)(?:{_W1})")
+"""Reward, return, success and score as those languages print them (`награда`, `успех`, `Belohnung`,
+`récompense`, `recompensa`, `ödül`, `phần thưởng`, `skor`): what a game-playing agent raises."""
+_FOREIGN_ACCURACY = (r"точност|правильн|genauigkeit|präzision|praezision|trefferquote|précision|exactitude|justesse"
+                     r"|precisi[oó]n|exactitud|acur[aá]cia|precis[aã]o|exatid[aã]o|accuratezza|doğruluk|dogruluk"
+                     r"|kesinlik|chính xác|akurasi|presisi|ketepatan")
+"""Accuracy and precision as those languages print them (`точность`, `Genauigkeit`, `précision`, `acurácia`,
+`accuratezza`, `doğruluk`, `độ chính xác`, `akurasi`): higher is better."""
+_FOREIGN_ERROR = (r"ошибк|fehler|erreur|erreurs|errore|hata|lỗi|galat|kesalahan"
+                  rf"|{_W0}(?:erro|erros)(?:{_W1})")
+"""An error as those languages print it (`ошибка`, `Fehler`, `erreur`, `erro`, `hata`, `lỗi`, `galat`):
+lower is better, what stands for the loss of a run that names none."""
 _SETTING = re.compile(r"(?:^|[/_\- ])(?:weights?|coef|coeff|coefficient|lambda|power|gamma|beta|alpha|thresh|threshold)$",
                       re.I)
 """A setting, not a curve the run produces: a term's weight or coefficient (`LOSS_WEIGHT`, `kl_coef`,
@@ -147,7 +172,7 @@ def sweep_arm(metric: str) -> str | None:
 _LR_SCALE = re.compile(r"(?:^|[/_\-. ])lr[\s_\-]?scal|learning[\s_\-]?rate[\s_\-]?scal", re.I)
 _SQUARED = re.compile(r"squared?|(?:^|[/_\-. ])sq(?:$|[/_\-. ])|norm[\s_\-]?sq|norm2$", re.I)
 _NOT_GRAD = re.compile(r"param|weight|update|activation|act_|embed|logit", re.I)
-_LOSS = re.compile(r"loss|损失|損失|손실|^trl$|^tel$|nll|cross[\s_\-]?entropy|perplexity$|^ppl$|(?:^|[/_\-. ])ce$|objective"
+_LOSS = re.compile(rf"loss|损失|損失|손실|{_FOREIGN_LOSS}|^trl$|^tel$|nll|cross[\s_\-]?entropy|perplexity$|^ppl$|(?:^|[/_\-. ])ce$|objective"
                    r"|(?:^|/)cost$|(?:^|[/_\-. ])bp[bc]$|bits[\s_\-]?per[\s_\-]?(?:byte|char)"
                    r"|(?:^|[/_\-. :]|train|val|valid|test|eval)(?:r?mse|mae|huber|bce)(?:$|[/_\-. :])|mean[\s_]?(?:squared|absolute)[\s_]?error"
                    r"|(?:^|[/_\-. :])(?:n?elbo|bpd)(?:$|[/_\-. :])|smooth[\s_\-]?l1"
@@ -167,7 +192,7 @@ _ENTROPY = re.compile(r"entropy|(?:^|[/_\-. ])ent(?:$|[/_\-. ])", re.I)
 _CROSS_ENTROPY = re.compile(r"cross[\s_\-]?entropy", re.I)
 _REWARD = re.compile(rf"reward|{_B}(?:ep_?)?rew(?:ard)?s?(?:_?mean)?{_E}|{_B}(?:episode_?|ep_?|mean_?|eval_?)?returns?(?!_?code){_E}"
                      rf"|{_B}(?:test_?)?ep_?ret{_E}|{_B}ep_r{_E}"
-                     rf"|{_B}success(?:_?rate)?{_E}|{_B}utility{_E}|奖励|回报|報酬|보상", re.I)
+                     rf"|{_B}success(?:_?rate)?{_E}|{_B}utility{_E}|奖励|回报|報酬|보상|{_FOREIGN_REWARD}", re.I)
 _SCORE = re.compile(rf"^(?!.*thresh).*?{_B}(?:scores?|fitness){_E}", re.I)
 """A score or a fitness (`scores`, `best_fitness`, `Average Fitness`): the objective a game-playing agent
 or an evolutionary search raises, judged as a reward is; tried after the accuracy-like names, so
@@ -178,7 +203,7 @@ _BEST = re.compile(r"(?:^|[/_\-. ])max(?:imum)?[/_\-. ]", re.I)
 _ACCURACY = re.compile(rf"{_B}(?:acc(?:uracy)?|top[\-_]?\d+|map|ap|precision|prec|recall|f1|f1_score|f_?score|f\d*_?measure|bleu|rouge[\dlL]*"
                        rf"|sacrebleu|auc|auroc|miou|iou|io_u|dice|exact_match|explained_?var(?:iance)?|psnr|ssim|ndcg|mrr|hr@\d+"
                        rf"|chrf|matthews(?:_?correlation)?|mcc|pearson|spearmanr?|ari|nmi)(?:\d*){_E}"
-                       r"|accuracy|precision|recall|bleu|rouge|准确率|正确率|精度|精确率|召回率|正解率|정확도", re.I)
+                       r"|accuracy|precision|recall|bleu|rouge|准确率|正确率|精度|精确率|召回率|正解率|정확도|" + _FOREIGN_ACCURACY, re.I)
 _SPREAD = re.compile(r"(?:^|[/_\-. ])(?:std|stdev|stderr|sem|var|(?<!explained_)variance|frac|fraction|count|num|min|max"
                      r"|(?<!acc_)norm)"
                      r"(?:$|[/_\-. ])", re.I)
@@ -201,7 +226,7 @@ PINN's `Tot:`): in a run that names no loss, the total a training log prints is 
 _LOSS_TERM = re.compile(r"^l_[a-z]", re.I)
 """BasicSR's loss terms (`l_pix`, `l_percep`, `l_g_gan`): the `l_` prefix names a loss."""
 _LOWER_BETTER = re.compile(rf"{_B}(?:distance|dist(?![_\-.]?(?:world|rank|backend|url|init|size))|error|err|wer|cer|fid|regret|energy"
-                           rf"|s?mape|recon(?:struction)?){_E}", re.I)
+                           rf"|s?mape|recon(?:struction)?){_E}|{_FOREIGN_ERROR}", re.I)
 """A distance, an error rate, a reconstruction error (a VAE's `Recon` beside its `KL`) or an energy (lower is better; a variational Monte Carlo run lowers its
 `energy`): what stands for the loss of a run that names none."""
 _ADVERSARIAL = re.compile(
@@ -231,8 +256,8 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 """Where a camel-cased name starts a word (`RPNAcc`, `pixAcc`, `mDice`, `ValAcc`)."""
 
 
-_LOSS_WORD = re.compile("损失|損失|손실")
-""""Loss" as Chinese, Japanese and Korean logs print it."""
+_LOSS_WORD = re.compile(f"损失|損失|손실|{_FOREIGN_LOSS}", re.I)
+""""Loss" as Chinese, Japanese and Korean logs print it, and the languages of `_FOREIGN_LOSS`."""
 
 
 def infer_role(metric: str) -> str:
@@ -409,5 +434,14 @@ def infer_roles(metrics, overrides: Mapping[str, str] | None = None) -> dict[str
 
 
 def roles_of(frame: pl.DataFrame, overrides: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Inferred role of every metric in a frame (`loss`, `eval_loss`, `grad_norm`, ...)."""
-    return infer_roles(frame.get_column("metric").unique(maintain_order=True).to_list(), overrides)
+    """Inferred role of every metric in a frame (`loss`, `eval_loss`, `grad_norm`, ...); where no name
+    says what the run is judged by, the curve a person would read it by, its role read from its trend
+    (`curveguess`: the guess is kept on the returned roles, `.guessed`)."""
+    from .curveguess import guess
+
+    import fnmatch
+
+    metrics = frame.get_column("metric").unique(maintain_order=True).to_list()
+    roles = infer_roles(metrics, overrides)
+    named = {m for m in metrics for pat in (overrides or {}) if m == pat or fnmatch.fnmatchcase(m, pat)}
+    return guess(frame, roles, is_eval=is_eval, named=named)

@@ -9,7 +9,7 @@ from collections import Counter
 from typing import Any
 
 from ..model.finding import SEVERITY_RANK, Finding
-from ..coverage import has_loss
+from ..coverage import guessed, has_loss
 from ..model.report import LOSS_LIKE, RunReport
 
 RESUME_KINDS = ("resume_overlap", "step_reset", "repeated_data", "step_gap", "wallclock_gap")
@@ -250,8 +250,12 @@ def verdict(run: RunReport) -> str:
         return "; ".join(text for _, text in sorted(parts, key=lambda t: -t[0]))
     if not has_loss(run):  # nothing was judged: not "clean"
         return "no loss-like metric read: not checked"
+    shape = next(iter(guessed(run).items()), None)
+    if shape and run.metrics.get(shape[0]) == "other":  # a curve with no trend: only its NaN and ending judged
+        return f"{shape[0]!r} has no steady trend: checked for non-finite values and how the run ended only"
     notes = sum(1 for f in fs if f.severity == "info")
-    return "clean" + (f" ({notes} note{'s' if notes > 1 else ''})" if notes else "")
+    by = f", judged by {shape[0]!r} read as a {run.metrics[shape[0]]} from its trend" if shape else ""
+    return "clean" + (f" ({notes} note{'s' if notes > 1 else ''}{by})" if notes else f" ({by[2:]})" if by else "")
 
 
 SHOWN_NOTES = ("relaunch", "drove_event")
