@@ -126,6 +126,9 @@ class PlateauDetector(Detector):
     max_frozen_quantum: float = 0.01
     """...when the log resolves it to 1% of its level or finer (0.0138 printed to 4 decimals is
     0.7%; a loss printed as 0.25 could sit there by rounding)."""
+    max_floor_share: float = 1e-6
+    """A value frozen under this share of where the curve began is a loss that reached zero at the
+    float's floor (1.8 -> 7.9e-31), a finished fit, not a model that stopped being updated."""
     min_stall_share: float = 0.5
     """A score that stopped improving for at least this share of its points (after it had
     improved) is a note: the steps after it bought nothing on that score."""
@@ -167,6 +170,8 @@ class PlateauDetector(Detector):
             return [frozen] if frozen is not None else []
         if series is not scores.judged_loss(ctx):
             return []
+        if _running_best_of(series, ctx):
+            return []  # a best-so-far column (min_loss) holds while the curve it tracks moves: its story
         frozen = self._frozen(series, ctx)
         if frozen is not None:
             return [frozen]
@@ -263,6 +268,9 @@ class PlateauDetector(Detector):
         level = abs(float(v[-1]))
         if level == 0 or (quantum and quantum > self.max_frozen_quantum * level):
             return None  # a value at zero (another reading) or printed too coarsely to tell
+        start = float(np.max(np.abs(v[:max(1, n // 10)])))
+        if level < self.max_floor_share * start:
+            return None  # fell to the float's floor: fitted to zero, not frozen
         which = f"all its {length} logged points" if a == 0 else f"every one of its last {length} logged points"
         moving = _moving_sibling(series, ctx, int(step[a]), self.max_frozen_quantum) if series.role == "loss" else None
         if moving is not None:
@@ -746,6 +754,26 @@ def _log_change(series: Series, start: int, end: int) -> float | None:
         return None
     k = max(1, seg.size // 5)
     return float(np.median(seg[-k:]) - np.median(seg[:k]))
+
+
+def _running_best_of(series: Series, ctx: RunContext) -> str | None:
+    """The curve `series` keeps the best-so-far of, when it is one: `series` never turned back
+    (monotone over its whole log), ends on a value held over its last points, and that value is
+    one another curve of the run took before moving on past where the hold began. A `min_loss` column stands still while no new best comes, which
+    is the tracked curve's story (its plateau or its overfitting), not a model left un-updated."""
+    step, v = series.finite()
+    d = np.diff(v)
+    if v.size < 3 or d[-1] != 0 or not ((d <= 0).all() or (d >= 0).all()):
+        return None
+    held, start = float(v[-1]), int(step[int(np.flatnonzero(d != 0)[-1]) + 1]) if (d != 0).any() else int(step[0])
+    for other in ctx.series.values():
+        if other.metric == series.metric or not len(other):
+            continue
+        st, w = other.finite()
+        after = w[st > start]
+        if after.size >= 2 and np.ptp(after) > 0 and np.isclose(w, held, rtol=1e-7, atol=0.0).any():
+            return other.metric
+    return None
 
 
 def _moving_sibling(series: Series, ctx: RunContext, start: int, quantum: float) -> tuple[str, float] | None:
