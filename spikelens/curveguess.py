@@ -4,7 +4,8 @@ A log whose objective is named in a word the role vocabulary lacks (`Avg` of an 
 an SPSA optimiser's `Jp`, a bare `Train`) or in a language it does not know is still read by its
 curve: the one that moves along the run. Counters and clocks are not it (whole numbers that never
 go down or rise by one stride, time stamps, names such as `time`, `epoch`, `Эпизод`), nor settings,
-spreads or constants. Among the rest, the curve with most finite points (within a tenth), one with
+spreads, identities, constants, or whole numbers that keep coming back to a few levels (a model's
+layer sizes printed once a layer: a structure, not a curve). Among the rest, the curve with most finite points (within a tenth), one with
 a steady trend before one without, then the writer's first.
 
 Its role comes from its shape, as `importers/columnshapes.py` tells a headerless column's: a steady
@@ -38,15 +39,20 @@ _COUNTER = re.compile(
 """What counts: an epoch, a step, an iteration, an episode, a batch, in the languages logs are printed in.
 A name of a count is a count (`Total Steps` of an episode measures steps: which way is better is not said)."""
 _CLOCK = re.compile(
-    r"time|wall|clock|elapsed|duration|date|timestamp|(?:^|[/_\-. ])(?:t\d*|ts|eta|hours?|minutes?|mins?)(?:$|[/_\-. ])"
+    r"time|wall|clock|elapsed|duration|date|timestamp|remaining|(?:^|[/_\-. ])(?:t\d*|ts|eta|hours?|minutes?|mins?|left"
+    r"|passed|load|loading|init|setup|startup|wait)(?:$|[/_\-. ])"
     r"|sec(?:ond)?s?(?:$|[/_\-. ])|время|врем|zeit|dauer|temps|durée|tiempo|duración|tempo|durata|süre|zaman"
     r"|thời gian|waktu|durasi|时间|耗时|時間|시간", re.I)
-"""A clock or a duration (`t_wall`, `use_time`, `qsec_job`, `время`): it moves, but not as training goes."""
+"""A clock, a duration or a set-up's time (`t_wall`, `use_time`, `qsec_job`, `Remaining`, `to_load_op`, `время`):
+it moves, but not as training goes."""
 _SIDE = re.compile(
     r"(?:^|[/_\-. ])(?:std|stdev|sigma|var|min|max|count|num|best|seed|id|size|lr|eps|epsilon|gamma"
-    r"|beta|alpha|lambda|temperature|temp|memory|mem)(?:$|[/_\-. \d])|^[σεαβγλτ]$|best|лучш|beste|meilleur|mejor",
+    r"|beta|alpha|lambda|temperature|temp|memory|mem|pid|port|rank|ids?|features|dims?|column|line|char|layers?"
+    r"|params|parameters|channels|shape|width|height|depth|heads|vocab|version)(?:$|[/_\-. \d])"
+    r"|^[σεαβγλτ]$|best|лучш|beste|meilleur|mejor",
     re.I)
-"""A spread, a setting, a running best, a size (`σ`, `ε`, `BestAvg`, `batch_size`): no curve of the run's own."""
+"""A spread, a setting, a running best, a size, an identity or a model's shape (`σ`, `ε`, `BestAvg`, `batch_size`,
+`RLRunner_pid`, `out_features`, a message's `column`): no curve of the run's own."""
 
 
 class Roles(dict):
@@ -79,6 +85,8 @@ def shapes(frame: pl.DataFrame, metrics: list[str]) -> pl.DataFrame:
     """Per metric (in the writer's order): finite points, distinct values, whether it counts (whole
     numbers that never go down, or that rise by one stride), whether it is a time stamp, its rank
     correlation with the order, and its rise against its typical move."""
+    if "superseded" in frame.columns:  # the timeline a person reads: a later launch's points, not those it replaced
+        frame = frame.filter(~pl.col("superseded"))
     f = (frame.select("seq", pl.col("metric").cast(pl.String), pl.col("value").cast(pl.Float64))
          .filter(pl.col("metric").is_in(metrics) & pl.col("value").is_finite())
          .sort("seq"))
@@ -91,6 +99,7 @@ def shapes(frame: pl.DataFrame, metrics: list[str]) -> pl.DataFrame:
         v.n_unique().alias("distinct"),
         ((v % 1 == 0).all() & ((d.drop_nulls() >= 0).all() | (d.drop_nulls().n_unique() == 1))).alias("counts"),
         ((v > 1e9).all() & (d.drop_nulls() >= 0).all()).alias("stamp"),
+        (v % 1 == 0).all().alias("whole"),
         pl.corr(v, pl.int_range(pl.len()), method="spearman").alias("trend"),
         (tail - head).alias("moved"),
         d.abs().median().alias("move"),
@@ -118,6 +127,7 @@ def read_curve(frame: pl.DataFrame, roles: dict[str, str], named=frozenset()) ->
         return None
     rows = shapes(frame, names).filter(
         (pl.col("points") >= MIN_POINTS) & (pl.col("distinct") >= 3) & ~pl.col("counts") & ~pl.col("stamp")
+        & (~pl.col("whole") | (pl.col("distinct") >= 0.5 * pl.col("points")))
     ).to_dicts()
     if not rows:
         return None
@@ -145,7 +155,8 @@ def guess(frame: pl.DataFrame, roles: dict[str, str], *, is_eval, named=frozense
     if found is None:
         return Roles(roles)
     metric, shape = found
-    values = frame.filter(pl.col("metric") == metric).get_column("value").cast(pl.Float64)
+    live = frame.filter(~pl.col("superseded")) if "superseded" in frame.columns else frame
+    values = live.filter(pl.col("metric") == metric).get_column("value").cast(pl.Float64)
     values = values.filter(values.is_finite())
     out = Roles(roles, {metric: shape})
     out[metric] = role_of_shape(metric, shape, float(values.min()), float(values.max()), is_eval(metric))

@@ -138,3 +138,13 @@ def test_a_role_the_user_gives_is_kept_and_check_still_fails_on_nothing_read(tmp
     code, out, err = main_in_process(capsys, "check", tmp_path, "--role", "Jm=loss", "-f", "json")
     report = json.loads(out)
     assert report["runs"][0]["metrics"]["Jm"] == "loss" and not any("from its trend" in w for w in report["warnings"])
+
+
+def test_a_models_shape_an_identity_and_a_countdown_are_no_curve(tmp_path, no_workers):
+    # a print of each layer's widths, a worker's pid, the seconds left: they move, but not as training goes
+    rng = np.random.default_rng(3)
+    rows = [json.dumps({"k": k, "out_features": [1024, 4096, 1024, 512][k % 4], "RLRunner_pid": int(12050 + 10 * rng.random()),
+                        "Remaining": 3000 - 50 * k}) for k in range(40)]
+    (tmp_path / "log.jsonl").write_text("\n".join(rows) + "\n")
+    report = _analyze(tmp_path / "log.jsonl")
+    assert not guessed(report.runs[0]) and nothing_read(report, [tmp_path]) is not None
