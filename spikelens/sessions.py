@@ -134,3 +134,17 @@ def judge_sessions(sessions: list[Session], judge: Callable[[pl.DataFrame], tupl
                                      "ran_its_course": s.ran_its_course}
             out.append(f)
     return out
+
+
+def told_by_live(earlier: list[Finding], live: list[Finding]) -> list[Finding]:
+    """`earlier` with each loud outcome the live run also has (the same kind on the same metric,
+    loud there too) made a note: a relaunch that ends the way the run that counts now ends (each
+    attempt sat at ln 2, each collapsed) is one story, told once on the live run; the earlier run's
+    own severity stays in its evidence."""
+    loud = {(f.kind, f.metric) for f in live if f.severity != "info" and f.kind in OUTCOMES}
+    for f in earlier:
+        if f.severity != "info" and (f.kind, f.metric) in loud:
+            f.severity = "info"
+            f.message += "; the run that counts now ended the same way (its own finding): a note"
+            f.evidence["note_because"] = "live_run_same"
+    return earlier

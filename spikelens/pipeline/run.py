@@ -22,7 +22,7 @@ from ..explain.engine import explain
 from ..frame import is_perplexity, roles_of, validate
 from ..model.report import RunReport
 from ..remedy import attach as attach_remedies
-from ..sessions import earlier_sessions, judge_sessions
+from ..sessions import earlier_sessions, judge_sessions, told_by_live
 from ..stitching import stitch_run
 
 
@@ -42,6 +42,7 @@ def analyze_run(run: Run, cfg: Config, *, detector_params: dict | None = None,
     annotate_epochs(findings, ctx)  # the epoch at each finding's step, where the run logs one
     earlier = judge_sessions(earlier_sessions(frame, stitched.reruns, stitched.main), lambda f: _judged(
         run.name, f, cfg, detectors))  # the earlier runs of a log that holds several (sessions.py)
+    earlier = told_by_live(earlier, findings)  # an outcome the live run repeats is told once, there
     # a metric's NaN/inf in replaced launches is told once, over all of them (detect.nonfinite)
     # (and a NaN the live timeline already tells: a key the later runs no longer print keeps its points live)
     told = {f.metric for f in findings if f.kind == "nan" and ("replaced_launch" in f.evidence
