@@ -120,3 +120,40 @@ def test_dashes_and_dates_inside_lines_read_as_before(line, names):
     template = tokenise(line)
     assert [n for n, _, _ in template.values] == names
     assert tokenise("2020-05-23 21:05:33 loss 0.5").stamp == (0, 19)
+
+
+def _rounds(rounds: int, start_loss: float) -> tuple[list[str], list[float]]:
+    lines, accs = [], []
+    for r in range(1, rounds + 1):
+        lines.append(f"========== Round [{r}/{rounds}] ==========")
+        for c in range(1, 4):
+            lines.append(f" Client {c}/3")
+            lines += [f"loss = {start_loss * loss(r * 5 + k):.6f}" for k in range(3)]
+        accs.append(round(0.1 + 0.6 * (1 - loss(r * 10) / 2.7), 4))
+        lines.append(f"Round {r} Test Accuracy={accs[-1]}")
+    return lines, accs
+
+
+def test_federated_rounds_count_the_records_and_restart_with_each_experiment(tmp_path):
+    """A federated script's `print(f'===== Round [{r}/{R}] =====')` banner and `Round {r} Test Accuracy=`:
+    the round is the count (not a metric named `Round`), and a second experiment appended to the file
+    starts again at round 1 (before: the loss was counted by its line, the restart invisible)."""
+    first, accs = _rounds(6, 1.0)
+    second, accs2 = _rounds(6, 1.2)
+    frame = load(tmp_path, ["Total Experiments = 2"] + first + ["", "Attack : min_max"] + second, name="run.log")
+    assert "Round" not in frame.get_column("metric").unique().to_list()
+    steps = [s for s, _ in curve(frame, "test_Accuracy")]
+    assert len(steps) == 12 and steps[:6] == sorted(steps[:6]) and steps[6] < steps[5]
+    assert [v for _, v in curve(frame, "test_Accuracy")] == pytest.approx(accs + accs2)
+    banner = tokenise("========== Round [3/100] ==========")
+    assert banner.epoch == (18, 1) and banner.epoch_total == (20, 3)
+
+
+@pytest.mark.parametrize("line, names", [
+    ("Stage 3 initialize beginning", ["Stage"]),  # DeepSpeed's memory report: no record counted by it
+    ("scale=512, lr 0.1", ["scale", "lr"]),  # a setting linked by `=` stays a value
+    ('"stage": 3, ', ["stage"]),
+])
+def test_an_outer_word_that_counts_no_record_stays_a_value(line, names):
+    template = tokenise(line)
+    assert [n for n, _, _ in template.values] == names and template.epoch is None

@@ -410,6 +410,7 @@ def tokenise(line: str) -> Template:
     seen: set[str] = set()
     boxes = _boxes(line)  # labelled dicts (`Losses {'ner': 12.3}`): the label names the values inside
     boxed_phases: list[str | None] = []
+    outer_named: tuple[tuple[int, int], tuple[int, int]] | None = None  # `Round [3/100]`, `Stage [2/4]`
     sealed = False
     lead: list[str] = []  # the words before a counter's name (`Total reward in global step`)
     held: str | None = None  # their name, for the value after `step 33:`
@@ -566,6 +567,8 @@ def tokenise(line: str) -> Template:
             if low in EPOCH_NAMES or low.endswith("epoch"):
                 if out.epoch is None:
                     out.epoch, out.epoch_total = a, b
+            elif _plain(low) in OUTER_NAMES:
+                outer_named = outer_named or (a, b)  # `Round [3/100]`: the epoch when nothing else counts
             elif nested and last_was_value == "ctr" and outer is not None:
                 out.epoch, out.epoch_total = outer
                 out.inner, out.inner_total = a, b
@@ -699,6 +702,8 @@ def tokenise(line: str) -> Template:
     if ordinal is not None and not out.values and ordinal[1:] in (out.epoch, out.step[1:] if out.step else None):
         out.epoch = out.step = None  # `-----第 3 轮训练开始-----`: a banner; the records after it carry their own count
     _outer_counts(line, out)
+    if outer_named is not None and out.epoch is None and out.step is None and out.inner is None:
+        out.epoch, out.epoch_total = outer_named
     if out.prose and not spoken:
         out.values = []
     if boxed_phases:  # labelled dicts say their own phase: the line is evaluation only when all of them are
@@ -767,7 +772,8 @@ def _outer_counts(line: str, out: Template) -> None:
     `scale 2 iter 300`, `round 3 epoch 2`), or a bracketed round before a bracketed counter (`[3]
     [40/100]`): the outer count is the epoch and the count after it runs within it, so the step is the
     two together (`_counted`), as for `[1,  2000] loss` and MMEngine's `[1][50/1000]`. A step printed
-    beside both (`[Stage 2 Epoch 5] step 340`) is the step; the outer count stays a value then."""
+    beside both (`[Stage 2 Epoch 5] step 340`) is the step; the outer count stays a value then. Alone
+    (`Round 3 Test Accuracy=0.1`, `Generation 5 best 0.3`) the outer count is the epoch."""
     if out.step is not None and out.step[0] == "round" and out.inner is not None and out.epoch is None:
         out.epoch, out.step = out.step[1:], None  # `[3] [40/100]`: the round the bracketed count runs within
         return
@@ -776,7 +782,13 @@ def _outer_counts(line: str, out: Template) -> None:
     if outer is None or out.inner is not None:
         return
     _, start, length = outer
-    if out.epoch is not None and out.step is None and out.epoch[0] > start:
+    if out.epoch is None and out.step is None:
+        # `Round 3 Test Accuracy=0.1`: an outer loop's count alone, printed before the values it counts, is
+        # the epoch; a setting (`stage: 3`, `scale=512,`) or a count with nothing after it stays a value
+        if len(out.values) < 2 or not re.search(r"[^\W\d][ \t]+$", line[:start]):
+            return
+        out.epoch = (start, length)
+    elif out.epoch is not None and out.step is None and out.epoch[0] > start:
         out.inner, out.epoch = out.epoch, (start, length)
     elif out.step is not None and out.epoch is None and out.step[1] > start:
         out.inner, out.epoch, out.step = out.step[1:], (start, length), None
