@@ -37,16 +37,19 @@ def guessed(run: RunReport) -> dict[str, str]:
 
 def guessed_note(run: RunReport) -> str:
     """What the report says of a run judged by a guessed curve: which, by what shape, how to name it."""
+    import shlex
+
     metric, shape = next(iter(guessed(run).items()))
     role = run.metrics.get(metric, "other")
+    tag = shlex.quote(metric)  # `--role 'Total Steps'=loss`: as a shell takes it
     if role == "other":
         return (f"{run.run}: no metric named as a loss, reward or score; its curve {metric!r} has no steady "
                 f"trend, so only its non-finite values and how the run ended were checked; "
-                f"name its role with --role {metric}=loss (or =reward)")
+                f"name its role with --role {tag}=loss (or =reward)")
     told = {"loss": "a loss", "eval_loss": "a held-out loss", "accuracy": "a score (higher is better)",
             "reward": "a reward (higher is better)"}[role]
     return (f"{run.run}: no metric named as a loss, reward or score; judged by {metric!r}, read as {told} "
-            f"from its trend ({shape}); name its role with --role {metric}=loss (or =reward) if that is wrong")
+            f"from its trend ({shape}); name its role with --role {tag}=loss (or =reward) if that is wrong")
 
 
 def judged_by_score(run: RunReport) -> bool:

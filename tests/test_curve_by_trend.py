@@ -17,6 +17,7 @@ from conftest import main_in_process
 from spikelens import api, diagnostics
 from spikelens.coverage import guessed, nothing_read
 from spikelens.frame import infer_role, infer_roles
+from spikelens.report.verdict import verdict
 
 
 # ------------------------------------------------------------------ role words in other languages
@@ -100,6 +101,7 @@ def test_a_falling_curve_is_read_as_a_loss_and_clocks_are_passed_over(tmp_path, 
     run = report.runs[0]
     assert guessed(run) == {"Jp": "falling"}  # the writer's first of the two evaluations; t_wall, qsec_job are clocks
     assert run.metrics["Jp"] == "loss" and run.metrics["t_wall"] == run.metrics["qsec_job"] == "other"
+    assert "judged by 'Jp' read as a loss from its trend" in verdict(run)
     assert any("read as a loss from its trend (falling)" in w for w in report.warnings)
 
 
@@ -119,6 +121,7 @@ def test_a_curve_with_no_trend_is_read_for_its_ending_only_never_for_loud_findin
     assert not [f for f in run.findings if f.severity != "info"]
     assert any("'Avg' has no steady trend" in w and "--role Avg=loss" in w for w in report.warnings)
     assert nothing_read(report, [tmp_path]) is None
+    assert "no steady trend" in verdict(run) and "clean" not in verdict(run)
 
 
 def test_a_run_a_name_says_is_judged_by_is_never_guessed(tmp_path, no_workers):
