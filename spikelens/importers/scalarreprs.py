@@ -16,7 +16,8 @@ import polars as pl
 _NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|(?i:nan|inf|infinity))"
 _TYPE = (r"(?:tf\.Tensor|tensor|Tensor|array|np\.(?:float|int|uint)\d+|numpy\.(?:float|int|uint)\d+"
          r"|(?:float|int)\d+|Decimal|Fraction)")
-SCALAR_REPR = rf"^\s*{_TYPE}\(\s*\[?\s*['\"]?({_NUM})['\"]?\s*\]?\s*(?:,\s*[A-Za-z_]\w*\s*=[^()]*(?:\([^()]*\)[^()]*)*)?\)\s*$"
+_KWARGS = r"(?:,\s*[A-Za-z_]\w*\s*=[^()]*(?:\([^()]*\)[^()]*)*)?"
+SCALAR_REPR = rf"^\s*{_TYPE}\(\s*\[?\s*['\"]?({_NUM})['\"]?\s*\]?\s*{_KWARGS}\)\s*$"
 """`tf.Tensor(0.53, shape=(), dtype=float32)`: the type, `(`, one number (perhaps quoted, perhaps the
 only item of a list), keyword arguments (which may hold `()` as `shape=()` does), `)`."""
 _SCALAR_RE = re.compile(SCALAR_REPR)

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import re
 
-_CONTAINER = re.compile(r"^(?:(?:history|hist|list|log|record|records|array|arr|curve|values|vals|series|buffer|buf)[_\-. ])?"
-                        r"(?P<measure>.+?)"
-                        r"(?:[_\-. ](?:history|hist|list|log|logs|record|records|array|arr|curve|values|vals|series|buffer"
-                        r"|buf|per[_\-. ]?(?:epoch|step|iter|iteration|batch)))?$", re.I)
+_KEPT_IN = r"history|hist|list|log|logs|record|records|array|arr|curve|values|vals|series|buffer|buf"
+_CONTAINER = re.compile(rf"^(?:(?:{_KEPT_IN})[_\-. ])?(?P<measure>.+?)"
+                        rf"(?:[_\-. ](?:{_KEPT_IN}|per[_\-. ]?(?:epoch|step|iter|iteration|batch)))?$", re.I)
 
 
 def plain_name(name: str) -> str:
