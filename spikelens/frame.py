@@ -142,15 +142,16 @@ Indonesian logs print them (`Verlust`, `perte`, `pérdida`, `perda`, `perdita`, 
 _FOREIGN_REWARD = (r"наград|вознагражд|отдач|успех|очк[иов]|belohnung|erfolg|punktzahl|récompense|recompense|succès|réussite"
                    r"|recompensa|éxito|exito|puntuaci[oó]n|pontua[cç][aã]o|sucesso|êxito|ricompensa|premio|successo|punteggio"
                    r"|ödül|odul|getiri|başarı|basari|phần thưởng|thành công|điểm thưởng|imbalan|hadiah|keberhasilan"
+                   r"|得分|分数|スコア|점수"
                    rf"|{_W0}(?:puan|skor|điểm|sukses)(?:{_W1})")
 """Reward, return, success and score as those languages print them (`награда`, `успех`, `Belohnung`,
 `récompense`, `recompensa`, `ödül`, `phần thưởng`, `skor`): what a game-playing agent raises."""
 _FOREIGN_ACCURACY = (r"точност|правильн|genauigkeit|präzision|praezision|trefferquote|précision|exactitude|justesse"
                      r"|precisi[oó]n|exactitud|acur[aá]cia|precis[aã]o|exatid[aã]o|accuratezza|doğruluk|dogruluk"
-                     r"|kesinlik|chính xác|akurasi|presisi|ketepatan")
+                     r"|kesinlik|chính xác|akurasi|presisi|ketepatan|准确度|正確度|正確率")
 """Accuracy and precision as those languages print them (`точность`, `Genauigkeit`, `précision`, `acurácia`,
 `accuratezza`, `doğruluk`, `độ chính xác`, `akurasi`): higher is better."""
-_FOREIGN_ERROR = (r"ошибк|fehler|erreur|erreurs|errore|hata|lỗi|galat|kesalahan"
+_FOREIGN_ERROR = (r"ошибк|fehler|erreur|erreurs|errore|hata|lỗi|galat|kesalahan|误差|誤差|错误率|오차|오류"
                   rf"|{_W0}(?:erro|erros)(?:{_W1})")
 """An error as those languages print it (`ошибка`, `Fehler`, `erreur`, `erro`, `hata`, `lỗi`, `galat`):
 lower is better, what stands for the loss of a run that names none."""

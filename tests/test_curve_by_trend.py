@@ -32,7 +32,8 @@ from spikelens.report.verdict import verdict
     ("phần thưởng", "reward"), ("успех_pct", "reward"), ("skor", "reward"), ("punteggio", "reward"),
     ("точность", "accuracy"), ("Genauigkeit", "accuracy"), ("précision", "accuracy"), ("precisión", "accuracy"),
     ("acurácia", "accuracy"), ("accuratezza", "accuracy"), ("doğruluk", "accuracy"), ("độ chính xác", "accuracy"),
-    ("akurasi", "accuracy"), ("тестовая точность", "accuracy"),
+    ("akurasi", "accuracy"), ("тестовая точность", "accuracy"), ("得分", "reward"), ("スコア", "reward"),
+    ("점수", "reward"), ("准确度", "accuracy"),
 ])
 def test_role_words_in_the_languages_logs_are_printed_in(name, role):
     assert infer_role(name) == role
@@ -43,7 +44,7 @@ def test_words_that_only_look_like_them_stay_other(name):
     assert infer_roles([name])[name] == "other"
 
 
-@pytest.mark.parametrize("name", ["ошибка", "Fehler", "erreur", "erro", "hata", "lỗi", "galat"])
+@pytest.mark.parametrize("name", ["ошибка", "Fehler", "erreur", "erro", "hata", "lỗi", "galat", "误差", "誤差", "오차"])
 def test_an_error_in_another_language_stands_for_the_loss_of_a_run_that_names_none(name):
     assert infer_roles([name, "lr"])[name] == "loss"
     assert infer_roles([name, "loss"])[name] == "other"
