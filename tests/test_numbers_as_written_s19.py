@@ -248,3 +248,11 @@ def test_a_dataset_of_records_with_ids_is_no_log(tmp_path):
     (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     with pytest.raises(SpikelensError):
         api.load_runs(tmp_path)
+
+
+def test_json_lines_of_str_tensors(tmp_path):
+    """`f.write(json.dumps({'step': i, 'loss': str(loss)}) + '\\n')` with `loss` a CUDA tensor."""
+    train = losses(30, 2.0)
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps({"step": i, "loss": torch_repr(v)}) + "\n"
+                                                    for i, v in enumerate(train)))
+    assert series(one_run(tmp_path), "loss") == (list(range(30)), pytest.approx(train, abs=1e-4))
