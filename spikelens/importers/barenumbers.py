@@ -203,7 +203,9 @@ class BareNumbersImporter(Importer):
             falls = falling_column(cols) if counters or lone else None
             if falls is None and headed is not None and cols.width == 1:
                 falls = cols.columns[0]  # the one number a loop prints batch after batch under its epoch: the loss
-            rises = rising_score(cols) if falls is None and (counters or lone) else None
+            # a rise is a score only where the file is what its folder holds: beside named logs a rising
+            # unnamed column may be anything (an index, a schedule, a count of samples)
+            rises = rising_score(cols) if falls is None and (counters or lone) and alone(path) else None
             if falls is None and rises is None:
                 raise FormatError(path, one_column_reason(n) if lone else unnamed_reason(n, nums, bool(counters)))
             if falls is not None:
