@@ -89,7 +89,8 @@ def main_names(label: str | None) -> tuple[str, ...]:
 
 def norm(name: str) -> str:
     """Compared names: lower case, letters and digits; the reader writes `validation`/`valid` as `val`."""
-    return re.sub(r"[^a-z0-9]", "", re.sub(r"(?<![a-z])valid(?:ation)?(?![a-z])", "val", str(name).lower()))
+    # letters of any script count (`награда`, `损失`): a label in the log's own language names its metric
+    return re.sub(r"[\W_]", "", re.sub(r"(?<![a-z])valid(?:ation)?(?![a-z])", "val", str(name).lower()))
 
 
 def same_metric(label: str, metric: str) -> bool:
