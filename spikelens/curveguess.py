@@ -71,14 +71,13 @@ def needs_guess(roles: dict[str, str]) -> bool:
     return bool(roles) and not any(r in JUDGED for r in roles.values())
 
 
-def candidates(roles: dict[str, str], named=frozenset()) -> list[str]:
+def candidates(roles: dict[str, str], named=frozenset(), no_curve=lambda m: False) -> list[str]:
     """Metrics that may be the run's curve by name: role `other`, no counter, clock, setting or spread, no
     arm of a sweep (`learning_rate_0.1`: what the arms measured is unknown, a person cannot read it either),
-    none whose role the user gave (`--role TAG=other` says it is no curve to judge)."""
-    from .frame import is_free_memory, sweep_arm
-
+    none whose role the user gave (`--role TAG=other` says it is no curve to judge); `no_curve` is the role
+    table's own test of such names (`frame.py` passes it: the roles import this module, not the reverse)."""
     return [m for m, r in roles.items() if r == "other" and m not in named and not _COUNTER.search(m)
-            and not _CLOCK.search(m) and not _SIDE.search(m) and not sweep_arm(m) and not is_free_memory(m)]
+            and not _CLOCK.search(m) and not _SIDE.search(m) and not no_curve(m)]
 
 
 def shapes(frame: pl.DataFrame, metrics: list[str]) -> pl.DataFrame:
@@ -120,9 +119,10 @@ def direction(row: dict) -> str:
     return FLAT
 
 
-def read_curve(frame: pl.DataFrame, roles: dict[str, str], named=frozenset()) -> tuple[str, str] | None:
+def read_curve(frame: pl.DataFrame, roles: dict[str, str], named=frozenset(),
+               no_curve=lambda m: False) -> tuple[str, str] | None:
     """The curve a person reads the run by and its shape, None when no metric moves as a curve does."""
-    names = candidates(roles, named)
+    names = candidates(roles, named, no_curve)
     if not names or frame.is_empty():
         return None
     rows = shapes(frame, names).filter(
@@ -147,11 +147,11 @@ def role_of_shape(metric: str, shape: str, lo: float, hi: float, eval_named: boo
     return "other"
 
 
-def guess(frame: pl.DataFrame, roles: dict[str, str], *, is_eval, named=frozenset()) -> Roles:
+def guess(frame: pl.DataFrame, roles: dict[str, str], *, is_eval, named=frozenset(), no_curve=lambda m: False) -> Roles:
     """`roles` with the run's curve given a role from its shape where no metric has a judged role."""
     if not needs_guess(roles):
         return roles if isinstance(roles, Roles) else Roles(roles)
-    found = read_curve(frame, roles, named)
+    found = read_curve(frame, roles, named, no_curve)
     if found is None:
         return Roles(roles)
     metric, shape = found

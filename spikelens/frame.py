@@ -445,4 +445,5 @@ def roles_of(frame: pl.DataFrame, overrides: Mapping[str, str] | None = None) ->
     metrics = frame.get_column("metric").unique(maintain_order=True).to_list()
     roles = infer_roles(metrics, overrides)
     named = {m for m in metrics for pat in (overrides or {}) if m == pat or fnmatch.fnmatchcase(m, pat)}
-    return guess(frame, roles, is_eval=is_eval, named=named)
+    return guess(frame, roles, is_eval=is_eval, named=named,
+                 no_curve=lambda m: bool(sweep_arm(m)) or is_free_memory(m))
