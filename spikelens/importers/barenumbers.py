@@ -40,6 +40,7 @@ from .restartedcounts import restarted_count, unmoved_outer
 from .columnshapes import (alone, counted_rows, falling_column, loss_name, one_column_reason, rising_score, score_name,
                            unnamed_reason)
 from .decoding import text_head
+from .seriesnames import plain_name
 from .printedrows import printed_rows, trailed_rows, untrail_series, unwrap_series
 from .csvlogs import stem_name as _name_of
 from .textlogs import TEXT_SUFFIXES
@@ -196,7 +197,7 @@ class BareNumbersImporter(Importer):
             if counters == cols.columns[-1:]:
                 how = "the last column (it counts the rows)"
             cols, meta["step.from"] = cols.drop(counters), how
-        name = _name_of(path)
+        name = plain_name(_name_of(path))  # `loss_log.txt` holds the loss: the word for the file kept is no measure
         names = [name] if cols.width == 1 and nums == 1 else [f"{name}_column{place[c] + 1}" for c in cols.columns]
         if header is None and tag is None and infer_role(name) == "other":  # named by nothing: by its shape
             lone = nums == 1 and headed is None  # one number a line: a curve in line order (`alone` in its folder)
