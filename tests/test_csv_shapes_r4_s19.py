@@ -53,3 +53,35 @@ def test_a_plain_csv_with_a_tab_in_a_cell_stays_as_before(tmp_path):
     assert "loss" in set(run.frame["metric"])
     steps, values = series(run, "loss")
     assert steps == [r[0] for r in rows] and values == pytest.approx([r[3] for r in rows])
+
+
+def test_json_lines_with_a_list_of_per_player_records_read_each_player(tmp_path):
+    """`{"epoch": e, "mode": "selfplay", "seats": [{"id": 0, "q_loss": ..., "return_mean": ...}, ...]}`: each
+    seat's numbers are series of their own, named by the list and the seat's id."""
+    import json
+
+    rng = np.random.default_rng(4)
+    rows, want = [], {s: [] for s in range(3)}
+    for e in range(40):
+        seats = []
+        for s in range(3):
+            q = 4.0 * math.exp(-e / 15) + 0.3 + s * 0.1 + float(rng.normal(0, 0.02))
+            want[s].append(q)
+            seats.append({"id": s, "q_loss": q, "return_mean": -1 + e / 40, "grad_norm": 50.0})
+        rows.append({"epoch": e, "mode": "selfplay", "eval_win": None, "seats": seats})
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run = one_run(tmp_path)
+    for s in range(3):
+        steps, values = series(run, f"seats.{s}.q_loss")
+        assert steps == list(range(40)) and values == pytest.approx(want[s])
+    assert "seats.1.return_mean" in set(run.frame["metric"])
+
+
+def test_lists_of_numbers_or_of_many_records_stay_unread(tmp_path):
+    """A histogram list and a per-sample table of hundreds of records are data, not members of the run."""
+    import json
+
+    rows = [{"step": i, "loss": 2.0 / (i + 1), "hist": [1, 2, 3],
+             "samples": [{"id": k, "score": 0.5} for k in range(200)]} for i in range(30)]
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert set(one_run(tmp_path).frame["metric"]) == {"loss"}

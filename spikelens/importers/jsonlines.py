@@ -27,6 +27,7 @@ from .. import diagnostics
 from ..errors import FormatError
 from . import decoding, rankcolumn
 from .base import Importer, Table
+from .recordlists import has_member_lists, spread_lists
 from .csvlogs import SPLIT_WORDS, decode, head_lines, read_bytes, split_metric, split_of, step_column
 from .wandb_exports import flatten, parse_jsonl, rows_to_long, typed_jsonl, typed_to_long
 
@@ -147,7 +148,8 @@ class JsonLinesImporter(Importer):
         rank_key = rankcolumn.rank_key(sorted({k for r in head for k in r}))
         summaries = any(means(r) is not r for r in head)
         split_key = _split_key(head)
-        frame = None if summaries or split_key else typed_jsonl(data, step_key=step_key, wall_key=wall_key)
+        members = has_member_lists(head)  # `"seats": [{"id": 0, "q_loss": ...}, ...]`: a series per member
+        frame = None if summaries or split_key or members else typed_jsonl(data, step_key=step_key, wall_key=wall_key)
         if frame is not None and "run_id" not in frame.columns and not _per_epoch(frame, step_key):
             ranks = (rankcolumn.row_ranks(frame.get_column(step_key), frame.get_column(rank_key))
                      if rank_key in frame.columns else None)
@@ -163,6 +165,8 @@ class JsonLinesImporter(Importer):
             by_rank = (lambda idx: read(frame[idx])) if ranks is not None else None
         else:  # bare NaN, damaged lines, text values, a per-epoch counter: row by row
             rows = parse_jsonl(path, decode(path, data))
+            if members:
+                rows = [spread_lists(r) for r in rows]
             rows = global_steps(path, [means(r) for r in rows] if summaries else rows, step_key)
             if split_key and split_of([r.get(split_key) for r in rows]):
                 trained = {k for r in rows if str(r.get(split_key, "")).strip().lower() in ("train", "training")
