@@ -59,3 +59,24 @@ def test_a_stem_naming_no_measure_keeps_its_name(tmp_path):
     loss = falling(40)
     (tmp_path / "training_log.txt").write_text("".join(f"{i},{v:.5f}\n" for i, v in enumerate(loss)))
     assert set(one_run(tmp_path).frame["metric"]) == {"training_log_loss_column2"}
+
+
+def test_a_word_glued_to_the_first_number_names_the_bare_numbers(tmp_path):
+    """`f.write('loss值' + str(loss))` once, then `f.write(str(loss))` a line: the word names the series."""
+    loss = falling(30)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "out.log").write_text("loss值" + "".join(f"{v:.6f}\n" for v in loss))
+    run = one_run(tmp_path / "a" / "out.log")
+    assert set(run.frame["metric"]) == {"loss值"} and infer_role("loss值") == "loss"
+    assert series(run, "loss值") == (list(range(30)), pytest.approx(loss, abs=1e-6))
+
+
+def test_a_glued_word_naming_no_measure_or_a_block_file_stays_as_before(tmp_path):
+    from spikelens.importers.barenumbers import glued_label
+
+    assert glued_label(["epoch1", "0.5", "0.4"]) is None  # `epoch` names no measure
+    assert glued_label(["loss1", "0.5", "acc", "0.4"]) is None  # not bare numbers after it
+    loss = falling(30)
+    (tmp_path / "history.txt").write_text("loss\n" + "".join(f"{v}\n" for v in loss)
+                                          + "val_loss\n" + "".join(f"{v + 0.1}\n" for v in loss))
+    assert set(one_run(tmp_path / "history.txt").frame["metric"]) == {"loss", "val_loss"}
