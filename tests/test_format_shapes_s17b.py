@@ -72,7 +72,7 @@ def test_rows_of_numbers_ending_in_the_same_note_are_read_as_their_numbers(tmp_p
     """A Keras callback's `f.write('%d\\t%.4f\\t%.4f' % (epoch, loss, ppl)); f.write('\\tBest at epoch %d' %
     best)`: the note after the numbers is the same words on every row, its own number aside."""
     lines = [f"{e}\t{loss(e):.4f}\t{2.7 * loss(e):.4f}\tBest at epoch {max(0, e - 1)}" for e in range(40)]
-    got = curve(load(tmp_path, lines, name="loss_log.txt"), "loss_log_column2")
+    got = curve(load(tmp_path, lines, name="loss_log.txt"), "loss_column2")
     assert got == [(e, pytest.approx(round(loss(e), 4))) for e in range(40)]
 
 

@@ -110,4 +110,5 @@ def test_claim_order_is_unchanged():
         "MmengineScalarsImporter", "LlamaFactoryImporter", "JsonHistoryImporter", "NumberedJsonImporter",
         "JsonLinesImporter",
         "UltralyticsImporter", "UltralyticsResultsTxtImporter", "TimmSummaryImporter", "CsvImporter",
-        "SpannedHeaderImporter", "BareNumbersImporter", "NumberListsImporter", "PointsImporter", "KeyValueTableImporter", "TextLogImporter"]
+        "SpannedHeaderImporter", "BareNumbersImporter", "NumberListsImporter", "PointsImporter", "KeyValueTableImporter",
+        "MarkdownTableImporter", "TextLogImporter"]

@@ -126,6 +126,8 @@ _PLAIN = {"loss": ("loss", "train_loss", "loss_train", "train"), "lr": ("lr", "l
           "grad_norm": ("grad_norm", "gradient_norm", "total_norm"), "eval_loss": ("eval_loss", "val_loss", "loss")}
 _LOGGED_EVERY = re.compile(r"_(?:step|epoch)$")
 """The suffix Lightning's `self.log(..., on_step=True, on_epoch=True)` adds: how often, not what."""
+_MEMBER = re.compile(r"[:#]\d+$|[_\- ](?:group|head|class|task|client|agent|player|seat)[_\-:]?\d+$")
+"""`avg_loss_group:0`, `loss_head_3`: a loss of one member (group, head, class) among numbered others."""
 _AGGREGATE = re.compile(r"(?:^|[_\- ])(?:all|overall|sum|mean|avg)(?:$|[_\- ])")
 """`all_loss`, `mean_loss`, `loss_sum`: a loss named as the sum or mean of the terms beside it."""
 _GENERATOR = re.compile(r"(?:^|[^A-Za-z])(?:[Gg]|gen|Gen|GEN|generator|Generator)(?:$|[^A-Za-z])|(?<=[a-z])G$")
@@ -155,7 +157,12 @@ def main_name_score(metric: str, role: str, beside: Iterable[str] = ()) -> int:
     leaf = re.split(r"[/.]", metric.lower())[-1]
     if role == "loss" and ("total" in leaf or re.match(r"tot(?:$|[_\- ])", leaf)):
         return 2  # `Tot Loss`: abbreviated
-    if role == "loss" and _AGGREGATE.search(leaf):
+    if role == "loss" and _MEMBER.search(leaf):
+        return 0  # `avg_loss_group:0`, `loss_head_3`: one member of a numbered set, not the run's loss
+    others = [re.split(r"[/.]", b.lower())[-1] for b in beside if b != metric]
+    if role == "loss" and _AGGREGATE.search(leaf) and others and all(_AGGREGATE.search(o) for o in others):
+        leaf = _AGGREGATE.sub(" ", leaf).strip(" _-")  # every loss an `_avg` (per-epoch means): how logged, not a total
+    elif role == "loss" and _AGGREGATE.search(leaf):
         twin = _AGGREGATE.sub(" ", leaf).strip(" _-")
         return 0 if twin in {re.split(r"[/.]", b.lower())[-1] for b in beside if b != metric} else 2
     if leaf in _PLAIN.get(role, ()) or _LOGGED_EVERY.sub("", leaf) in _PLAIN.get(role, ()):

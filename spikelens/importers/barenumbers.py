@@ -40,6 +40,7 @@ from .restartedcounts import restarted_count, unmoved_outer
 from .columnshapes import (alone, counted_rows, falling_column, loss_name, one_column_reason, rising_score, score_name,
                            unnamed_reason)
 from .decoding import text_head
+from .seriesnames import plain_name
 from .printedrows import printed_rows, trailed_rows, untrail_series, unwrap_series
 from .csvlogs import stem_name as _name_of
 from .textlogs import TEXT_SUFFIXES
@@ -118,6 +119,8 @@ class BareNumbersImporter(Importer):
         whole = len(head) < 4096
         if whole:  # the whole file is in its head: its last line is complete
             lines = [ln for ln in text_head(head).replace("\r", "\n").split("\n") if ln.strip()]
+        if lines and glued_label(lines) is not None:  # `loss值7.65` over bare numbers: the word names them
+            return len(lines) >= (MIN_LINES if whole else 2)
         if _blocks(lines, whole) is not None:
             return True
         headed = epoch_headed(pl.Series(lines, dtype=pl.String))
@@ -150,7 +153,10 @@ class BareNumbersImporter(Importer):
         text = text_head(path.read_bytes())
         lines = pl.Series("text", text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
         lines = lines.filter(lines.str.strip_chars() != "")
-        blocks = _blocks(lines.to_list(), True)
+        glued = glued_label(lines.head(200).to_list())
+        if glued is not None:
+            lines = lines.scatter(0, _GLUED.fullmatch(lines[0])["num"].strip())
+        blocks = None if glued else _blocks(lines.to_list(), True)
         if blocks is not None:  # a name on its own line over its numbers, a block a series
             parts = [long_table(np.arange(len(v), dtype=np.int64), [None] * len(v), [k] * len(v), np.asarray(v))
                      for k, v in blocks.items()]
@@ -196,7 +202,7 @@ class BareNumbersImporter(Importer):
             if counters == cols.columns[-1:]:
                 how = "the last column (it counts the rows)"
             cols, meta["step.from"] = cols.drop(counters), how
-        name = _name_of(path)
+        name = glued or plain_name(_name_of(path))  # `loss_log.txt` holds the loss: the word for the file kept is no measure
         names = [name] if cols.width == 1 and nums == 1 else [f"{name}_column{place[c] + 1}" for c in cols.columns]
         if header is None and tag is None and infer_role(name) == "other":  # named by nothing: by its shape
             lone = nums == 1 and headed is None  # one number a line: a curve in line order (`alone` in its folder)
@@ -249,6 +255,21 @@ class BareNumbersImporter(Importer):
                  for k, r in enumerate(rows)]
         return Table(frame=pl.concat(parts), source=path, format=self.name, run_key=str(path), segment_key=str(path),
                      meta={"step.from": "the place in its row", "metric.from": "the file's name and the row's place"})
+
+
+_GLUED = re.compile(rf"[ \t]*(?P<label>[^\W\d][^\d=:\uff1a]*?)[ \t]*[:=\uff1a]?(?P<num>{_ONE})")
+
+
+def glued_label(lines: list[str]) -> str | None:
+    """`print('loss值', loss)` once, then the bare numbers (`loss值7.658917` over `1.184213`): the word glued
+    to the first number names the series, when it names a measure and every line after is one bare number."""
+    from ..frame import infer_role
+
+    m = _GLUED.fullmatch(lines[0]) if len(lines) >= 2 else None
+    if m is None or not all(re.fullmatch(_ONE, ln) for ln in lines[1:200]):
+        return None
+    label = m["label"].strip()
+    return label if infer_role(label) != "other" else None
 
 
 _NAME_LINE = re.compile(r"[ \t]*[A-Za-z][\w./\- ]{0,60}?:?[ \t]*")

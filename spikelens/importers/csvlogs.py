@@ -292,6 +292,10 @@ def read_string_frame(path: Path, text: str) -> CsvText:
     header_line = lines[first]
     sep = separator_of(header_line)
     header = split_fields(header_line, sep)
+    if _tab_padded(header_line, sep):  # `'\t,'.join(...)`: the tab is part of the separator, alone where a comma was lost
+        lines = lines.str.replace_all(r"[ \t]*,[ \t]*", ",").str.strip_chars(" \t").str.replace_all(r"\t+", ",")
+        header = [f.strip() for f in split_fields(lines[first], sep)]
+        norm = lines.str.join("\n")[0]
     other = _rows_separator(lines, first, header, sep)
     if other is not None:  # `f.write('epoch,step,loss\n')` over `'\t'.join(...)` rows: the rows' own separator
         lines = lines.str.replace_all(other, sep, literal=True)
@@ -344,6 +348,12 @@ def read_string_frame(path: Path, text: str) -> CsvText:
         return CsvText(pl.DataFrame(schema={n: pl.String for n in _unique_names(header)}), sep)
     frame = pl.concat(blocks, how="diagonal") if len(blocks) > 1 else blocks[0]
     return CsvText(frame, sep)
+
+
+def _tab_padded(header_line: str, sep: str) -> bool:
+    """A header whose every comma comes with a tab before it (`Step\t,episode.rwd\t,loss\t,time`, a
+    `'\t,'.join(...)` writer): its rows' tabs separate too, even where the writer left out a comma."""
+    return sep == "," and header_line.count(",") >= 2 and header_line.count("\t,") == header_line.count(",")
 
 
 def _rows_separator(lines: pl.Series, first: int, header: list[str], sep: str) -> str | None:

@@ -27,6 +27,7 @@ from .. import diagnostics
 from ..errors import FormatError
 from . import decoding, rankcolumn
 from .base import Importer, Table
+from .recordlists import has_member_lists, spread_lists
 from .scalarreprs import unwrap_value
 from .csvlogs import SPLIT_WORDS, decode, head_lines, read_bytes, split_metric, split_of, step_column
 from .wandb_exports import flatten, parse_jsonl, rows_to_long, typed_jsonl, typed_to_long
@@ -149,7 +150,9 @@ class JsonLinesImporter(Importer):
         summaries = any(means(r) is not r for r in head)
         split_key = _split_key(head)
         reprs = _REPR_VALUE.search(data[:1 << 20]) is not None  # `"loss": "tensor(0.53, device='cuda:0')"`
-        frame = None if summaries or split_key or reprs else typed_jsonl(data, step_key=step_key, wall_key=wall_key)
+        members = has_member_lists(head)  # `"seats": [{"id": 0, "q_loss": ...}, ...]`: a series per member
+        frame = (None if summaries or split_key or reprs or members
+                 else typed_jsonl(data, step_key=step_key, wall_key=wall_key))
         if frame is not None and "run_id" not in frame.columns and not _per_epoch(frame, step_key):
             ranks = (rankcolumn.row_ranks(frame.get_column(step_key), frame.get_column(rank_key))
                      if rank_key in frame.columns else None)
@@ -167,6 +170,8 @@ class JsonLinesImporter(Importer):
             rows = parse_jsonl(path, decode(path, data))
             if reprs:  # a scalar's repr written as a string (`json.dumps({'loss': str(loss)})`): its number
                 rows = [{k: unwrap_value(v) for k, v in r.items()} for r in rows]
+            if members:
+                rows = [spread_lists(r) for r in rows]
             rows = global_steps(path, [means(r) for r in rows] if summaries else rows, step_key)
             if split_key and split_of([r.get(split_key) for r in rows]):
                 trained = {k for r in rows if str(r.get(split_key, "")).strip().lower() in ("train", "training")

@@ -69,6 +69,7 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("numberlists", "PointsImporter"),  # before the text reader: a plot's points, `(0,1.05) (250,0.84)`
     # before the text reader: | key | value | tables, one a record (SB3 console)
     Entry("kvtables", "KeyValueTableImporter"),
+    Entry("markdowntables", "MarkdownTableImporter"),  # a file named on its own: Markdown tables with a counter
     Entry("textlogs", "TextLogImporter"),  # keep last: the most permissive (any .log/.txt a pattern matches)
 )
 
