@@ -192,7 +192,7 @@ _KL = re.compile(rf"{_B}(?:approx_?)?kl(?:d|_?div(?:ergence)?)?{_E}|kullback", r
 _ENTROPY = re.compile(r"entropy|(?:^|[/_\-. ])ent(?:$|[/_\-. ])", re.I)
 _CROSS_ENTROPY = re.compile(r"cross[\s_\-]?entropy", re.I)
 _REWARD = re.compile(rf"reward|{_B}(?:ep_?)?rew(?:ard)?s?(?:_?mean)?{_E}|{_B}(?:episode_?|ep_?|mean_?|eval_?)?returns?(?!_?code){_E}"
-                     rf"|{_B}(?:test_?)?ep_?ret{_E}|{_B}ep_r{_E}"
+                     rf"|{_B}(?:test_?)?ep_?ret{_E}|{_B}ep_r{_E}|{_B}(?:ep(?:isode)?_?|avg_?|mean_?)?rwds?{_E}"
                      rf"|{_B}success(?:_?rate)?{_E}|{_B}utility{_E}|奖励|回报|報酬|보상|{_FOREIGN_REWARD}", re.I)
 _SCORE = re.compile(rf"^(?!.*thresh).*?{_B}(?:scores?|fitness){_E}", re.I)
 """A score or a fitness (`scores`, `best_fitness`, `Average Fitness`): the objective a game-playing agent

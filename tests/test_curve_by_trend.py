@@ -34,12 +34,13 @@ from spikelens.report.verdict import verdict
     ("acurácia", "accuracy"), ("accuratezza", "accuracy"), ("doğruluk", "accuracy"), ("độ chính xác", "accuracy"),
     ("akurasi", "accuracy"), ("тестовая точность", "accuracy"), ("得分", "reward"), ("スコア", "reward"),
     ("점수", "reward"), ("准确度", "accuracy"),
+    ("episode.rwd", "reward"), ("avg_rwd", "reward"),  # the abbreviation DQN scripts print
 ])
 def test_role_words_in_the_languages_logs_are_printed_in(name, role):
     assert infer_role(name) == role
 
 
-@pytest.mark.parametrize("name", ["experte", "performance", "costume", "experience", "Эпизод", "temps", "Epoche"])
+@pytest.mark.parametrize("name", ["experte", "performance", "costume", "experience", "Эпизод", "temps", "Epoche", "forward", "rwd_std"])
 def test_words_that_only_look_like_them_stay_other(name):
     assert infer_roles([name])[name] == "other"
 
