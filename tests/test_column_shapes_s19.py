@@ -16,22 +16,13 @@ from spikelens.errors import SpikelensError
 from spikelens import api
 from spikelens.diagnostics import SpikelensWarning
 from spikelens.frame import infer_role
+from loaded_runs import one_run, series
 
 
 def refused(path, match):
     """Nothing read from the path, and a warning names why."""
     with pytest.warns(SpikelensWarning, match=match):
         assert api.load_runs(path) == []
-
-
-def one_run(path):
-    (run,) = api.load_runs(path)
-    return run
-
-
-def series(run, metric):
-    part = run.frame.filter(run.frame["metric"] == metric).sort("step")
-    return part["step"].to_list(), part["value"].to_list()
 
 
 def rising(n, top):

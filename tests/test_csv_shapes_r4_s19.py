@@ -9,17 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from spikelens import api
-
-
-def one_run(path):
-    (run,) = api.load_runs(path)
-    return run
-
-
-def series(run, metric):
-    part = run.frame.filter(run.frame["metric"] == metric).sort("step")
-    return part["step"].to_list(), part["value"].to_list()
+from loaded_runs import one_run, series
 
 
 def dqn_rows(n):

@@ -17,16 +17,7 @@ from spikelens.config import Config
 from spikelens.errors import SpikelensError
 from spikelens.importers.scalarreprs import unwrap_value
 from spikelens.importers.seriesnames import plain_name, plain_names
-
-
-def one_run(path):
-    (run,) = api.load_runs(path)
-    return run
-
-
-def series(run, metric):
-    part = run.frame.filter(run.frame["metric"] == metric).sort("step")
-    return part["step"].to_list(), part["value"].to_list()
+from loaded_runs import one_run, series
 
 
 def losses(n=40, start=960.0):
