@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import math
 
-import pytest
 
 from spikelens import api
 from spikelens.detect.base import main_name_score
