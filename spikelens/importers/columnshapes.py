@@ -55,17 +55,26 @@ def counted_rows(rows: list[list[str]]) -> bool:
     return bool(np.all(d >= 0) and np.any(d > 0))
 
 
+def _ends(cols: pl.DataFrame) -> tuple[tuple, tuple]:
+    """Each column's first twentieth's and last tenth's medians (three rows at least): where a run
+    started and where it ended, as the shape tests compare them."""
+    return cols.head(max(cols.height // 20, 3)).median().row(0), cols.tail(max(cols.height // 10, 3)).median().row(0)
+
+
+def _trends(cols: pl.DataFrame) -> list[pl.Expr]:
+    """Each column's rank correlation with the row order (`r:<column>`): a steady trend, not noise."""
+    return [pl.corr(pl.col(c), pl.int_range(pl.len()), method="spearman").alias(f"r:{c}") for c in cols.columns]
+
+
 def falling_column(cols: pl.DataFrame) -> str | None:
     """The first column (in place order) of finite positive values that falls over the rows as a loss
     does: its first twentieth's median at least FALL times its last tenth's, and its rank correlation
     with the row order at most TREND (a steady fall, not noise); None when no column falls so."""
     if cols.height < MIN_ROWS:
         return None
-    head = cols.head(max(cols.height // 20, 3)).median().row(0)
-    tail = cols.tail(max(cols.height // 10, 3)).median().row(0)
+    head, tail = _ends(cols)
     stats = cols.select(
-        *[(pl.col(c).is_finite() & (pl.col(c) > 0)).all().alias(f"ok:{c}") for c in cols.columns],
-        *[pl.corr(pl.col(c), pl.int_range(pl.len()), method="spearman").alias(f"r:{c}") for c in cols.columns],
+        *[(pl.col(c).is_finite() & (pl.col(c) > 0)).all().alias(f"ok:{c}") for c in cols.columns], *_trends(cols),
     ).row(0, named=True)
     for name, h, t in zip(cols.columns, head, tail):
         r = stats[f"r:{name}"]
@@ -90,13 +99,12 @@ def rising_score(cols: pl.DataFrame) -> str | None:
     no column rises so."""
     if cols.height < MIN_ROWS:
         return None
-    head = cols.head(max(cols.height // 20, 3)).median().row(0)
-    tail = cols.tail(max(cols.height // 10, 3)).median().row(0)
+    head, tail = _ends(cols)
     stats = cols.select(
         *[pl.col(c).is_finite().all().alias(f"ok:{c}") for c in cols.columns],
         *[pl.col(c).min().alias(f"lo:{c}") for c in cols.columns],
         *[pl.col(c).max().alias(f"hi:{c}") for c in cols.columns],
-        *[pl.corr(pl.col(c), pl.int_range(pl.len()), method="spearman").alias(f"r:{c}") for c in cols.columns],
+        *_trends(cols),
         *[pl.col(c).diff().abs().median().alias(f"d:{c}") for c in cols.columns],
     ).row(0, named=True)
     for name, h, t in zip(cols.columns, head, tail):

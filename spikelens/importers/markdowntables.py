@@ -25,9 +25,10 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from ..errors import FormatError, InputError
+from ..errors import FormatError
 from . import decoding
 from .base import Importer, Table, long_table
+from .csvlogs import read_bytes
 
 _COUNTER = r"(?:global[_ ]?)?(?:step|steps|epoch|epochs|iter|iters|iteration|iterations|episode|episodes|round|rounds|update|updates|timesteps?|generation|gen)"
 _COUNTER_HEAD = re.compile(rf"(?i){_COUNTER}")
@@ -107,10 +108,7 @@ def counted(head: list[str], rows: list[list[str]]) -> tuple[list[int], dict[str
 
 
 def read_text(path: Path) -> str:
-    try:
-        return decoding.text_head(path.read_bytes())
-    except OSError as exc:
-        raise InputError(path, f"cannot read ({exc.strerror or exc})") from None
+    return decoding.text_head(read_bytes(path))  # a one-line error naming the file when it cannot be read
 
 
 class MarkdownTableImporter(Importer):
