@@ -11,21 +11,8 @@ import numpy as np
 
 import spikelens
 
+from appended_runs import clean_loss as _clean, script_log as _script_log
 from conftest import write_csv
-
-
-def _clean(n, rng):
-    return 2.0 * np.exp(-np.arange(n) / 60) + 0.5 + 0.01 * rng.standard_normal(n)
-
-
-def _script_log(path, runs):
-    """A training script run several times with `python train.py >> train.log`."""
-    lines = []
-    for loss in runs:
-        lines.append("Namespace(lr=0.001, batch_size=32)\n")
-        lines += [f"step {i + 1} | loss {v:.5f}\n" for i, v in enumerate(loss)]
-    path.write_text("".join(lines))
-    return path
 
 
 def _findings(path):
