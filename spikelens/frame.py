@@ -215,8 +215,12 @@ _THROUGHPUT = re.compile(rf"throughput|per[\s_\-]?s(?:ec(?:ond)?)?{_E}|per_secon
                          rf"|tflops_?per_?gpu|tok_s|toks|tokens?_s|samples?_s|it_s|ips|fps|wps|ups){_E}", re.I)
 _STEP_TIME = re.compile(rf"{_B}(?:dt|ms|step_?time|iter_?time|batch_?time|data_?time"
                         rf"|time_?per_?(?:step|iter(?:ation)?|batch)|elapsed_time_per_iteration"
-                        rf"|sec_?per_?(?:step|iter|batch)|s_?per_?(?:step|it|iter)){_E}"
-                        r"|time/(?:step|iter|batch)$", re.I)
+                        rf"|sec_?per_?(?:step|iter|batch)|s_?per_?(?:step|it|iter)|batch_?cost){_E}"
+                        r"|time/(?:step|iter|batch)$|(?:^|[_\-. ])(?:s|secs?|ms)/it(?:er)?$", re.I)
+_DURATION_NAME = re.compile(r"^(?:(?:train|epoch|iter|batch|step|b|mb)[_\- ]?)?time(?:[_\- ]?(?:taken|used|spent|cost))?"
+                            r"(?:[_\- ]?(?:s|sec|secs|seconds|ms|min|mins))?$", re.I)
+"""A time with no word for what it times (`time`, `Time_s`, `epoch_time`, `Time_Taken_s`): a clock since
+the start when it never goes down, the duration of each step or epoch when it does (`durations`)."""
 _FREE = re.compile(r"free|avail", re.I)
 """Memory left free (fairseq's `gb_free`): it falls as use grows, the opposite of a memory curve."""
 _MEMORY = re.compile(rf"{_B}(?:mem|memory|vram|gpu_?mem|max_?mem(?:ory)?|[gm]i?b|max_?allocated|allocated|reserved){_E}"
@@ -445,5 +449,21 @@ def roles_of(frame: pl.DataFrame, overrides: Mapping[str, str] | None = None) ->
     metrics = frame.get_column("metric").unique(maintain_order=True).to_list()
     roles = infer_roles(metrics, overrides)
     named = {m for m in metrics for pat in (overrides or {}) if m == pat or fnmatch.fnmatchcase(m, pat)}
+    roles.update(durations(frame, [m for m in metrics if m not in named and roles[m] == "other"]))
     return guess(frame, roles, is_eval=is_eval, named=named,
                  no_curve=lambda m: bool(sweep_arm(m)) or is_free_memory(m))
+
+
+def durations(frame: pl.DataFrame, candidates: list[str], min_points: int = 10) -> dict[str, str]:
+    """`step_time` for each bare time (`time`, `Time_s`, `epoch_time`) whose values go down as often as
+    a measured duration's do: the seconds a step or an epoch took, printed under a name that does not
+    say so. A time that (nearly) never goes down is a clock since the start (Ultralytics' `time`) and
+    keeps no role."""
+    names = [m for m in candidates if _DURATION_NAME.match(re.split(r"[/.]", m)[-1])]
+    if not names:
+        return {}
+    falls = (frame.lazy().filter(pl.col("metric").cast(pl.String).is_in(names) & pl.col("value").is_finite())
+             .group_by("metric").agg(pl.len().alias("n"), (pl.col("value").diff() < 0).mean().alias("down"))
+             .filter((pl.col("n") >= min_points) & (pl.col("down") >= 0.1)).collect())
+    return {str(m): "step_time" for m in falls.get_column("metric").to_list()}
+

@@ -133,10 +133,53 @@ class StepTimeRiseDetector(Detector):
 
     def detect_run(self, ctx: RunContext) -> list[Finding]:
         out = _rate_finding(self, ctx, "step_time", down=False, min_change=self.min_rise,
-                            min_points=self.min_points)
+                            min_points=self.min_points) or _drift_finding(self, ctx, "step_time", self.min_points)
         if out and _throughput_held(ctx, out[0].start_step, self.min_points):
             return []
         return out
+
+
+DRIFT_BLOCKS = 10
+DRIFT_RATIO = 1.5
+"""A step time whose last tenth's median is this many times its first's (after the warm-up), the
+tenths' medians in order: every stretch of the run slower than the one before."""
+
+
+def steady_rise(v: np.ndarray, *, blocks: int = DRIFT_BLOCKS, ratio: float = DRIFT_RATIO) -> tuple[float, float] | None:
+    """The first and last block medians of a rate that grew steadily, not by one change: the medians of
+    `blocks` equal stretches after the warm-up rank-correlate with their order at 0.9 or more (one
+    stretch out of order at most) and the last is `ratio` times the first. None otherwise."""
+    v = v[np.isfinite(v)]
+    v = v[spans_skip(v.size):]
+    if v.size < 2 * blocks:
+        return None
+    med = np.array([np.median(b) for b in np.array_split(v, blocks)])
+    if med[0] <= 0 or med[-1] < ratio * med[0] or rank_correlation(med) < 0.9:
+        return None
+    return float(med[0]), float(med[-1])
+
+
+def _drift_finding(det: Detector, ctx: RunContext, role: str, min_points: int) -> list[Finding]:
+    """A step time that crept up over the run (a leak, a growing buffer, a cache or a log that grows
+    with each step): no single change for `sustained_shift` to find, each tenth slower than the last."""
+    for s in ctx.by_role(role):
+        step, v = s.finite()
+        if v.size < min_points or cumulative(v) or np.mean(np.diff(v) >= 0) >= 0.98:
+            continue  # a clock (it never goes down) rises steadily by construction
+        rise = steady_rise(v)
+        if rise is None:
+            continue
+        first, last = rise
+        at = int(step[0])  # a creep has no one step where it starts: the run's first
+        pct = 100 * (last / first - 1)
+        msg = (f"{s.label} rose steadily by {pct:.0f}% from step {at} to the end (median {first:.4g} over the first "
+               f"tenth after the warm-up, {last:.4g} over the last, each tenth slower than the one before): a slowdown that grew "
+               f"with the run, not one change")
+        return [Finding(kind=det.kind, code=det.code, run=ctx.run, metric=s.metric, severity="warning",
+                        message=msg, start_step=at, end_step=None, magnitude=last / first,
+                        evidence={"before": first, "after": last, "change_percent": round(pct, 2),
+                                  "median_to_end": last, "lasted": True, "steady": True})]
+    return []
 
 
 def cumulative(v: np.ndarray) -> bool:

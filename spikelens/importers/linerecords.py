@@ -886,7 +886,7 @@ def assemble(outs: Iterable[ChunkOut], book: ShapeBook) -> tuple[pl.DataFrame, d
         plan_meta["plan.from"] = f"the log's step counter (N/{plan_meta['plan.steps']})"
     meta = {**plan_meta, "records": records}
     sig = signals.meta(frame)  # its row as it is: a 64-bit copy of every value's row was the read's peak
-    meta.update({k: v for k, v in sig.items() if k.startswith(("plan.error", "plan.launch_errors"))})
+    meta.update({k: v for k, v in sig.items() if k.startswith(("plan.error", "plan.launch_errors", "plan.stopped_by"))})
     return frame, meta
 
 

@@ -52,6 +52,16 @@ memory`), and argparse's `train.py: error: argument --fp16: ...` (it always exit
 _LOGGED_ERROR = r"(?:^|[\s|\]:-])(?:ERROR|CRITICAL|FATAL)\b[\s|:\]-]+.*\b(?i:fail(?:ed|ure|s)?|error|exception)\b"
 """A logger's ERROR-level line saying something failed (`__main__ - ERROR - Training failed with
 error: ...`): in a log that holds no value, what the run died of before training."""
+_EARLY_STOP = (r"(?i)\bearly[ -]?stop(?:ping|ped)?\b|\bstopp(?:ed|ing) (?:the )?(?:training )?early\b"
+               r"|\bSignaling Trainer to stop\b")
+_NOT_STOP = r"(?i)early[ _-]?stop(?:ping|ped)?\s*(?:counter|patience|=|:\s*(?:\d|true|false|none)|\(|\[)|early_stop"
+"""A trainer saying its early stopping ended the run: Keras' `Epoch 00023: early stopping`, a script's
+`Early stopping at epoch 45`, Ultralytics' `Stopping training early as no improvement observed ...`,
+Lightning's `... Signaling Trainer to stop.`; not a setting (`early_stopping=True`, `early_stopping:
+10`) nor a patience count (`EarlyStopping counter: 3 out of 7`)."""
+_STOP_SHARE = 0.5
+"""An early-stop line counts only after this share of the log's value lines: one among the settings
+printed before training (a help text, a config) stopped nothing."""
 _FLUSH_LINES = 64
 """Lines a killed process may still flush after the kill notice (a pipe buffer of 4-8 KiB)."""
 _NAN_MESSAGE = (r"(?i)tensor\(\[+\s*-?nan\b|found invalid values|\b(?:loss|grad(?:ient)?s?|outputs?|logits|values?|weights?)"
@@ -126,10 +136,13 @@ def _chunk_errors(lines: pl.DataFrame, test) -> pl.DataFrame:
              "crash": test("crash", _STRIPPED.str.contains(_CRASH_LINE), _CRASH_LINE)
              | test("fatal", _STRIPPED.str.contains(_FATAL_LINE), _FATAL_LINE),
              "kill": test("kill", _STRIPPED.str.contains(_KILL_LINE), _KILL_LINE),
-             "logged": test("logged", _STRIPPED.str.contains(_LOGGED_ERROR), _LOGGED_ERROR)}
+             "logged": test("logged", _STRIPPED.str.contains(_LOGGED_ERROR), _LOGGED_ERROR),
+             "stop": test("stop", _STRIPPED.str.contains(_EARLY_STOP) & ~_STRIPPED.str.contains(_NOT_STOP),
+                          _EARLY_STOP, _NOT_STOP)}
     return (lines.select("row", "line_no", "text", **flags)
             .with_columns(crash=pl.col("crash") | pl.col("kill"))
-            .filter(pl.col("tb") | pl.col("exc") | pl.col("crash") | pl.col("nanmsg") | pl.col("logged"))
+            .filter(pl.col("tb") | pl.col("exc") | pl.col("crash") | pl.col("nanmsg") | pl.col("logged")
+                    | pl.col("stop"))
             .with_columns(_STRIPPED))
 
 
@@ -341,7 +354,19 @@ class Signals:
         nan = self.nan_message(last)
         if nan is not None:
             meta["plan.error_nan"] = shown(nan, newlines=False)
+        stop = self.early_stop(rows)
+        if stop is not None:
+            meta["plan.stopped_by"] = stop
         return meta
+
+    def early_stop(self, rows: pl.DataFrame) -> str | None:
+        """The last line saying early stopping ended the run (`_EARLY_STOP`), printed after at least
+        `_STOP_SHARE` of the value lines: the run stopped by its own rule, not killed."""
+        if not self.errors or rows.height == 0:
+            return None
+        row = rows.get_column("row")
+        said = pl.concat(self.errors).filter(pl.col("stop") & (pl.col("row") >= row.quantile(_STOP_SHARE)))
+        return shown(said.item(-1, "text"), newlines=False)[:200] if said.height else None
 
 
 def of_lines(lines: pl.DataFrame, pattern: LinePattern) -> Signals:
