@@ -169,8 +169,44 @@ def main_name_score(metric: str, role: str, beside: Iterable[str] = ()) -> int:
         return 1  # Lightning's `train_loss_epoch` / `train_loss_step`: the plain loss, logged every epoch / step
     if role == "reward" and _RETURN.match(leaf) and not re.search(r"rewards?/", metric.lower()):
         return 1
+    if role == "accuracy":
+        if is_member(metric, beside):
+            return -1  # `class_person_ap` among `class_cat_ap`, `class_dog_ap`: one class's score, not the run's
+        if _AGGREGATE_SCORE.search(leaf) or (_F_SCORE.search(leaf) and any(_PARTS_OF_F.search(b) for b in beside)):
+            return 1  # `map`, `mIoU`, `mean_acc`; F1 beside the precision and recall it combines
     return 0
 
+
+_AGGREGATE_SCORE = re.compile(r"^(?:(?:val|eval|test|valid)[_\- ]?)?(?:m(?:ap|iou|acc|dice|f1)|mean[_\- ]?\w+|macro[_\- ]?\w+"
+                              r"|(?:overall|all|avg|average)[_\- ]?(?:acc\w*|ap|iou|f1|dice|score))(?:[_\-. :(]?[\w.:()\-]{0,12})?$", re.I)
+"""A score named as the mean over classes or the whole set (`map`, `mAP50`, `mIoU`, `mean_dice`, `macro_f1`,
+`overall_acc`): the one a person reads beside per-class scores."""
+_F_SCORE = re.compile(r"(?:^|[_\- ])(?:f1|fb1|f_?score|f_?measure|f1_?score)(?:$|[_\- ])", re.I)
+_PARTS_OF_F = re.compile(r"precision|recall", re.I)
+
+
+def is_member(metric: str, beside: Iterable[str]) -> bool:
+    """Is `metric` one of a family of at least three names alike but for one word (`class_cat_ap`,
+    `class_dog_ap`, `class_cow_ap`; `FOREST_precision`, `PARK_precision`, `UNIT_precision`): a score
+    per class, per task or per agent, each a member of a set the run also sums up?"""
+    words = re.split(r"[_\-. /]+", re.split(r"[/.]", metric)[-1].lower())
+    if len(words) < 2:
+        return False
+    others = [re.split(r"[_\-. /]+", re.split(r"[/.]", b)[-1].lower()) for b in beside if b != metric]
+    for i in range(len(words)):
+        if _MEASURE_WORD.match(words[i]):
+            continue  # `accuracy_pct`, `recall_pct`: other measures, not other members
+        alike = [o for o in others if len(o) == len(words) and o[i] != words[i] and not _MEASURE_WORD.match(o[i])
+                 and all(o[j] == words[j] for j in range(len(words)) if j != i)]
+        if len(alike) >= 2:
+            return True
+    return False
+
+
+_MEASURE_WORD = re.compile(r"^(?:acc\w*|precision|prec|recall|rec|f1|fb1|f|score|ap|map|iou|miou|dice|auc|roc|top\d*|err\w*"
+                           r"|loss|mae|mse|rmse|bleu|rouge\w*|wer|cer|ppl|best|mean|avg|max|min|std|sum|total|val|train|test|eval)$")
+"""Words that name a measure or a split, not a member of a set: names differing in one of these are different
+curves (`accuracy_pct`, `recall_pct`), not one score per class."""
 
 class Detector:
     """Base class. Subclasses are dataclasses with keyword-only parameters."""
