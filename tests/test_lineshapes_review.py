@@ -6,6 +6,7 @@ pairs, `near`), parsing with shapes gives exactly what parsing line by line give
 of a few lines so that seams are crossed and the shape caches are shared by both parse threads."""
 from __future__ import annotations
 
+import os
 import threading
 import warnings
 
@@ -115,7 +116,8 @@ def test_every_review_rule_is_read_by_shape():
 
 
 @pytest.mark.parametrize("pattern", PATTERNS, ids=lambda p: p.name)
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=int(os.environ.get("SPIKELENS_FUZZ_EXAMPLES", 30)), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=log(), chunk=st.integers(1, 17))
 def test_by_shape_reads_what_line_by_line_reads(tmp_path, monkeypatch, pattern, text, chunk):
     monkeypatch.setattr(textlogs, "CHUNK_LINES", chunk)

@@ -154,7 +154,7 @@ def nanogpt_log(draw) -> list[str]:
     return lines
 
 
-@settings(max_examples=int(os.environ.get("SPIKELENS_FUZZ_EXAMPLES", 60)), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=int(os.environ.get("SPIKELENS_FUZZ_EXAMPLES", 30)), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.one_of(llmc_log(), megatron_log(), nanogpt_log()),
        newline=st.sampled_from(["\n", "\r\n"]), progress=st.booleans(), end=st.booleans(),
        chunk=st.integers(1, 40), block=st.integers(1, 300))
@@ -180,7 +180,8 @@ def test_a_declared_key_separator_splits_pairs_as_the_pairs_regex_does(name, rul
     every pair `extract_all` finds splits into the key and value its groups capture."""
     pieces = st.lists(st.one_of(st.from_regex(rule.pairs, fullmatch=True), st.text(max_size=8)), min_size=1, max_size=6)
 
-    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=3 * int(os.environ.get("SPIKELENS_FUZZ_EXAMPLES", 40)), deadline=None,
+              suppress_health_check=[HealthCheck.too_slow])
     @given(rest=pieces.map("".join))
     def check(rest):
         found = pl.Series([rest]).str.extract_all(rule.pairs).explode().drop_nulls().to_frame("_p")
