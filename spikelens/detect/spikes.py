@@ -159,9 +159,6 @@ class SpikeDetector(Detector):
     """... and the rise gives back at least this share of what the eval loss had fallen from its
     first evaluations to that level: a loss near zero that doubles (0.0006 to 0.0015 after falling
     from 0.077) lost 1% of what the run had learned, a doubling only on a log scale."""
-    floor_share: float = 0.1
-    """A spike of the loss whose peak stays under this share of the level the loss started at is a note
-    (`near_floor`): on the run's own scale it is a blip near the floor the loss fell to."""
     eval_burst_noise: float = 4.0
     """The peak's excess (log) is also at least this many times the curve's own typical move between
     two evaluations: a small, noisy validation set that swings 2x up and down has no spikes."""
@@ -174,7 +171,6 @@ class SpikeDetector(Detector):
             for f in found:  # a jump that stayed while every term fell is a weight changing (divergence's rule)
                 if f.kind == "spike" and f.recovery == "none" and f.severity != "info":
                     unless_its_terms_fell(f, ctx)
-            near_floor(self, series, found)
             return found
         if series.role == "kl":
             jumps = kl_jumps(self, series)
@@ -192,26 +188,6 @@ class SpikeDetector(Detector):
             found += [f for f in eval_bursts(self, series, ctx)  # (the note of a population stays)
                       if f.kind != "spike" or not any(f.start_step <= s <= f.end_step for s in taken)]
         return found
-
-
-def near_floor(det: SpikeDetector, series: Series, found: list[Finding]) -> None:
-    """Spikes whose peak stays under `floor_share` of the level the loss started at become notes: a loss
-    that fell from 0.5 to 0.0009 and jumps to 0.009 is 10x on a log scale but a blip on the run's own
-    scale (a person reading the curve sees nothing), and an optimiser near its floor wanders by ratios."""
-    v = series.finite()[1]
-    if v.size < 20:
-        return
-    start = float(np.median(v[:max(5, v.size // 20)]))
-    if start <= 0:
-        return
-    for f in found:
-        peak = (f.evidence or {}).get("peak_value")
-        if f.kind != "spike" or f.severity == "info" or peak is None or not peak < det.floor_share * start:
-            continue
-        f.severity = "info"
-        f.evidence["near_floor"] = {"start_level": start, "share": float(peak / start)}
-        f.message += (f"; its peak ({peak:.4g}) is {100 * peak / start:.1f}% of the level the loss started at "
-                      f"({start:.4g}): a blip near the loss's floor on the run's own scale, a note")
 
 
 def grad_spikes(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Finding]:
