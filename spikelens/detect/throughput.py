@@ -164,8 +164,8 @@ def _drift_finding(det: Detector, ctx: RunContext, role: str, min_points: int) -
     with each step): no single change for `sustained_shift` to find, each tenth slower than the last."""
     for s in ctx.by_role(role):
         step, v = s.finite()
-        if v.size < min_points or cumulative(v) or np.mean(np.diff(v) >= 0) >= 0.98:
-            continue  # a clock (it never goes down) rises steadily by construction
+        if v.size < min_points or np.mean(np.diff(v) >= 0) >= 0.98:
+            continue  # a clock (it never goes down, `cumulative` or not) rises steadily by construction
         rise = steady_rise(v)
         if rise is None:
             continue

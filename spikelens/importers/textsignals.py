@@ -54,11 +54,12 @@ _LOGGED_ERROR = r"(?:^|[\s|\]:-])(?:ERROR|CRITICAL|FATAL)\b[\s|:\]-]+.*\b(?i:fai
 error: ...`): in a log that holds no value, what the run died of before training."""
 _EARLY_STOP = (r"(?i)\bearly[ -]?stop(?:ping|ped)?\b|\bstopp(?:ed|ing) (?:the )?(?:training )?early\b"
                r"|\bSignaling Trainer to stop\b")
-_NOT_STOP = r"(?i)early[ _-]?stop(?:ping|ped)?\s*(?:counter|patience|=|:\s*(?:\d|true|false|none)|\(|\[)|early_stop"
 """A trainer saying its early stopping ended the run: Keras' `Epoch 00023: early stopping`, a script's
 `Early stopping at epoch 45`, Ultralytics' `Stopping training early as no improvement observed ...`,
-Lightning's `... Signaling Trainer to stop.`; not a setting (`early_stopping=True`, `early_stopping:
-10`) nor a patience count (`EarlyStopping counter: 3 out of 7`)."""
+Lightning's `... Signaling Trainer to stop.`."""
+_NOT_STOP = r"(?i)early[ _-]?stop(?:ping|ped)?\s*(?:counter|patience|=|:\s*(?:\d|true|false|none)|\(|\[)|early_stop"
+"""...but not a setting (`early_stopping=True`, `early_stopping: 10`) nor a patience count
+(`EarlyStopping counter: 3 out of 7`); Polars' regexes have no look-ahead, so this is a second test."""
 _STOP_SHARE = 0.5
 """An early-stop line counts only after this share of the log's value lines: one among the settings
 printed before training (a help text, a config) stopped nothing."""
