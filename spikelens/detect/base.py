@@ -73,14 +73,17 @@ class RunContext:
         cands = [s for s in self.by_role(role) if len(s)]
         if not cands:
             return None
-        most = max(len(s) for s in cands)
-        tied = [s for s in cands if len(s) >= 0.98 * most]
+        tied = logged_as_often(cands)
         if len(tied) == 1:
             return tied[0]
         names = [s.metric for s in tied]
         order = self._file_order()
-        return max(tied, key=lambda s: (main_name_score(s.metric, role, names), -order[s.metric] if role == "loss" else 0,
-                                        len(s)))
+        score = {s.metric: main_name_score(s.metric, role, names) for s in tied}
+        best = [s for s in tied if score[s.metric] == max(score.values())]
+        total = sum_of_others(best) if role == "loss" else None
+        if total is not None:
+            return total
+        return max(best, key=lambda s: (-order[s.metric] if role == "loss" else 0, len(s)))
 
     def _file_order(self) -> dict[str, int]:
         """Each metric's place in the file (the series are kept in the order the writer first
@@ -98,8 +101,12 @@ class RunContext:
             if ret is not None:
                 return ret
         loss = self.main("loss")
-        if loss is not None and is_adversarial(loss.metric) and not is_generator(loss.metric):
-            return self._generator(loss) or loss
+        if loss is not None and is_adversarial(loss.metric):
+            rebuilt = self._reconstruction(loss)
+            if rebuilt is not None:
+                return rebuilt
+            if not is_generator(loss.metric):
+                return self._generator(loss) or loss
         return loss or self.main("eval_loss") or self.main("reward") or self.main("accuracy")
 
     def _generator(self, loss: Series) -> Series | None:
@@ -109,6 +116,19 @@ class RunContext:
         gens = [s for s in self.by_role("loss") if len(s) >= 0.98 * len(loss) and is_generator(s.metric)]
         order = self._file_order()
         return max(gens, key=lambda s: (-order[s.metric], len(s))) if gens else None
+
+    def _reconstruction(self, loss: Series) -> Series | None:
+        """A GAN's reconstruction term logged as often as its adversarial ones (CycleGAN's `cycle_A`,
+        pix2pix's `G_L1`): the one curve of the game that measures progress, and falls as the run learns,
+        where the generator's and discriminator's losses trade places by design. The writer's first."""
+        losses = [s.metric for s in self.by_role("loss")]
+        recs = [s for s in self.series.values() if s.role in ("loss", "other") and _RECONSTRUCTION.search(s.metric)
+                and len(s) >= min(0.98 * len(loss), len(loss) - 1)
+                and not any(s.metric.startswith(m) and s.metric != m for m in losses)]  # `loss_G_l1`: a part of `loss_G`
+        if not recs:
+            return None
+        order = self._file_order()
+        return min(recs, key=lambda s: order[s.metric])
 
     def _return(self) -> Series | None:
         """The run's episode return: its main reward (most points, then named as a return, then the
@@ -141,6 +161,53 @@ _RETURN = re.compile(r"^(?:train[_\- ]|eval(?:uation)?[_\- ]|test[_\- ]|avg[_\- 
 an evaluation's `eval_reward` or `test_return`, the glued names of Spinning Up,
 rllab and garage (`AverageEpRet`, `AverageReturn`, `ReturnAverage`); not a reward function's own
 term (`rewards/format_fn/mean`) nor a variant of the return (`AverageDiscountedReturn`)."""
+
+
+_RECONSTRUCTION = re.compile(r"(?:^|[^a-z])(?:cyc(?:le)?|l1|rec|recon|reconstruction|pix|pixel)(?:$|[^a-z])", re.I)
+"""A reconstruction term beside a GAN's adversarial ones: CycleGAN's `cycle_A`/`Cyc_A`, pix2pix's `G_L1`,
+SEGAN's `g_l1`, `loss_recon`, `pix_loss`; not the identity term (`idt_A`), which only regularises."""
+
+
+def logged_as_often(cands: list[Series]) -> list[Series]:
+    """The series logged (nearly) as often as the most logged: within 2%, or one point fewer (a total a short
+    log first prints one step after its terms)."""
+    most = max(len(s) for s in cands)
+    return [s for s in cands if len(s) >= min(0.98 * most, most - 1)]
+
+
+def sum_of_others(tied: list[Series]) -> Series | None:
+    """Among three or more loss terms no name tells apart, the one at least as large as all the others
+    together at nine steps in ten (`batch_loss` over `classify_loss`, `angle_loss`, `iou_loss`: a weighted
+    sum of positive terms is the total); None when none is (YOLO's box, cls and dfl terms)."""
+    if len(tied) < 3:
+        return None
+    steps = tied[0].step
+    for s in tied[1:]:
+        steps = np.intersect1d(steps, s.step)
+    if steps.size < 3:
+        return None
+    vals = {s.metric: s.value[np.searchsorted(s.step, steps)] if np.all(np.diff(s.step) > 0) else None for s in tied}
+    if any(v is None or not np.isfinite(v).all() or (v < 0).any() for v in vals.values()):
+        return None
+    for s in tied:
+        rest = {m: v for m, v in vals.items() if m != s.metric}
+        total = sum(rest.values())
+        size = np.median(vals[s.metric])
+        terms = sum(np.median(v) > 0.01 * size for v in rest.values())  # terms that count, not a zero class loss
+        if terms >= 2 and np.mean(vals[s.metric] >= 0.999 * total) >= 0.9 and 0 < size <= 100 * np.median(total) \
+                and moves_with(vals[s.metric], total):
+            return s
+    return None
+
+
+def moves_with(total: np.ndarray, parts: np.ndarray) -> bool:
+    """Whether a series' step-to-step moves follow its parts' sum (correlation of the differences at least
+    0.5): a total's batch noise is its terms' noise; a large term of its own (a contrastive loss beside pixel
+    losses) moves apart from the others however large it is."""
+    a, b = np.diff(total), np.diff(parts)
+    if a.size < 3 or a.std() == 0 or b.std() == 0:
+        return False
+    return bool(np.corrcoef(a, b)[0, 1] >= 0.5)
 
 
 def is_generator(metric: str) -> bool:
