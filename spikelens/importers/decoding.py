@@ -13,7 +13,10 @@ counted (ripgrep's lossy decoding, not Python's strict default):
 - terminal codes (colours, `ESC[2J`, OSC titles) are dropped: a console capture's
   styling is not text;
 - other control bytes (C0 but tab, newlines, form feed, ESC; DEL) are dropped, counted:
-  glued to the front of a line they would hide its record.
+  glued to the front of a line they would hide its record;
+- box-drawing characters (the borders rich, prettytable and tabulate draw: `│ ┃ ║`, `─ ━ ═`,
+  `┌ ┼ ╪ ╭`) become the ASCII they stand for (`|`, `-`, `+`), one character for one: a table a
+  terminal drew reads as the pipe table it is, its columns where they were.
 
 `Decoder.feed` works a block at a time (a UTF-16 code unit or a UTF-8 character cut
 by a block boundary is carried over); clean UTF-8 without NULs is passed through as
@@ -36,6 +39,30 @@ _CONTROL_BYTES = re.compile(rb"[\x01-\x08\x0e-\x1a\x1c-\x1f\x7f]")
 """Bytes text does not hold: C0 controls but tab, newlines, form feed and ESC (colours), and DEL
 (NULs are counted apart: they are what damage leaves in text)."""
 _CONTROL_DELETE = bytes(range(0x01, 0x09)) + bytes(range(0x0e, 0x1b)) + bytes(range(0x1c, 0x20)) + b"\x7f"
+_BOX = re.compile(rb"\xe2[\x94\x95][\x80-\xbf]")  # U+2500-U+257F in UTF-8
+
+
+def _box_ascii(ch: int) -> bytes:
+    """The ASCII a box-drawing character (U+2500-U+257F) stands for: a vertical line `|`, a horizontal
+    one `-`, a half line (rich's `╷ ╵ ╶ ╴` over and under a light table) a space, a corner or a joint `+`."""
+    if ch in (0x2502, 0x2503, 0x2506, 0x2507, 0x250A, 0x250B, 0x2551, 0x254E, 0x254F):
+        return b"|"
+    if ch in (0x2500, 0x2501, 0x2504, 0x2505, 0x2508, 0x2509, 0x2550, 0x254C, 0x254D):
+        return b"-"
+    return b" " if 0x2574 <= ch <= 0x257F else b"+"
+
+
+_BOX_ASCII = {chr(c).encode(): _box_ascii(c) for c in range(0x2500, 0x2580)}
+
+
+def ascii_rules(data: bytes) -> bytes:
+    """UTF-8 bytes with their box-drawing characters as ASCII (see the module doc); the same object
+    when they hold none (two byte searches: every box-drawing character starts `e2 94` or `e2 95`)."""
+    if b"\xe2\x94" not in data and b"\xe2\x95" not in data:
+        return data
+    return _BOX.sub(lambda m: _BOX_ASCII[m.group()], data)
+
+
 HOLD = 64 * 1024
 """The most bytes of a block's last line `Decoder` holds for the next block (see `_hold_cut_code`)."""
 BINARY_SHARE = 0.05
@@ -170,6 +197,7 @@ class Decoder:
                 block = drop_terminal_codes(block)
             if _has_controls(block):
                 block = self._drop_controls(block, start)
+            block = ascii_rules(block)
             if not self._dec.getstate()[0]:
                 try:
                     block.decode("utf-8")
@@ -189,9 +217,10 @@ class Decoder:
                 out = self._drop_nuls(out, start, width=2)
             if _has_controls(out):
                 out = self._drop_controls(out, start)
+            out = ascii_rules(out)
             self._note_end(out)
             return out
-        out = text.encode("utf-8")
+        out = ascii_rules(text.encode("utf-8"))
         self._note_end(out)
         return out
 
