@@ -99,8 +99,11 @@ text does not make a text file binary: `read_string_frame` skips what it cannot 
 
 
 def separator_of(header_line: str) -> str:
-    """`,` unless the header clearly uses tabs or semicolons instead."""
-    counts = {sep: header_line.count(sep) for sep in (",", "\t", ";")}
+    """`,` unless the header clearly uses tabs, semicolons or pipes instead (`step|loss|acc`, as
+    `df.to_csv(sep='|')` writes it; not a Markdown table's row, which the pipes also wrap)."""
+    counts = {sep: header_line.count(sep) for sep in (",", "\t", ";", "|")}
+    if header_line.strip().startswith("|") or header_line.strip().endswith("|"):
+        counts["|"] = 0
     best = max(counts, key=lambda s: counts[s])
     return best if counts[best] and counts[","] == 0 else ","
 
@@ -149,6 +152,9 @@ def header_index(lines: list[str]) -> int:
     lines are rows of as many fields, mostly numbers."""
     if len(lines) < 4:
         return 0
+    lead = next((i for i, ln in enumerate(lines) if not _COMMENT.match(ln)), len(lines))
+    if 0 < lead <= len(lines) - 2 and _names_over_row(lines[lead], lines[lead + 1]):
+        return lead  # `# run 3, lr=1e-3` lines a script wrote over its header: comments, not rows
     sep = separator_of(lines[0])
     widths = [len(split_fields(ln, sep)) for ln in lines[:PREAMBLE_LINES]]
     first, second = split_fields(lines[0], sep), split_fields(lines[1], sep)
@@ -163,6 +169,18 @@ def header_index(lines: list[str]) -> int:
             return i
         return 0
     return 0
+
+
+_COMMENT = re.compile(r"\s*(?:#|//|%)")
+"""A comment line (`#`, `//`, `%`) a script or a tool writes over its table."""
+
+
+def _names_over_row(header: str, row: str) -> bool:
+    """A line of names over a row of as many fields, mostly numbers."""
+    sep = separator_of(header)
+    names, cells = split_fields(header, sep), split_fields(row, sep)
+    return (len(names) >= 2 and not any(map(is_numberish, names)) and len(cells) == len(names)
+            and sum(map(is_numberish, cells)) * 2 > len(cells))
 
 
 def step_column(columns: list[str]) -> str | None:
@@ -288,7 +306,7 @@ def read_string_frame(path: Path, text: str) -> CsvText:
     skipped = header_index([lines[int(i)] for i in idx.head(PREAMBLE_LINES)])
     if skipped:
         first = int(idx[skipped])
-        diagnostics.warn(f"{path}: {skipped} line(s) before the header (settings, not rows) skipped")
+        diagnostics.warn(f"{path}: {skipped} line(s) before the header (comments or settings, not rows) skipped")
     header_line = lines[first]
     sep = separator_of(header_line)
     header = split_fields(header_line, sep)
