@@ -175,6 +175,10 @@ _RATE_WORDS = {"per", "each", "every"}
 epoch = 1,869`, `iterations per epoch: 500`): the run's plan, never its epoch or step."""
 _JOINERS = {"in", "at", "for", "of", "on", "after", "@", "the"}
 """Words joining a metric's name to the step it was taken at (`Total reward in global step 33: 1.37`)."""
+_MORE_COUNTS = re.compile(r"(?:[ \t]*(?:,|(?i:and))?[ \t]*(?i:global[ \t_]?step|step|iteration|iter|it|batch|epoch)"
+                          r"[ \t]*[:#]?[ \t]*\d+(?:[ \t]*/[ \t]*\d+)?)*")
+"""Further counts after a counter, before the value they all place (`epoch 0 and iteration 500 is`,
+`epoch 3, step 100:`)."""
 _LINKED_NEXT = re.compile(r"[ \t]*[:=][ \t]*[-+]?(?:\d|\.\d|(?i:nan|inf))")
 _SPOKEN_NEXT = re.compile(r"[ \t]+(?i:is|was|equals)[ \t]*:?[ \t]*[-+]?(?:\d|\.\d|(?i:nan|inf))")
 """A value a sentence links to the counter before it (`The loss at epoch 3 is 0.52`, DL4J's `Score at
@@ -486,7 +490,9 @@ def tokenise(line: str) -> Template:
             kind = "num"
         gap, last_end = clean[last_end:m.start()], m.end()
         if kind == "word":
-            if not (held and not words and m.group("word").lower() in _COPULAS):  # `... epoch 3 is 0.52` holds on
+            said = m.group("word").lower()
+            if not (held and all(w.lower() in _CLAUSES for w in words)  # `... epoch 3 is 0.52` holds on,
+                    and (said in _COPULAS | _CLAUSES or _step_name(said) or said in EPOCH_NAMES)):  # `and iteration 5 is`
                 held = None
             if tight and not gap:  # `INFO:tensorflow:loss = 0.09`: a logger's path before the key names it
                 drop(words)
@@ -525,7 +531,8 @@ def tokenise(line: str) -> Template:
                      and words and words[-1].span[0] + words[-1].span[1] == m.start())
             continue
         if kind == "hard":
-            held = None
+            if not (held and m.group("hard").strip() == "," and _MORE_COUNTS.match(clean, m.start()).end() > m.start()):
+                held = None  # (`Reward in epoch 3, step 100: 1.5`: a count after the comma places the same value)
             if (words and m.group("hard").strip() == "|" and _BAR_VALUE.match(clean, m.end())
                     and not clean.lstrip(" \t" + _GAP).startswith("|")):  # a markdown row's cells are labels
                 linked = ":"  # `train CrossEntropyLoss |  2.77`: a name and its lone number parted by a bar
@@ -674,7 +681,9 @@ def tokenise(line: str) -> Template:
                 out.step = (low, start, end - start)
                 out.separated = out.separated or "," in text
                 out.floated = out.floated or "." in text
-            held = _held(lead, clean, m.end(), out)
+            # a count joined to the one before (`... epoch 0 and iteration 500 is`) keeps the name that one held
+            kept = held if held is not None and all(w.lower() in _CLAUSES for w in lead) else None
+            held = _held(lead, clean, m.end(), out) or kept
             continue
         if low in IGNORED:
             continue
@@ -804,6 +813,7 @@ def _held(lead: list[str], clean: str, after: int, out: Template) -> str | None:
     named = [w for w in lead if w.lower() not in _JOINERS and w not in _LEVELS]
     while named and named[-1].lower() in _JOINERS | {"global", "train", "training"}:
         named.pop()
+    after = _MORE_COUNTS.match(clean, after).end()  # `Loss at epoch 0 and iteration 500 is 0.2`: counts in a row
     if named and len(named) < len(lead) and (_LINKED_NEXT.match(clean, after) or _SPOKEN_NEXT.match(clean, after)):
         out.loose -= len(lead)  # words of a key, not prose
         return "_".join(named[-4:])
