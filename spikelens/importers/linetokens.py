@@ -441,7 +441,6 @@ def tokenise(line: str) -> Template:
         joined = linked or (group is not None and words[0] is group)
         named = [w for w in words if w not in _LEVELS and w.lower() not in EVAL_WORDS and w.lower() not in _TRAIN_WORDS]
         if not joined and len(named) > 1:
-            last = words[-1].lower()
             if _counted_by(words):  # `Training Epoch 3`, `Global Step 10`: the counter
                 lead[:] = words[:-1]
                 drop(words[:-1])
