@@ -40,6 +40,7 @@ from .restartedcounts import restarted_count, unmoved_outer
 from .columnshapes import (alone, counted_rows, falling_column, loss_name, one_column_reason, rising_score, score_name,
                            unnamed_reason)
 from .decoding import text_head
+from .knowncolumns import documented
 from .seriesnames import plain_name
 from .printedrows import printed_rows, trailed_rows, untrail_series, unwrap_series
 from .csvlogs import stem_name as _name_of
@@ -204,6 +205,10 @@ class BareNumbersImporter(Importer):
             cols, meta["step.from"] = cols.drop(counters), how
         name = glued or plain_name(_name_of(path))  # `loss_log.txt` holds the loss: the word for the file kept is no measure
         names = [name] if cols.width == 1 and nums == 1 else [f"{name}_column{place[c] + 1}" for c in cols.columns]
+        known = documented(path.name, nums) if header is None and tag is None and counters == [f"field_{0}"] else None
+        if known is not None:  # a tool's documented columns (GPUMD's `loss.out`): the names its users read
+            header = list(known)
+            meta["metric.from"] = f"the columns {path.name} is documented to hold"
         if header is None and tag is None and infer_role(name) == "other":  # named by nothing: by its shape
             lone = nums == 1 and headed is None  # one number a line: a curve in line order (`alone` in its folder)
             falls = falling_column(cols) if counters or lone else None
@@ -222,7 +227,7 @@ class BareNumbersImporter(Importer):
                 meta["metric.from"] = "the column's shape (it rises within [0, 1] or [0, 100] beside the counter: a score)"
         if header is not None:  # the header's names, the counters' left out as their columns are
             names = [header[place[c]] for c in cols.columns]
-            meta["metric.from"] = "the commented header"
+            meta["metric.from"] = meta["metric.from"] if known else "the commented header"
         tags = tag.to_numpy() if tag is not None else None
         parts = []
         for k, m in enumerate(names):
@@ -345,12 +350,14 @@ def _counters(cols: pl.DataFrame) -> list[str]:
 
 
 def _counts(col: pl.Series) -> bool:
-    """Whole numbers that never go down, maybe starting again at 0 or 1 (appended runs, or an inner
-    count each time an outer one goes up), rising at least once: a row counter."""
+    """Whole numbers that never go down, maybe starting again at 0 or 1 or where they first started (appended
+    runs: GPUMD's generation counts from 100 again; an inner count each time an outer one goes up), rising at
+    least once: a row counter."""
     if col.null_count() or not bool((col % 1 == 0).all()):
         return False
     d = col.diff().drop_nulls()
-    restart = (d < 0) & col.slice(1).is_in([0.0, 1.0])
+    again = col.slice(1)
+    restart = (d < 0) & (again.is_in([0.0, 1.0]) | (again <= col[0]))
     if not bool(((d >= 0) | restart).all()) or not bool((d > 0).any()):
         return False
     return True
