@@ -44,3 +44,27 @@ def test_a_log_of_such_sentences_is_read_with_its_steps(tmp_path):
     assert set(frame.get_column("metric").unique().to_list()) >= {"Loss", "NCE_Loss"}
     (run,) = api.analyze(str(tmp_path), jobs=1).runs
     assert run.stats["main_metric"] == "Loss"
+
+
+def test_a_counter_named_in_a_sentence_places_the_record():
+    line = "Epoch is [1/600], mini-batch is [7/1600], time consumption is 1.3252, batch_loss is 13.2807"
+    t = tokenise(line)
+    assert line[t.epoch[0]:sum(t.epoch)] == "1" and line[t.inner[0]:sum(t.inner)] == "7"
+    assert _named(line) == [("time_consumption", "1.3252"), ("batch_loss", "13.2807")]
+
+
+def test_terms_printed_before_their_counted_line_join_its_record(tmp_path):
+    # `logger.info('classify loss is ...')` then `logger.info('Epoch is [e/E], mini-batch is [i/I], ...')`
+    lines = []
+    for i in range(1, 41):
+        cls, iou = 0.9 * math.exp(-i / 30), 5.8 * math.exp(-i / 40) + 0.5
+        lines.append(f"2021-05-03 03:53:{i % 60:02d},430 [MainThread  ] [INFO ]  classify loss is {cls:.8f}, "
+                     f"iou loss is {iou:.8f}")
+        lines.append(f"2021-05-03 03:53:{i % 60:02d},794 [MainThread  ] [INFO ]  Epoch is [1/600], mini-batch is "
+                     f"[{i}/1600], time consumption is 0.83, batch_loss is {cls + 2 * iou:.8f}")
+    (tmp_path / "log_train.txt").write_text("\n".join(lines) + "\n")
+    frame = api.load(str(tmp_path / "log_train.txt"))
+    for metric in ("classify_loss", "iou_loss", "batch_loss"):
+        assert frame.filter(pl.col("metric") == metric).sort("seq").get_column("step").to_list() == list(range(1, 41))
+    (run,) = api.analyze(str(tmp_path), jobs=1).runs
+    assert run.stats["main_metric"] == "batch_loss"

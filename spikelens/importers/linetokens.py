@@ -198,7 +198,7 @@ _SAVED = re.compile(r"(?i)\b(?:checkpoint|ckpt|model|weights)\b[^\x01\n]{0,24}\b
 model at epoch 5 with val loss 0.08`): its numbers say why (the best so far), they are no new record."""
 _LEVELS = {"INFO", "DEBUG", "WARNING", "WARN", "ERROR", "CRITICAL", "TRACE", "SUCCESS", "NOTICE"}
 STEP_NAMES = ("global_step", "num_updates", "step", "iteration", "iter", "iters", "it", "update",
-              "updates", "batch", "train_step", "optimizer_step", "i", "episode", "#")
+              "updates", "batch", "mini_batch", "minibatch", "train_step", "optimizer_step", "i", "episode", "#")
 """Keys that count steps, the most telling first (an RL log counts its episodes)."""
 EPOCH_NAMES = ("epoch", "ep", "epochs")
 OUTER_NAMES = frozenset({"stage", "scale", "round", "phase", "cycle", "generation"})
@@ -565,6 +565,8 @@ def tokenise(line: str) -> Template:
             b_text = text[cut + 1:]
             b = (m.start() + cut + 1 + (len(b_text) - len(b_text.lstrip())), len(b_text.strip()))
             after_paren = False
+            if len(words) >= 2 and not linked and words[-1].lower() in _COPULAS:
+                words, linked = words[:-1], ":"  # `Epoch is [1/600], mini-batch is [1/1600]`: the words before `is`
             key = key_of()
             low = (key or "").lower()
             # counters side by side are printed coarse to fine (`[0/25][10/100]`, `Train: 0 [ 10/100]`):
