@@ -149,11 +149,14 @@ class BareNumbersImporter(Importer):
             _COUNTED.fullmatch(ln) for ln in lines)) and len({_width(ln) for ln in lines}) == 1
 
     def read(self, path: Path) -> list[Table]:
-        from ..frame import infer_role
-
         text = text_head(path.read_bytes())
         lines = pl.Series("text", text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
-        lines = lines.filter(lines.str.strip_chars() != "")
+        return self.read_lines(path, lines.filter(lines.str.strip_chars() != ""))
+
+    def read_lines(self, path: Path, lines: pl.Series) -> list[Table]:
+        """The table of a file's non-blank lines (all of them, or the rows `barerows` found among its other text)."""
+        from ..frame import infer_role
+
         glued = glued_label(lines.head(200).to_list())
         if glued is not None:
             lines = lines.scatter(0, _GLUED.fullmatch(lines[0])["num"].strip())
@@ -217,6 +220,8 @@ class BareNumbersImporter(Importer):
             # a rise is a score only where the file is what its folder holds: beside named logs a rising
             # unnamed column may be anything (an index, a schedule, a count of samples)
             rises = rising_score(cols) if falls is None and (counters or lone) and alone(path) else None
+            if falls is None and rises is None and counters and _LOG_NAME.search(path.stem):
+                falls = first_measured(cols)  # a training log's counted rows: the first measured number, its loss
             if falls is None and rises is None:
                 raise FormatError(path, one_column_reason(n) if lone else unnamed_reason(n, nums, bool(counters)))
             if falls is not None:
@@ -307,6 +312,21 @@ def _blocks(lines: list[str], whole: bool) -> dict[str, list[float]] | None:
     if all(r == "other" for r in infer_roles(list(blocks)).values()):
         return None
     return blocks
+
+
+_LOG_NAME = re.compile(r"(?i)train|log|progress|history|record|output|stdout|nohup")
+"""A file named for a training's printout (`trainlog.txt`, `train.txt`, `log.txt`): its rows are the loop's."""
+
+
+def first_measured(cols: pl.DataFrame) -> str | None:
+    """The first column of fractional, finite values (no count, no flag) beside a training loop's counters: the
+    loss such a loop prints first (`print(epoch, i, loss.item(), ...)`), whether it falls or stays where it began
+    (a run that never learned is still read)."""
+    for c in cols.columns:
+        col = cols[c]
+        if bool(col.is_finite().all()) and not bool((col % 1 == 0).all()) and col.n_unique() >= 3:
+            return c
+    return None
 
 
 def _width(line: str) -> int:

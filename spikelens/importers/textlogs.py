@@ -837,7 +837,12 @@ class TextLogImporter(Importer):
             general = self.general_for(path) if pattern is None else None
             if general is not None and general.readable:
                 got = self._read_general(path)
-                return got if isinstance(got, list) else [got]
+                got = got if isinstance(got, list) else [got]
+                if not any(_objective_in(t.frame) for t in got):  # only settings keyed (`epoch 0 lr 0.0001`):
+                    from . import barerows  # the loop's bare rows between them, maybe (see below)
+
+                    return barerows.read(path, keyed=sum(t.frame.height for t in got)) or got
+                return got
             blocks = LineBlocks(path, shapes=pattern is not None, keep=False)
             if pattern is None:  # read through all the same: an empty log is named as such
                 for _ in blocks:
@@ -855,6 +860,11 @@ class TextLogImporter(Importer):
             if general is None:  # a file named on its own, its banners outnumbering its numbers
                 general = general_sniff(path, named=True)
             if general is not None and general.reason:
+                from . import barerows  # (here: it reads through barenumbers, which imports this module)
+
+                rows = barerows.read(path)  # no key names a number: bare rows among other lines, maybe
+                if rows is not None:
+                    return rows
                 raise FormatError(path, general.reason)
             names = ", ".join(p.name for p in all_patterns())
             raise FormatError(path, f"no known text-log line pattern matches ({names}) and its lines "

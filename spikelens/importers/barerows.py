@@ -1,0 +1,71 @@
+"""Rows of bare numbers among a text log's other lines, read as the table they are.
+
+A training loop that prints `print(epoch, i, loss.item())` (or logs it through `logging`, each line after
+its `asctime - ` prefix) leaves a file a person reads at a glance even when the launcher's date lines, a
+traceback, a learning-rate list or a relaunch's banner stand between the rows: the rows are the log, the
+rest is its surroundings. When no key names any number of a text file, its lines of bare numbers of one
+width (after a time stamp or a logger's prefix), with the epoch headers over them (`epoch 0 lr 0.0001`),
+are read by the headerless-table rules (`barenumbers`): leading counters are the step, the first measured
+number of a training log its loss. They must be most of the lines that hold numbers; the lines left out
+are told in one warning.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import polars as pl
+
+from .. import diagnostics
+from ..errors import FormatError
+from .barenumbers import MIN_LINES, _HEADER, _ROW, _width, BareNumbersImporter
+from .base import Table
+from .decoding import decode_file
+
+MOST = 0.6
+"""The share of the lines holding numbers the rows (and their epoch headers) must make up."""
+LIMIT = 64 << 20
+"""Files larger than this are not read whole for rows (a log this large names its numbers)."""
+_PREFIX = re.compile(
+    r"^[ \t]*\[?(?:\d{4}[-/]\d\d[-/]\d\d[ T])?\d\d:\d\d:\d\d(?:[.,]\d+)?\]?[ \t]*(?:\[?(?i:info|debug|warning|warn)\]?)?"
+    r"[ \t]*(?:-|\||:)?[ \t]*")
+"""A time stamp and perhaps a level before the message (`2022-05-09 19:29:18,641 - `, `[12:00:01] INFO | `)."""
+
+
+def read(path: Path, keyed: int = 0) -> list[Table] | None:
+    """The table of the rows of bare numbers among a text log's lines, None when they are not most of its
+    numbered lines or fewer than MIN_LINES, or when no number of theirs is read as a loss or a score. `keyed`:
+    the values its keyed lines gave (settings, times) that these rows are to replace: the rows must outnumber them."""
+    try:
+        if path.stat().st_size > LIMIT:
+            return None
+        text = decode_file(path, path.read_bytes())
+    except OSError:
+        return None
+    lines = pl.Series("text", text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+    lines = lines.filter(lines.str.strip_chars() != "").str.replace(_PREFIX.pattern, "")
+    numbered = lines.filter(lines.str.contains(r"\d"))
+    is_row = numbered.str.contains(f"^(?:{_ROW.pattern})$")
+    rows = numbered.filter(is_row)
+    if rows.len() < MIN_LINES:
+        return None
+    widths = rows.map_elements(_width, return_dtype=pl.Int64)
+    width = widths.mode().sort()[-1]
+    keep = is_row & numbered.map_elements(_width, return_dtype=pl.Int64).eq(width) | numbered.str.contains(_HEADER)
+    if keep.sum() < MOST * numbered.len() or width < 2 and not numbered.filter(keep).str.contains(_HEADER).any():
+        return None
+    kept = numbered.filter(keep)
+    if kept.len() <= keyed:
+        return None
+    try:
+        with diagnostics.collecting() as diag:
+            tables = BareNumbersImporter().read_lines(path, kept)
+    except FormatError:
+        return None
+    for line in diag.lines:
+        diagnostics.warn(line)
+    left = numbered.len() - kept.len()
+    if left:
+        diagnostics.warn(f"{path}: read its {kept.len()} rows of bare numbers; {left} other line(s) with numbers "
+                         f"(banners, tracebacks, other prints) left out")
+    return tables
