@@ -206,7 +206,7 @@ class BareNumbersImporter(Importer):
             if counters == cols.columns[-1:]:
                 how = "the last column (it counts the rows)"
             cols, meta["step.from"] = cols.drop(counters), how
-        name = glued or plain_name(_name_of(path))  # `loss_log.txt` holds the loss: the word for the file kept is no measure
+        name = plain_name(glued or _name_of(path))  # `loss_log.txt` holds the loss: the word for the file kept is no measure
         names = [name] if cols.width == 1 and nums == 1 else [f"{name}_column{place[c] + 1}" for c in cols.columns]
         known = documented(path.name, nums) if header is None and tag is None and counters == [f"field_{0}"] else None
         if known is not None:  # a tool's documented columns (GPUMD's `loss.out`): the names its users read
@@ -324,8 +324,12 @@ def first_measured(cols: pl.DataFrame) -> str | None:
     (a run that never learned is still read)."""
     for c in cols.columns:
         col = cols[c]
-        if bool(col.is_finite().all()) and not bool((col % 1 == 0).all()) and col.n_unique() >= 3:
-            return c
+        if not bool(col.is_finite().all()) or bool((col % 1 == 0).all()) or col.n_unique() < 3:
+            continue
+        d = col.diff().drop_nulls()
+        if bool((d - d[0]).abs().max() < 1e-9 * max(1.0, abs(d[0]))) or bool((d >= 0).all()):
+            continue  # a ramp (a schedule, a clock) or a column that only rises: no loss
+        return c
     return None
 
 

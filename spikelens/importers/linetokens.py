@@ -198,7 +198,7 @@ _SAVED = re.compile(r"(?i)\b(?:checkpoint|ckpt|model|weights)\b[^\x01\n]{0,24}\b
 model at epoch 5 with val loss 0.08`): its numbers say why (the best so far), they are no new record."""
 _LEVELS = {"INFO", "DEBUG", "WARNING", "WARN", "ERROR", "CRITICAL", "TRACE", "SUCCESS", "NOTICE"}
 STEP_NAMES = ("global_step", "num_updates", "step", "iteration", "iter", "iters", "it", "update",
-              "updates", "batch", "mini_batch", "minibatch", "train_step", "optimizer_step", "i", "episode", "#")
+              "updates", "batch", "mini_batch", "minibatch", "train_step", "optimizer_step", "i", "episode", "#", "round")
 """Keys that count steps, the most telling first (an RL log counts its episodes)."""
 EPOCH_NAMES = ("epoch", "ep", "epochs")
 OUTER_NAMES = frozenset({"stage", "scale", "round", "phase", "cycle", "generation"})
@@ -709,6 +709,12 @@ def tokenise(line: str) -> Template:
             seen.add(name)
             out.values.append((name, start, end - start))
     drop(words)
+    if out.step is not None and out.step[0] == "round" and out.epoch is not None and out.inner is None:
+        if out.step[1] < out.epoch[0]:  # `round 3 epoch 2`: a federated round over its local epochs, the outer count
+            out.epoch, out.inner = out.step[1:], out.epoch
+        else:  # `Epoch 3 round 2`: a count after the epoch is no loop around it; it stays a value
+            out.values = sorted([*out.values, ("round", *out.step[1:])], key=lambda v: v[1])
+        out.step = None
     if ordinal is not None and not out.values and ordinal[1:] in (out.epoch, out.step[1:] if out.step else None):
         out.epoch = out.step = None  # `-----第 3 轮训练开始-----`: a banner; the records after it carry their own count
     _outer_counts(line, out)

@@ -11,8 +11,11 @@ from __future__ import annotations
 import re
 
 _KEPT_IN = r"history|hist|list|log|logs|record|records|array|arr|curve|values|vals|series|buffer|buf"
+_VALUE_WORD = r"(?:的)?值|の?値|[ \t]*값"
+""""Value" glued after a name in Chinese, Japanese and Korean prints (`loss值`, `損失の値`, `loss 값`): the value
+of the measure, not a part of its name."""
 _CONTAINER = re.compile(rf"^(?:(?:{_KEPT_IN})[_\-. ])?(?P<measure>.+?)"
-                        rf"(?:[_\-. ](?:{_KEPT_IN}|per[_\-. ]?(?:epoch|step|iter|iteration|batch)))?$", re.I)
+                        rf"(?:[_\-. ](?:{_KEPT_IN}|per[_\-. ]?(?:epoch|step|iter|iteration|batch))|{_VALUE_WORD})?$", re.I)
 
 
 def plain_name(name: str) -> str:
