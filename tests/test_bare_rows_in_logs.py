@@ -59,6 +59,9 @@ def test_rows_under_epoch_headers_between_a_launchers_lines(tmp_path):
         loss = _loss_series(tmp_path / "log.txt")
     assert loss.height == 12 * 11
     assert round(loss.get_column("value")[0], 4) == 0.51
+    # the loss is the second number of its printed `i loss` row, as a person counts it: the header's
+    # epoch leads no printed row
+    assert loss.get_column("metric")[0] == "log_loss_column2"
 
 
 def test_a_flat_loss_of_a_training_log_is_still_its_loss(tmp_path):

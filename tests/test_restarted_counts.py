@@ -34,8 +34,14 @@ def test_a_relaunch_appended_to_a_headerless_table_is_read_by_its_counters(tmp_p
     assert loss["value"][0] == pytest.approx(16.5)
 
 
-def test_a_relaunched_table_whose_columns_do_not_fall_is_refused_with_its_reason(tmp_path):
+def test_a_relaunched_table_whose_columns_do_not_fall_is_read_only_when_named_a_training_log(tmp_path):
+    # a training log's counted rows: the first measured column is its loss even when it never falls (a run
+    # that never learned, #24); the same numbers in a file named for nothing are refused with the reason
     path = tmp_path / "trainlog.txt"
+    _relaunched_log(path, falls=False)
+    frame = BareNumbersImporter().read(path)[0].frame
+    assert "trainlog_loss_column3" in frame["metric"].cast(str).unique().to_list()
+    path = tmp_path / "numbers.txt"
     _relaunched_log(path, falls=False)
     with pytest.raises(FormatError, match="no column falls as a loss does"):
         BareNumbersImporter().read(path)

@@ -200,7 +200,8 @@ class BareNumbersImporter(Importer):
         n, nums = cols.height, cols.width
         steps, meta = np.arange(n, dtype=np.int64), {"step.from": "order", "metric.from": "the file's name"}
         counters = _counters(cols)
-        place = {c: k for k, c in enumerate(cols.columns)}  # a column's place, counted as a person counts
+        # a column's place, counted as a person counts it on the printed row (a header's epoch leads no row)
+        place = {c: k - (headed is not None and k > 0) for k, c in enumerate(cols.columns)}
         if counters:
             steps, how = _steps(cols.select(counters), tag)
             if counters == cols.columns[-1:]:
@@ -314,8 +315,10 @@ def _blocks(lines: list[str], whole: bool) -> dict[str, list[float]] | None:
     return blocks
 
 
-_LOG_NAME = re.compile(r"(?i)train|log|progress|history|record|output|stdout|nohup")
-"""A file named for a training's printout (`trainlog.txt`, `train.txt`, `log.txt`): its rows are the loop's."""
+_LOG_NAME = re.compile(r"(?i)train|log|stdout|nohup")
+"""A file named for a training's printout (`trainlog.txt`, `train.txt`, `log.txt`): its rows are the loop's.
+A `history.txt` or `output.txt` may hold any table (a kept series, a model's outputs): only a falling or a
+score-like column is read there."""
 
 
 def first_measured(cols: pl.DataFrame) -> str | None:
