@@ -57,6 +57,13 @@ class SpikeDetector(Detector):
     """A one-point blip under this ratio is summarised, never a spike: a single batch 20%
     above the trend is per-batch noise to a reader, whatever its z in a quiet run. A longer
     rise under it that came back (1.22x over 800 steps) is a note."""
+    settled_back_ratio: float = 1.1
+    """A spike that never re-entered its narrow band but whose last points (the last fifth after its
+    peak) settled within this ratio of its level came back by the end: a 1.44x bump at an epoch whose
+    loss ends 3% over where it was is the loss's wander, not a level it jumped to ..."""
+    settled_back_max: float = 2.0
+    """... and one that reached under this many times its level is a note, as a spike that came back
+    under it is (`significance.RECOVERED_LOUD`); a larger one stays an alarm."""
     blip_points: int = 1
     """Events with this few points above `z_min` are judged as blips: they must also clear
     the run's own noise tail."""
@@ -822,6 +829,11 @@ def _finding(det, series, ctx, step, y, is_log, start, peak, end, level, sig0, b
         settled = float(np.exp(np.median(after[-max(3, after.size // 5):]))) if after.size and is_log else None
         tail = (f" and never came back (settled at {settled:.4g} vs {base_value:.4g} before)"
                 if settled is not None else " and never came back")
+        if (settled is not None and det.blip_min_ratio <= magnitude < det.settled_back_max
+                and settled <= det.settled_back_ratio * base_value):
+            severity = "info"
+            tail = (f" and settled back near its level by the end ({settled:.4g} vs {base_value:.4g} before): "
+                    f"under {det.settled_back_max:g}x at its peak, the loss's own wander: a note")
     elif one_point:
         tail = " for one logged point and was back at the next"
     else:
