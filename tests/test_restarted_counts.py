@@ -6,6 +6,7 @@ import csv
 import numpy as np
 import pytest
 
+from spikelens import api
 from spikelens.errors import FormatError
 from spikelens.importers.barenumbers import BareNumbersImporter
 
@@ -30,7 +31,9 @@ def test_a_relaunch_appended_to_a_headerless_table_is_read_by_its_counters(tmp_p
     frame = frame.with_columns(frame["metric"].cast(str))
     loss = frame.filter(frame["metric"].str.contains("loss"))
     assert loss["metric"].unique().to_list() == ["trainlog_loss_column3"]
-    assert loss["step"].to_list() == list(range(50))  # the two counters together, in order
+    # the two counters together, counted again from the relaunch's first row (its counts stand before the
+    # row above's): the restart a person sees stays in the steps (#24)
+    assert loss["step"].to_list() == list(range(25)) * 2
     assert loss["value"][0] == pytest.approx(16.5)
 
 
@@ -45,3 +48,20 @@ def test_a_relaunched_table_whose_columns_do_not_fall_is_read_only_when_named_a_
     _relaunched_log(path, falls=False)
     with pytest.raises(FormatError, match="no column falls as a loss does"):
         BareNumbersImporter().read(path)
+
+
+def test_a_relaunch_is_told_as_a_step_reset(tmp_path):
+    _relaunched_log(tmp_path / "trainlog.txt", falls=True)
+    (run,) = api.analyze(str(tmp_path), jobs=1).runs
+    assert [f.kind for f in run.findings if f.kind == "step_reset"] == ["step_reset"]
+
+
+def test_an_inner_count_starting_again_under_a_new_outer_count_is_no_relaunch(tmp_path):
+    # `epoch, i, loss`: i starts again each epoch; the counts together only rise, no step goes back
+    rows = [f"{e}, {i}, {4 * np.exp(-(e * 10 + i) / 20) + 0.1:.5f}" for e in range(5) for i in range(10)]
+    (tmp_path / "trainlog.txt").write_text("\n".join(rows) + "\n")
+    frame = BareNumbersImporter().read(tmp_path / "trainlog.txt")[0].frame
+    loss = frame.filter(frame["metric"].cast(str).str.contains("loss"))
+    assert loss["step"].to_list() == list(range(50))
+    (run,) = api.analyze(str(tmp_path), jobs=1).runs
+    assert not [f for f in run.findings if f.kind == "step_reset"]

@@ -404,4 +404,20 @@ def _steps(counters: pl.DataFrame, tag: pl.Series | None) -> tuple[np.ndarray, s
             f"column {counters.width} (it counts the rows)"
         return inner.cast(pl.Int64).to_numpy(), how
     new = pl.any_horizontal(pl.col(c) != pl.col(c).shift(1) for c in counters.columns).fill_null(True)
-    return counters.select(new.cast(pl.Int64).cum_sum() - 1).to_series().to_numpy(), "the counting columns together"
+    steps = counters.select(new.cast(pl.Int64).cum_sum() - 1).to_series().to_numpy()
+    back = _counted_back(counters.to_numpy())
+    if not back.any():
+        return steps, "the counting columns together"
+    # a relaunch appended to the file counts again from its start (`0, 24` then `0, 0`): the numbering
+    # starts again with it, so the restart a person sees stays in the steps
+    launch = np.cumsum(back)
+    starts = np.flatnonzero(np.r_[True, back[1:]])
+    return steps - steps[starts][launch], "the counting columns together, again from each relaunch"
+
+
+def _counted_back(counts: np.ndarray) -> np.ndarray:
+    """Per row, whether its counts (outer first) stand before the row above's, as a relaunch's first row
+    does (`0, 24` then `0, 0`); an inner count starting again under a new outer one is no step back."""
+    d = np.diff(counts, axis=0)
+    first = np.argmax(d != 0, axis=1)
+    return np.r_[False, d[np.arange(len(d)), first] < 0]
