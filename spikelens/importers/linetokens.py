@@ -871,7 +871,8 @@ _TAB_CELL = re.compile(r"[^\t\s](?:[^\t]*[^\t\s])?")
 _CELL_NUM = re.compile(rf"(?P<num>{NUM_BODY})(?P<unit>{_UNIT_RE})?$")
 _CELL_CTR = re.compile(r"(\d+)/(\d+)$")
 _DURATION_CELL = re.compile(r"\d+:\d\d(?::\d\d)?(?:[.,]\d+)?$")
-_HEAD_CELL = re.compile(r"[A-Za-z(_](?:[\w()\-./%@]| (?=[^ :]))*:?$")
+_HEAD_CELL = re.compile(r"[A-Za-z(_](?:[\w()\-./%@]|:(?=[\w.])| (?=[^ :]))*:?$")
+"""A header cell's name; a colon inside it (YOLOv5/v7's `mAP@.5:.95:`, printed as a progress bar's description)."""
 
 
 _LEAD = re.compile(rf"^(?:\s*(?:{STAMP}|\[?(?:{'|'.join(sorted(_LEVELS))})\]?:?|-)(?=\s))+")
