@@ -85,3 +85,28 @@ def test_a_data_file_and_prose_with_few_rows_stay_unread(tmp_path):
     for path in (tmp_path / "a" / "data.txt", tmp_path / "b" / "train.log"):
         with pytest.raises(SpikelensError):
             api.analyze(str(path), jobs=1)
+
+
+def _rows_then(tmp_path, ending):
+    lines = ["2018-12-15 16:39:11", "load from saved data", "model name: MLPMeta"]
+    for epoch in range(4):
+        lines.append(f"epoch {epoch} lr 0.0001")
+        lines += [f"{i} {0.5 * math.exp(-(epoch * 11 + i / 194) / 30) + 0.01}" for i in range(0, 2000, 194)]
+    (tmp_path / "log.txt").write_text("\n".join(lines + ending) + "\n")
+    from spikelens.importers import barerows
+
+    with pytest.warns(Warning):
+        (table,) = barerows.read(tmp_path / "log.txt")
+    return table.meta
+
+
+def test_the_error_a_bare_rows_log_ends_with_is_told(tmp_path):
+    # the rows are the log, the traceback after them is how the run ended (textsignals reads it as for any log)
+    meta = _rows_then(tmp_path, ["Traceback (most recent call last):", '  File "main.py", line 301, in <module>',
+                                 "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB"])
+    assert "CUDA out of memory" in meta["plan.error"] and meta["plan.error_line_no"] == 54  # the exception line
+
+
+def test_a_bare_rows_log_that_ends_cleanly_tells_no_error(tmp_path):
+    meta = _rows_then(tmp_path, ["3.4592898959498 use time: 29.84", "done"])
+    assert "plan.error" not in meta

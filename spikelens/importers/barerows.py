@@ -21,6 +21,7 @@ from ..errors import FormatError
 from .barenumbers import MIN_LINES, _HEADER, _ROW, _width, BareNumbersImporter
 from .base import Table
 from .decoding import decode_file
+from .textlines import split_lines
 
 MOST = 0.6
 """The share of the lines holding numbers the rows (and their epoch headers) must make up."""
@@ -42,9 +43,11 @@ def read(path: Path, keyed: int = 0) -> list[Table] | None:
         text = decode_file(path, path.read_bytes())
     except OSError:
         return None
-    lines = pl.Series("text", text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
-    lines = lines.filter(lines.str.strip_chars() != "").str.replace(_PREFIX.pattern, "")
-    numbered = lines.filter(lines.str.contains(r"\d"))
+    every = split_lines(text)
+    said = every.filter(pl.col("text").str.strip_chars() != "").with_columns(
+        pl.col("text").str.replace(_PREFIX.pattern, "").alias("said"))
+    said = said.filter(pl.col("said").str.contains(r"\d"))
+    numbered, at = said.get_column("said"), said.get_column("row")
     is_row = numbered.str.contains(f"^(?:{_ROW.pattern})$")
     rows = numbered.filter(is_row)
     if rows.len() < MIN_LINES:
@@ -64,8 +67,23 @@ def read(path: Path, keyed: int = 0) -> list[Table] | None:
         return None
     for line in diag.lines:
         diagnostics.warn(line)
+    data = at.filter(keep & ~numbered.str.contains(_HEADER))  # the rows' lines, headers left out
+    for table in tables:
+        table.meta.update(_signals(every, data, table))
     left = numbered.len() - kept.len()
     if left:
         diagnostics.warn(f"{path}: read its {kept.len()} rows of bare numbers; {left} other line(s) with numbers "
                          f"(banners, tracebacks, other prints) left out")
     return tables
+
+
+def _signals(every: pl.DataFrame, data: pl.Series, table: Table) -> dict:
+    """What the log's other lines say about the run (a traceback before a relaunch, the error it ended
+    with; `textsignals`), placed by the rows' lines: the first series' steps, one a row."""
+    from . import textsignals
+    from .linerecords import CONSOLE
+
+    first = table.frame.filter(pl.col("metric") == table.frame.item(0, "metric")).get_column("step")
+    steps = first if first.len() == data.len() else pl.Series(range(data.len()))
+    rows = pl.DataFrame({"row": data.cast(pl.Int64), "step": steps.cast(pl.Int64)})
+    return textsignals.signal_meta(every, CONSOLE, rows)
