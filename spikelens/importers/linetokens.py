@@ -83,6 +83,10 @@ _BLANK = re.compile("|".join([
     # a file's path (`models\\0001.pt`, `ckpt/epoch_3.pth`): its numbers are part of its name
     rf"(?:[A-Za-z]:)?(?:[\w.\-]+[\\/])+[\w.\-]*\.(?:{_FILE_EXTS})\b",
     r"\([A-Za-z_][\w.]*:\d+\)",  # a logger location in parentheses: ESPnet's `(trainer:453)`
+    # a logger location closing its bracketed prefix after the prefix's other words: NeMo's
+    # `[NeMo I 2023-01-01 12:00:00 trainer:329]` (a count in brackets, `[epoch:3]`, `at step:5]`, stays)
+    r"(?<=[ \t])(?!(?i:epoch|ep|step|iter|iteration|it|batch|round|episode|update|global_step)\b)"
+    r"[A-Za-z_][\w.\-]*:\d+(?=\](?:\s|$))",
     r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+:\d+(?![\d.])",  # a module's line: loguru's `yolox.core.trainer:247`
     r"(?m:^[IWEF]\d{4} +\d\d:\d\d:\d\d\.\d+ +\d+ )",  # glog/absl: `I0101 12:00:00.123456 140000 `
     # a logger's bracketed name opening the message (`2016-06-20 10:08:18[outputs/lstm Deep Head Motion
