@@ -164,22 +164,6 @@ def overlap_finding(run: str, b: Boundary) -> Finding:
                           "identical_values": same})
 
 
-def checkpoint_relogged_finding(run: str, b: Boundary) -> Finding:
-    """SL301 (info): a launch resumed at the step its checkpoint was saved at and logged that step again (the
-    trainer logs the step it resumes at): nothing was trained twice, but the log says where the run was resumed,
-    and the values it logged there again (`evidence.max_abs_diff`) show what the restore changed."""
-    same = b.identical is not None and b.identical >= 0.99
-    ev = boundary_evidence(b)
-    ev.update({"overlap_steps": b.overlap_steps, "rolled_back_steps": 0, "checkpoint_step_only": True,
-               "identical_fraction": b.identical, "max_abs_diff": b.max_abs_diff, "main_metric": b.main_metric})
-    return Finding(kind="resume_overlap", code=OVERLAP_CODE, run=run, metric=None, severity="info",
-                   message=(f"{_launch_name(b)} resumed at step {b.first_step}, the last step the launch before it "
-                            f"had logged, and logged it again{'' if same else ' with other values'}: resumed from "
-                            f"the checkpoint of that step, nothing trained twice"),
-                   start_step=b.logged_first_step, end_step=b.prev_last_step, evidence=ev,
-                   extra={"resume_step": b.first_step, "rolled_back_from": b.prev_last_step, "identical_values": same})
-
-
 def killed_at_start(b: Boundary) -> bool:
     """A first attempt that logged only the run's first step, which the next launch logged
     again: killed (or crashed) right after it started, and relaunched from scratch."""
@@ -563,8 +547,6 @@ def boundary_findings(run: str, boundaries: list[Boundary], segments: list[dict]
             out.append(reset_finding(run, b))
         elif b.launch == "rollback" and b.rolled_back and b.superseded:
             out.append(overlap_finding(run, b))
-        elif b.launch == "rollback" and b.superseded and b.first_step == b.prev_last_step:
-            out.append(checkpoint_relogged_finding(run, b))
         elif b.step_gap > 2 * max(b.interval, 1):
             out.append(step_gap_finding(run, b))
         elif wall_gap_is_long(b):
