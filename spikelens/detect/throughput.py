@@ -132,8 +132,9 @@ class StepTimeRiseDetector(Detector):
     min_points: int = 50
 
     def detect_run(self, ctx: RunContext) -> list[Finding]:
-        out = _rate_finding(self, ctx, "step_time", down=False, min_change=self.min_rise,
-                            min_points=self.min_points) or _drift_finding(self, ctx, "step_time", self.min_points)
+        out = (_rate_finding(self, ctx, "step_time", down=False, min_change=self.min_rise, min_points=self.min_points)
+               or _drift_finding(self, ctx, "step_time", self.min_points)
+               or _final_rise(self, ctx, self.min_rise, self.min_points))
         if out and _throughput_held(ctx, out[0].start_step, self.min_points):
             return []
         return out
@@ -179,6 +180,42 @@ def _drift_finding(det: Detector, ctx: RunContext, role: str, min_points: int) -
                         message=msg, start_step=at, end_step=None, magnitude=last / first,
                         evidence={"before": first, "after": last, "change_percent": round(pct, 2),
                                   "median_to_end": last, "lasted": True, "steady": True})]
+    return []
+
+
+def _final_rise(det: Detector, ctx: RunContext, min_rise: float, min_points: int) -> list[Finding]:
+    """A step time that rose in the last stretch before the log stops (a node failing before a kill):
+    shorter than the tenth `sustained_shift` needs after a change. Told when the final points, at least
+    a fortieth of the run and 5, all lie `min_rise` above the median before them and beyond its noise,
+    (a last evaluation or save is one or two slow points, never a fortieth of the run)."""
+    for s in ctx.by_role("step_time"):
+        step, v = s.finite()
+        if v.size < min_points or np.all(v == v[0]) or cumulative(v):
+            continue
+        skip = spans_skip(v.size)
+        k = max(5, (v.size - skip) // 40)
+        body = v[skip:]
+        base = float(np.median(body[: body.size - k]))
+        if base <= 0:
+            continue
+        high = body >= base * (1 + min_rise)
+        n_tail = int(np.argmin(high[::-1])) if not high.all() else 0
+        if n_tail < k or n_tail > body.size // 10:
+            continue  # a longer rise is the sustained shift's to judge
+        pre = body[: body.size - n_tail]
+        spread = float(np.median(np.abs(np.diff(pre)))) if pre.size > 2 else 0.0
+        tail = body[body.size - n_tail:]
+        if float(np.min(tail)) - base < 4.0 * spread:
+            continue
+        at = int(step[v.size - n_tail])
+        last = float(np.median(tail))
+        pct = 100 * (last / base - 1)
+        msg = (f"{s.label} rose {pct:.0f}% over the last {n_tail} points before the log stops (from step {at}: "
+               f"median {last:.4g} against {base:.4g} before), a slowdown the run ended in")
+        return [Finding(kind=det.kind, code=det.code, run=ctx.run, metric=s.metric, severity="warning",
+                        message=msg, start_step=at, end_step=None, magnitude=float(last / base),
+                        evidence={"before": base, "after": last, "change_percent": round(pct, 2),
+                                  "median_to_end": last, "lasted": True, "final_stretch": n_tail, "also_on": []})]
     return []
 
 
