@@ -50,7 +50,7 @@ def test_yolo_results_are_judged_on_the_box_loss_though_other_terms_are_larger(t
 
 def test_loss_terms_without_a_total_take_the_first_the_writer_logs(tmp_path):
     f = tmp_path / "train_log.csv"
-    write_terms(f, ["l_pix", "l_cr", "l_freq"], [1.0, 3.0, 2.0])
+    write_terms(f, ["l_pix", "l_cr", "l_freq"], [1.0, 2.5, 2.0])  # (no term the sum of the others: that is a total)
     assert judged(f) == "l_pix"
 
 
@@ -66,7 +66,7 @@ def test_a_total_the_writer_logs_still_wins_from_the_last_column(tmp_path):
 
 def test_a_gan_is_judged_on_its_first_generator_term(tmp_path):
     f = tmp_path / "loss_log.csv"
-    write_terms(f, ["loss_D_A", "loss_G_A", "loss_D_B", "loss_G_B"], [0.5, 1.0, 0.5, 2.0])
+    write_terms(f, ["loss_D_A", "loss_G_A", "loss_D_B", "loss_G_B"], [0.5, 1.0, 0.5, 1.8])
     assert judged(f) == "loss_G_A"
 
 

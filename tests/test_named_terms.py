@@ -50,6 +50,6 @@ def test_a_cyclegan_run_is_read_by_its_gan_terms_and_their_moves_are_notes_of_th
     run = only_run(_cyclegan(tmp_path))
     assert run.metrics["D_A"] == "loss" and run.metrics["G_B"] == "loss"  # the run names no loss
     assert loud(run) == []  # G_B hovering at one level (the game) was 'never learned'; D_A's swing a spike
-    assert run.stats["main_metric"] == "G_A"  # the writer's first generator term (CycleGAN's console order)
+    assert run.stats["main_metric"] == "cycle_A"  # the cycle term: the one curve of the game that measures progress
     game = [f for f in run.findings if f.metric in ("D_A", "G_A", "D_B", "G_B")]
     assert game and all(f.severity == "info" and f.evidence["note_because"] == "adversarial" for f in game)

@@ -34,7 +34,7 @@ import numpy as np
 import polars as pl
 
 from ..errors import FormatError
-from .base import Importer, Table, long_table, to_float
+from .base import TEXT_SUFFIXES, Importer, Table, long_table, to_float
 from .commentheader import header_names
 from .restartedcounts import restarted_count, unmoved_outer
 from .columnshapes import (alone, counted_rows, falling_column, loss_name, one_column_reason, rising_score, score_name,
@@ -44,7 +44,6 @@ from .knowncolumns import documented
 from .seriesnames import plain_name
 from .printedrows import printed_rows, trailed_rows, untrail_series, unwrap_series
 from .csvlogs import stem_name as _name_of
-from .textlogs import TEXT_SUFFIXES
 
 SUFFIXES = TEXT_SUFFIXES | {".csv", ".tsv", ".dat"}
 MIN_LINES = 10

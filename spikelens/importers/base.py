@@ -22,6 +22,10 @@ TABLE_SCHEMA: dict[str, pl.DataType] = {
 }
 
 
+TEXT_SUFFIXES = frozenset({".log", ".txt", ".out", ".err", ""})
+"""Suffixes of text logs (a file with none is a text log too): the console and bare-number readers' files."""
+
+
 @dataclass
 class Table:
     """Scalars read from one source, with the keys that place them in a run.

@@ -38,10 +38,9 @@ from ..config import load_config
 from ..errors import FormatError, InputError
 from . import decoding, keyblocks, linerecords, lineshapes, ranksplit, textsignals
 from .textlines import _CUT, split_lines  # noqa: F401 (split_lines: read here and by callers of this module)
-from .base import Importer, Table, long_table, to_float
+from .base import TEXT_SUFFIXES, Importer, Table, long_table, to_float
 from .patterns import CATALOGUE, RESERVED_GROUPS, LinePattern, Rule, user_patterns
 
-TEXT_SUFFIXES = frozenset({".log", ".txt", ".out", ".err", ""})
 _STRUCTURED = frozenset({".json", ".jsonl", ".csv", ".tsv", ".yaml", ".yml", ".xml", ".html"})
 """Suffixes whose own readers say why they refuse a file: the console-log sniff's reason is not theirs."""
 SNIFF_BYTES = 64 * 1024
