@@ -6,15 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from spikelens import api, diagnostics
+from loss_findings import findings_of
 
 
 def _spikes(tmp_path, loss: np.ndarray) -> list:
-    path = tmp_path / "train.csv"
-    path.write_text("step,loss\n" + "\n".join(f"{i},{v:.6g}" for i, v in enumerate(loss)) + "\n")
-    with diagnostics.collecting():
-        report = api.analyze(path)
-    return [f for r in report.runs for f in r.findings if f.kind == "spike"]
+    return findings_of(tmp_path, loss)
 
 
 def _bump(seed: int, peak: float, settle: float) -> np.ndarray:

@@ -3,23 +3,15 @@ kill leaves fewer slow points than the tenth a sustained shift needs after its c
 tqdm bars as tqdm prints them; a last slow evaluation or save (one or two points) stays silent."""
 from __future__ import annotations
 
-import numpy as np
 
 from spikelens.api import analyze
+from tqdm_bars import tqdm_log
 
 LOUD = ("warning", "error")
 
 
 def _tqdm_log(path, per_it, epochs=120):
-    """`epochs` tqdm bars closed at 36/36, `per_it(epoch, rng)` seconds an iteration, a falling loss."""
-    rng = np.random.default_rng(1)
-    with open(path, "w") as f:
-        for e in range(epochs):
-            sit = per_it(e, rng)
-            loss = 2.0 * np.exp(-e / 40) + 0.3 + 0.01 * rng.standard_normal()
-            m, s = divmod(int(sit * 36), 60)
-            f.write(f"Epoch {e}: 100%|##########| 36/36 [{m:02d}:{s:02d}<00:00, {sit:.2f}s/it, loss={loss:.4f}]\n")
-    return path
+    return tqdm_log(path, per_it, epochs, seed=1)
 
 
 def _loud_rises(path):

@@ -11,21 +11,13 @@ import pytest
 
 from spikelens.api import analyze
 from spikelens.frame import infer_role, roles_of
+from tqdm_bars import tqdm_log
 
 LOUD = ("warning", "error")
 
 
 def _tqdm_log(path, per_it):
-    """120 epochs of a tqdm bar closed at 36/36, `per_it(epoch, rng)` seconds an iteration, a falling loss."""
-    rng = np.random.default_rng(0)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as f:
-        for e in range(120):
-            sit = per_it(e, rng)
-            loss = 2.0 * np.exp(-e / 40) + 0.3 + 0.01 * rng.standard_normal()
-            m, s = divmod(int(sit * 36), 60)
-            f.write(f"Epoch {e}: 100%|##########| 36/36 [{m:02d}:{s:02d}<00:00, {sit:.2f}s/it, loss={loss:.4f}]\n")
-    return path
+    return tqdm_log(path, per_it)
 
 
 def _rate(path):
