@@ -123,7 +123,7 @@ class RunContext:
         where the generator's and discriminator's losses trade places by design. The writer's first."""
         losses = [s.metric for s in self.by_role("loss")]
         recs = [s for s in self.series.values() if s.role in ("loss", "other") and _RECONSTRUCTION.search(s.metric)
-                and len(s) >= (min(0.98 * len(loss), len(loss) - 1) if len(loss) >= 10 else 0.98 * len(loss))
+                and as_often(len(s), len(loss))
                 and not any(s.metric.startswith(m) and s.metric != m for m in losses)]  # `loss_G_l1`: a part of `loss_G`
         if not recs:
             return None
@@ -172,7 +172,12 @@ def logged_as_often(cands: list[Series]) -> list[Series]:
     """The series logged (nearly) as often as the most logged: within 2%, or one point fewer in a log of ten
     points or more (a total a short log first prints one step after its terms)."""
     most = max(len(s) for s in cands)
-    return [s for s in cands if len(s) >= (min(0.98 * most, most - 1) if most >= 10 else 0.98 * most)]
+    return [s for s in cands if as_often(len(s), most)]
+
+
+def as_often(points: int, most: int) -> bool:
+    """Whether `points` is (nearly) as many as `most`: within 2%, or one fewer where `most` is ten or more."""
+    return points >= (min(0.98 * most, most - 1) if most >= 10 else 0.98 * most)
 
 
 def sum_of_others(tied: list[Series]) -> Series | None:
