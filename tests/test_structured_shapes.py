@@ -40,6 +40,13 @@ def test_a_json_list_of_numbers_is_the_curve_its_file_names(tmp_path):
     (other / "data.json").write_text(json.dumps(_losses(40)))
     with pytest.raises(SpikelensError, match="all numbers, that nothing names"):
         api.load_runs(other)
+    # a training log's one unnamed series, flat or not, is its loss (`json.dump(loss_history, open('training_log.json'))`)
+    logged = tmp_path / "logged"
+    logged.mkdir()
+    flat = [0.0022 + 0.0003 * ((i * 7) % 5 - 2) for i in range(101)]
+    (logged / "training_log.json").write_text(json.dumps(flat))
+    frame = _read(logged)
+    assert _curve(frame, "loss") == (list(range(101)), pytest.approx(flat)) and roles_of(frame)["loss"] == "loss"
 
 
 def test_json_records_and_histories_are_stepped_by_their_own_count(tmp_path):

@@ -1052,12 +1052,15 @@ def stem_name(path: Path) -> str:
     return re.sub(r"\s+", "_", path.stem.strip()) or "value"
 
 
-_HISTORY = re.compile(r"histor", re.I)
+_HISTORY = re.compile(r"histor|train(?:ing)?[_-]?log", re.I)
+"""A training's history or log (`training_history.json`, `training_log.json`): what it holds unnamed is what
+training lowers, the loss."""
 
 
 def named_measure(path: Path) -> str | None:
     """What the file's name says its series measure: `loss.json` the loss, `train_rewards.json` the
-    rewards, a training history (`training_history.json`) what training lowers, the loss; else None."""
+    rewards, a training history or log (`training_history.json`, `train_log.json`) what training lowers, the
+    loss; else None."""
     found = file_measure(path)
     if found is not None:
         return found
