@@ -180,3 +180,32 @@ def test_a_wandb_run_with_a_non_zero_exit_code_and_no_error_printed_is_no_crash(
 def test_a_wandb_run_that_exited_cleanly_is_no_crash_whatever_it_printed(no_workers):
     assert "Traceback" in (_wandb("clean") / "files" / "output.log").read_text()
     assert not _ended(_run(_wandb("clean")))
+
+
+# ------------------------------------------------------------------ a shell's job notice
+
+
+TF1_BANNER = ("2019-02-02 19:55:14.738623: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1105] Found device 0 "
+              "with properties:\nname: Tesla P40 major: 6 minor: 1 memoryClockRate(GHz): 1.531\n"
+              "totalMemory: 22.38GiB freeMemory: 14.27GiB\n")
+
+
+def test_a_scripts_job_notice_that_it_killed_the_command_is_a_crash_before_logging(tmp_path, no_workers):
+    path = tmp_path / "train.out"  # `sh run.sh > train.out 2>&1`: the kernel's OOM killer took python
+    path.write_text(TF1_BANNER + "run.sh: line 5: 19817 Killed                  python SE_Inception_resnet_v2.py\n")
+    run = _run(path)
+    (f,) = _ended(run)
+    assert run.points == 0 and f.severity == "error" and "19817 Killed" in f.evidence["error_line"]
+
+
+def test_an_interactive_shells_killed_job_ends_the_run_it_logged(tmp_path, no_workers):
+    path = tmp_path / "train.log"
+    path.write_text(_iters(0, 300) + "[1]+  Killed                  python train.py > train.log\n")
+    (f,) = _ended(_run(path))
+    assert f.severity == "error" and f.evidence["error_line"].startswith("[1]+  Killed")
+
+
+def test_a_job_notice_that_the_command_is_done_is_no_crash(tmp_path, no_workers):
+    path = tmp_path / "train.log"
+    path.write_text(_iters(0, 300) + "[1]+  Done                    python train.py > train.log\n")
+    assert _ended(_run(path)) == []

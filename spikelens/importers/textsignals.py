@@ -40,9 +40,12 @@ _CRASH_LINE = (r"(?i)^(?:\[[^\]]*\]:?\s*)?(?:.*\bSegmentation fault\b|Killed\s*$
 _KILL_LINE = (r"(?i)\bReceived SIG(?:TERM|KILL|INT|HUP|USR[12])\b|\b(?:killed|terminated) by signal\b|\bKilled\s*$"
               r"|\bslurmstepd(?:-[\w.-]+)?: error: .*(?:CANCELLED|TIME LIMIT|OUT OF MEMORY|oom)"
               r"|\bDUE TO (?:TIME LIMIT|PREEMPTION|NODE FAILURE)\b|^Exited with exit code [1-9]\d*\.?$"
-              r"|\bPBS: job killed\b|\bTERM_(?:RUNLIMIT|MEMLIMIT)\b")
+              r"|\bPBS: job killed\b|\bTERM_(?:RUNLIMIT|MEMLIMIT)\b"
+              r"|(?:\bline \d+: +\d+ +|^\[\d+\][+-]? +)(?:Killed|Terminated|Aborted)\b")
 """A notice that the process was killed from outside, in any line (a scheduler's cancel or time
-limit, a signal received, the shell's `Killed`, LSF's `Exited with exit code 1.`), even glued to
+limit, a signal received, the shell's `Killed`, LSF's `Exited with exit code 1.`; a shell's job
+notice naming the command it killed: a script's `run.sh: line 5: 19817 Killed   python train.py`,
+an interactive shell's `[1]+  Killed   python train.py`), even glued to
 the end of an unfinished progress bar (`...train_loss=0.123][rank: 0] Received SIGTERM: 15`). It
 is the job's end: what the dying process flushed after it (`_FLUSH_LINES`) does not undo it."""
 _FATAL_LINE = (r"\bCUDA out of memory\b|\bOutOfMemoryError\b|\bResourceExhaustedError\b|\bOOM when allocating\b"
