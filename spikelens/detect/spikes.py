@@ -824,6 +824,7 @@ def _finding(det, series, ctx, step, y, is_log, start, peak, end, level, sig0, b
         # a bump of a fifth that came back is the loss's own wander; one that stayed is a step in its
         # level the size of its wander (a detection loss 10.4 -> 12.5 -> 11.9), no failure: notes
         severity = "info"
+    settled = None
     if recovery == "none":
         after = y[peak + 1:]
         settled = float(np.exp(np.median(after[-max(3, after.size // 5):]))) if after.size and is_log else None
@@ -862,7 +863,8 @@ def _finding(det, series, ctx, step, y, is_log, start, peak, end, level, sig0, b
         evidence={"peak_value": peak_value, "baseline": base_value, "ratio": float(magnitude), "robust_z": z,
                   "recovery_steps": took, "band_upper": float(np.exp(level + band)) if is_log else float(level + band),
                   "one_point": bool(one_point), "points": int((end if end is not None else y.size) - start),
-                  **({"spread": spread} if spread is not None else {})},
+                  **({"spread": spread} if spread is not None else {}),
+                  **({"settled": settled} if recovery == "none" and settled is not None else {})},
     )
 
 
