@@ -454,12 +454,18 @@ def roles_of(frame: pl.DataFrame, overrides: Mapping[str, str] | None = None) ->
                  no_curve=lambda m: bool(sweep_arm(m)) or is_free_memory(m))
 
 
+def is_bare_time(metric: str) -> bool:
+    """A time with no word for what it times (`_DURATION_NAME`: `time`, `time_min`, `Time_s`): a
+    duration when it goes down now and then, a clock since the start when it never does."""
+    return bool(_DURATION_NAME.match(re.split(r"[/.]", str(metric))[-1]))
+
+
 def durations(frame: pl.DataFrame, candidates: list[str], min_points: int = 10) -> dict[str, str]:
     """`step_time` for each bare time (`time`, `Time_s`, `epoch_time`) whose values go down as often as
     a measured duration's do: the seconds a step or an epoch took, printed under a name that does not
     say so. A time that (nearly) never goes down is a clock since the start (Ultralytics' `time`) and
     keeps no role."""
-    names = [m for m in candidates if _DURATION_NAME.match(re.split(r"[/.]", m)[-1])]
+    names = [m for m in candidates if is_bare_time(m)]
     if not names:
         return {}
     falls = (frame.lazy().filter(pl.col("metric").cast(pl.String).is_in(names) & pl.col("value").is_finite())

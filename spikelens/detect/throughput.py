@@ -135,9 +135,45 @@ class StepTimeRiseDetector(Detector):
         out = (_rate_finding(self, ctx, "step_time", down=False, min_change=self.min_rise, min_points=self.min_points)
                or _drift_finding(self, ctx, "step_time", self.min_points)
                or _final_rise(self, ctx, self.min_rise, self.min_points))
+        if not out and not ctx.by_role("step_time"):
+            clocks = clock_durations(ctx, self.min_points)
+            if clocks is not None:
+                out = (_rate_finding(self, clocks, "step_time", down=False, min_change=self.min_rise,
+                                     min_points=self.min_points)
+                       or _final_rise(self, clocks, self.min_rise, self.min_points))
         if out and _throughput_held(ctx, out[0].start_step, self.min_points):
             return []
         return out
+
+
+CLOCK_SCALE = "per-step difference"
+
+
+def clock_durations(ctx: RunContext, min_points: int) -> RunContext | None:
+    """The run seen with each clock it logs (a bare time that never goes down: `time_min`, the minutes
+    since the start printed each epoch) turned into the durations it holds: its difference from one
+    logged point to the next, per step (`Series.scale` says so), with role `step_time`. A slowdown
+    shows in a clock only as a steeper slope; its differences show it as a step time that rose.
+    None when the run logs no such clock. A clock that restarts (a relaunch) keeps only its forward
+    differences; a running average is no clock (it goes down) and is not differenced here."""
+    from ..frame import is_bare_time
+
+    made: dict[str, Series] = {}
+    for m, s in ctx.series.items():
+        if ctx.roles.get(m) != "other" or not is_bare_time(m):
+            continue
+        step, v = s.finite()
+        if v.size < min_points + 1 or not cumulative(v):
+            continue
+        dstep, dv = np.diff(step), np.diff(v)
+        ok = (dstep > 0) & (dv >= 0)
+        if ok.sum() < min_points:
+            continue
+        made[m] = Series(metric=m, role="step_time", step=step[1:][ok], value=dv[ok] / dstep[ok], scale=CLOCK_SCALE)
+    if not made:
+        return None
+    return RunContext(run=ctx.run, roles={**ctx.roles, **{m: "step_time" for m in made}},
+                      series={**ctx.series, **made}, segment_starts=ctx.segment_starts, frame=ctx.frame)
 
 
 DRIFT_BLOCKS = 10
