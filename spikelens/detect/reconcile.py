@@ -12,6 +12,7 @@ import numpy as np
 from .base import RunContext
 from .grouping import group_events, setting_is_a_cause
 from .significance import weigh
+from .echoes import spikes_at_placed_relaunches
 from .stayed import jumps_that_stayed
 from ..model.finding import EVENT_KINDS, Finding
 from .stats import first_and_last_thirds, global_sigma, median_interval
@@ -124,6 +125,7 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
     findings = findings + _sawtooth(teeth, findings, ctx, drop)
     # what the curve is decides whether its event is an alarm (after grouping: the lead judged)
     findings = weigh(group_events([f for f in findings if id(f) not in drop], ctx), ctx)
+    spikes_at_placed_relaunches(findings)  # a jump where a re-based relaunch starts is its echo
     jumps_that_stayed(findings, ctx)  # after weighing: a loud jump that stayed at its peak is the run's divergence
     setting_is_a_cause(findings, ctx)  # after weighing: only an event that stayed loud takes the setting in
     _break_that_cost(findings, ctx)
