@@ -7,6 +7,7 @@ import numpy as np
 
 from .base import Detector, RunContext, Series
 from .divergence import unless_its_terms_fell
+from .signedjumps import signed_jump_finding, signed_jumps
 from ..model.finding import Finding
 from .stats import forward_median, global_sigma, log_scale, noise_sigma, rolling_median
 
@@ -120,6 +121,11 @@ class SpikeDetector(Detector):
     many as they are: noise that throws 5x steps throws many more 2.2x ones, while an otherwise
     smooth run whose bad batches jump 9-45x has almost no moves in between. Jumps at a fixed
     period are the run's rhythm, not bad batches (`_periodic`)."""
+    signed_jump_spreads: float = 10.0
+    """A loss at or below zero somewhere (a policy-gradient objective, a -1 sentinel before its first real
+    value) that rose for one step over both its neighbours by this many times the 10-90% spread of its
+    other values is a spike, in runs of any length from five points (`signedjumps`): 96,264 in a loss
+    that wanders over -900..600."""
     zero_crossing_spreads: float = 1.0
     """A curve with values at or below zero (an RL objective, a likelihood) has no ratio: a spike of
     it is loud only when its rise over its level is this many times the curve's 10-90% spread."""
@@ -381,6 +387,11 @@ def with_bad_batches(det: SpikeDetector, series: Series, ctx: RunContext, found:
     steps (cause `bad_batch`), taken out of the findings and the outliers summary that held
     them one by one."""
     step, value = series.finite()
+    signed = signed_jumps(value, det.signed_jump_spreads) if series.role in ("loss", "eval_loss") else []
+    if len(signed):  # (a curve at or below zero has no log ratio: `bad_batch_jumps` finds nothing on it)
+        at = {int(s) for s in step[signed]}
+        kept = [f for f in found if not (f.kind == "spike" and f.peak_step in at)]
+        return kept + [signed_jump_finding(det.code, series, ctx, step, value, signed, det.signed_jump_spreads)]
     idx = bad_batch_jumps(det, value, det.eval_jump_ratio if series.role == "eval_loss" else det.bad_batch_ratio)
     if series.role == "loss" and det.corroborated_ratio < det.bad_batch_ratio:
         # the gradient's jump stands in for the margin over the run's own tail (1x it, not 2x)
