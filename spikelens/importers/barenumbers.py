@@ -34,6 +34,7 @@ import numpy as np
 import polars as pl
 
 from ..errors import FormatError
+from . import lineprefix
 from .base import TEXT_SUFFIXES, Importer, Table, long_table, to_float
 from .commentheader import header_names
 from .restartedcounts import restarted_count, unmoved_outer
@@ -51,9 +52,9 @@ MIN_LINES = 10
 _ONE = r"[ \t]*[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|(?i:nan|inf))[ \t]*"
 _WORD = r"[ \t]*[A-Za-z][\w.-]*[ \t]*"
 _SEP = r"(?:[,;\t_]|[ \t]+)"
-_ROW = re.compile(rf"{_ONE}(?:{_SEP}{_ONE})*(?:{_SEP}{_WORD})?")
+_ROW = re.compile(rf"{_ONE}(?:{_SEP}{_ONE})*(?:{_SEP}{_WORD})?(?:[,;][ \t]*)?")
 """A row of bare numbers (`np.savetxt(..., delimiter=',')`, `writer.writerow([i, r1, r2])`), perhaps
-ending in a word that tags it: no header."""
+ending in a word that tags it or in the separator a loop writes after every value: no header."""
 _LEAD = r"[ \t]*(?i:epoch|step|iter|iteration|episode)[ \t]*"
 _COUNTED = re.compile(rf"{_LEAD}{_ONE}[:=]?{_ONE}(?:{_SEP}{_ONE})*")
 """A row led by its counter's name (`epoch 3:0.41`): the name says what the first number counts."""
@@ -91,6 +92,18 @@ def epoch_headed(lines: pl.Series) -> pl.Series | None:
 _COMMENTED = re.compile(r"^[ \t]*#[ \t]*(?P<names>[A-Za-z_][^\n]*)$")
 
 
+_COMMENT_LINE = re.compile(r"[ \t]*(?:#|%|//)")
+
+
+def comment_lead(lines: list[str]) -> int:
+    """How many comment lines (`# run 3, lr=1e-3`, `% 2024-05-01`) a script wrote above its rows: a
+    person reads past them. The last of them stays when it is the rows' commented header."""
+    k = next((i for i, ln in enumerate(lines) if not _COMMENT_LINE.match(ln)), len(lines))
+    if k == 0 or k == len(lines):
+        return 0
+    return k - 1 if _commented_header(lines[k - 1:k + 1]) is not None else k
+
+
 def _commented_header(lines: list[str]) -> list[str] | None:
     """The names of a commented header over rows as wide (`# num_iter params loss`), else None."""
     if len(lines) < 2:
@@ -101,6 +114,15 @@ def _commented_header(lines: list[str]) -> list[str] | None:
     if len(names) >= 2 and not any(re.fullmatch(_ONE, n) for n in names) and len(names) == width:
         return names
     return header_names(lines[0], width)  # `% mean class accuracy\t` (Torch7 optim.Logger), one name a column
+
+
+def _messages(text: str, whole: bool) -> list[str]:
+    """The file's lines as a person reads them: a logger's or launcher's prefix and a progress bar's
+    redraws before the message left out (`lineprefix`); a file whose lines end in `\r` alone is split
+    there. Not `whole`: the last line may be cut, so it is left out."""
+    lines = text.split("\n") if "\n" in text else text.split("\r")
+    lines = lines if whole else lines[:-1]
+    return lineprefix.strip(lines)
 
 
 class BareNumbersImporter(Importer):
@@ -115,10 +137,9 @@ class BareNumbersImporter(Importer):
             return False
         from ..frame import infer_role, infer_roles
 
-        lines = [ln for ln in text_head(head).replace("\r", "\n").split("\n")[:-1] if ln.strip()]
-        whole = len(head) < 4096
-        if whole:  # the whole file is in its head: its last line is complete
-            lines = [ln for ln in text_head(head).replace("\r", "\n").split("\n") if ln.strip()]
+        whole = len(head) < 4096  # the whole file is in its head: its last line is complete
+        lines = [ln for ln in _messages(text_head(head), whole) if ln.strip()]
+        lines = lines[comment_lead(lines):]
         if lines and glued_label(lines) is not None:  # `loss值7.65` over bare numbers: the word names them
             return len(lines) >= (MIN_LINES if whole else 2)
         if _blocks(lines, whole) is not None:
@@ -148,14 +169,14 @@ class BareNumbersImporter(Importer):
             _COUNTED.fullmatch(ln) for ln in lines)) and len({_width(ln) for ln in lines}) == 1
 
     def read(self, path: Path) -> list[Table]:
-        text = text_head(path.read_bytes())
-        lines = pl.Series("text", text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+        lines = pl.Series("text", _messages(text_head(path.read_bytes()), True))
         return self.read_lines(path, lines.filter(lines.str.strip_chars() != ""))
 
     def read_lines(self, path: Path, lines: pl.Series) -> list[Table]:
         """The table of a file's non-blank lines (all of them, or the rows `barerows` found among its other text)."""
         from ..frame import infer_role
 
+        lines = lines.slice(comment_lead(lines.head(200).to_list()))
         glued = glued_label(lines.head(200).to_list())
         if glued is not None:
             lines = lines.scatter(0, _GLUED.fullmatch(lines[0])["num"].strip())

@@ -18,6 +18,7 @@ import polars as pl
 
 from .. import diagnostics
 from ..errors import FormatError
+from . import lineprefix
 from .barenumbers import MIN_LINES, _HEADER, _ROW, _width, BareNumbersImporter
 from .base import Table
 from .decoding import decode_file
@@ -45,7 +46,8 @@ def read(path: Path, keyed: int = 0) -> list[Table] | None:
         return None
     every = split_lines(text)
     said = every.filter(pl.col("text").str.strip_chars() != "").with_columns(
-        pl.col("text").str.replace(_PREFIX.pattern, "").alias("said"))
+        lineprefix.strip_series(every.filter(pl.col("text").str.strip_chars() != "").get_column("text"))
+        .str.replace(_PREFIX.pattern, "").alias("said"))
     said = said.filter(pl.col("said").str.contains(r"\d"))
     numbered, at = said.get_column("said"), said.get_column("row")
     is_row = numbered.str.contains(f"^(?:{_ROW.pattern})$")

@@ -104,7 +104,9 @@ _POSTFIX_PART = re.compile(rf"(?:^|(?<=,))[ \t]*(?P<num>{NUM_BODY})[ \t]+"
 _LEAD_COUNT = re.compile(r"[\x01 \t]*(\d+):[ \t]")
 _NESTED = re.compile(r"[ \t]*:?[ \t]*[\])]?[ \t]*[\[(][ \t]*$")
 """What stands between two counters printed coarse to fine: `][`, `] [`, ` [` (`[0/25][10/100]`, `0 [10/100]`)."""
-_STAMP = re.compile(STAMP)
+_STAMP = re.compile(rf"(?P<stamp>{STAMP})(?:Z|[+-]\d\d:?\d\d)?(?![\w:])")
+"""A time stamp with its zone (ISO's `Z`, `+02:00`): every one on a line is blanked (a stamp a wrapper
+prints before the logger's own); the first is the line's wall time."""
 _BAR_VALUE = re.compile(r"[ \t]*[-+]?(?:\d|\.\d)[\d.eE+\-]*[ \t]*(?:\||$)")
 """A lone number after a bar, ending the line or its part (trax's `train  CrossEntropyLoss |  2.77`):
 the words before the bar name it, as a two-column table's row does. Not in a line that opens with a
@@ -312,9 +314,8 @@ def _blanked(line: str) -> tuple[str, tuple[int, int] | None, str | None]:
         line = (line[:t.start()] + " " * (t.start("name") - t.start()) + t.group("name")
                 + " " * (t.end() - t.end("name") - 1) + ":" + line[t.end():])
     stamp = None
-    m = _STAMP.search(line)
-    if m:
-        stamp = (m.start(), m.end() - m.start())
+    for m in _STAMP.finditer(line):
+        stamp = stamp or (m.start(), m.end("stamp") - m.start())
         line = line[: m.start()] + _GAP * (m.end() - m.start()) + line[m.end():]
     line = _FRAME.sub(lambda m: " " * (m.end() - m.start()), line)
     line = _SOFT_BLANK.sub(lambda m: " " * (m.end() - m.start()), line)
