@@ -158,7 +158,7 @@ def header_index(lines: list[str]) -> int:
     sep = separator_of(lines[0])
     widths = [len(split_fields(ln, sep)) for ln in lines[:PREAMBLE_LINES]]
     first, second = split_fields(lines[0], sep), split_fields(lines[1], sep)
-    if not any(map(is_numberish, first)) and len(second) == len(first) and sum(map(is_numberish, second)) * 2 > len(second):
+    if not any(map(is_numberish, first)) and len(second) == len(first) and mostly_numbers(second):
         return 0  # a header of names over a row of numbers: the file starts with its header
     for i in range(1, len(widths) - 2):
         fields = split_fields(lines[i], sep)
@@ -180,7 +180,14 @@ def _names_over_row(header: str, row: str) -> bool:
     sep = separator_of(header)
     names, cells = split_fields(header, sep), split_fields(row, sep)
     return (len(names) >= 2 and not any(map(is_numberish, names)) and len(cells) == len(names)
-            and sum(map(is_numberish, cells)) * 2 > len(cells))
+            and mostly_numbers(cells))
+
+
+def mostly_numbers(cells: list[str]) -> bool:
+    """A row of numbers: most of its filled cells are numbers (Lightning's CSVLogger leaves the metrics a
+    row did not log empty, `0,9,,,1.67,,`)."""
+    filled = [c for c in cells if c.strip()]
+    return bool(filled) and sum(map(is_numberish, filled)) * 2 > len(filled)
 
 
 def step_column(columns: list[str]) -> str | None:
@@ -819,6 +826,7 @@ class CsvImporter(Importer):
             if not head.strip() or looks_binary(head):
                 return True  # read() reports the empty or binary file
             lines = head_lines(path, head, 8)
+            lines = lines[header_index(lines):]  # comments a script wrote over its table are no header
             return (self._csv_header_ok(lines) or (file_measure(path) is not None and _names_over_numbers(lines))
                     or _one_measure_column(path, lines))
         if suffix in KERAS_SUFFIXES and head.strip() and not looks_binary(head):
@@ -959,6 +967,8 @@ def _names_over_numbers(lines: list[str]) -> bool:
     sep = separator_of(lines[0])
     names = split_fields(lines[0], sep)
     rows = [split_fields(ln, sep) for ln in lines[1:]]
+    if names[-1:] == [""] and all(r[-1:] == [""] for r in rows):  # `f.write(f"{a},{b},")`: a separator after every field
+        names, rows = names[:-1], [r[:-1] for r in rows]
     return (len(names) >= 2 and not any(map(is_numberish, names))
             and all(len(r) == len(names) and all(map(is_numberish, r)) for r in rows))
 
@@ -1004,9 +1014,11 @@ def forward_step(frame: pl.DataFrame, sep: str, step_col: str | None) -> str | N
         return vals.diff().drop_nulls() if vals.null_count() == 0 else pl.Series([-1.0])
 
     back = diffs(step_col)
-    if is_epoch_name(step_col) and back.len() >= 3 and float((back == 0).mean() or 0.0) > 0.5:
+    if is_epoch_name(step_col) and back.len() >= 3 and float((back == 0).mean() or 0.0) > 0.5 \
+            and back.len() + 1 > 2.5 * max(int((back != 0).sum()) + 1, 1):
         # an epoch shared by most rows beside a first column that counts every row (`index, epoch,
-        # sample_count, train_loss, ...` of a loss history written a row a batch): that count
+        # sample_count, train_loss, ...` of a loss history written a row a batch): that count. Two rows an
+        # epoch are its phases (`epoch,type,loss` rows of train and validation under pandas' index), no batches
         finer = _counting_column(frame, sep, skip={step_col})
         if finer is not None:
             return finer
