@@ -83,3 +83,11 @@ def test_a_comment_over_a_settings_table_stays_refused(tmp_path):
     folder = _write(tmp_path, "a", "config.csv", "# exported 2024-05-01\nname,value\nlr,0.001\nbatch,32\nseed,42\nwd,0.01\n")
     with pytest.raises(SpikelensError):
         api.load_runs(folder)
+
+
+def test_a_space_after_each_comma_keeps_the_step_column(tmp_path):
+    # `f.write(f"{episode}, {step}, {loss}\n")`: the step column is `step`, spaces or not
+    rows = [(100 * (i + 1), 3000 * (i + 1) + 7 * i, v) for i, v in enumerate(LOSS)]
+    plain = _read(_write(tmp_path, "plain", "loss.csv", "episode,step,loss\n" + "".join(f"{e},{s},{v}\n" for e, s, v in rows)))
+    spaced = _read(_write(tmp_path, "spaced", "loss.csv", "episode, step, loss\n" + "".join(f"{e}, {s}, {v}\n" for e, s, v in rows)))
+    assert _curve(spaced, "loss") == _curve(plain, "loss") == ([s for _, s, _ in rows], pytest.approx(LOSS))

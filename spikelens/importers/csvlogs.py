@@ -1010,7 +1010,7 @@ def forward_step(frame: pl.DataFrame, sep: str, step_col: str | None) -> str | N
         return step_col
 
     def diffs(col: str) -> pl.Series:
-        vals = frame.select(_cell(col, sep).cast(pl.Float64, strict=False).alias("v")).get_column("v")
+        vals = frame.select(_cell(col, sep).str.strip_chars().cast(pl.Float64, strict=False).alias("v")).get_column("v")
         return vals.diff().drop_nulls() if vals.null_count() == 0 else pl.Series([-1.0])
 
     back = diffs(step_col)
@@ -1040,7 +1040,7 @@ def _counting_column(frame: pl.DataFrame, sep: str, skip: set) -> str | None:
     first = next((c for c in frame.columns if c not in skip), None)
     if first is None or frame.height < 3:
         return None
-    col = frame.select(_cell(first, sep).cast(pl.Float64, strict=False).alias("c")).get_column("c")
+    col = frame.select(_cell(first, sep).str.strip_chars().cast(pl.Float64, strict=False).alias("c")).get_column("c")
     if col.null_count() or not bool((col == col.floor()).all()) or not bool((col.diff().drop_nulls() > 0).all()):
         return None
     return first
