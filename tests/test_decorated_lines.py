@@ -45,3 +45,27 @@ def test_stamped_settings_stay_refused(tmp_path):
         for i, (name, value) in enumerate([("lr", 0.001), ("batch_size", 32), ("epochs", 100), ("seed", 42)] * 5)))
     with pytest.raises(SpikelensError):
         api.load(str(tmp_path / "train.log"))
+
+
+def _modded(total: int = 40) -> list[str]:
+    """modded-nanogpt's printout (`step:N/T train_loss:... train_time:...ms step_avg:...ms`), with its val lines."""
+    out = []
+    for s in range(total + 1):
+        if s % 10 == 0:
+            out.append(f"step:{s}/{total} val_loss:{4.0 - s / 20:.4f} train_time:{s * 90}ms step_avg:{90.0:.2f}ms")
+        if s:
+            out.append(f"step:{s}/{total} train_loss:{4.2 - s / 19:.4f} train_time:{s * 90}ms step_avg:{90.0:.2f}ms")
+    return out
+
+
+@pytest.mark.parametrize("prefix", ["[12:00:01] ", "[rank0]:[titan] ", "I0501 12:00:00.123456  1234 train.py:88] ",
+                                    "2024-05-01T12:00:00.123Z ", "INFO:root:"])
+def test_a_named_line_pattern_reads_through_a_launchers_decoration(tmp_path, prefix):
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "train.log").write_text("\n".join(_modded()) + "\n")
+    (tmp_path / "train.log").write_text("\n".join(prefix + ln for ln in _modded()) + "\n")
+    key = ["metric", "step", "value"]
+    want = api.load(str(tmp_path / "plain" / "train.log")).select(key).sort(key)
+    got = api.load(str(tmp_path / "train.log")).select(key).sort(key)
+    assert got.equals(want)
+    assert want.filter(pl.col("metric") == "train_loss").height == 40

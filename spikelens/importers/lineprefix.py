@@ -26,6 +26,9 @@ _PIECES = "|".join([
     r"[A-Za-z_<][\w.<>]*:[A-Za-z_<][\w.<>]*:\d+",  # loguru's `module:function:line`
     r"\[[A-Za-z][A-Za-z_.\-]{3,}\]:?",  # a bracketed name: `[titan]`, `[Trainer]`
 ])
+DECORATION = rf"(?:[ \t]*(?:{_PIECES})[ \t]*(?:-[ \t]+|[|:,][ \t]*)?)*"
+"""Pieces of decoration, each with the separators after it, maybe none: what a named line pattern
+(`patterns`) allows before the words it knows."""
 PREFIX = rf"^[ \t]*(?:(?:{_PIECES})[ \t]*(?:-[ \t]+|[|:,][ \t]*)?)+"
 """A line's decoration before its message, with the separators after each piece."""
 BAR = r"\d{1,3}%\|[^|]*\||\[\d+:\d\d(?::\d\d)?<(?:\d+:\d\d(?::\d\d)?|\?)"

@@ -29,6 +29,7 @@ from typing import Any, Callable, Mapping
 import polars as pl
 
 from ..errors import ConfigError
+from .lineprefix import DECORATION
 
 NUM = r"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|(?i:nan|inf(?:inity)?))"
 """A number as loggers print it, NaN and inf spellings included (`-nan`, `+nan`, `inf`)."""
@@ -184,12 +185,14 @@ def _overflow(df: pl.DataFrame) -> pl.DataFrame:
 
 _RANK = r"(?:\[(?:default|rank)?\d+\]:?\s*|\d+:\s+)?"
 """A rank tag launchers put before each line (`torchrun --tee`: `[default0]:`, `srun -l`: `0: `)."""
-_STAMP_PREFIX = rf"^{_RANK}\s*(?:\[(?P<timestamp>{STAMP})\]\s*)?"
-_LOG_PREFIX = (rf"^{_RANK}\s*(?:\[?(?P<timestamp>{STAMP})\]?[\s,:|-]*)?"
+_ZONE = r"(?:Z|[+-]\d\d:?\d\d)?"
+_STAMP_PREFIX = rf"^{_RANK}\s*(?:\[(?P<timestamp>{STAMP}){_ZONE}\]\s*)?{DECORATION}"
+_LOG_PREFIX = (rf"^{_RANK}\s*(?:\[?(?P<timestamp>{STAMP}){_ZONE}\]?[\s,:|-]*)?{DECORATION}"
                r"(?:\[?(?:INFO|WARNING|WARN|DEBUG)\]?(?::[\w.]*:|[\s:|-]+))?\s*")
 """What a launcher or a logger may put before a printed line: a rank tag, a time stamp
 (`2023-03-22 09:30:39 iter 10: ...`, `[2023-...] ...`), a level (`INFO:root:`, `- INFO -`).
-The time stamp becomes the line's wall time."""
+The time stamp becomes the line's wall time; any other decoration a logger or launcher prints
+(`lineprefix.DECORATION`: `[titan]`, glog's header, loguru's location, a second stamp) is let through."""
 _OVERFLOW = Rule(
     regex=_STAMP_PREFIX + rf".*?OVERFLOW! Rank \d+ Skipping step\. Attempted loss scale: (?P<attempted_loss_scale>{NUM}){END}"
           rf"(?:.*reducing to (?P<loss_scale>{NUM}){END})?",
