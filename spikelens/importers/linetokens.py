@@ -140,7 +140,7 @@ COUNTER_WORDS = {  # counter names in other scripts -> the English a log's keys 
 """Counters named in Japanese, Korean or Chinese (`エポック 1/30, バッチ 10/100`, `[배치 10/100]`): the
 same counters as their English names, so a log in those languages gives its step and epoch."""
 _TOKEN = re.compile(
-    rf"(?P<ctr>(?<!{_LETTER})(?<!\.)\d+\s*/\s*\d+(?![\w.]))"
+    rf"(?P<ctr>(?<!{_LETTER})(?<!\.)(?:\d{{1,3}}(?:,\d\d\d)+(?!\d)|\d+)\s*/\s*(?:\d{{1,3}}(?:,\d\d\d)+(?!\d)|\d+)(?![\w.]))"
     rf"|(?P<num>(?<!{_LETTER})(?<!\.){NUM_BODY})(?:(?P<unit>{_UNIT_RE})|(?P<ord>(?<=\d)(?:st|nd|rd|th))|\s(?P<sunit>{_SPACED_RE}))?"
     r"(?!(?![A-Za-z_]{3,}[\w\-]*[ \t]*[:=][ \t]*[-+(\[]?(?:\d|\.\d|(?i:nan|inf)))[A-Za-z/\d]|\.\d)"
     rf"(?![{_CJK}])"  # `10个`, `2024年`: a count of what the word after it names, as `5th` is no value
@@ -565,6 +565,7 @@ def tokenise(line: str) -> Template:
                 after_paren = False
                 continue
             text = m.group("ctr")
+            out.separated = out.separated or "," in text  # `Step [1,000/12,942]`
             cut = text.index("/")
             a = (m.start(), len(text[:cut].rstrip()))
             b_text = text[cut + 1:]
