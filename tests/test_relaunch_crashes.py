@@ -39,9 +39,9 @@ def _resumed_log(path, launches):
 
 def test_a_launch_restarted_from_scratch_short_of_the_relaunch_died_there(tmp_path):
     rng = np.random.default_rng(0)
-    loss = clean_loss(400, rng)
-    (f,) = _died(script_log(tmp_path / "train.log", [loss[:120], loss]))
-    assert f.kind == "ended_early" and f.severity == "info" and f.start_step == 120
+    loss = clean_loss(400, rng)  # an attempt a tenth of the way in: the same run launched again
+    (f,) = _died(script_log(tmp_path / "train.log", [loss[:40] + 0.01, loss]))
+    assert f.kind == "ended_early" and f.severity == "info" and f.start_step == 40
     assert f.evidence["died_launches"][0]["launch"] == 1 and "died there" in f.message
 
 
@@ -57,13 +57,6 @@ def test_an_attempt_killed_at_its_first_step_died_there(tmp_path):
     assert f.start_step == 1
 
 
-def test_the_last_of_several_runs_short_of_the_others_is_told(tmp_path):
-    rng = np.random.default_rng(2)
-    runs = [clean_loss(300, rng), clean_loss(300, rng), clean_loss(40, rng)]
-    (f,) = _died(script_log(tmp_path / "train.log", runs))
-    assert f.start_step == 40 and f.evidence["died_launches"][-1]["last_launch"]
-
-
 # ------------------------------------------------------------------ must stay silent
 
 
@@ -74,6 +67,12 @@ def test_a_planned_resume_at_the_last_step_is_no_death(tmp_path):
 def test_k_fold_runs_that_each_went_as_far_are_no_deaths(tmp_path):
     rng = np.random.default_rng(4)
     assert _died(script_log(tmp_path / "train.log", [clean_loss(300, rng) for _ in range(5)])) == []
+
+
+def test_runs_appended_with_a_shorter_last_one_are_no_deaths(tmp_path):
+    rng = np.random.default_rng(2)  # a sweep's runs, one after another: other settings, other lengths
+    runs = [clean_loss(300, rng), clean_loss(300, rng), clean_loss(120, rng)]
+    assert _died(script_log(tmp_path / "train.log", runs)) == []
 
 
 def test_one_launch_that_learned_slowly_is_no_death(tmp_path):

@@ -182,14 +182,16 @@ def relaunch_crash_findings(run: str, meta: dict[str, Any], boundaries: list) ->
     reads to a person as "it died there" (killed, out of memory, preempted): the relaunch
     lost what the launch did after its checkpoint, or threw it away and began afresh. A launch
     is taken to have died when the next one (`boundaries`, `detect.resume.Boundary`, in launch
-    order) restarts at or before its last step and
+    order) is a rollback of the same run (not a new run appended from the beginning, `rerun`,
+    nor a counter that restarted under a curve that went on, `reset`: on real logs those are
+    sweeps, versions and stages far more often than deaths) and
     - it logged one step only, at the run's start (an attempt killed at its first step);
     - the next one resumed from a checkpoint more than a logging interval before its last step;
     - the next one began from scratch and it got less than `SHORT_FRACTION` of the way the
       longest launch from scratch went (the plan the launches show).
     Silent for a launch that reached the declared plan, a resume at the launch's last step
     (a planned stop, then a resume from its final checkpoint), runs appended one after
-    another that each went as far (k-fold, seeds, a sweep), a launch whose error line
+    another (k-fold, seeds, a sweep, whatever their lengths), a launch whose error line
     `launch_crash_findings` tells, and a launch of one point that is no attempt (an evaluation
     re-logged at a checkpoint's step). One finding per run lists every launch that died."""
     attempts = _attempts(boundaries)
@@ -203,7 +205,7 @@ def relaunch_crash_findings(run: str, meta: dict[str, Any], boundaries: list) ->
     longest = max(a["last"] - a["first"] for a in attempts if a["from_scratch"])
     died = []
     for a, b in zip(attempts, attempts[1:]):
-        if b["launch"] == "continue" or b["first"] > a["last"] or a["last"] in told:
+        if b["launch"] != "rollback" or b["first"] > a["last"] or a["last"] in told:
             continue
         if planned is not None and a["last"] >= SHORT_FRACTION * planned:
             continue
@@ -215,15 +217,6 @@ def relaunch_crash_findings(run: str, meta: dict[str, Any], boundaries: list) ->
         if one_point or short:
             died.append({"launch": a["launch_no"], "last_step": a["last"], "relaunched_at_step": b["first"],
                          "relaunch": b["launch_no"], "from_scratch": b["from_scratch"]})
-    last = _last_short(meta, attempts)
-    if last is not None and not died:
-        msg = (f"the last of {len(attempts)} launches stops at step {last['last_step']}, {last['reached']} steps in, "
-               f"short of the {last['longest']} the launches before it went, with no error in the log: killed from "
-               f"outside (out of memory, preempted), stopped on purpose, or still running")
-        ev = {"last_step": last["last_step"], "launch_died": True, "died_launches": [last]}
-        return [Finding(kind=KIND, code=CODE, run=run, metric=None, severity="info", message=msg,
-                        start_step=int(last["last_step"]), end_step=int(last["last_step"]), evidence=ev,
-                        extra={"planned_steps": None, "planned_epochs": None})]
     if not died:
         return []
     first = died[0]
@@ -234,29 +227,11 @@ def relaunch_crash_findings(run: str, meta: dict[str, Any], boundaries: list) ->
            if len(died) == 1 else
            f"{len(died)} launches stopped with no error in the log and were started again at or before the step "
            f"they had reached (after steps {steps}): they died there (killed, out of memory, preempted)")
-    if last is not None:
-        msg += f"; the last launch stops at step {last['last_step']}, short of the {last['longest']} steps the others went"
-        died.append(last)
     ev = {"last_step": first["last_step"], "relaunched_at_step": first["relaunched_at_step"], "launch_died": True,
           "died_launches": died}
     return [Finding(kind=KIND, code=CODE, run=run, metric=None, severity="info", message=msg,
                     start_step=int(first["last_step"]), end_step=int(first["last_step"]), evidence=ev,
                     extra={"planned_steps": planned, "planned_epochs": None})]
-
-
-def _last_short(meta: dict[str, Any], attempts: list[dict]) -> dict | None:
-    """The run's last launch when it began from scratch and stopped short of the longest launch
-    from scratch before it (the plan those launches show), with nothing else to say how it
-    ended: no declared plan (`ended_early_finding` judges that), no error, no early-stop line."""
-    *before, last = attempts
-    if not last["from_scratch"] or plan_of(meta) or meta.get("plan.error") or _early_stopped(meta):
-        return None
-    spans = [a["last"] - a["first"] for a in before if a["from_scratch"]]
-    reached = last["last"] - last["first"]
-    if not spans or reached >= SHORT_FRACTION * max(spans):
-        return None
-    return {"launch": last["launch_no"], "last_step": last["last"], "reached": reached, "longest": max(spans),
-            "last_launch": True}
 
 
 def _attempts(boundaries: list) -> list[dict]:
