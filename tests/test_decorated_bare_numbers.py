@@ -85,3 +85,40 @@ def test_a_settings_dump_behind_a_prefix_stays_refused(tmp_path):
              [("lr", 0.001), ("batch_size", 32), ("epochs", 100), ("seed", 42), ("warmup", 500)] * 4])
     with pytest.raises(SpikelensError):
         api.load(str(tmp_path / "train.log"))
+
+
+def _noisy(values: list[float]) -> list[str]:
+    """A loop's `print(loss)` with what a run also prints between: warnings, blank lines, a traceback it survived."""
+    import traceback
+    import warnings as w
+
+    try:
+        raise ConnectionResetError(104, "Connection reset by peer")
+    except ConnectionResetError:
+        trace = traceback.format_exc().rstrip("\n").split("\n")
+    warning = w.formatwarning("Detected call of `lr_scheduler.step()` before `optimizer.step()`.", UserWarning,
+                              "/opt/conda/lib/python3.10/site-packages/torch/optim/lr_scheduler.py", 139).rstrip()
+    out = []
+    for i, v in enumerate(values):
+        if i == len(values) // 2:
+            out.extend(trace)
+        out.append(str(v))
+        if i % 7 == 3:
+            out.extend(warning.split("\n"))
+        if i % 5 == 1:
+            out.append("")
+    return out
+
+
+def test_a_loss_list_with_warnings_and_a_traceback_between_reads_as_clean(tmp_path):
+    (tmp_path / "loss.txt").write_text("\n".join(_noisy(LOSSES)) + "\n")
+    with pytest.warns(Warning, match="rows of bare numbers"):
+        got = _series(tmp_path / "loss.txt", "loss")
+    assert got.get_column("value").to_list() == LOSSES
+    assert got.get_column("step").to_list() == list(range(len(LOSSES)))
+
+
+def test_a_list_named_for_nothing_with_warnings_between_stays_refused(tmp_path):
+    (tmp_path / "data.txt").write_text("\n".join(_noisy(LOSSES)) + "\n")
+    with pytest.warns(Warning, match="none is read"):
+        assert api.load(str(tmp_path / "data.txt")).height == 0  # the crash it names is kept, no values

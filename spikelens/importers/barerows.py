@@ -21,6 +21,7 @@ from ..errors import FormatError
 from . import lineprefix
 from .barenumbers import MIN_LINES, _HEADER, _ROW, _width, BareNumbersImporter
 from .base import Table
+from .csvlogs import stem_name as _name_of
 from .decoding import decode_file
 from .textlines import split_lines
 
@@ -57,8 +58,9 @@ def read(path: Path, keyed: int = 0) -> list[Table] | None:
     widths = rows.map_elements(_width, return_dtype=pl.Int64)
     width = widths.mode().sort()[-1]
     keep = is_row & numbered.map_elements(_width, return_dtype=pl.Int64).eq(width) | numbered.str.contains(_HEADER)
-    if keep.sum() < MOST * numbered.len() or width < 2 and not numbered.filter(keep).str.contains(_HEADER).any():
-        return None
+    if keep.sum() < MOST * numbered.len() or width < 2 and not numbered.filter(keep).str.contains(_HEADER).any() \
+            and not _named_measure(path):
+        return None  # one bare column among other lines is read only when a header or the file's name names it
     kept = numbered.filter(keep)
     if kept.len() <= keyed:
         return None
@@ -77,6 +79,14 @@ def read(path: Path, keyed: int = 0) -> list[Table] | None:
         diagnostics.warn(f"{path}: read its {kept.len()} rows of bare numbers; {left} other line(s) with numbers "
                          f"(banners, tracebacks, other prints) left out")
     return tables
+
+
+def _named_measure(path: Path) -> bool:
+    """Whether the file's name names what its numbers measure (`loss.txt`, `train_loss.log`), as it does
+    for a file of bare numbers alone: warnings or a traceback between them do not unname them."""
+    from ..frame import infer_role
+
+    return infer_role(_name_of(path)) != "other"
 
 
 def _signals(every: pl.DataFrame, data: pl.Series, table: Table) -> dict:
