@@ -31,6 +31,13 @@ def test_a_clock_whose_slope_steepened_is_a_step_time_rise(tmp_path):
     (f,) = _rises(_clock_log(tmp_path / "training.out", per_epoch))
     assert f.severity == "warning" and f.metric.startswith("time") and "per-step difference" in f.message
     assert abs(f.start_step - 60) <= 2 and 1.6 < f.magnitude < 1.8
+    assert "in stages" not in f.message  # one change: it starts where it was found
+
+
+def test_a_clock_that_slowed_in_stages_starts_at_its_first_rise(tmp_path):
+    per_epoch = np.r_[np.full(10, 0.13), np.full(21, 0.22), np.full(76, 0.32)]  # the first rise inside the warm-up
+    (f,) = _rises(_clock_log(tmp_path / "training.out", per_epoch))
+    assert abs(f.start_step - 10) <= 2 and "in stages" in f.message and f.evidence["opening_level"] < 0.14
 
 
 def test_a_steady_clock_is_no_rise(tmp_path):

@@ -141,6 +141,8 @@ class StepTimeRiseDetector(Detector):
                 out = (_rate_finding(self, clocks, "step_time", down=False, min_change=self.min_rise,
                                      min_points=self.min_points)
                        or _final_rise(self, clocks, self.min_rise, self.min_points))
+                for f in out:
+                    _rose_in_stages(f, clocks.series[f.metric], self.min_rise)
         if out and _throughput_held(ctx, out[0].start_step, self.min_points):
             return []
         return out
@@ -174,6 +176,33 @@ def clock_durations(ctx: RunContext, min_points: int) -> RunContext | None:
         return None
     return RunContext(run=ctx.run, roles={**ctx.roles, **{m: "step_time" for m in made}},
                       series={**ctx.series, **made}, segment_starts=ctx.segment_starts, frame=ctx.frame)
+
+
+def _rose_in_stages(f: Finding, s: Series, min_rise: float) -> None:
+    """A step time that had already risen before the change found (a slowdown in stages: 0.13, then
+    0.22, then 0.32 minutes an epoch) starts where it first left its opening level: the finding's
+    start moves there and the message says so. The opening level is the median of the first
+    twentieth (at least 5 points); the first rise is where a run of that many points' median first
+    stands `min_rise`/2 above it."""
+    step, v = s.finite()
+    k = max(5, v.size // 20)
+    before = f.evidence.get("before")
+    if v.size < 4 * k or not before:
+        return
+    start = float(np.median(v[:k]))
+    if start <= 0 or before < start * (1 + min_rise / 2):
+        return
+    med = np.median(np.lib.stride_tricks.sliding_window_view(v, k), axis=1)
+    above = np.flatnonzero(med >= start * (1 + min_rise / 2))
+    if above.size == 0:
+        return
+    at = int(step[above[0] + k // 2])  # a window's median turns when half its points are past the change
+    if at >= (f.start_step or 0):
+        return
+    f.message += (f"; it had already risen from {start:.4g} (its first {k} points) from step {at}: "
+                  f"a slowdown in stages, {f.evidence.get('median_to_end', before) / start:.1f}x its opening pace by the end")
+    f.evidence["first_rise_step"], f.evidence["opening_level"] = at, start
+    f.start_step = at
 
 
 DRIFT_BLOCKS = 10
