@@ -21,6 +21,10 @@ owner stopped on purpose (a fine-tune planned for many epochs and stopped once g
 enough), and it may also be still running; the finding says where it stopped. A stop
 declared by an early-stopping callback, and a snapshot inside a `checkpoint-N` folder
 (the run went on after it), are not findings.
+
+Earlier launches are told too, as info (the run went on): one that died with an error line
+(`launch_crash_findings`) and one that died without a word, read from how the next launch
+took over (`relaunch_crash_findings`: a rollback to before the step it had reached).
 """
 from __future__ import annotations
 
