@@ -28,7 +28,7 @@ from ..errors import FormatError
 from . import decoding, rankcolumn
 from .base import Importer, Table
 from .recordlists import has_member_lists, spread_lists
-from .scalarreprs import unwrap_value
+from .scalarreprs import SPELLED_HINT
 from .csvlogs import SPLIT_WORDS, decode, head_lines, read_bytes, split_metric, split_of, step_column
 from .wandb_exports import flatten, parse_jsonl, rows_to_long, typed_jsonl, typed_to_long
 
@@ -149,7 +149,9 @@ class JsonLinesImporter(Importer):
         rank_key = rankcolumn.rank_key(sorted({k for r in head for k in r}))
         summaries = any(means(r) is not r for r in head)
         split_key = _split_key(head)
-        reprs = _REPR_VALUE.search(data[:1 << 20]) is not None  # `"loss": "tensor(0.53, device='cuda:0')"`
+        # `"loss": "tensor(0.53, device='cuda:0')"`, `"loss": "1.234"`: numbers written as text, read row by row
+        # (`parse_jsonl` reads them as numbers)
+        reprs = SPELLED_HINT.search(data[:1 << 20]) is not None
         members = has_member_lists(head)  # `"seats": [{"id": 0, "q_loss": ...}, ...]`: a series per member
         frame = (None if summaries or split_key or reprs or members
                  else typed_jsonl(data, step_key=step_key, wall_key=wall_key))
@@ -168,8 +170,6 @@ class JsonLinesImporter(Importer):
             by_rank = (lambda idx: read(frame[idx])) if ranks is not None else None
         else:  # bare NaN, damaged lines, text values, a per-epoch counter: row by row
             rows = parse_jsonl(path, decode(path, data))
-            if reprs:  # a scalar's repr written as a string (`json.dumps({'loss': str(loss)})`): its number
-                rows = [{k: unwrap_value(v) for k, v in r.items()} for r in rows]
             if members:
                 rows = [spread_lists(r) for r in rows]
             rows = global_steps(path, [means(r) for r in rows] if summaries else rows, step_key)
@@ -203,8 +203,6 @@ class JsonLinesImporter(Importer):
                      meta={"step.from": "order", **ended_in_error(data)})
 
 
-_REPR_VALUE = re.compile(rb':\s*"\s*(?:tf\.Tensor|tensor|Tensor|array|np\.\w+|numpy\.\w+|Decimal)\(')
-"""A value that is a scalar's repr in a string (`str(tensor)` dumped as JSON)."""
 _ERROR_KEYS = ("err", "error", "exception", "exc", "traceback", "error_message")
 _FAILED_EVENT = re.compile(r"fail|error|crash|exception|abort|killed|oom", re.I)
 

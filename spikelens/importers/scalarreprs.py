@@ -37,3 +37,26 @@ def unwrap_value(value: object) -> object:
         if m:
             return float(m[1])
     return value
+
+
+_FRACTION_TEXT = re.compile(r"^\s*[-+]?(?:\d+\.\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|(?i:nan|inf|infinity))\s*$")
+"""A measured value spelled as text (`"1.234"`, `"1.9e+04"`, `"nan"`); a whole number (`"3"`, an id, a
+count) stays text: it may name a run or a split."""
+_SPELLED = r'"\s*(?:[-+]?(?:\d+\.\d|\.\d|\d+[eE][-+]?\d|(?i:nan|inf))|(?:tf\.Tensor|tensor|Tensor|array|np\.\w+|numpy\.\w+|Decimal)\()'
+SPELLED_HINT = re.compile(_SPELLED.encode())
+"""Bytes that may hold such a value or a scalar's repr: the cheap test before a record is walked."""
+SPELLED_TEXT = re.compile(_SPELLED)
+"""The same test on decoded text."""
+
+
+def spelled_values(obj: object) -> object:
+    """A record's values as a person reads them: a measured value written as a string (`{'loss': '1.234'}`,
+    ms-swift's quoted numbers, `json.dump(history, default=str)` of NumPy floats) or a scalar's repr
+    becomes its float; nested records alike; everything else as it is."""
+    if isinstance(obj, str):
+        return float(obj) if _FRACTION_TEXT.match(obj) else unwrap_value(obj)
+    if isinstance(obj, dict):
+        return {k: spelled_values(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [spelled_values(v) for v in obj]
+    return obj

@@ -31,6 +31,7 @@ import polars as pl
 from .. import diagnostics
 from ..errors import FormatError
 from .base import TABLE_SCHEMA, Importer, Table
+from .scalarreprs import SPELLED_TEXT, spelled_values
 from .csvlogs import (PANDAS_INDEX_COLUMNS, decode, head_lines, looks_binary, read_bytes, read_string_frame,
                       separator_of, split_fields, to_long)
 
@@ -187,6 +188,8 @@ def parse_jsonl(path: Path, text: str) -> list[dict[str, Any]]:
             cut = " (the last line is cut short)" if bad == [len(lines) - 1] else ""
             diagnostics.warn(f"{path}: {len(bad)} line(s) that are not JSON skipped{cut}")
     objs = [r for r in rows if isinstance(r, dict)]
+    if SPELLED_TEXT.search(text, 0, 1 << 20):  # values written as text (`"loss": "1.234"`, `"tensor(0.5)"`): numbers
+        objs = [spelled_values(r) for r in objs]
     if len(objs) != len(rows):
         diagnostics.warn(f"{path}: {len(rows) - len(objs)} line(s) that are not JSON objects skipped")
     return objs
