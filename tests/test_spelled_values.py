@@ -63,3 +63,14 @@ def test_whole_numbers_as_text_stay_text(tmp_path):
     # beside quoted measurements, a run id spelled as a whole number is no metric
     _lines(tmp_path / "b" / "metrics.jsonl", [{"step": i, "run": "7", "loss": str(v)} for i, v in enumerate(LOSS)])
     assert "run" not in set(_only(tmp_path / "b")["metric"].cast(str))
+
+
+def test_quoted_values_in_json_documents(tmp_path):
+    # `json.dump(losses, f, default=str)` of NumPy floats, and a Keras history dumped the same way
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "losses.json").write_text(json.dumps([str(v) for v in LOSS]))
+    assert _curve(_only(tmp_path / "a"), "losses") == (list(range(30)), pytest.approx(LOSS))
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "history.json").write_text(json.dumps({"loss": [str(v) for v in LOSS],
+                                                            "val_loss": [str(v * 1.1) for v in LOSS]}))
+    assert _curve(_only(tmp_path / "b"), "val_loss")[1] == pytest.approx([v * 1.1 for v in LOSS])

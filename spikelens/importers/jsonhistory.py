@@ -68,7 +68,7 @@ from .csvlogs import counts_something, read_bytes
 from .csvlogs import named_measure as _measure, stem_name as _name_of
 from .seriesnames import plain_name, plain_names
 
-_HEAD = re.compile(rb'^\s*\{\s*"[^"\\]{1,200}"\s*:\s*(?:\[\s*(?:[-\d.NI\]\[]|null)'
+_HEAD = re.compile(rb'^\s*\{\s*"[^"\\]{1,200}"\s*:\s*(?:\[\s*(?:"?\s*[-\d.NI]|[\]\[]|null)'
                    rb'|\{\s*"(?:steps|values|timestamps)"\s*:)')
 """An object whose first value is a list of numbers (or an empty list, or of points), or a
 metric's columns (`{"steps": [...], "values": [...]}`)."""
@@ -77,8 +77,8 @@ _NAMED_LIST = re.compile(rb'"[^"\\]{0,60}(?:loss|acc|accuracy|reward|return)[^"\
                          rb'(?:\s*[-\d.NI][-+\w.]*\s*,){2}\s*[-\d.NI]', re.IGNORECASE)
 """An object of sections whose head names a loss, an accuracy or a reward over a list of three
 numbers or more (`"loss_weights": [1.0, 0.5]` is a setting)."""
-_NUMBERS_HEAD = re.compile(rb'^\s*\[\s*[-\d.NI]')
-"""A list whose first item is a number (`json.dump(losses, f)`)."""
+_NUMBERS_HEAD = re.compile(rb'^\s*\[\s*"?\s*[-\d.NI]')
+"""A list whose first item is a number (`json.dump(losses, f)`), perhaps written as text (`default=str`)."""
 _RECORDS_HEAD = re.compile(rb'^\s*\[\s*\{')
 """A list whose first item is an object: records, maybe."""
 _KEYED_HEAD = re.compile(rb'^\s*\{\s*"[A-Za-z_\- :]{0,20}\d+"\s*:\s*\{\s*"[^"\\]{1,200}"\s*:\s*(?:[-\d.NI]|\{)')
