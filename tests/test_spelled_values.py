@@ -74,3 +74,16 @@ def test_quoted_values_in_json_documents(tmp_path):
     (tmp_path / "b" / "history.json").write_text(json.dumps({"loss": [str(v) for v in LOSS],
                                                             "val_loss": [str(v * 1.1) for v in LOSS]}))
     assert _curve(_only(tmp_path / "b"), "val_loss")[1] == pytest.approx([v * 1.1 for v in LOSS])
+
+
+def test_a_banner_line_before_llamafactory_records_keeps_its_reader(tmp_path):
+    # LLaMA-Factory's trainer_log.jsonl with a wrapper's line before it: still read by its plan and its steps
+    rows = [{"current_steps": 10 * (i + 1), "total_steps": 600, "loss": v, "lr": 1e-5, "epoch": round(0.05 * (i + 1), 3),
+             "percentage": round(100 * 10 * (i + 1) / 600, 2), "elapsed_time": "0:02:13", "remaining_time": "1:00:00"}
+            for i, v in enumerate(LOSS)]
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "trainer_log.jsonl").write_text("2024-05-01 12:00:00 INFO training started\n"
+                                                      + "".join(json.dumps(r) + "\n" for r in rows))
+    runs = [r for r in api.load_runs(tmp_path / "a") if r.frame.height]
+    assert [f for r in runs for f in r.formats] == ["llamafactory"]
+    assert _curve(runs[0].frame, "loss") == ([10 * (i + 1) for i in range(30)], pytest.approx(LOSS))

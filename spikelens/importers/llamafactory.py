@@ -51,8 +51,9 @@ class LlamaFactoryImporter(Importer):
     def claims(self, path: Path, head: bytes) -> bool:
         if path.suffix.lower() not in (".jsonl", ".json"):
             return False
-        lines = head_lines(path, head, 1)
-        return bool(lines) and _is_trainer_log(lines[0])
+        lines = head_lines(path, head, 3)  # a line a wrapper printed before the records (a banner) is no record
+        first = next((ln for ln in lines if ln.lstrip().startswith("{")), None)
+        return first is not None and _is_trainer_log(first)
 
     def read(self, path: Path) -> list[Table]:
         data = read_bytes(path)
