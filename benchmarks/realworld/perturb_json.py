@@ -48,6 +48,23 @@ def _strings(obj: Any) -> Any:
     return repr(obj) if isinstance(obj, float) else obj
 
 
+def _nested(obj: Any) -> Any:
+    """Records whose `a/b` keys are written as nested objects (`{"train": {"loss": ...}}`), as a logger of
+    dicts of dicts leaves them."""
+    if isinstance(obj, list):
+        return [_nested(r) for r in obj]
+    if not isinstance(obj, dict):
+        return obj
+    out: dict = {}
+    for k, v in obj.items():
+        head, _, rest = str(k).partition("/")
+        if rest and isinstance(out.setdefault(head, {}), dict) and rest not in out[head]:
+            out[head][rest] = _nested(v)
+        else:
+            out[k] = _nested(v)
+    return out
+
+
 def _lines(records: list) -> str:
     return "".join(json.dumps(r) + "\n" for r in records)
 
@@ -58,6 +75,8 @@ REWRITES: dict[str, Callable[[Any, bool], str | None]] = {
     "wrapped": lambda obj, jl: json.dumps({"history": obj}) if _records(obj) and not jl else None,
     "indented": lambda obj, jl: None if jl else json.dumps(obj, indent=4),
     "compact": lambda obj, jl: None if jl else json.dumps(obj, separators=(",", ":")),
+    "nested": lambda obj, jl: (_lines(_nested(obj)) if jl else json.dumps(_nested(obj)))
+    if any("/" in str(k) for r in (obj if isinstance(obj, list) else [obj]) if isinstance(r, dict) for k in r) else None,
     "log_line": lambda obj, jl: "2024-05-01 12:00:00 INFO training started\n" + _lines(obj) if jl else None,
 }
 BYTES: dict[str, Callable[[str], str]] = {"crlf": lambda t: t.replace("\n", "\r\n"), "bom": lambda t: "\ufeff" + t}
