@@ -12,12 +12,12 @@ import numpy as np
 from spikelens import api, diagnostics
 
 
-def _loud_spikes(tmp_path, loss: np.ndarray, name: str = "loss.csv", kind: str = "spike") -> list:
+def _loud_spikes(tmp_path, loss: np.ndarray, name: str = "loss.csv") -> list:
     path = tmp_path / name
     path.write_text("step,loss\n" + "\n".join(f"{i},{v:.8g}" for i, v in enumerate(loss)) + "\n")
     with diagnostics.collecting():
         report = api.analyze(path)
-    return [f for r in report.runs for f in r.findings if f.kind == kind and f.severity != "info"]
+    return [f for r in report.runs for f in r.findings if f.kind == "spike" and f.severity != "info"]
 
 
 def _floor(n: int, level: float, sigma: float, seed: int) -> np.ndarray:
@@ -68,5 +68,5 @@ def test_a_rise_under_1_3x_that_stayed_is_a_note(tmp_path):
 def test_a_rise_of_3x_that_stayed_is_an_alarm(tmp_path):
     rng = np.random.default_rng(7)
     loss = np.r_[1.04 + 0.005 * rng.standard_normal(400), 3.1, 3.0 + 0.005 * rng.standard_normal(200)]
-    (f,) = _loud_spikes(tmp_path, loss, kind="divergence")  # a 3x rise that stayed: the jump that stayed
+    (f,) = _loud_spikes(tmp_path, loss)
     assert f.recovery == "none" and f.severity == "error"

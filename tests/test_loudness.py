@@ -106,7 +106,7 @@ def test_an_lr_of_5_that_blew_the_loss_up_to_chance_is_the_settings_event_with_n
     from spikelens.report.verdict import verdict
 
     run = _run(lw.lr_blowup(tmp_path / "lr5"))
-    (spike,) = [f for f in run.findings if f.kind == "divergence"]  # the jump that stayed (detect/stayed.py)
+    (spike,) = [f for f in run.findings if f.kind == "spike"]
     assert spike.severity == "error" and spike.causes[0].cause == "setting" and "remedy" not in spike.evidence
     assert spike.evidence["settled_plateau"]["reading"] == "chance"
     assert not any("skip" in t.lower() and "batch" in t.lower() and "no batch" not in t for t in next_steps(spike))
@@ -114,15 +114,15 @@ def test_an_lr_of_5_that_blew_the_loss_up_to_chance_is_the_settings_event_with_n
     assert flat.severity == "info" and flat.evidence["note_because"] == "settled_level"
     # one root cause, one alarm: the setting is the spike's cause, a note the verdict still names
     (lr,) = [f for f in run.findings if f.kind == "settings"]
-    assert lr.severity == "info" and lr.evidence["drove"]["kind"] == "divergence" and len(_loud(run)) == 1
-    assert verdict(run) == "diverged at step 3 (stuck at chance level); learning_rate 5 on every row"
+    assert lr.severity == "info" and lr.evidence["drove"]["kind"] == "spike" and len(_loud(run)) == 1
+    assert verdict(run) == "spike at step 3 never recovered (stuck at chance level); learning_rate 5 on every row"
     settings = next(f for f in run.findings if f.kind == "settings")
     assert not any("loss scaling" in t for t in next_steps(settings))  # the LR's advice, not fp16's
 
 
 def test_the_same_blow_up_at_a_sane_lr_keeps_its_skip_remedy(tmp_path):
     run = _run(lw.lr_blowup(tmp_path / "sane", lr=2e-5))
-    (spike,) = [f for f in run.findings if f.kind == "divergence"]
+    (spike,) = [f for f in run.findings if f.kind == "spike"]
     assert not [c for c in spike.causes if c.cause == "setting"] and spike.evidence["remedy"]["skip_batches"]
 
 

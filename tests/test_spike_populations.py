@@ -71,8 +71,7 @@ def _stepped_up(seed):
 def test_after_a_step_up_the_new_levels_own_wander_is_not_more_spikes(tmp_path):
     # (before the new level was its own yardstick, this run had three more spike warnings after the step)
     (loud,) = _loud(_stairs(tmp_path, _stepped_up(1)))
-    # a 10x step the loss stayed at is the run's divergence there (detect/stayed.py)
-    assert loud.kind == "divergence" and loud.recovery == "none" and loud.evidence.get("jump_that_stayed")
+    assert loud.kind == "spike" and loud.recovery == "none"
     assert 9 * 28 <= loud.start_step <= 12 * 28  # the step up, at epoch 11
 
 
@@ -80,10 +79,8 @@ def test_a_jump_far_above_the_new_levels_wander_is_still_a_spike(tmp_path):
     epochs = _stepped_up(1)
     epochs[30] = 20 * np.median(epochs[10:])
     run = _stairs(tmp_path, epochs)
-    # the 10x step the loss stayed at is told as the run's divergence (detect/stayed.py), the jump above it a spike
-    spikes = sorted((f for f in run.findings if f.kind in ("spike", "divergence") and f.peak_step is not None),
-                    key=lambda f: f.peak_step)
-    assert len(spikes) >= 2 and 30 * 28 <= spikes[-1].peak_step <= 31 * 28 and spikes[-1].kind == "spike"
+    spikes = sorted((f for f in run.findings if f.kind == "spike"), key=lambda f: f.peak_step)
+    assert len(spikes) >= 2 and 30 * 28 <= spikes[-1].peak_step <= 31 * 28
     assert spikes[0].severity == "error" and spikes[0].recovery == "none"
 
 

@@ -115,8 +115,7 @@ def test_a_staircase_of_jumps_that_never_come_back_is_one_alarm_and_notes(tmp_pa
     rng = np.random.default_rng(7)
     loss = np.concatenate([(5.0 * 2.2 ** k) * np.exp(-np.arange(200) / 400) * np.exp(0.02 * rng.standard_normal(200))
                            for k in range(5)])
-    run = _run(_text_log(tmp_path / "train.log", loss))
-    spikes = [f for f in run.findings if f.kind in ("spike", "divergence") and f.peak_step is not None]
+    spikes = _spikes(_run(_text_log(tmp_path / "train.log", loss)))
     loud = [f for f in spikes if f.severity in ("warning", "error")]
     assert len(spikes) >= 2 and len(loud) == 1 and loud[0].peak_step == min(f.peak_step for f in spikes)
 
@@ -124,8 +123,7 @@ def test_a_staircase_of_jumps_that_never_come_back_is_one_alarm_and_notes(tmp_pa
 def test_a_loss_that_jumps_once_and_stays_noisy_at_its_new_level_has_one_spike(tmp_path):
     rng = np.random.default_rng(6)
     loss = np.where(np.arange(400) < 100, 1.0, 4.0) * np.exp(0.03 * rng.standard_normal(400))
-    run = _run(_text_log(tmp_path / "train.log", loss))
-    (spike,) = [f for f in run.findings if f.kind in ("spike", "divergence") and f.peak_step is not None]
+    (spike,) = _spikes(_run(_text_log(tmp_path / "train.log", loss)))
     assert spike.start_step == 101 and spike.recovery == "none"
 
 

@@ -23,15 +23,14 @@ def _findings(path, kind):
 
 
 def test_a_multi_x_jump_that_stays_in_a_ten_step_run_is_a_spike_that_never_recovered():
-    # told as the divergence it was (the jump that stayed: detect/stayed.py), found by the spike detector
-    (spike,) = _findings(ROOT / "hf_held_jump", "divergence")
+    (spike,) = _findings(ROOT / "hf_held_jump", "spike")
     assert spike.peak_step == ss.HELD_JUMP_STEP and spike.recovery == "none" and spike.severity == "error"
     assert 6.5 < spike.magnitude < 8
     assert _findings(ROOT / "hf_held_jump", "plateau")  # the chance level it settles on is still named
 
 
 def test_a_multi_x_jump_that_stays_in_a_40_epoch_run_is_a_spike_that_never_recovered():
-    (spike,) = _findings(ROOT / "keras_held_jump", "divergence")  # the jump that stayed (detect/stayed.py)
+    (spike,) = _findings(ROOT / "keras_held_jump", "spike")
     assert spike.start_step == ss.KERAS_JUMP_EPOCH and spike.recovery == "none"
 
 

@@ -126,7 +126,7 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
     # what the curve is decides whether its event is an alarm (after grouping: the lead judged)
     findings = weigh(group_events([f for f in findings if id(f) not in drop], ctx), ctx)
     spikes_at_placed_relaunches(findings)  # a jump where a re-based relaunch starts is its echo
-    jumps_that_stayed(findings, ctx)  # after weighing: a loud jump that stayed at its peak is the run's divergence
+    findings += jumps_that_stayed(findings, ctx)  # after weighing: a loud jump that stayed names the divergence
     setting_is_a_cause(findings, ctx)  # after weighing: only an event that stayed loud takes the setting in
     _break_that_cost(findings, ctx)
     for f in findings + replaced:

@@ -138,9 +138,7 @@ def verdict(run: RunReport) -> str:
                                      f"the LR cut at step {cut}"))
         else:  # a reward or a score falls: it collapsed
             word = "collapsed" if f.evidence.get("higher_is_better") else "diverged"
-            settled = f.evidence.get("settled_plateau") or {}  # a jump that stayed, on a chance level (detect/stayed.py)
-            chance = " (stuck at chance level)" if settled.get("reading") == "chance" else ""
-            fatal.append((_order(f), f"{word}{_where(f, run)} at step {_step(f)}{chance}"))
+            fatal.append((_order(f), f"{word}{_where(f, run)} at step {_step(f)}"))
         say(by["divergence"])
     spikes = by.get("spike", [])
     stuck = [f for f in spikes if f.recovery == "none" and f.severity != "info"]
