@@ -121,7 +121,7 @@ def conform(frame: pl.DataFrame) -> pl.DataFrame:
 
 # ---------------------------------------------------------------- roles
 
-_EVAL = (r"(?:^|[/_\-. ])(?:eval|val|valid|validation|test|dev|tel|predict)(?:$|[/_\-. ])"
+_EVAL = (r"(?:^|[/_\-. ])(?:eval|val|valid|validation|test|dev|development|held[\s_\-]?out|hold[\s_\-]?out|tel|predict)(?:$|[/_\-. ])"
          r"|^(?:eval|val(?!ue)|valid|validation|test)|验证|测试|评估|検証|テスト|검증|테스트"
          r"|валид|тест|провер|validierung|validaci[oó]n|valida[cç][aã]o|validazione|doğrulama|dogrulama|validasi"
          r"|kiểm tra|xác thực|(?:^|[/_\-. ])(?:prueba|teste|testing)(?:$|[/_\-. ])")
@@ -335,14 +335,16 @@ _RL_TERM = re.compile(r"polic|critic|actor|value[\s_\-/]?(?:loss|estimate|functi
                       r"|clip[\s_]?frac|clip[\s_]?ratio|importance[\s_]?sampling|td[\s_]?err|(?:^|[/_\-. ])(?:pi|q|v)[\s_\-]?loss|(?:^|[/_\-. ])(?:avg_?|mean_?|max_?)*q(?:_?values?)?$"
                       r"|(?:^|[/_\-. ])loss[\s_\-]?(?:pi|q\d?|v)(?:$|[/_\-. ])|(?:^|[/_\-. ])q\d?[\s_]?vals?(?:$|[/_\-. ])"
                       r"|explor|(?:^|[/_\-. ])eps(?:ilon)?(?:$|[/_\-. ])"
-                      r"|(?:^|[/_\-. ])(?:ep|episode)[\s_\-]?len(?:gth)?s?(?:$|[/_\-. ])|(?:^|[/_\-. ])eplen",
+                      r"|(?:^|[/_\-. ])(?:ep|episode)[\s_\-]?len(?:gth)?s?(?:$|[/_\-. ])|(?:^|[/_\-. ])eplen"
+                      r"|num[\s_]?generations|completions?[\s_/]?(?:mean_)?len(?:gth)?",
                       re.I)
 """A term only a reinforcement learner logs: its policy, value function or critic (`policy_loss`,
 `Losses/Value Loss`, `loss_critic`, `PiLoss`), its advantages, PPO's clipped fraction, GRPO's
 clipped and importance-sampling ratios (TRL's `clip_ratio/region_mean`), a value
 function's explained variance, a Q-learner's Q values or TD error (Spinning Up's glued `LossPi`,
 `LossQ`, `AverageQ1Vals`, read as their words; `pi-loss` hyphenated), an exploration schedule
-(SB3 DQN's `rollout/exploration_rate`, an epsilon-greedy `epsilon` or `eps`) or an episode's length
+(SB3 DQN's `rollout/exploration_rate`, an epsilon-greedy `epsilon` or `eps`), a GRPO group's size or its
+completions' length (`num_generations`, `completion_length`: a policy trained on sampled answers) or an episode's length
 (`rollout/ep_len_mean`, `eplen`, `episode_length`): only a learner in an environment has episodes."""
 _PREFERENCE = re.compile(r"chosen|rejected|margin", re.I)
 """A preference optimiser's implicit reward (DPO's `rewards/chosen`, `rewards/margins`): a statistic
