@@ -91,3 +91,14 @@ def test_a_space_after_each_comma_keeps_the_step_column(tmp_path):
     plain = _read(_write(tmp_path, "plain", "loss.csv", "episode,step,loss\n" + "".join(f"{e},{s},{v}\n" for e, s, v in rows)))
     spaced = _read(_write(tmp_path, "spaced", "loss.csv", "episode, step, loss\n" + "".join(f"{e}, {s}, {v}\n" for e, s, v in rows)))
     assert _curve(spaced, "loss") == _curve(plain, "loss") == ([s for _, s, _ in rows], pytest.approx(LOSS))
+
+
+def test_a_note_above_an_sb3_progress_table_keeps_its_reader(tmp_path):
+    header = "rollout/ep_rew_mean,time/total_timesteps,train/loss,train/n_updates\n"
+    rows = "".join(f"{0.1 * i},{2048 * (i + 1)},{v},{i}\n" for i, v in enumerate(LOSS))
+    for sub, text in (("plain", header + rows), ("noted", "# PPO on CartPole-v1, seed 42\n" + header + rows)):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / "progress.csv").write_text(text)
+    plain, noted = (api.load_runs(tmp_path / s)[0] for s in ("plain", "noted"))
+    assert noted.formats == plain.formats
+    assert _curve(noted.frame, "train/loss") == _curve(plain.frame, "train/loss") == ([2048 * (i + 1) for i in range(40)], pytest.approx(LOSS))

@@ -28,7 +28,7 @@ from . import decoding
 import polars as pl
 
 from .base import TABLE_SCHEMA, Importer, Table
-from .csvlogs import (decode, float_columns, head_lines, looks_binary, named_by_file, read_bytes, read_string_frame,
+from .csvlogs import (decode, float_columns, head_lines, header_index, looks_binary, named_by_file, read_bytes, read_string_frame,
                       separator_of, split_fields, to_long)
 from .wandb_exports import parse_jsonl, rows_to_long
 
@@ -62,11 +62,11 @@ class RlProgressImporter(Importer):
         suffix = path.suffix.lower()
         if suffix not in (".csv", ".json", ".jsonl") or not head.strip() or looks_binary(head):
             return False
-        lines = head_lines(path, head, 3)
+        lines = head_lines(path, head, 8)
         if not lines:
             return False
-        if suffix == ".csv":
-            return is_monitor_head(lines) or counts_timesteps(lines)
+        if suffix == ".csv":  # (a note a script wrote above a progress table is no header)
+            return is_monitor_head(lines) or counts_timesteps(lines[header_index(lines):])
         objs = [o for o in (json_object(ln) for ln in lines) if o is not None]
         return any(_timesteps_in(o) is not None for o in objs)
 
