@@ -15,7 +15,7 @@ def _findings(tmp_path, losses, rewards=None, *, every: int = 10, name: str = "t
     n = len(losses)
     rewards = rewards if rewards is not None else [0.0] * n
     lines = [f"Epoch {every * (i + 1)}/{every * n}: reward={r:.4f}, baseline={0.9 * r:.4f}, loss={v:.4f}"
-             for i, (v, r) in enumerate(zip(losses, rewards))] if rewards is not None else []
+             for i, (v, r) in enumerate(zip(losses, rewards))]
     path = tmp_path / name
     path.write_text("\n".join(lines) + "\n")
     with diagnostics.collecting():
