@@ -118,3 +118,20 @@ def test_a_settings_table_printed_once_above_the_step_lines_is_not_a_record(tmp_
     assert not KeyValueTableImporter().claims(path, path.read_bytes()[:4096])
     loss = _frame(path).filter(pl.col("metric") == "train_loss").sort("step")  # the llm.c reader's name
     assert loss.height == 60 and loss.get_column("step").to_list() == list(range(1, 61))
+
+
+def test_a_settings_table_every_relaunch_prints_again_is_no_record(tmp_path):
+    """YOLOX prints its `exp value:` table (box-drawn) at every launch; the same values each time are settings:
+    the file is left to the console reader, which reads the step lines below them."""
+    table = "\n".join(["╒════════════════╤══════════╕", "│ keys           │ values   │", "╞════════════════╪══════════╡"]
+                      + [f"│ {k:<14} │ {v:<8} │\n├────────────────┼──────────┤" for k, v in
+                         (("print_interval", 10), ("max_epoch", 300), ("warmup_epochs", 5), ("num_classes", 80))]
+                      + ["╘════════════════╧══════════╛"])
+    steps = "\n".join(f"2023-11-27 14:41:11.553 | INFO     | yolox.core.trainer:after_iter:256 - epoch: 1/300, "
+                      f"iter: {10 * i}/1849, iter_time: 0.619s, total_loss: {17.7 - 0.1 * i:.1f}, iou_loss: 4.6, lr: 1.0e-05"
+                      for i in range(1, 16))
+    (tmp_path / "train_log.txt").write_text("\n".join([table, steps, table, steps, table, steps]) + "\n")
+    from spikelens import api
+
+    run = api.load_runs(tmp_path)[0]
+    assert "total_loss" in set(run.frame["metric"].cast(str)) and "kv_tables" not in run.formats

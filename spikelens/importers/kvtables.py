@@ -52,14 +52,15 @@ and one of their keys `MIN_RECORDS` times (tables that repeat, one a record)."""
 def _repeated_tables(text: str) -> bool:
     """Whether `text` holds key/value rows with a named key and a number that repeat as
     records do: `MIN_ROWS` rows, a key seen `MIN_RECORDS` times. A settings table printed once
-    at the top of a log (llm.c's `| max_steps | 74 |`) is not a record of the run."""
-    seen: dict[str, int] = {}
+    at the top of a log (llm.c's `| max_steps | 74 |`) is not a record of the run, nor one printed again by
+    every relaunch with the same values (YOLOX's `exp value:` table): a record's values move."""
+    seen: dict[str, list[str]] = {}
     for line in text.splitlines():
         m = _ROW_RE.match(line)
         if m and _LETTER_RE.search(m["key"]) and _NUMBER_RE.match(m["value"].strip()):
-            key = m["key"].strip()
-            seen[key] = seen.get(key, 0) + 1
-    return sum(seen.values()) >= MIN_ROWS and max(seen.values(), default=0) >= MIN_RECORDS
+            seen.setdefault(m["key"].strip(), []).append(m["value"].strip())
+    return sum(map(len, seen.values())) >= MIN_ROWS and any(
+        len(v) >= MIN_RECORDS and len(set(v)) > 1 for v in seen.values())
 
 
 class KeyValueTableImporter(Importer):
