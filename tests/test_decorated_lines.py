@@ -69,3 +69,15 @@ def test_a_named_line_pattern_reads_through_a_launchers_decoration(tmp_path, pre
     got = api.load(str(tmp_path / "train.log")).select(key).sort(key)
     assert got.equals(want)
     assert want.filter(pl.col("metric") == "train_loss").height == 40
+
+
+@pytest.mark.parametrize("prefix", ["", "[12:00:01] ", "[2024-05-01 12:00:00] "])
+def test_a_boosters_round_after_a_bracketed_time_is_the_step(tmp_path, prefix):
+    """LightGBM's `[100]\\ttrain's auc: 0.78` behind a bracketed time: the brackets left holding only the
+    blanked time are decoration, so the round in brackets still opens the line."""
+    rows = [f"{prefix}[{r}]\ttrain's auc: {0.77 + r / 10_000:.6f}\tvalid's auc: {0.76 + r / 20_000:.6f}"
+            for r in range(100, 1_100, 100)]
+    (tmp_path / "training_log.txt").write_text("Training until validation scores don't improve for 50 rounds\n"
+                                               + "\n".join(rows) + "\n")
+    auc = api.load(str(tmp_path / "training_log.txt")).filter(pl.col("metric") == "train_s_auc").sort("seq")
+    assert auc.get_column("step").to_list() == list(range(100, 1_100, 100))

@@ -298,6 +298,11 @@ _BLOB = re.compile(r"\bTensor[ \t]+(?P<name>[A-Za-z_][\w/.\-]*)[ \t]+of[ \t]+typ
                    r"\([ \t]*(?:1[ \t]*,?[ \t]*)?\)[ \t]*\.?[ \t]*(?:Data[ \t]*)?:")
 
 
+_EMPTIED = re.compile(r"\[[\x01 \t]*\x01[\x01 \t]*\]:?")
+"""Brackets left holding only blanked text (`[12:00:01]`, `[2024-05-01 12:00:00]`): the stamp's own
+decoration, blanked with it, so a count in brackets after it (`[12:00:01] [100]  train's auc: 0.78`) opens the line."""
+
+
 def _blanked(line: str) -> tuple[str, tuple[int, int] | None, str | None]:
     """The line with what is never a value blanked (same length), its time stamp's span,
     and the phase a `(val)`-like tag names. A line of two or more names glued to their decimal
@@ -320,6 +325,7 @@ def _blanked(line: str) -> tuple[str, tuple[int, int] | None, str | None]:
     line = _FRAME.sub(lambda m: " " * (m.end() - m.start()), line)
     line = _SOFT_BLANK.sub(lambda m: " " * (m.end() - m.start()), line)
     line = _BLANK.sub(lambda m: _GAP * (m.end() - m.start()), line)
+    line = _EMPTIED.sub(lambda m: _GAP * (m.end() - m.start()), line)
     phase = None
     p = _PHASE.search(line)
     if p:
