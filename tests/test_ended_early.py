@@ -21,8 +21,10 @@ HERE = FIXTURES / W.OUT
 
 
 def ended(run):
-    """The run-level SL306 (an earlier launch's crash, see test_launch_crashes, is apart)."""
-    found = [f for f in run.findings if f.kind == "ended_early" and not f.evidence.get("launch_crashed")]
+    """The run-level SL306 (an earlier launch's crash or death, see test_launch_crashes and
+    test_relaunch_crashes, is apart)."""
+    found = [f for f in run.findings if f.kind == "ended_early"
+             and not f.evidence.get("launch_crashed") and not f.evidence.get("launch_died")]
     assert len(found) <= 1
     return found[0] if found else None
 
@@ -77,9 +79,12 @@ def test_SL306_silent(path):
 
 def test_SL306_an_appended_launch_after_a_crash_names_the_crash_as_info():
     run = report(HERE / "nanogpt_appended" / "train_log.txt")
-    (f,) = [f for f in run.findings if f.kind == "ended_early"]
-    assert f.severity == "info" and f.evidence["launch_crashed"]
+    (f,) = [f for f in run.findings if f.kind == "ended_early" and f.evidence.get("launch_crashed")]
+    assert f.severity == "info"
     assert f.evidence["error_line"].startswith("torch.OutOfMemoryError")
+    # the launch before it ran to step 330 and was started again from its checkpoint at 300: it died there
+    (died,) = [f for f in run.findings if f.kind == "ended_early" and f.evidence.get("launch_died")]
+    assert died.severity == "info" and (died.evidence["last_step"], died.evidence["relaunched_at_step"]) == (330, 300)
 
 
 # ------------------------------------------------------------------ the signals

@@ -48,8 +48,11 @@ def test_SL301_nanogpt_appended_relaunches_are_segments():
     assert (overlap.extra["resume_step"], overlap.extra["rolled_back_from"]) == (300, 330)
     assert overlap.severity == "info" and overlap.code == "SL301"  # a relaunch is a note (significance)
     assert not kinds(run, "step_reset")  # the traceback is mid-file, not where the log ends:
-    (crash,) = kinds(run, "ended_early")  # the launch it ended is named (info), the run is not called crashed
+    crash, died = sorted(kinds(run, "ended_early"), key=lambda f: not f.evidence.get("launch_crashed"))
+    # the launch it ended is named (info), the run is not called crashed
     assert crash.severity == "info" and crash.evidence["launch_crashed"] and crash.start_step == 500
+    # launch 1 ran to 330 and was started again from its checkpoint at 300: it died there (info)
+    assert died.severity == "info" and died.evidence["launch_died"] and died.start_step == 330
 
 
 def test_nanogpt_relaunch_with_identical_relog_is_only_seen_through_the_mfu_marker(tmp_path):

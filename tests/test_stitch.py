@@ -67,8 +67,19 @@ def live(frame: pl.DataFrame, metric: str) -> pl.DataFrame:
     return frame.filter((pl.col("metric") == metric) & ~pl.col("superseded")).sort("step")
 
 
+def told(st) -> list:
+    """The findings of the launches' boundaries, less the death of a launch a relaunch tells
+    (`detect.ended.relaunch_crash_findings`, asserted where it matters)."""
+    return [f for f in st.findings if not f.evidence.get("launch_died")]
+
+
+def died(st) -> list[int]:
+    """The launches (1-based) a relaunch says died."""
+    return [d["launch"] for f in st.findings if f.evidence.get("launch_died") for d in f.evidence["died_launches"]]
+
+
 def kinds(st) -> list[str]:
-    return [f.kind for f in st.findings]
+    return [f.kind for f in told(st)]
 
 
 # ------------------------------------------------------------------ the later launch wins
@@ -88,7 +99,7 @@ def test_SL301_later_launch_wins_and_superseded_points_are_kept():
     assert set(old.get_column("segment").to_list()) == {0}
     assert old.get_column("step").min() == 800 and old.get_column("step").max() == 1199
     assert old.height == 3 * 400  # three metrics, steps 800..1199
-    (f,) = st.findings
+    (f,) = told(st)
     assert f.kind == "resume_overlap" and f.code == "SL301" and f.metric is None and f.severity == "warning"
     assert f.extra["resume_step"] == 800 and f.extra["rolled_back_from"] == 1199
     assert f.extra["identical_values"] is False and f.evidence["from_scratch"] is False
@@ -180,12 +191,13 @@ def test_a_short_first_run_after_which_a_longer_one_goes_past_it_is_the_same_run
     (10% of the way): an attempt killed early and started again, a note."""
     a, b = curve(1000, 11), curve(1000, 12)
     st = stitch_run(make_run([part(a, 0, 100), part(b, 0, 999)]))
-    f, reset = st.findings
+    f, reset = told(st)
     assert f.kind == "resume_overlap" and f.severity == "info" and f.evidence["killed_early"] is True
     assert "stopped at step 100" in f.message and st.segments[1]["launch"] == "rollback"
     # the counter went back to the beginning: told as a restart too (what a reader of the log sees)
     assert (reset.kind, reset.severity, reset.start_step, reset.end_step) == ("step_reset", "info", 0, 100)
     assert "went back to step 0 once" in reset.message
+    assert died(st) == [1]  # and the attempt that stopped there died (killed, out of memory, preempted)
 
 
 def test_appended_runs_supersede_the_longer_earlier_run_whole():
@@ -229,7 +241,7 @@ def test_a_rollback_after_a_reset_is_measured_from_the_reset_launch_not_the_supe
     the 2400 that launch 1 had reached and that is no longer on the timeline."""
     c = curve(3000, 13)
     st = stitch_run(make_run([part(c, 0, 2400), part(c, 1800, 2200, shift=1800), part(c, 2100, 2999, shift=1800)]))
-    reset, overlap = st.findings
+    reset, overlap = told(st)
     assert reset.kind == "step_reset" and reset.extra["resume_step"] == 1800
     assert overlap.kind == "resume_overlap" and overlap.extra["resume_step"] == 2100
     assert overlap.extra["rolled_back_from"] == 2200 and overlap.start_step == 300

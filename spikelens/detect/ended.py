@@ -196,8 +196,8 @@ def relaunch_crash_findings(run: str, meta: dict[str, Any], boundaries: list) ->
     Silent for a launch that reached the declared plan, a resume at the launch's last step
     (a planned stop, then a resume from its final checkpoint), runs appended one after
     another (k-fold, seeds, a sweep, whatever their lengths), a launch whose error line
-    `launch_crash_findings` tells, and a launch of one point that is no attempt (an evaluation
-    re-logged at a checkpoint's step). One finding per run lists every launch that died."""
+    `launch_crash_findings` tells, a relaunch that declares the step it branched from (a fork), and a
+    launch of one point that is no attempt (an evaluation re-logged at a checkpoint's step). One finding per run lists every launch that died."""
     attempts = _attempts(boundaries)
     if len(attempts) < 2:
         return []
@@ -207,9 +207,12 @@ def relaunch_crash_findings(run: str, meta: dict[str, Any], boundaries: list) ->
         planned = None  # a plan on another counter (the steps of an epoch, a stage's total)
     run_first = attempts[0]["first"]
     longest = max(a["last"] - a["first"] for a in attempts if a["from_scratch"])
+    # a launch that declares where it branched off (W&B's `resume_from`/fork) was started on purpose
+    forked = {int(k) + 1 for k, v in (meta.get("segment_meta") or {}).items()
+              if isinstance(v, dict) and any("branch_point" in str(key) for key in v)}
     died = []
     for a, b in zip(attempts, attempts[1:]):
-        if b["launch"] != "rollback" or b["first"] > a["last"] or a["last"] in told:
+        if b["launch"] != "rollback" or b["first"] > a["last"] or a["last"] in told or b["launch_no"] in forked:
             continue
         if planned is not None and a["last"] >= SHORT_FRACTION * planned:
             continue
