@@ -883,8 +883,9 @@ _TAB_CELL = re.compile(r"[^\t\s](?:[^\t]*[^\t\s])?")
 _CELL_NUM = re.compile(rf"(?P<num>{NUM_BODY})(?P<unit>{_UNIT_RE})?$")
 _CELL_CTR = re.compile(r"(\d+)/(\d+)$")
 _DURATION_CELL = re.compile(r"\d+:\d\d(?::\d\d)?(?:[.,]\d+)?$")
-_HEAD_CELL = re.compile(r"[A-Za-z(_](?:[\w()\-./%@]|:(?=[\w.])| (?=[^ :]))*:?$")
-"""A header cell's name; a colon inside it (YOLOv5/v7's `mAP@.5:.95:`, printed as a progress bar's description)."""
+_HEAD_CELL = re.compile(r"[^\W\d(](?:[\w()\-./%@]|:(?=[\w.])| (?=[^ :]))*:?$|\((?:[\w()\-./%@]|:(?=[\w.])| (?=[^ :]))*:?$")
+"""A header cell's name (a letter of any script first: `Δbest`, `损失`); a colon inside it (YOLOv5/v7's `mAP@.5:.95:`,
+printed as a progress bar's description)."""
 
 
 _LEAD = re.compile(rf"^(?:\s*(?:{STAMP}|\[?(?:{'|'.join(sorted(_LEVELS))})\]?:?|-)(?=\s))+")
@@ -1158,6 +1159,29 @@ def _place(out: Template, name: str, text: str, start: int, epoch_names: tuple[s
     return True
 
 
+def _worded(header: list[tuple[str, int, int]], cells: list) -> list[tuple[str, int, int]] | None:
+    """A header whose names a single space sets apart (` Gen Ph     Best ... Conns Hidden` of a right-aligned
+    table, read as `Gen_Ph`) named again one word a column, when the row under it has a cell for each word
+    and every word stands over its cell (right or left edges). None otherwise (`train_loss` is one name)."""
+    words = []
+    for name, a, b in header:
+        parts = name.split("_")
+        if len(parts) == 1 or b - a != len(name):
+            words.append((name, a, b))
+            continue
+        at = a
+        for part in parts:
+            if not part:
+                return None
+            words.append((part, at, at + len(part)))
+            at += len(part) + 1
+    if len(words) != len(cells) or len(words) == len(header):
+        return None
+    if not all(b == cb or a == ca for (_, a, b), (_, _, ca, cb) in zip(words, cells)):
+        return None
+    return words
+
+
 def table_row(line: str, header: list[tuple[str, int, int]]) -> Template | None:
     """A row under a header: its first cells line up with the header's columns (their right
     or left edges at the same display columns), numbers under names; a counter `N/M` under
@@ -1169,6 +1193,8 @@ def table_row(line: str, header: list[tuple[str, int, int]]) -> Template | None:
     if len(cells) < len(header):
         return None
     tabbed = "\t" in line  # a tab-separated table: its columns are told by their order
+    if len(cells) > len(header) and not tabbed:
+        header = _worded(header, cells) or header
     # a row of as many cells as the header has names may print them right-aligned under names
     # printed left-aligned (spaCy's): a cell within its column (from its name's start to the next
     # name's) lines up with it too
