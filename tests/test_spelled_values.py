@@ -11,18 +11,9 @@ import pytest
 from spikelens import api
 from spikelens.errors import SpikelensError
 
+from loaded_runs import curve as _curve, only_frame as _only
+
 LOSS = [round(2.5 * 0.97 ** i + 0.1, 6) for i in range(30)]
-
-
-def _only(folder):
-    runs = [r for r in api.load_runs(folder) if r.frame.height]
-    assert len(runs) == 1
-    return runs[0].frame
-
-
-def _curve(frame, metric):
-    part = frame.filter(frame["metric"].cast(str) == metric).sort("seq")
-    return part["step"].to_list(), part["value"].to_list()
 
 
 def _lines(path, rows):

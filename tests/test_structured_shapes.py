@@ -10,18 +10,9 @@ import pytest
 
 from spikelens import api, passedover
 from spikelens.errors import SpikelensError
+
+from loaded_runs import curve as _curve, only_frame as _read
 from spikelens.frame import infer_roles, roles_of
-
-
-def _read(folder):
-    runs = [r for r in api.load_runs(folder) if r.frame.height]
-    assert len(runs) == 1, [r.frame for r in runs]
-    return runs[0].frame
-
-
-def _curve(frame, metric):
-    part = frame.filter(frame["metric"].cast(str) == metric).sort("seq")
-    return part["step"].to_list(), part["value"].to_list()
 
 
 def _losses(n, start=2.5):

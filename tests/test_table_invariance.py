@@ -8,16 +8,7 @@ import pytest
 from spikelens import api
 from spikelens.errors import SpikelensError
 
-
-def _read(folder):
-    runs = [r for r in api.load_runs(folder) if r.frame.height]
-    assert len(runs) == 1, [r.frame for r in runs]
-    return runs[0].frame
-
-
-def _curve(frame, metric):
-    part = frame.filter(frame["metric"].cast(str) == metric).sort("seq")
-    return part["step"].to_list(), part["value"].to_list()
+from loaded_runs import curve as _curve, only_frame as _read
 
 
 LOSS = [round(2.5 * 0.97 ** i + 0.1, 6) for i in range(40)]

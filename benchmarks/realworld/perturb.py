@@ -249,38 +249,47 @@ def same(base: list[dict], got: list[dict]) -> str:
     return ""
 
 
-def main() -> int:
+def bench(kind: str, suffixes: set[str], transforms: list[str], write: Callable[[dict, Path, str, int], list[Path]],
+          read: Callable[[list[Path]], list[dict]] = None, sample: int = 80) -> int:
+    """The command line of an invariance benchmark over the dev runs whose files all end in `suffixes`:
+    `write(run, root, transform, max_lines)` leaves a decorated copy and returns the paths to read ([]: the
+    transform has no use for the run); each transform alone, its reading (`read`, this module's by default)
+    compared with the undecorated copy's (`same`). `perturb_tables.py` and `perturb_json.py` run it too."""
+    read = read or reading
     ap = argparse.ArgumentParser()
-    ap.add_argument("--sample", type=int, default=80, help="runs drawn at random (0: every text run)")
+    ap.add_argument("--sample", type=int, default=sample, help="runs drawn at random (0: every run)")
     ap.add_argument("--seed", type=int, default=22)
     ap.add_argument("--only", nargs="*")
-    ap.add_argument("--transforms", nargs="*", default=[t for t in ALL if t != "identity"])
+    ap.add_argument("--transforms", nargs="*", default=transforms)
     ap.add_argument("--max-lines", type=int, default=3000)
     ap.add_argument("--out")
     ap.add_argument("--show", action="store_true", help="print why each broken run broke")
     a = ap.parse_args()
     runs = [r for r in labelled_runs("dev") if r.get("readable", True) and r["files"]
-            and all(Path(f).suffix.lower() in TEXT for f in r["files"]) and all((CACHE / f).exists() for f in r["files"])
+            and all(Path(f).suffix.lower() in suffixes for f in r["files"]) and all((CACHE / f).exists() for f in r["files"])
             and (not a.only or r["id"] in a.only)]
     if a.sample and not a.only:
         runs = sorted(random.Random(a.seed).sample(sorted(runs, key=lambda r: r["id"]), min(a.sample, len(runs))),
                       key=lambda r: r["id"])
     table = {t: {"before": 0, "after": 0, "broke": {}} for t in a.transforms}
     t0 = time.time()
-    with tempfile.TemporaryDirectory(prefix="spikelens-perturb-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"spikelens-perturb-{kind}-") as tmp:
         for i, run in enumerate(runs):
             try:
-                base = reading(write_copy(run, Path(tmp) / run["id"] / "identity", "identity", a.max_lines))
+                base = read(write(run, Path(tmp) / run["id"] / "identity", "identity", a.max_lines))
             except Exception as e:  # noqa: BLE001 - a run that fails to read today is no baseline
                 base = []
                 print(f"{run['id']}: baseline failed: {type(e).__name__}: {e}", file=sys.stderr)
             if not base or not any(b["main"] for b in base):
                 continue
             for t in a.transforms:
+                paths = write(run, Path(tmp) / run["id"] / t, t, a.max_lines)
+                if not paths:
+                    continue
                 table[t]["before"] += 1
                 try:
-                    why = same(base, reading(write_copy(run, Path(tmp) / run["id"] / t, t, a.max_lines)))
-                except Exception as e:  # noqa: BLE001
+                    why = same(base, read(paths))
+                except Exception as e:  # noqa: BLE001 - a crash is an outcome the benchmark reports
                     why = f"{type(e).__name__}: {str(e)[:120]}"
                 if why:
                     table[t]["broke"][run["id"]] = why
@@ -288,7 +297,7 @@ def main() -> int:
                     table[t]["after"] += 1
             shutil.rmtree(Path(tmp) / run["id"], ignore_errors=True)
             print(f"[{i + 1}/{len(runs)} {time.time() - t0:.0f}s] {run['id']}", file=sys.stderr)
-    print(f"{len(runs)} dev text runs (seed {a.seed}, first {a.max_lines} lines), read before / read the same after:")
+    print(f"{len(runs)} dev {kind} runs (seed {a.seed}, first {a.max_lines} lines), read before / read the same after:")
     for t, row in table.items():
         print(f"  {t:12s} {row['after']:4d}/{row['before']:<4d} broke: {' '.join(sorted(row['broke']))}")
         if a.show:
@@ -300,4 +309,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(bench("text", TEXT, [t for t in ALL if t != "identity"], write_copy))

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from perturb_tables import bench  # noqa: E402
+from perturb import bench  # noqa: E402
+from perturb_tables import reading, write_copy  # noqa: E402
 
 JSON = {".json", ".jsonl"}
 
@@ -93,4 +94,5 @@ def rewrite(text: str, name: str) -> str | None:
 
 
 if __name__ == "__main__":
-    raise SystemExit(bench("json", JSON, [*REWRITES, *BYTES], rewrite))
+    raise SystemExit(bench("json", JSON, [*REWRITES, *BYTES],
+                           lambda run, root, name, n: write_copy(run, root, name, n, rewrite), reading, sample=0))

@@ -12,22 +12,17 @@ many runs, as many steps (within 2%) and the main loss's (step, value) pairs. De
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 import os
-import random
 import re
-import shutil
 import sys
-import tempfile
-import time
 from pathlib import Path
 from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus import CACHE, labelled_runs  # noqa: E402
-from perturb import _decode, _encode, same  # noqa: E402
+from corpus import CACHE  # noqa: E402
+from perturb import _decode, _encode, bench  # noqa: E402
 from perturb import reading as _reading  # noqa: E402
 
 TABLE = {".csv", ".tsv"}
@@ -134,57 +129,6 @@ def write_copy(run: dict, root: Path, name: str, max_lines: int, rewrite: Callab
     return [root / files[0].relative_to(base)] if len(files) == 1 else [root]
 
 
-def bench(kind: str, suffixes: set[str], transforms: list[str], rewrite: Callable[[str, str], str | None]) -> int:
-    """The command line of an invariance benchmark over the dev runs whose files all end in `suffixes`: each
-    transformation alone, the reading compared with the undecorated copy's (`perturb.same`)."""
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--sample", type=int, default=0, help="runs drawn at random (0: every run)")
-    ap.add_argument("--seed", type=int, default=22)
-    ap.add_argument("--only", nargs="*")
-    ap.add_argument("--transforms", nargs="*", default=transforms)
-    ap.add_argument("--max-lines", type=int, default=3000)
-    ap.add_argument("--show", action="store_true", help="print why each broken run broke")
-    a = ap.parse_args()
-    runs = [r for r in labelled_runs("dev") if r.get("readable", True) and r["files"]
-            and all(Path(f).suffix.lower() in suffixes for f in r["files"]) and all((CACHE / f).exists() for f in r["files"])
-            and (not a.only or r["id"] in a.only)]
-    if a.sample and not a.only:
-        runs = sorted(random.Random(a.seed).sample(sorted(runs, key=lambda r: r["id"]), min(a.sample, len(runs))),
-                      key=lambda r: r["id"])
-    table = {t: {"before": 0, "after": 0, "broke": {}} for t in a.transforms}
-    t0 = time.time()
-    with tempfile.TemporaryDirectory(prefix=f"spikelens-perturb-{kind}-") as tmp:
-        for i, run in enumerate(runs):
-            try:
-                base = reading(write_copy(run, Path(tmp) / run["id"] / "identity", "identity", a.max_lines, rewrite))
-            except Exception as e:  # noqa: BLE001 - a run that fails to read today is no baseline
-                base = []
-                print(f"{run['id']}: baseline failed: {type(e).__name__}: {e}", file=sys.stderr)
-            if not base or not any(b["main"] for b in base):
-                continue
-            for t in a.transforms:
-                paths = write_copy(run, Path(tmp) / run["id"] / t, t, a.max_lines, rewrite)
-                if not paths:
-                    continue
-                table[t]["before"] += 1
-                try:
-                    why = same(base, reading(paths))
-                except Exception as e:  # noqa: BLE001 - a crash is an outcome the benchmark reports
-                    why = f"{type(e).__name__}: {str(e)[:120]}"
-                if why:
-                    table[t]["broke"][run["id"]] = why
-                else:
-                    table[t]["after"] += 1
-            shutil.rmtree(Path(tmp) / run["id"], ignore_errors=True)
-            print(f"[{i + 1}/{len(runs)} {time.time() - t0:.0f}s] {run['id']}", file=sys.stderr)
-    print(f"{len(runs)} dev {kind} runs (first {a.max_lines} lines), read before / read the same after:")
-    for t, row in table.items():
-        print(f"  {t:10s} {row['after']:4d}/{row['before']:<4d} broke: {' '.join(sorted(row['broke']))}")
-        if a.show:
-            for rid, why in sorted(row["broke"].items()):
-                print(f"      {rid}: {why}")
-    return 0
-
-
 if __name__ == "__main__":
-    raise SystemExit(bench("table", TABLE, [t for t in ALL if t != "identity"], rewrite))
+    raise SystemExit(bench("table", TABLE, [t for t in ALL if t != "identity"],
+                           lambda run, root, name, n: write_copy(run, root, name, n, rewrite), reading, sample=0))
