@@ -197,7 +197,8 @@ def relaunch_crash_findings(run: str, meta: dict[str, Any], boundaries: list) ->
     (a planned stop, then a resume from its final checkpoint), runs appended one after
     another (k-fold, seeds, a sweep, whatever their lengths), a launch whose error line
     `launch_crash_findings` tells, a relaunch that declares the step it branched from (a fork), and a
-    launch of one point that is no attempt (an evaluation re-logged at a checkpoint's step). One finding per run lists every launch that died."""
+    launch of one point that is no attempt (an evaluation re-logged at a checkpoint's step). One finding
+    per run lists every launch that died."""
     attempts = _attempts(boundaries)
     if len(attempts) < 2:
         return []
