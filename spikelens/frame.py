@@ -121,7 +121,8 @@ def conform(frame: pl.DataFrame) -> pl.DataFrame:
 
 # ---------------------------------------------------------------- roles
 
-_EVAL = (r"(?:^|[/_\-. ])(?:eval|val|valid|validation|test|dev|development|held[\s_\-]?out|hold[\s_\-]?out|tel|predict)(?:$|[/_\-. ])"
+_EVAL = (r"(?:^|[/_\-. ])(?:eval|val|valid|validation|test|dev|development|held[\s_\-]?out|hold[\s_\-]?out|tel|predict)"
+         r"(?:$|[/_\-. ])"
          r"|^(?:eval|val(?!ue)|valid|validation|test)|验证|测试|评估|検証|テスト|검증|테스트"
          r"|валид|тест|провер|validierung|validaci[oó]n|valida[cç][aã]o|validazione|doğrulama|dogrulama|validasi"
          r"|kiểm tra|xác thực|(?:^|[/_\-. ])(?:prueba|teste|testing)(?:$|[/_\-. ])")

@@ -26,6 +26,9 @@ def signed_jumps(value: np.ndarray, spreads: float) -> np.ndarray:
         return np.empty(0, dtype=np.int64)
     rise = value[1:-1] - np.maximum(value[:-2], value[2:])
     cand = 1 + np.flatnonzero(rise > 0)
+    if spreads >= 1:  # only a point farthest from zero can stand `spreads` x beyond every other: the
+        mag = np.abs(value)  # others' spread is measured for it alone, not for every local peak of a long run
+        cand = cand[mag[cand] == mag.max()]
     out = []
     for i in cand:
         others = np.delete(value, i)

@@ -44,7 +44,7 @@ from .decoding import text_head
 from .knowncolumns import documented
 from .seriesnames import plain_name
 from .printedrows import printed_rows, trailed_rows, untrail_series, unwrap_series
-from .csvlogs import stem_name as _name_of
+from .csvlogs import COMMENT_LINE, stem_name as _name_of
 
 SUFFIXES = TEXT_SUFFIXES | {".csv", ".tsv", ".dat"}
 MIN_LINES = 10
@@ -92,13 +92,10 @@ def epoch_headed(lines: pl.Series) -> pl.Series | None:
 _COMMENTED = re.compile(r"^[ \t]*#[ \t]*(?P<names>[A-Za-z_][^\n]*)$")
 
 
-_COMMENT_LINE = re.compile(r"[ \t]*(?:#|%|//)")
-
-
 def comment_lead(lines: list[str]) -> int:
     """How many comment lines (`# run 3, lr=1e-3`, `% 2024-05-01`) a script wrote above its rows: a
     person reads past them. The last of them stays when it is the rows' commented header."""
-    k = next((i for i, ln in enumerate(lines) if not _COMMENT_LINE.match(ln)), len(lines))
+    k = next((i for i, ln in enumerate(lines) if not COMMENT_LINE.match(ln)), len(lines))
     if k == 0 or k == len(lines):
         return 0
     return k - 1 if _commented_header(lines[k - 1:k + 1]) is not None else k

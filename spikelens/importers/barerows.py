@@ -46,9 +46,8 @@ def read(path: Path, keyed: int = 0) -> list[Table] | None:
     except OSError:
         return None
     every = split_lines(text)
-    said = every.filter(pl.col("text").str.strip_chars() != "").with_columns(
-        lineprefix.strip_series(every.filter(pl.col("text").str.strip_chars() != "").get_column("text"))
-        .str.replace(_PREFIX.pattern, "").alias("said"))
+    said = every.filter(pl.col("text").str.strip_chars() != "")
+    said = said.with_columns(lineprefix.strip_series(said.get_column("text")).str.replace(_PREFIX.pattern, "").alias("said"))
     said = said.filter(pl.col("said").str.contains(r"\d"))
     numbered, at = said.get_column("said"), said.get_column("row")
     is_row = numbered.str.contains(f"^(?:{_ROW.pattern})$")

@@ -152,7 +152,7 @@ def header_index(lines: list[str]) -> int:
     lines are rows of as many fields, mostly numbers."""
     if len(lines) < 4:
         return 0
-    lead = next((i for i, ln in enumerate(lines) if not _COMMENT.match(ln)), len(lines))
+    lead = next((i for i, ln in enumerate(lines) if not COMMENT_LINE.match(ln)), len(lines))
     if 0 < lead <= len(lines) - 2 and _names_over_row(lines[lead], lines[lead + 1]):
         return lead  # `# run 3, lr=1e-3` lines a script wrote over its header: comments, not rows
     sep = separator_of(lines[0])
@@ -171,7 +171,7 @@ def header_index(lines: list[str]) -> int:
     return 0
 
 
-_COMMENT = re.compile(r"\s*(?:#|//|%)")
+COMMENT_LINE = re.compile(r"\s*(?:#|//|%)")
 """A comment line (`#`, `//`, `%`) a script or a tool writes over its table."""
 
 
@@ -1015,7 +1015,7 @@ def forward_step(frame: pl.DataFrame, sep: str, step_col: str | None) -> str | N
 
     back = diffs(step_col)
     if is_epoch_name(step_col) and back.len() >= 3 and float((back == 0).mean() or 0.0) > 0.5 \
-            and back.len() + 1 > 2.5 * max(int((back != 0).sum()) + 1, 1):
+            and back.len() + 1 > 2.5 * (int((back != 0).sum()) + 1):
         # an epoch shared by most rows beside a first column that counts every row (`index, epoch,
         # sample_count, train_loss, ...` of a loss history written a row a batch): that count. Two rows an
         # epoch are its phases (`epoch,type,loss` rows of train and validation under pandas' index), no batches

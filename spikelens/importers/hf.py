@@ -34,7 +34,7 @@ from ..errors import FormatError, SpikelensError
 from .base import TABLE_SCHEMA, Importer, Table
 from . import decoding
 from .csvlogs import read_bytes
-from .scalarreprs import SPELLED_HINT, spelled_values
+from .scalarreprs import SPELLED_TEXT, spelled_values
 
 FILE_NAME = "trainer_state.json"
 _CHECKPOINT_DIR = re.compile(r"^checkpoint-(\d+)$")
@@ -86,7 +86,7 @@ def parse_state(path: Path) -> StateFile:
     if not isinstance(state, dict) or not isinstance(state.get("log_history"), list):
         raise FormatError(path, "no log_history list: not a Hugging Face trainer_state.json")
     entries = [e for e in state["log_history"] if isinstance(e, dict)]
-    if SPELLED_HINT.search(text.encode("utf-8", "replace")[:1 << 20]):  # values written as text (`"loss": "1.23"`)
+    if SPELLED_TEXT.search(text, 0, 1 << 20):  # values written as text (`"loss": "1.23"`)
         entries = [spelled_values(e) for e in entries]
     if len(entries) != len(state["log_history"]):
         diagnostics.warn(f"{path}: {len(state['log_history']) - len(entries)} log_history entries are not objects; skipped")

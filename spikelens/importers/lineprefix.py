@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import polars as pl
 
+ZONE = r"(?:Z|[+-]\d\d:?\d\d)"
+"""A time stamp's zone as ISO writes it after the time (`Z`, `+02:00`, `-0500`)."""
 _LEVELS = "INFO|DEBUG|WARNING|WARN|ERROR|CRITICAL|TRACE|SUCCESS|NOTICE|info|debug|warning|warn|error"
 _PIECES = "|".join([
-    r"\[?\d{4}[-/]\d\d[-/]\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?",  # a date and a time
+    rf"\[?\d{{4}}[-/]\d\d[-/]\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?{ZONE}?\]?",  # a date and a time
     r"\[\d\d:\d\d:\d\d(?:[.,]\d+)?\]",  # a bracketed time of day
     r"\d\d:\d\d:\d\d[.,]\d+",  # a time of day to the fraction of a second
     r"[IWEF]\d{4} +\d\d:\d\d:\d\d\.\d+ +\d+ +[\w.\-]+:\d+\]",  # glog / absl
@@ -49,8 +51,3 @@ def strip(lines: list[str]) -> list[str]:
     if not lines:
         return lines
     return strip_series(pl.Series(lines, dtype=pl.String)).to_list()
-
-
-def decorated(lines: list[str]) -> bool:
-    """Whether any of the lines carries a decoration or a redraw `strip` removes."""
-    return strip(lines) != lines

@@ -33,6 +33,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..frame import infer_role
+from .lineprefix import ZONE
 
 NUM_BODY = (r"[-+]?(?:\d{1,3}(?:,\d\d\d)+(?:\.\d+)?(?!\d|,\d)|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
             r"|(?i:nan|inf(?:inity)?)(?:\.0+)?(?![A-Za-z]))")
@@ -104,7 +105,7 @@ _POSTFIX_PART = re.compile(rf"(?:^|(?<=,))[ \t]*(?P<num>{NUM_BODY})[ \t]+"
 _LEAD_COUNT = re.compile(r"[\x01 \t]*(\d+):[ \t]")
 _NESTED = re.compile(r"[ \t]*:?[ \t]*[\])]?[ \t]*[\[(][ \t]*$")
 """What stands between two counters printed coarse to fine: `][`, `] [`, ` [` (`[0/25][10/100]`, `0 [10/100]`)."""
-_STAMP = re.compile(rf"(?P<stamp>{STAMP})(?:Z|[+-]\d\d:?\d\d)?(?![\w:])")
+_STAMP = re.compile(rf"(?P<stamp>{STAMP}){ZONE}?(?![\w:])")
 """A time stamp with its zone (ISO's `Z`, `+02:00`): every one on a line is blanked (a stamp a wrapper
 prints before the logger's own); the first is the line's wall time."""
 _BAR_VALUE = re.compile(r"[ \t]*[-+]?(?:\d|\.\d)[\d.eE+\-]*[ \t]*(?:\||$)")

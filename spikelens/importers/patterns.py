@@ -29,7 +29,7 @@ from typing import Any, Callable, Mapping
 import polars as pl
 
 from ..errors import ConfigError
-from .lineprefix import DECORATION
+from .lineprefix import DECORATION, ZONE
 
 NUM = r"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|(?i:nan|inf(?:inity)?))"
 """A number as loggers print it, NaN and inf spellings included (`-nan`, `+nan`, `inf`)."""
@@ -185,9 +185,8 @@ def _overflow(df: pl.DataFrame) -> pl.DataFrame:
 
 _RANK = r"(?:\[(?:default|rank)?\d+\]:?\s*|\d+:\s+)?"
 """A rank tag launchers put before each line (`torchrun --tee`: `[default0]:`, `srun -l`: `0: `)."""
-_ZONE = r"(?:Z|[+-]\d\d:?\d\d)?"
-_STAMP_PREFIX = rf"^{_RANK}\s*(?:\[(?P<timestamp>{STAMP}){_ZONE}\]\s*)?{DECORATION}"
-_LOG_PREFIX = (rf"^{_RANK}\s*(?:\[?(?P<timestamp>{STAMP}){_ZONE}\]?[\s,:|-]*)?{DECORATION}"
+_STAMP_PREFIX = rf"^{_RANK}\s*(?:\[(?P<timestamp>{STAMP}){ZONE}?\]\s*)?{DECORATION}"
+_LOG_PREFIX = (rf"^{_RANK}\s*(?:\[?(?P<timestamp>{STAMP}){ZONE}?\]?[\s,:|-]*)?{DECORATION}"
                r"(?:\[?(?:INFO|WARNING|WARN|DEBUG)\]?(?::[\w.]*:|[\s:|-]+))?\s*")
 """What a launcher or a logger may put before a printed line: a rank tag, a time stamp
 (`2023-03-22 09:30:39 iter 10: ...`, `[2023-...] ...`), a level (`INFO:root:`, `- INFO -`).

@@ -28,8 +28,8 @@ from . import decoding
 import polars as pl
 
 from .base import TABLE_SCHEMA, Importer, Table
-from .csvlogs import (decode, float_columns, head_lines, header_index, looks_binary, named_by_file, read_bytes, read_string_frame,
-                      separator_of, split_fields, to_long)
+from .csvlogs import (decode, float_columns, head_lines, header_index, looks_binary, named_by_file, read_bytes,
+                      read_string_frame, separator_of, split_fields, to_long)
 from .wandb_exports import parse_jsonl, rows_to_long
 
 TIMESTEP_NAMES = ("time/total_timesteps", "total_timesteps", "timesteps_total", "num_timesteps", "total timesteps",

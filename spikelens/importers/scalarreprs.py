@@ -42,7 +42,7 @@ def unwrap_value(value: object) -> object:
 _FRACTION_TEXT = re.compile(r"^\s*[-+]?(?:\d+\.\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|(?i:nan|inf|infinity))\s*$")
 """A measured value spelled as text (`"1.234"`, `"1.9e+04"`, `"nan"`); a whole number (`"3"`, an id, a
 count) stays text: it may name a run or a split."""
-_SPELLED = r'"\s*(?:[-+]?(?:\d+\.\d|\.\d|\d+[eE][-+]?\d|(?i:nan|inf))|(?:tf\.Tensor|tensor|Tensor|array|np\.\w+|numpy\.\w+|Decimal)\()'
+_SPELLED = rf'"\s*(?:[-+]?(?:\d+\.\d|\.\d|\d+[eE][-+]?\d|(?i:nan|inf))|{_TYPE}\()'
 SPELLED_HINT = re.compile(_SPELLED.encode())
 """Bytes that may hold such a value or a scalar's repr: the cheap test before a record is walked."""
 SPELLED_TEXT = re.compile(_SPELLED)
