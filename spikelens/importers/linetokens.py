@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 from ..frame import infer_role
 from .lineprefix import ZONE
+from .spacedkeys import spaced_pairs
 
 NUM_BODY = (r"[-+]?(?:\d{1,3}(?:,\d\d\d)+(?:\.\d+)?(?!\d|,\d)|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
             r"|(?i:nan|inf(?:inity)?)(?:\.0+)?(?![A-Za-z]))")
@@ -420,6 +421,8 @@ def tokenise(line: str) -> Template:
             out.step = (unit, start, length)
     words: list[str] = []
     linked = False
+    # `Batch Loss 4.59 Tokens per Sec 8992`: names of several words before their numbers, no link
+    paired = spaced_pairs(clean, _names_measure, _CLAUSES | _COPULAS | _JOINERS)
     last_key: str | None = None  # the key of the value just read, for a `(92.49%)` after it
     last_was_value: str | bool = False  # "num" or "ctr" right before
     after_paren: str | bool = False  # what came right before an opening parenthesis
@@ -654,6 +657,8 @@ def tokenise(line: str) -> Template:
             # name and its value, so the words that open it name the number that closes it; so is a
             # line that is only a name of words and its number (`Training set accuracy 0.91`)
             linked = ":"
+        if not linked and 2 <= len(words) and start in paired and not _counted_by(words):
+            linked = ":"  # `Batch Loss 4.59 Tokens per Sec 8992`: a line of pairs (`spacedkeys`)
         key = key_of()
         words, linked = [], False
         last_was_value, value_end, bare = "num", m.end(), None
@@ -855,6 +860,11 @@ def _measured(words: list[str], name: str, rest: str) -> bool:
     (`Seed set to 42`, `cost time 0.5`, `checkpoint version 3`) the line stays prose."""
     return (not rest.strip() and _SPACED_NAME.fullmatch(name) is not None
             and infer_role(str(words[-1])) in _MEASURE_ROLES)
+
+
+def _names_measure(name: str) -> bool:
+    """A name whose role is a measure of training (a loss, an accuracy, a reward, a perplexity)."""
+    return infer_role(name) in _MEASURE_ROLES
 
 
 def _counted_by(words: list[str]) -> bool:
