@@ -57,8 +57,9 @@ _BOX_ASCII = {chr(c).encode(): _box_ascii(c) for c in range(0x2500, 0x2580)}
 
 def ascii_rules(data: bytes) -> bytes:
     """UTF-8 bytes with their box-drawing characters as ASCII (see the module doc); the same object
-    when they hold none (two byte searches: every box-drawing character starts `e2 94` or `e2 95`)."""
-    if b"\xe2\x94" not in data and b"\xe2\x95" not in data:
+    when they hold none (every box-drawing character starts `e2 94` or `e2 95`: one `memchr` for
+    `e2` first, since a two-byte search scans byte by byte, ~0.35 s over a 200 MB ASCII log)."""
+    if b"\xe2" not in data or b"\xe2\x94" not in data and b"\xe2\x95" not in data:
         return data
     return _BOX.sub(lambda m: _BOX_ASCII[m.group()], data)
 
