@@ -33,7 +33,7 @@ from typing import Iterable
 import numpy as np
 import polars as pl
 
-from . import lineshapes, textsignals
+from . import lineshapes, redraws, textsignals
 from .base import to_float
 from .linetokens import _EVAL_NAMED, Template, _eval_name, header_cells, table_row, tokenise
 from .patterns import LinePattern
@@ -216,6 +216,8 @@ def parse_chunk(chunk: pl.DataFrame, book: ShapeBook, known: dict) -> ChunkOut:
     # before it); as a watch does with a half-written line, it is left for the next write
     cut_off = pl.col("text").str.ends_with(CUT_MARK)
     joined = joined.filter(wanted & ~cut_off)
+    if "line_no" in chunk.columns:  # a segment a later `\r` redraw of its line overwrites (`redraws`)
+        joined = _shown(joined, chunk.select("row", "line_no"), book)
     text = pl.col("text")
 
     def cut(name: str) -> pl.Expr:
@@ -250,6 +252,18 @@ def parse_chunk(chunk: pl.DataFrame, book: ShapeBook, known: dict) -> ChunkOut:
     rows = pl.DataFrame({"row": joined.get_column("row").cast(pl.Int32).to_numpy()[line], "pos": pos,
                          "code": code[present].astype(np.uint32), "value": matrix[present]})
     return ChunkOut(lines, rows, signals, plan, _stated_epochs(chunk))
+
+
+def _shown(joined: pl.DataFrame, places: pl.DataFrame, book: ShapeBook) -> pl.DataFrame:
+    """The chunk's lines without the redraws a later one on the same physical line overwrites
+    (`redraws.overwritten`); `places`: the chunk's `row` and `line_no`."""
+    if joined.height < 2 or places.get_column("line_no").n_unique() == places.height:
+        return joined
+    placed = joined.join(places, on="row", how="left", maintain_order="left")
+    bars = [k for names, k in book.kinds.items() if names and names <= _BAR_SPEEDS]
+    tables = [sid for sid in book.composed.values() if sid is not None]
+    gone = redraws.overwritten(placed, bars, tables)
+    return joined if gone is None else placed.filter(~gone).drop("line_no")
 
 
 def _tabled(text: pl.Series, ids: pl.Series, book: ShapeBook) -> pl.Series:

@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..frame import infer_role
-from .lineprefix import ZONE
+from .lineprefix import PREFIX, ZONE
 from .spacedkeys import spaced_pairs
 
 NUM_BODY = (r"[-+]?(?:\d{1,3}(?:,\d\d\d)+(?:\.\d+)?(?!\d|,\d)|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
@@ -901,6 +901,8 @@ printed as a progress bar's description)."""
 
 _LEAD = re.compile(rf"^(?:\s*(?:{STAMP}|\[?(?:{'|'.join(sorted(_LEVELS))})\]?:?|-)(?=\s))+")
 """What a logger prints before a table's cells (a time stamp, `[INFO]:`, ` - `): no cell of it."""
+_DECORATION = re.compile(PREFIX)
+"""Any logger's or launcher's prefix (`lineprefix`: `[12:00:01]`, `[rank0]:`, glog's header, loguru's): no cell either."""
 
 
 def _cells(line: str) -> list[tuple[str, int, int, int]]:
@@ -908,7 +910,7 @@ def _cells(line: str) -> list[tuple[str, int, int, int]]:
     may hold spaces: `total loss<TAB>score loss`): text, start in the line, and its display
     columns (start, end) with ANSI codes taking no room. A logger's prefix is no cell
     (`2021-01-25 05:58:00 [INFO]:    Epoch   Batch   box ...`)."""
-    lead = _LEAD.match(line)
+    lead = max(_LEAD.match(line), _DECORATION.match(line), key=lambda m: m.end() if m else -1)
     if lead:
         line = " " * lead.end() + line[lead.end():]
     plain, where = [], []
@@ -1193,6 +1195,21 @@ def _worded(header: list[tuple[str, int, int]], cells: list) -> list[tuple[str, 
     return words
 
 
+def _shift(header: list[tuple[str, int, int]], cells: list[tuple[str, int, int, int]]) -> int:
+    """How far a row's cells stand from its header's columns when every cell is off by the same
+    amount (a logger's prefix on one and not the other: a time stamp before the header, none before
+    the rows a progress bar redrew after `\r`): all right edges, or all left edges, moved alike.
+    0 when the first cell lines up, or the others do not move with it."""
+    pairs = [((ha, hb), (a, b - (len(t) > 1 and t.endswith(":")))) for (_, ha, hb), (t, _, a, b) in zip(header, cells)]
+    (ha0, hb0), (a0, b0) = pairs[0]
+    if a0 == ha0 or b0 == hb0:
+        return 0
+    for d in (b0 - hb0, a0 - ha0):
+        if all(b - d == hb for (_, hb), (_, b) in pairs) or all(a - d == ha for (ha, _), (a, _) in pairs):
+            return d
+    return 0
+
+
 def table_row(line: str, header: list[tuple[str, int, int]]) -> Template | None:
     """A row under a header: its first cells line up with the header's columns (their right
     or left edges at the same display columns), numbers under names; a counter `N/M` under
@@ -1211,11 +1228,13 @@ def table_row(line: str, header: list[tuple[str, int, int]]) -> Template | None:
     # name's) lines up with it too
     starts = [ha for _, ha, _ in header[1:]] + [10 ** 9]
     within = len(cells) == len(header)
+    shift = 0 if tabbed else _shift(header, cells)
     out = Template()
     numbers = 0
     for (name, ha, hb), (text, start, a, b), nxt in zip(header, cells, starts):
         if text.endswith(":") and len(text) > 1:  # `640: 100%|...`: the last column before a bar
             text, b = text[:-1], b - 1
+        a, b = a - shift, b - shift
         if b != hb and a != ha and not tabbed and not (within and ha <= a and b < nxt):
             return None
         if _DURATION_CELL.match(text):

@@ -36,6 +36,7 @@ from ..errors import FormatError
 from .base import TABLE_SCHEMA, Importer, Table
 from .csvlogs import (decode, float_columns, head_lines, looks_binary, read_bytes, read_string_frame,
                       separator_of, split_fields, to_long)
+from .lineprefix import strip as undecorated
 from .plans import is_set, saved_arguments, whole_number
 
 _LOSS_TERM = re.compile(r"^(train|val)/\w*loss$")
@@ -232,7 +233,7 @@ class UltralyticsResultsTxtImporter(Importer):
     def claims(self, path: Path, head: bytes) -> bool:
         if path.name != TXT_NAME or not head.strip() or looks_binary(head):
             return False
-        lines = head_lines(path, head, 2)
+        lines = undecorated(head_lines(path, head, 2))  # a logger's time stamp or prefix before each row
         return bool(lines) and all(_TXT_LINE.match(ln) for ln in lines[:1])
 
     def read(self, path: Path) -> list[Table]:
@@ -241,7 +242,7 @@ class UltralyticsResultsTxtImporter(Importer):
             raise FormatError(path, "binary data, not a results.txt")
         epochs, fields, planned = [], [], []
         bad = 0
-        for line in decode(path, raw).splitlines():
+        for line in undecorated(decode(path, raw).splitlines()):
             m = _TXT_LINE.match(line)
             if m is None:
                 bad += bool(line.strip())
