@@ -231,8 +231,10 @@ def parse_chunk(chunk: pl.DataFrame, book: ShapeBook, known: dict) -> ChunkOut:
         *[_count(cut(a), separated, floated).alias(a) for a in _ANCHORS],
         "evaluation", "kind", "announce",
         values=pl.sum_horizontal([pl.col(f"s{k}").is_not_null() for k in range(width)]) if width else pl.lit(0),
-        wall_time=_wall_time(cut("stamp")) if has_stamp else pl.lit(None, pl.Float64),
+        wall_time=cut("stamp") if has_stamp else pl.lit(None, pl.Float64),
     )
+    if has_stamp:
+        lines = lines.with_columns(wall_time=wall_times(lines.get_column("wall_time")))
     if width == 0 or joined.height == 0:
         rows = pl.DataFrame(schema={"row": pl.Int32, "pos": pl.Int16, "code": pl.UInt32, "value": pl.Float64})
         return ChunkOut(lines, rows, signals, plan, _stated_epochs(chunk))
@@ -340,6 +342,30 @@ def _wall_time(text: pl.Expr) -> pl.Expr:
             .str.replace_all("/", "-", literal=True)
             .str.to_datetime("%Y-%m-%d %H:%M:%S%.f", strict=False, time_unit="us")
             .dt.timestamp("us").cast(pl.Float64) / 1e6)
+
+
+_STAMP_LAYOUT = re.compile(r"\d{4}([-/])\d\d\1\d\d([ T])\d\d:\d\d:\d\d(?:([.,])(\d{3}|\d{6}|\d{9}))?")
+"""The layouts of time stamp Polars parses without chrono (a fixed fraction width: `%3f`, not `%.f`)."""
+
+
+def wall_times(stamps: pl.Series) -> pl.Series:
+    """`_wall_time` of time stamps' text, in seconds: the layout of the first stamp written as
+    a format Polars parses itself (~2 ms a 50k-line chunk instead of ~13 ms through `%.f`), the
+    stamps that do not read so through `_wall_time` (the same values: a stamp either reads the
+    same through both or not through the fixed layout)."""
+    first = stamps.drop_nulls().head(1).to_list()
+    m = _STAMP_LAYOUT.fullmatch(first[0]) if first else None
+    if m is None:
+        return stamps.to_frame("s").select(_wall_time(pl.col("s"))).to_series().alias(stamps.name)
+    date, at, dot, fraction = m.groups()
+    layout = f"%Y{date}%m{date}%d{at}%H:%M:%S" + (f"{dot}%{len(fraction)}f" if fraction else "")
+    got = stamps.str.to_datetime(layout, strict=False, time_unit="us", cache=False).dt.timestamp("us")
+    got = got.cast(pl.Float64) / 1e6
+    missed = got.is_null() & stamps.is_not_null()
+    if missed.any():
+        idx = missed.arg_true()
+        got = got.scatter(idx, stamps.gather(idx).to_frame("s").select(_wall_time(pl.col("s"))).to_series())
+    return got.alias(stamps.name)
 
 
 def _stated_epochs(chunk: pl.DataFrame) -> int | None:
