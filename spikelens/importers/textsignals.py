@@ -133,17 +133,32 @@ def _chunk_steps(lines: pl.DataFrame, pattern: LinePattern, test) -> pl.DataFram
     return flags.filter(pl.any_horizontal(*[pl.col(f"a{i}") for i in range(len(anchors))]))
 
 
+_DIGIT_CLASS = re.compile(r"\[(?:\d(?:-\d)?)+\]")
+"""A character class of digits alone (`[12]`, `[1-9]`)."""
+
+
+def _sieve(regex: str) -> str:
+    """`regex` with its classes of digits widened to any digit (`USR[12]` -> `USR\\d`): it matches
+    wherever `regex` does, and, where that leaves it telling no digit apart, a line's shape
+    answers it (`lineshapes.per_shape`); `regex` itself then runs on the lines it lets through."""
+    return _DIGIT_CLASS.sub(lambda m: r"\d", regex)
+
+
 def _chunk_errors(lines: pl.DataFrame, test) -> pl.DataFrame:
+    kill = _sieve(_KILL_LINE)  # the exact test below, on the few lines the sieve lets through
     flags = {"nanmsg": test("nanmsg", _STRIPPED.str.contains(_NAN_MESSAGE), _NAN_MESSAGE),
              "tb": test("tb", _STRIPPED.str.contains(_TRACEBACK), _TRACEBACK),
              "exc": test("exc", _STRIPPED.str.contains(_EXCEPTION_LINE), _EXCEPTION_LINE),
              "crash": test("crash", _STRIPPED.str.contains(_CRASH_LINE), _CRASH_LINE)
              | test("fatal", _STRIPPED.str.contains(_FATAL_LINE), _FATAL_LINE),
-             "kill": test("kill", _STRIPPED.str.contains(_KILL_LINE), _KILL_LINE),
+             "kill": test("kill_sieve", _STRIPPED.str.contains(kill), kill),
              "logged": test("logged", _STRIPPED.str.contains(_LOGGED_ERROR), _LOGGED_ERROR),
              "stop": test("stop", _STRIPPED.str.contains(_EARLY_STOP) & ~_STRIPPED.str.contains(_NOT_STOP),
                           _EARLY_STOP, _NOT_STOP)}
     return (lines.select("row", "line_no", "text", **flags)
+            .filter(pl.col("tb") | pl.col("exc") | pl.col("crash") | pl.col("kill") | pl.col("nanmsg")
+                    | pl.col("logged") | pl.col("stop"))
+            .with_columns(kill=pl.col("kill") & _STRIPPED.str.contains(_KILL_LINE))
             .with_columns(crash=pl.col("crash") | pl.col("kill"))
             .filter(pl.col("tb") | pl.col("exc") | pl.col("crash") | pl.col("nanmsg") | pl.col("logged")
                     | pl.col("stop"))
