@@ -26,6 +26,8 @@ from typing import Callable, Iterable, NamedTuple
 import numpy as np
 import polars as pl
 
+from . import arrowseries
+
 _DIGITS = frozenset(range(ord("0"), ord("9") + 1))
 _TO_ZERO = bytes.maketrans(b"0123456789", b"0000000000")
 _CATEGORY_DIGITS = {
@@ -125,7 +127,7 @@ def shapes_of(text: pl.Series) -> pl.Series:
         return text
     digits = pa.py_buffer(zeroed(data.to_pybytes()))
     out = pa.LargeStringArray.from_buffers(len(arr), offsets, digits, validity, arr.null_count, arr.offset)
-    return pl.Series(text.name, out, dtype=pl.String)
+    return arrowseries.series(out, text.name)
 
 
 def per_shape(shapes: pl.DataFrame | None, test: pl.Expr, regexes: Iterable[str], known: dict[str, bool]) -> pl.Expr:

@@ -36,7 +36,7 @@ import polars as pl
 from .. import diagnostics
 from ..config import load_config
 from ..errors import FormatError, InputError
-from . import decoding, keyblocks, linerecords, lineshapes, ranksplit, textsignals
+from . import arrowseries, decoding, keyblocks, linerecords, lineshapes, ranksplit, textsignals
 from .textlines import _CUT, split_lines  # noqa: F401 (split_lines: read here and by callers of this module)
 from .base import TEXT_SUFFIXES, Importer, Table, long_table, to_float
 from .patterns import CATALOGUE, RESERVED_GROUPS, LinePattern, Rule, user_patterns
@@ -258,8 +258,8 @@ def _split_bytes(data: bytes, row0: int, line0: int, shapes: bool) -> tuple[pl.D
 
     cuts = pa.py_buffer(offsets)
 
-    def pieces(block: bytes) -> pa.LargeStringArray:
-        return pa.LargeStringArray.from_buffers(ends.size, cuts, pa.py_buffer(block))
+    def pieces(block: bytes) -> pl.Series:
+        return arrowseries.series(pa.LargeStringArray.from_buffers(ends.size, cuts, pa.py_buffer(block)))
 
     row = np.arange(row0, row0 + ends.size, dtype=np.int64)
     if ends.size == int(np.count_nonzero(newline)):  # a piece is a line
