@@ -132,6 +132,10 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("lr", re.compile(r"(?:^|[/_\-. ])lr\d*(?:$|[/_\-. ]|-)|learning[\s_\-]?rate|^lr|学习率|学習率|학습률", re.I)),
 )
 _OTHER_AXIS = re.compile(r" vs |_vs_", re.I)
+_TIMED = re.compile(r"(?:^|[/.])(?:timings?|timers?|durations?|times?)(?:_(?:s|ms|sec|secs|seconds)|_per_\w+)?[/.]", re.I)
+"""A namespace of durations (verl's `timing_s/reward`, `timing_per_token_ms/gen`, SB3's `time/fps`): what
+follows names the phase that was timed, not a curve of that role."""
+_TIMED_ROLES = frozenset({"throughput", "step_time", "memory", "other"})
 _W0 = r"(?:^|[\s/_\-.(:\[])"  # a word's start where a foreign word may stand in a longer name
 _W1 = r"(?:$|[\s/_\-.):\]\d])"
 _FOREIGN_LOSS = (r"потер[яиьею]|лосс|verlust|"
@@ -185,7 +189,10 @@ absolute error (`mse`, `train_mae`, `trainmse`, `test:MSE`, Keras' `mean_squared
 `ELBO` (the bound its training log prints is the loss it minimises, the negated bound), a gradient
 booster's evaluation metric named alone or under its data set (LightGBM's `valid_0/l1`, `l2`,
 XGBoost's `validation_0/mlogloss`: the objective it lowers round by round)."""
-_NOT_LOSS = re.compile(r" vs |_vs_|samples|tokens$|loss[\s_\-]?scal|ppl|perplex|runtime|per_second|num_|count", re.I)
+_NOT_LOSS = re.compile(r" vs |_vs_|samples|tokens$|loss[\s_\-]?scal|ppl|perplex|runtime|per_second|num_|count"
+                       r"|(?:^|[/_\-. ])delta[\s_\-]?loss", re.I)
+"""Names with a loss word that are no loss: a scale, a count, a change of a loss over one update (Spinning Up's
+`DeltaLossPi`, `DeltaLossV`: how much the update lowered it, negative as it works)."""
 _PERPLEXITY = re.compile(r"perplexity|(?:^|[/_\-. ])ppl(?:$|[/_\-. ])|困惑度", re.I)
 _B = r"(?:^|[/_\-. (@:])"  # the start of a name's word (`train:KLD`: a colon too)
 _E = r"(?:$|[/_\-. ()@%:\d])"  # its end
@@ -271,6 +278,8 @@ def infer_role(metric: str) -> str:
     words are glued in camel case (`AverageEpRet`, `mseTr`, `lossVal`, `MeanKL`) is read as its words
     where the name as written says no more."""
     role = _infer_role(metric)
+    if role not in _TIMED_ROLES and _TIMED.search(metric):
+        return "other"  # `timing_s/reward`: the seconds spent on the reward, not the reward
     camel = _CAMEL.sub("_", metric)
     if camel == metric:
         return role
