@@ -67,17 +67,16 @@ def test_a_yolo_console_redrawn_by_tqdm_is_one_row_an_epoch(tmp_path, stamp):
     (run,) = api.load_runs(tmp_path / "nohup.out")
     f = run.frame
     total = f.filter(pl.col("metric") == "total").sort("seq")
-    # one row an epoch, at the step its closed bar reached (epoch and counter: (e + 1) x 6), once each
-    steps = [(e + 1) * BATCHES for e in range(EPOCHS)]
+    # one row an epoch, its step the epoch (the closed bar's `6/6` counts nothing more), not epoch x batch
+    steps = list(range(EPOCHS))
     assert total.get_column("step").to_list() == steps
     assert total.get_column("value").to_list() == pytest.approx(last)  # each epoch's last redraw
-    assert f.filter(pl.col("metric") == "epoch").sort("seq").get_column("value").to_list() == list(range(EPOCHS))
     m = f.filter(pl.col("metric") == "mAP@.5").sort("seq")
     assert m.get_column("step").to_list() == steps and m.get_column("value")[-1] == pytest.approx(0.48)
     roles = roles_of(f)
     assert roles["total"] == "loss" and roles["mAP@.5"] == "accuracy"
     assert "it/s" not in roles and "all" not in roles
-    assert run.meta.get("plan.steps") == EPOCHS * BATCHES
+    assert run.meta.get("plan.steps") == EPOCHS
 
 
 def test_a_bar_a_message_was_printed_over_is_overwritten(tmp_path):

@@ -229,7 +229,7 @@ def parse_chunk(chunk: pl.DataFrame, book: ShapeBook, known: dict) -> ChunkOut:
     lines = joined.select(
         pl.col("row").cast(pl.Int32),
         *[_count(cut(a), separated, floated).alias(a) for a in _ANCHORS],
-        "evaluation", "kind", "announce",
+        "evaluation", "kind", "announce", redrawn=pl.col("redrawn") if "redrawn" in joined.columns else pl.lit(False),
         values=pl.sum_horizontal([pl.col(f"s{k}").is_not_null() for k in range(width)]) if width else pl.lit(0),
         wall_time=cut("stamp") if has_stamp else pl.lit(None, pl.Float64),
     )
@@ -265,7 +265,11 @@ def _shown(joined: pl.DataFrame, places: pl.DataFrame, book: ShapeBook) -> pl.Da
     bars = [k for names, k in book.kinds.items() if names and names <= _BAR_SPEEDS]
     tables = [sid for sid in book.composed.values() if sid is not None]
     gone = redraws.overwritten(placed, bars, tables)
-    return joined if gone is None else placed.filter(~gone).drop("line_no")
+    if gone is None:
+        return joined
+    # the last redraw of a line whose earlier redraws were overwritten: its counter is the bar's (`_closed_bars`)
+    return (placed.with_columns(_gone=gone).with_columns(redrawn=pl.col("_gone").any().over("line_no") & ~pl.col("_gone"))
+            .filter(~pl.col("_gone")).drop("line_no", "_gone"))
 
 
 def _tabled(text: pl.Series, ids: pl.Series, book: ShapeBook) -> pl.Series:
@@ -480,7 +484,7 @@ def steps(lines: pl.DataFrame, kinds: dict[int, frozenset] | None = None,
         has["step"] = False  # keras-rl's `600/50000: episode: 3, ...`: the counter counts the records, the key a coarser loop
     counted = _counted(lines, records, stated_epochs) if has["inner"] and not has["step"] else None
     if counted is not None and ((main.get_column("inner").null_count() and not _tells_apart(lines, main, counted[0]))
-                                or _constant(main, counted[0])):
+                                or _constant(main, counted[0]) or _closed_bars(main)):
         has["inner"] = False
     if has["epoch"] and not (has["step"] or has["inner"]) and _constant(main, pl.col("epoch")):
         # an epoch every record shares (`Num Epochs = 1` in a banner, then a dict a step) counts
@@ -528,6 +532,17 @@ def steps(lines: pl.DataFrame, kinds: dict[int, frozenset] | None = None,
     meta["step.from"] = how
     extra = ["announced"] if "announced" in stepped.columns else []
     return stepped.select("row", "step", "wall_time", "keep", "values", *extra), meta
+
+
+def _closed_bars(main: pl.DataFrame) -> bool:
+    """Whether every record is a bar's last redraw standing at its total (`50/50`, after the redraws it
+    overwrote: `redraws`), one an epoch: the bar counts nothing the epoch beside it does not, so the
+    epoch is the step (a record printed at `485/485` with no redraw before it keeps its counter)."""
+    if "redrawn" not in main.columns:
+        return False
+    both = main.filter(pl.col("inner").is_not_null() & pl.col("inner_total").is_not_null() & pl.col("epoch").is_not_null())
+    return (both.height >= 2 and both.height == main.height and bool(both.get_column("redrawn").all())
+            and bool((both.get_column("inner") == both.get_column("inner_total")).all()))
 
 
 def _finer(main: pl.DataFrame) -> bool:
@@ -936,7 +951,8 @@ def assemble(outs: Iterable[ChunkOut], book: ShapeBook) -> tuple[pl.DataFrame, d
         plan_meta["plan.from"] = f"the log's step counter (N/{plan_meta['plan.steps']})"
     meta = {**plan_meta, "records": records}
     sig = signals.meta(frame)  # its row as it is: a 64-bit copy of every value's row was the read's peak
-    meta.update({k: v for k, v in sig.items() if k.startswith(("plan.error", "plan.launch_errors", "plan.stopped_by"))})
+    kept = ("plan.error", "plan.launch_errors", "plan.launch_words", "plan.stopped_by")
+    meta.update({k: v for k, v in sig.items() if k.startswith(kept)})
     return frame, meta
 
 

@@ -97,6 +97,12 @@ _BLANK = re.compile("|".join([
 ]))
 """What is never a value: blanked with a separator (a key before it has no value)."""
 _GAP = "\x01"
+_LOGGER_LEAD = re.compile(r"^[\x01\s]*(?:(?:(?:INFO|DEBUG|WARNING|WARN|ERROR|CRITICAL):[A-Za-z_][\w.]*:"
+                          r"|\[(?!(?i:train|training|val|valid|validation|eval|evaluation|test|dev)\])"
+                          r"[A-Za-z][A-Za-z_.\-]{3,}\]:?)[\x01 \t]*)+")
+"""What Python's `logging` (`INFO:root:`) or a launcher (`[titan] `, `[Trainer]`) prints before a message, after
+any time stamp or rank tag: blanked, never a key (`INFO:root:-----0------` is the banner `-----0------`; a
+phase tag, `[train]`, stays)."""
 _FRAME = re.compile(r"^[ \t]*[-=*~#]{3,}(?=[^\W\d])|(?<=\w)[-=*~#]{3,}[ \t]*$")
 """A rule of dashes, stars or `=` touching a line's words (`---map 0.43---`): decoration, no sign or
 range; blanked with spaces, so the words it frames open the line."""
@@ -327,6 +333,7 @@ def _blanked(line: str) -> tuple[str, tuple[int, int] | None, str | None]:
     line = _FRAME.sub(lambda m: " " * (m.end() - m.start()), line)
     line = _SOFT_BLANK.sub(lambda m: " " * (m.end() - m.start()), line)
     line = _BLANK.sub(lambda m: _GAP * (m.end() - m.start()), line)
+    line = _LOGGER_LEAD.sub(lambda m: _GAP * (m.end() - m.start()), line)
     line = _EMPTIED.sub(lambda m: _GAP * (m.end() - m.start()), line)
     phase = None
     p = _PHASE.search(line)
