@@ -1,9 +1,10 @@
-"""The main loss among terms of equal standing is the one the writer logs first (#24).
+"""The main loss among terms of equal standing is the one their users read, not the largest (#24).
 
-A file that logs several loss terms and no total is read by its users on the first term its
-writer puts down (YOLO's `train/box_loss` before its cls and dfl terms, BasicSR's `l_pix`
-before `l_cr`, a CycleGAN's `G_A` before `G_B`), not on the largest; the reader makes up no
-total. A total the writer logs (`total_loss`, `loss`) still wins wherever it stands.
+A file that logs several loss terms and no total is read by its users on one term (YOLO's
+`train/box_loss` beside its cls and dfl terms, BasicSR's `l_pix` beside `l_cr`, a CycleGAN's
+`G_A` beside `G_B`); the reader makes up no total, and the choice is by the names (the plain name
+the others extend, a generator, a data term, then the name's order), never by the column's place
+(`test_order_free_reading_s23.py` reverses the columns). A total the writer logs (`total_loss`, `loss`) still wins wherever it stands.
 Files are written by the trainers' own format strings (`fixtures/writers/trainers.py`) or
 by `csv.writer` as the scripts do."""
 from __future__ import annotations

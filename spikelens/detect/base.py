@@ -77,19 +77,14 @@ class RunContext:
         if len(tied) == 1:
             return tied[0]
         names = [s.metric for s in tied]
-        order = self._file_order()
         score = {s.metric: main_name_score(s.metric, role, names) for s in tied}
         best = [s for s in tied if score[s.metric] == max(score.values())]
         total = sum_of_others(best) if role == "loss" else None
         if total is not None:
             return total
-        return max(best, key=lambda s: (-order[s.metric] if role == "loss" else 0, len(s)))
-
-    def _file_order(self) -> dict[str, int]:
-        """Each metric's place in the file (the series are kept in the order the writer first
-        logs them): among loss terms of equal standing the writer's first (YOLO's box loss
-        before its cls and dfl terms, BasicSR's `l_pix` before `l_cr`) is the one its users read."""
-        return {m: i for i, m in enumerate(self.series)}
+        if role != "loss":
+            return max(by_name(best), key=len)
+        return min(best, key=lambda s: equal_terms_rank(s.metric, [b.metric for b in best]))
 
     def judged(self) -> Series | None:
         """The series the run is judged by (its verdict, its stats), as its engineer would choose:
@@ -114,21 +109,18 @@ class RunContext:
         network the run trains to keep (the detectors keep the discriminator, whose collapse or
         plateau they watch; only the verdict and the stats change)."""
         gens = [s for s in self.by_role("loss") if len(s) >= 0.98 * len(loss) and is_generator(s.metric)]
-        order = self._file_order()
-        return max(gens, key=lambda s: (-order[s.metric], len(s))) if gens else None
+        return max(by_name(gens), key=len) if gens else None
 
     def _reconstruction(self, loss: Series) -> Series | None:
         """A GAN's reconstruction term logged as often as its adversarial ones (CycleGAN's `cycle_A`,
         pix2pix's `G_L1`): the one curve of the game that measures progress, and falls as the run learns,
-        where the generator's and discriminator's losses trade places by design. The writer's first."""
+        where the generator's and discriminator's losses trade places by design. The first by name (`cycle_A`
+        before `cycle_B`), wherever the writer put it."""
         losses = [s.metric for s in self.by_role("loss")]
         recs = [s for s in self.series.values() if s.role in ("loss", "other") and _RECONSTRUCTION.search(s.metric)
                 and as_often(len(s), len(loss))
                 and not any(s.metric.startswith(m) and s.metric != m for m in losses)]  # `loss_G_l1`: a part of `loss_G`
-        if not recs:
-            return None
-        order = self._file_order()
-        return min(recs, key=lambda s: order[s.metric])
+        return by_name(recs)[0] if recs else None
 
     def _return(self) -> Series | None:
         """The run's episode return: its main reward (most points, then named as a return, then the
@@ -138,7 +130,7 @@ class RunContext:
         if not cands:
             return None
         most = max(len(s) for s in cands)
-        tied = [s for s in cands if len(s) >= 0.98 * most]
+        tied = by_name([s for s in cands if len(s) >= 0.98 * most])
         return max(tied, key=lambda s: (main_name_score(s.metric, "reward"), not is_eval(s.metric), len(s)))
 
 
@@ -166,6 +158,36 @@ term (`rewards/format_fn/mean`) nor a variant of the return (`AverageDiscountedR
 _RECONSTRUCTION = re.compile(r"(?:^|[^a-z])(?:cyc(?:le)?|l1|rec|recon|reconstruction|pix|pixel)(?:$|[^a-z])", re.I)
 """A reconstruction term beside a GAN's adversarial ones: CycleGAN's `cycle_A`/`Cyc_A`, pix2pix's `G_L1`,
 SEGAN's `g_l1`, `loss_recon`, `pix_loss`; not the identity term (`idt_A`), which only regularises."""
+
+
+def by_name(series: list[Series]) -> list[Series]:
+    """Series in the order of their names (case folded): where nothing else tells them apart, the choice
+    among them must not hang on where the writer put each column or key (#24: a table read with its
+    columns reversed is the same run)."""
+    return sorted(series, key=lambda s: (s.metric.casefold(), s.metric))
+
+
+_DATA_TERM = re.compile(r"(?:^|[^a-z])(?:pix|pixel|rec|recon|reconstruction|mse|l1|nll|ce|xent|bce|cross[_\- ]?entropy)"
+                        r"(?:$|[^a-z])", re.I)
+"""A term that measures the output against its target (BasicSR's `l_pix`, `recon_loss`, `CE_Loss`, `mse`)
+rather than a regulariser or an auxiliary term beside it (`l_cr`, `LB_Loss`, `l_freq`)."""
+
+
+def equal_terms_rank(metric: str, tied: list[str]) -> tuple:
+    """Where a loss stands among loss terms no name makes the total (lower first), by name evidence, never
+    by column order: the plain name the others extend (`Training_loss` under `Latest_training_loss` and
+    `Average_training_loss`; `loss` under `train_loss`), then a GAN's generator over its adversary
+    (`gen/loss` over `dis/loss`), then a data term over a regulariser (`l_pix` over `l_cr`), then the
+    name's order (`Loss1` of `Loss1..Loss6`, YOLO's `box_loss` before `cls_loss` and `dfl_loss`)."""
+    words = _words(metric)
+    extended = sum(1 for t in tied if t != metric and words < _words(t))
+    generator = is_generator(metric) or (is_adversarial(metric) and bool(_GENERATOR.search(metric)))  # `gen/loss`
+    return (-extended, not generator, not _DATA_TERM.search(re.split(r"[/.]", metric)[-1]),
+            metric.casefold(), metric)
+
+
+def _words(name: str) -> frozenset[str]:
+    return frozenset(w for w in re.split(r"[^a-z0-9]+", re.split(r"[/.]", name.lower())[-1]) if w)
 
 
 def logged_as_often(cands: list[Series]) -> list[Series]:

@@ -197,16 +197,36 @@ def step_column(columns: list[str]) -> str | None:
     for name in STEP_NAMES:
         if name in low and name != "epoch":
             return low[name]
-    for key, col in low.items():  # `global step`, `train_step`, `iter_num`: a step word, nothing else
-        words = set(re.split(r"[^a-z]+", key)) - {""}
-        if words & _STEP_WORDS and not words & _NOT_STEP_WORDS:
-            return col
+    worded = _step_worded(low)  # `global step`, `train_step`, `iter_num`: named with a step word
+    if worded is not None:
+        return worded
     if "epoch" in low:  # a finer count named with a step word (`training_steps`) comes before the epoch
         return low["epoch"]
-    for key, col in low.items():  # `epoch_id`, `Epoch No`: the epoch, the last resort as `epoch` is
-        if is_epoch_name(key):
-            return col
-    return None
+    return next((low[k] for k in sorted(low) if is_epoch_name(k)), None)  # `epoch_id`, `Epoch No`: the last resort
+
+
+_PLAIN_STEP_WORDS = frozenset({"train", "training", "global", "total", "num", "n", "no", "number", "cur", "current",
+                               "idx", "index", "opt", "optimizer", "trainer", "env"})
+"""Words beside a step word that leave it the loop's count (`global_step`, `n_iter`, `total_timesteps`)."""
+_NUMBERED = re.compile(r"^(.*?)[_\-: #]?\d+$")
+
+
+def _step_worded(low: dict[str, str]) -> str | None:
+    """The column named with a step word (and no rate or time word: not `steps_per_second`), the same
+    whatever the columns' order (#24): the fewest other words first (`train_step` before
+    `update_data_count`), then the shortest name, then the name. A member of a numbered set
+    (`update_batch_count_group:0` .. `:3`: one count per group) counts no step of the run."""
+    stems = [m.group(1) for k in low if (m := _NUMBERED.match(k))]
+    found = []
+    for key, col in low.items():
+        words = set(re.split(r"[^a-z]+", key)) - {""}
+        if not words & _STEP_WORDS or words & _NOT_STEP_WORDS:
+            continue
+        numbered = _NUMBERED.match(key)
+        if numbered and stems.count(numbered.group(1)) >= 2:
+            continue
+        found.append((len(words - _STEP_WORDS - _PLAIN_STEP_WORDS), len(key), key, col))
+    return min(found)[3] if found else None
 
 
 def is_epoch_name(name: str) -> bool:
@@ -325,6 +345,12 @@ def read_string_frame(path: Path, text: str) -> CsvText:
     if other is not None:  # `f.write('epoch,step,loss\n')` over `'\t'.join(...)` rows: the rows' own separator
         lines = lines.str.replace_all(other, sep, literal=True)
         norm = lines.str.join("\n")[0]
+    spare = _spare_fields(lines, first, len(header), sep)
+    if spare:  # Flair's `loss.tsv`: every row one empty field wider than its header
+        diagnostics.warn(f"{path}: every row has {len(spare)} empty field(s) more than the header (at field "
+                         f"{', '.join(str(i + 1) for i in spare)}); left out so the values stand under their names")
+        lines = _drop_fields(lines, first, spare, sep)
+        norm = lines.str.join("\n")[0]
     starts = [first] + _repeated_headers(lines, first, header, sep)
     if len(starts) > 1:
         diagnostics.warn(f"{path}: header repeated {len(starts) - 1} time(s) inside the file "
@@ -396,6 +422,39 @@ def _rows_separator(lines: pl.Series, first: int, header: list[str], sep: str) -
                 for r in rows.head(10).to_list()):
             return other
     return None
+
+
+def _spare_fields(lines: pl.Series, first: int, n: int, sep: str) -> list[int]:
+    """Where every row has the same one or two fields more than its header and those fields are empty in
+    every row, their places (0-based): a doubled separator the writer printed on each row (old Flair's
+    `loss.tsv`: `Metric.to_empty_tsv()` starts with a tab, so the `_` placeholders of the metrics it did not
+    compute, and every value after them, sit one field right of their names), or a separator after every
+    field (`f.write(f"{a}\\t{b}\\t")` under a header written without one). [] otherwise: a column added
+    mid-run (its rows differ), or more empty fields than spare ones (which is spare is a guess)."""
+    body = lines.slice(first + 1)
+    body = body.filter(body.str.strip_chars().str.len_bytes() > 0)
+    if n < 2 or body.len() < 2 or bool(body.str.contains('"', literal=True).any()):
+        return []
+    widths = body.str.count_matches(sep, literal=True) + 1
+    k = int(widths.min()) - n
+    if k not in (1, 2) or int(widths.max()) != n + k:
+        return []
+    cells = pl.DataFrame({"t": body}).select(pl.col("t").str.split_exact(sep, n + k - 1)).unnest("t")
+    empty = [i for i, c in enumerate(cells.columns)
+             if cells.select((pl.col(c).str.strip_chars().str.len_bytes() == 0).all()).item()]
+    if k == 1 and n in empty:  # the separator after every field
+        return [n]
+    return empty if len(empty) == k else []
+
+
+def _drop_fields(lines: pl.Series, first: int, places: list[int], sep: str) -> pl.Series:
+    """The lines after the header with the fields at `places` left out (every such line has them)."""
+    width = int(lines.slice(first + 1).str.count_matches(sep, literal=True).max()) + 1
+    keep = [j for j in range(width) if j not in places]
+    row = (pl.int_range(pl.len()) > first) & (pl.col("t").str.strip_chars().str.len_bytes() > 0)
+    return pl.DataFrame({"t": lines}).select(
+        pl.when(row).then(pl.col("t").str.split(sep).list.gather(keep, null_on_oob=True).list.join(sep))
+        .otherwise(pl.col("t"))).to_series().rename(lines.name)
 
 
 def _blank_nul_lines(path: Path, lines: pl.Series) -> pl.Series:
@@ -1034,16 +1093,22 @@ def forward_step(frame: pl.DataFrame, sep: str, step_col: str | None) -> str | N
 
 
 def _counting_column(frame: pl.DataFrame, sep: str, skip: set) -> str | None:
-    """The first column when it counts the rows (whole numbers that go up every row, `x1` of a Julia
+    """The column that counts the rows (whole numbers that go up every row, `x1` of a Julia
     `DataFrame(..., :auto)`, `Gen`), where no column is named as the step: the rows' own count, as
-    the bare-number reader takes a first column that counts."""
-    first = next((c for c in frame.columns if c not in skip), None)
-    if first is None or frame.height < 3:
+    the bare-number reader takes a column that counts. Wherever it stands (#24: the same table with its
+    columns in another order is read the same): among several, one that counts by a fixed stride, then the
+    one with the smallest values (the count nearest the rows'), then by name."""
+    cols = [c for c in frame.columns if c not in skip]
+    if not cols or frame.height < 3:
         return None
-    col = frame.select(_cell(first, sep).str.strip_chars().cast(pl.Float64, strict=False).alias("c")).get_column("c")
-    if col.null_count() or not bool((col == col.floor()).all()) or not bool((col.diff().drop_nulls() > 0).all()):
-        return None
-    return first
+    vals = frame.select(_cell(c, sep).str.strip_chars().cast(pl.Float64, strict=False).alias(c) for c in cols)
+    steps = vals.select(pl.all().diff().slice(1))
+    ok = vals.select((pl.all().null_count() == 0) & (pl.all() == pl.all().floor()).all()).row(0)
+    rises = steps.select((pl.all() > 0).all()).row(0)
+    fixed = steps.select(pl.all().n_unique() == 1).row(0)
+    last = vals.select(pl.all().last()).row(0)
+    found = [(not f, v, c) for c, o, r, f, v in zip(cols, ok, rises, fixed, last) if o and r]
+    return min(found)[2] if found else None
 
 
 MEASURE_ROLES = ("loss", "eval_loss", "reward", "accuracy", "perplexity")
