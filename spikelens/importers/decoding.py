@@ -85,7 +85,45 @@ def encoding_of(head: bytes) -> tuple[str, int]:
             return "utf-16-le", 0
         if even.count(0) > 0.4 * len(even) and odd.count(0) < 0.05 * len(odd):
             return "utf-16-be", 0
-    return "utf-8", 0
+    return legacy_codec(head) or "utf-8", 0
+
+
+LEGACY_CODECS = ("gb18030", "shift_jis", "euc_kr", "big5")
+"""Double-byte encodings a log written outside UTF-8 is in (a Windows console's code page: GBK for Chinese,
+Shift-JIS, EUC-KR, Big5), tried in this order; the first that reads the head strictly wins. A head whose
+high bytes stand mostly alone (`é`, `°` among ASCII) is cp1252, Western Europe's code page: GBK would read
+such a byte and the letter after it as one character."""
+_HIGH_PAIR = re.compile(rb"[\x80-\xff]{2}")
+LEGACY_SHARE = 0.3
+"""At least this share of the head's non-ASCII bytes must be undecodable as UTF-8, and at least half its
+lines must hold non-ASCII bytes: a UTF-8 log with a few damaged bytes stays UTF-8 (the bad bytes replaced,
+counted), a GBK log whose keys are Chinese is undecodable nearly throughout. (Where only a banner is in
+GBK, the keys are ASCII and read as they are.)"""
+
+
+def legacy_codec(head: bytes) -> str | None:
+    """The legacy encoding of a text head that is not UTF-8 (see LEGACY_CODECS), or None: UTF-8 (valid,
+    or with a little damage), binary (control bytes or NULs), or no legacy codec reads it."""
+    sample = head[:65536]
+    cut = sample.rfind(b"\n")
+    sample = sample[:cut + 1] if cut > 0 else sample  # a character cut at the head's end is no fault
+    if sample.isascii() or b"\x00" in sample or len(_CONTROL_BYTES.findall(sample)) > 0.001 * len(sample):
+        return None
+    high = len(sample) - len(sample.translate(None, bytes(range(0x80, 0x100))))
+    bad = sample.decode("utf-8", errors="replace").count("\ufffd") - sample.count(b"\xef\xbf\xbd")
+    if bad < 4 or bad < LEGACY_SHARE * high:
+        return None
+    lines = [ln for ln in sample.split(b"\n") if ln.strip()]
+    if 2 * sum(1 for ln in lines if not ln.isascii()) < len(lines):
+        return None
+    paired = 2 * len(_HIGH_PAIR.findall(sample))
+    for codec in LEGACY_CODECS if paired >= 0.5 * high else ("cp1252",):
+        try:
+            sample.decode(codec)
+        except UnicodeDecodeError:
+            continue
+        return codec
+    return None
 
 
 def looks_binary(head: bytes) -> bool:
