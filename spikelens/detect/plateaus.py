@@ -119,6 +119,21 @@ class PlateauDetector(Detector):
     a loss that swings 70% batch to batch (blind to a 34% fall), or 50 single-batch losses
     that swing 20% (blind to 24%), cannot tell a slow start from no learning."""
 
+    min_view_points: int = 4
+    min_view_fall: float = 0.1
+    min_view_order: float = 0.6
+    """A flat loss is no 'never learned' (a note) while another view of the same training logged from
+    the start (its per-epoch average, the held-out loss; at least `min_view_points` points) fell this much
+    in log (about 10%, first point to the median of its last third), in order: the rank correlation of its
+    points with time at or below -`min_view_order`."""
+
+    min_few_points: int = 3
+    loud_few_points: int = 4
+    max_few_move: float = 0.02
+    """A run of fewer than `min_run_points` points is judged only at chance: from `min_few_points`
+    points all at ln(k) that moved less than this (log, about 2%) from the first to the last; a warning
+    from `loud_few_points`."""
+
     min_frozen_points: int = 20
     min_frozen_share: float = 0.25
     """A loss (or a policy's entropy) exactly the same on its last points, this many in a row
@@ -179,7 +194,8 @@ class PlateauDetector(Detector):
             return []
         step, value = _usable(series)
         if step.size < self.min_run_points:
-            return []
+            few = self._few_at_chance(series, ctx, step, value)
+            return [few] if few is not None else []
         zero = self._numerically_zero(series, ctx, step, value)
         if zero is not None:
             return [zero]
@@ -201,7 +217,35 @@ class PlateauDetector(Detector):
             out.message += (f"; but {rose[0]} rose from {rose[1]:.4g} to {rose[2]:.4g}: the model learned what it "
                             f"measures (a loss whose targets move, or too noisy to show it), a note")
             out.evidence["note_because"] = "accuracy_rose"
+        fell = self._other_view_fell(series, ctx) if found["how"] == "never" and out.severity != "info" else None
+        if fell:  # a steady fall of the same training seen with less noise: learning the noisy curve hides
+            out.severity = "info"
+            out.message = out.message.removesuffix(": the model is not learning")
+            out.message += (f"; but {fell[0]} fell steadily from {fell[1]:.4g} to {fell[2]:.4g} "
+                            f"({-np.expm1(-fell[3]) * 100:.0f}%): the model learned, more slowly than {series.label}'s "
+                            f"noise shows, a note")
+            out.evidence["note_because"] = "other_view_fell"
+            out.evidence["other_view"] = fell[0]
         return [out]
+
+    def _other_view_fell(self, series: Series, ctx: RunContext) -> tuple[str, float, float, float] | None:
+        """Another view of the same training (the loss's per-epoch average, the held-out loss), logged
+        from the start, that fell steadily by `min_view_fall` or more: (its name, first value, last level,
+        fall in log). A per-batch loss that swings 20% hides a 16% fall its epoch averages show in order
+        (0.434, 0.357, 0.353, 0.341, 0.344): the model learned, however flat the noisy curve looks."""
+        for other in sorted(ctx.by_role("loss") + ctx.by_role("eval_loss"), key=lambda o: o.metric):
+            if other is series or not len(other):
+                continue
+            st, v = other.finite()
+            if v.size < self.min_view_points or not (v > 0).all() or not _from_the_start(ctx, st):
+                continue
+            y = np.log(v)
+            third = max(1, y.size // 3)
+            fall = float(y[0] - np.median(y[-third:]))
+            order = -float(np.corrcoef(np.arange(y.size), np.argsort(np.argsort(y)))[0, 1]) if np.ptp(y) else 0.0
+            if fall >= self.min_view_fall and order >= self.min_view_order:
+                return other.label, float(v[0]), float(np.exp(np.median(y[-third:]))), fall
+        return None
 
     def _stuck_twin(self, series: Series, ctx: RunContext) -> Finding | None:
         """A term that never moved while its twin (the same term for the model's other direction or
@@ -220,6 +264,30 @@ class PlateauDetector(Detector):
                        evidence={"reading": "never", "level": hit["level"], "points": hit["points"],
                                  "twin": hit["twin"], "twin_first": hit["twin_first"], "twin_last": hit["twin_last"],
                                  "chance_classes": None})
+
+    def _few_at_chance(self, series: Series, ctx: RunContext, step: np.ndarray, value: np.ndarray) -> Finding | None:
+        """A run of a few points (`min_few_points` up to `min_run_points`) logged from the start whose
+        points, from the first (or the second: an untrained first epoch above chance), all sit at one
+        chance level ln(k) and never fell (`max_few_move`): a BERT fine-tune at 0.6957, 0.6926, 0.6918,
+        0.6912 over its four epochs never left ln 2, however few points say so. A note under
+        `loud_few_points`."""
+        if value.size < self.min_few_points or not (value > 0).all() or not _from_the_start(ctx, step):
+            return None
+        for a in (0, 1):
+            v = value[a:]
+            if v.size < self.min_few_points or (a and value[0] < np.max(v)):
+                break  # (a first point under the rest is a start that rose, not an untrained one above chance)
+            k = _few_chance(v, self.chance_tolerance, self.max_few_move)
+            if k is None or not_chance(k, series, ctx, step, value, self.chance_tolerance):
+                continue
+            s, y, is_log = _compressed(step, value)
+            moved = float(np.log(v[0]) - np.log(v[-1]))
+            out = self._finding(series, ctx, s, y, is_log, {"how": "chance", "a": a, "b": y.size, "z": 0.0,
+                                                              "moved": moved, "chance": k, "few": True})
+            if v.size < self.loud_few_points:
+                out.severity = "info"
+            return out
+        return None
 
     def _reward_flat(self, series: Series, ctx: RunContext) -> list[Finding]:
         """A reward that never rose: from its first points to its last, no rise beyond its
@@ -594,7 +662,8 @@ class PlateauDetector(Detector):
         chance = f"{level:.4g} is ln({k}), chance level for {k} {'tokens' if k > 1000 else 'classes'}" if k else ""
         span = f"from step {start} to {'the end' if b == y.size else f'step {end}'}"
         if f["how"] == "chance":
-            msg = (f"{series.label} sat at {level:.4g} {span} (moved {pct:+.1f}%, within its noise): {chance}; "
+            within = f"on all {b - a} of its points" if f.get("few") else "within its noise"
+            msg = (f"{series.label} sat at {level:.4g} {span} (moved {pct:+.1f}%, {within}): {chance}; "
                    f"the model is not learning")
         elif f["how"] == "breakthrough":
             drop = -np.expm1(-f["fall"]) * 100 if is_log else f["fall"]
@@ -874,8 +943,11 @@ def _immaterial(z: float, moved: float, max_z: float, max_move: float) -> bool:
 
 def _sits_at_chance(y: np.ndarray, is_log: bool, tolerance: float) -> int | None:
     """The k for which the stretch's level, its first third and its last third are all
-    within `tolerance` of ln(k): a loss that sits there, not one passing through."""
+    within `tolerance` of ln(k): a loss that sits there, not one passing through. Any k up to
+    `MAX_EXACT_CLASSES` for a stretch whose points spread under `EXACT_SPREAD` (`exact_chance`)."""
     k = chance_classes(_level(y, is_log), tolerance)
+    if k is None and is_log and _log_spread(y) <= EXACT_SPREAD:
+        k = exact_chance(_level(y, is_log))
     if k is None:
         return None
     third = max(1, y.size // 3)
@@ -897,6 +969,46 @@ def _settled_from(y: np.ndarray, a: int, b: int) -> int:
 def _level(y: np.ndarray, is_log: bool) -> float:
     med = float(np.median(y))
     return float(np.exp(med)) if is_log else med
+
+
+EXACT_SPREAD = 0.001
+"""A stretch whose points spread less than this (robust sigma of their log, 0.1%) predicts nothing per
+input: a uniform prediction's cross-entropy is ln k on every batch whatever the batch holds, while a
+model that answers per input spreads by percents (an epoch average by a few tenths of one)."""
+MAX_EXACT_CLASSES = 100
+EXACT_TOLERANCE = 0.002
+"""Such a stretch sits at chance for any class count up to `MAX_EXACT_CLASSES` (a 24-class VGG at
+3.1758 epoch after epoch, ln 24 = 3.1781), not only the counts of `CHANCE_CLASSES`: within this share
+of ln k and a fifth of the gap to the next ln k (past 100 classes every level is that close to one)."""
+
+
+def exact_chance(level: float) -> int | None:
+    """The class count k (2 to `MAX_EXACT_CLASSES`) whose ln k is within `EXACT_TOLERANCE` of `level`
+    and a fifth of the gap between ln k and ln (k + 1)."""
+    k = int(round(np.exp(level))) if 0 < level < np.log(MAX_EXACT_CLASSES + 1) else 0
+    if not 2 <= k <= MAX_EXACT_CLASSES:
+        return None
+    room = min(EXACT_TOLERANCE * np.log(k), 0.2 * np.log1p(1 / k))
+    return k if abs(level - np.log(k)) <= room else None
+
+
+def _log_spread(y: np.ndarray) -> float:
+    """Robust sigma of a stretch of log values (its MAD, as sigma)."""
+    return MAD_TO_SIGMA * float(np.median(np.abs(y - np.median(y)))) if y.size else 0.0
+
+
+def _few_chance(v: np.ndarray, tolerance: float, max_move: float) -> int | None:
+    """The k at whose ln(k) every one of a few points sits, when they moved less than `max_move` (log)
+    from the first to the last: within `tolerance` of a listed chance level, or of any ln k up to
+    `MAX_EXACT_CLASSES` for points that spread under `EXACT_SPREAD`."""
+    y = np.log(v)
+    if abs(float(y[-1] - y[0])) > max_move:
+        return None
+    level = float(np.median(v))
+    k = chance_classes(level, tolerance)
+    if k is not None and np.all(np.abs(v - np.log(k)) <= tolerance * np.log(k)):
+        return k
+    return exact_chance(level) if _log_spread(y) <= EXACT_SPREAD and np.ptp(y) <= 2 * EXACT_TOLERANCE else None
 
 
 def chance_classes(level: float, tolerance: float) -> int | None:
