@@ -12,7 +12,10 @@ is. Some curves move by design, and their spikes, swings and climbs are notes, n
 - a loss term that is a sliver of the total (under `MINOR_SHARE`, 2%, of it) while the total
   did not move changes nothing the training cares about;
 - a loss that has fallen to almost nothing (its peak under `NEGLIGIBLE_SHARE` of where it
-  started) multiplies on noise: a 100x 'spike' from 1e-5 is still ~0.
+  started) multiplies on noise: a 100x 'spike' from 1e-5 is still ~0; and a training loss's jump
+  from such a floor (its level under `NEGLIGIBLE_SHARE` of the start) among `FLOOR_PEERS` or more
+  other one-step jumps at least half as large on a log scale (0.0007 -> 0.25 among many 20-400x
+  jumps) is the floor's own noise, however large it is in the loss's units;
 
 And what an engineer acts on is what the run is judged by, beyond its own noise:
 
@@ -40,6 +43,7 @@ import numpy as np
 from .base import RunContext, Series
 from ..frame import is_adversarial  # one pattern for a GAN term's name, shared with role inference
 from ..model.finding import Finding
+from .stats import forward_median, rolling_median
 
 CURVE_KINDS = ("spike", "oscillation", "excursion", "divergence", "plateau", "level_shift")
 """Kinds read off the shape of one curve; NaN, crashes, restarts and overfitting are not
@@ -84,7 +88,7 @@ def weigh(findings: list[Finding], ctx: RunContext) -> list[Finding]:
         if series is None or not len(series):
             continue
         reasons = (_adversarial, _actor_objective, _too_late, _running_average, _average_restart, _reinforcement, _minor_term,
-                   _negligible,
+                   _negligible, _floor_noise,
                    _rounding, _small_recovered, _short_stall) if f.kind in CURVE_KINDS else ()
         if f.kind == "repeated_data":
             reasons = (_no_relaunch,)
@@ -290,6 +294,47 @@ def _negligible(f: Finding, series: Series, ctx: RunContext) -> str | None:
         return None
     return (f"at most {top:.3g}, {100 * top / start:.2g}% of where {series.metric} started ({start:.4g}): a loss "
             f"this near zero multiplies on noise; negligible in absolute terms")
+
+
+FLOOR_PEERS = 5
+"""A one-step jump from a loss at its floor is its noise when at least this many other points jumped
+at least half as far on a log scale."""
+FLOOR_CONTEXT = 5
+"""Points on each side that set the level a point jumped from (the spike detector's `bad_batch_context`)."""
+
+
+def _floor_noise(f: Finding, series: Series, ctx: RunContext) -> str | None:
+    """A jump of one or two steps of a training loss at its floor (the level it jumped from under
+    `NEGLIGIBLE_SHARE` of where the loss started) that `FLOOR_PEERS` or more other points matched at
+    least half way on a log scale:
+    near zero a loss multiplies on small absolute moves, so one such jump among many alike is the floor's
+    noise (a 0.0007 loss that jumps to 0.25 among dozens of 20-400x batches). Ratios are compared, never
+    sizes in the loss's units, which near zero only say which batch happened to be the hardest. A jump
+    that stands alone (109x where the others stay under 5x) keeps its alarm."""
+    brief = f.evidence.get("one_point") or f.evidence.get("bad_batch") or (f.evidence.get("points") or 3) <= 2
+    if f.kind != "spike" or not brief or ctx.roles.get(series.metric) != "loss":
+        return None  # (an eval set is the same every time: its jumps are the model's, not the batches')
+    ratio, level = f.evidence.get("ratio"), f.evidence.get("baseline")
+    step, value = series.finite()
+    if ratio is None or level is None or not ratio > 1 or step.size < 20 or not (value > 0).all():
+        return None
+    start = float(np.median(value[:max(3, step.size // 50)]))
+    if not level < NEGLIGIBLE_SHARE * start:
+        return None
+    jumps = _one_step_jumps(np.log(value), FLOOR_CONTEXT)
+    alike = int(np.count_nonzero((jumps >= 0.5 * np.log(ratio)) & (step != f.peak_step)))
+    if alike < FLOOR_PEERS:
+        return None
+    return (f"the loss sits at its floor ({level:.3g}, {100 * level / start:.2g}% of where {series.metric} started, "
+            f"{start:.4g}) and {alike} other points jumped at least half as far on a log scale: one of many alike, "
+            f"the floor's noise (a loss this near zero multiplies on small absolute moves), not a bad batch")
+
+
+def _one_step_jumps(y: np.ndarray, k: int) -> np.ndarray:
+    """Each point's rise (log) over the higher of the medians of the `k` points before and after it."""
+    before = rolling_median(y, k, trailing_exclusive=True, min_samples=1)
+    after = np.concatenate([forward_median(y, k)[1:], [np.nan]])
+    return np.nan_to_num(y - np.fmax(before, after), nan=0.0)
 
 
 ROUNDING_UNITS = 20
