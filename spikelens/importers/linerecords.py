@@ -186,7 +186,11 @@ def parse_chunk(chunk: pl.DataFrame, book: ShapeBook, known: dict) -> ChunkOut:
     local = shape.to_frame("shape").join(shapes, on="shape", how="left", maintain_order="left").get_column("_shape")
     chunk = chunk.with_columns(local)
     signals = textsignals.chunk_signals(chunk, CONSOLE, shapes, known)
-    plan = _chunk_plan(chunk)
+    def said(name: str, regex: str) -> pl.Expr:  # a line test answered once per shape (`lineshapes.per_shape`)
+        return lineshapes.per_shape(shapes, pl.col("text").str.contains(regex), [regex], known.setdefault(name, {}))
+
+    plan = _chunk_plan(chunk, said("console plan", _PLAN_HINT))
+    epochs_said = said("console epochs", "(?i)epoch")
 
     sids = book.learn(first.get_column("shape").to_list(), first.get_column("text").to_list(),
                       first.get_column("above").to_list())
@@ -237,7 +241,7 @@ def parse_chunk(chunk: pl.DataFrame, book: ShapeBook, known: dict) -> ChunkOut:
         lines = lines.with_columns(wall_time=wall_times(lines.get_column("wall_time")))
     if width == 0 or joined.height == 0:
         rows = pl.DataFrame(schema={"row": pl.Int32, "pos": pl.Int16, "code": pl.UInt32, "value": pl.Float64})
-        return ChunkOut(lines, rows, signals, plan, _stated_epochs(chunk))
+        return ChunkOut(lines, rows, signals, plan, _stated_epochs(chunk, epochs_said))
     raw = joined.select([text.str.slice(pl.col(f"s{k}"), pl.col(f"n{k}")).alias(f"v{k}") for k in range(width)])
     values = [numbers(raw.get_column(f"v{k}")) for k in range(width)]
     codes = [joined.get_column(f"c{k}") for k in range(width)]
@@ -253,7 +257,7 @@ def parse_chunk(chunk: pl.DataFrame, book: ShapeBook, known: dict) -> ChunkOut:
     pos = np.tile(np.arange(width, dtype=np.int16), n)[present]
     rows = pl.DataFrame({"row": joined.get_column("row").cast(pl.Int32).to_numpy()[line], "pos": pos,
                          "code": code[present].astype(np.uint32), "value": matrix[present]})
-    return ChunkOut(lines, rows, signals, plan, _stated_epochs(chunk))
+    return ChunkOut(lines, rows, signals, plan, _stated_epochs(chunk, epochs_said))
 
 
 def _shown(joined: pl.DataFrame, places: pl.DataFrame, book: ShapeBook) -> pl.DataFrame:
@@ -342,10 +346,18 @@ def numbers(raw: pl.Series) -> pl.Series:
 
 
 def _wall_time(text: pl.Expr) -> pl.Expr:
+    return _seconds(_stamp_micros(text))
+
+
+def _stamp_micros(text: pl.Expr) -> pl.Expr:
     return (text.str.replace(",", ".", literal=True).str.replace("T", " ", literal=True)
             .str.replace_all("/", "-", literal=True)
             .str.to_datetime("%Y-%m-%d %H:%M:%S%.f", strict=False, time_unit="us")
-            .dt.timestamp("us").cast(pl.Float64) / 1e6)
+            .dt.timestamp("us"))
+
+
+def _seconds(micros: pl.Expr) -> pl.Expr:
+    return micros.cast(pl.Float64) / 1e6
 
 
 _STAMP_LAYOUT = re.compile(r"\d{4}([-/])\d\d\1\d\d([ T])\d\d:\d\d:\d\d(?:([.,])(\d{3}|\d{6}|\d{9}))?")
@@ -355,28 +367,30 @@ _STAMP_LAYOUT = re.compile(r"\d{4}([-/])\d\d\1\d\d([ T])\d\d:\d\d:\d\d(?:([.,])(
 def wall_times(stamps: pl.Series) -> pl.Series:
     """`_wall_time` of time stamps' text, in seconds: the layout of the first stamp written as
     a format Polars parses itself (~2 ms a 50k-line chunk instead of ~13 ms through `%.f`), the
-    stamps that do not read so through `_wall_time` (the same values: a stamp either reads the
-    same through both or not through the fixed layout)."""
+    stamps that do not read so through `_stamp_micros` (a stamp either reads the same through
+    both or not through the fixed layout). The microseconds become seconds in one expression
+    over the whole column, as `_wall_time` does (Polars' division may round a last bit
+    differently by an element's place in the column)."""
     first = stamps.drop_nulls().head(1).to_list()
     m = _STAMP_LAYOUT.fullmatch(first[0]) if first else None
     if m is None:
         return stamps.to_frame("s").select(_wall_time(pl.col("s"))).to_series().alias(stamps.name)
     date, at, dot, fraction = m.groups()
     layout = f"%Y{date}%m{date}%d{at}%H:%M:%S" + (f"{dot}%{len(fraction)}f" if fraction else "")
-    got = stamps.str.to_datetime(layout, strict=False, time_unit="us", cache=False).dt.timestamp("us")
-    got = got.cast(pl.Float64) / 1e6
-    missed = got.is_null() & stamps.is_not_null()
+    micros = stamps.str.to_datetime(layout, strict=False, time_unit="us", cache=False).dt.timestamp("us")
+    missed = micros.is_null() & stamps.is_not_null()
     if missed.any():
         idx = missed.arg_true()
-        got = got.scatter(idx, stamps.gather(idx).to_frame("s").select(_wall_time(pl.col("s"))).to_series())
-    return got.alias(stamps.name)
+        micros = micros.scatter(idx, stamps.gather(idx).to_frame("s").select(_stamp_micros(pl.col("s"))).to_series())
+    return micros.to_frame("us").select(_seconds(pl.col("us"))).to_series().alias(stamps.name)
 
 
-def _stated_epochs(chunk: pl.DataFrame) -> int | None:
+def _stated_epochs(chunk: pl.DataFrame, said: pl.Expr | None = None) -> int | None:
+    """The first epoch plan the chunk's lines state; `said`: which lines say `epoch` (both plans
+    name it: their three extractions run on those lines only, not on all 50k of a chunk)."""
     text = pl.col("text")
-    # both plans name epochs: their three extractions run on the few lines that say `epoch`
-    # (~2 ms a 50k-line chunk instead of ~7 ms)
-    found = chunk.filter(text.str.contains("(?i)epoch")).select(pl.coalesce(text.str.extract(_EPOCH_PLAN.pattern, 1),
+    said = text.str.contains("(?i)epoch") if said is None else said
+    found = chunk.filter(said).select(pl.coalesce(text.str.extract(_EPOCH_PLAN.pattern, 1),
                                      text.str.extract(_EPOCH_PLAN_SAID.pattern, 1),
                                      text.str.extract(_EPOCH_PLAN_SAID.pattern, 2)).drop_nulls().first()).item()
     return int(found) if found is not None else None
@@ -401,8 +415,9 @@ def _roundness(n: int) -> float:
     return zeros + (0.5 if n and n % 5 == 0 else 0.0)
 
 
-def _chunk_plan(chunk: pl.DataFrame) -> int | None:
-    stating = chunk.filter(pl.col("text").str.contains(_PLAN_HINT))
+def _chunk_plan(chunk: pl.DataFrame, hint: pl.Expr | None = None) -> int | None:
+    """The last plan a line of the chunk states; `hint`: which lines hold `_PLAN_HINT`."""
+    stating = chunk.filter(pl.col("text").str.contains(_PLAN_HINT) if hint is None else hint)
     if stating.height == 0:
         return None
     for text in reversed(stating.get_column("text").to_list()):
