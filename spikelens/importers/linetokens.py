@@ -126,6 +126,9 @@ _TAG = re.compile(r"\[(?P<tag>train|training|val|valid|validation|eval|evaluatio
 _GLUED_COUNT = re.compile(r"(?<![\w.])(\d+)(?:-(\d+))?(?P<unit>epoch|iter|iteration|step|batch)s?(?![a-z])", re.I)
 """A count glued before the word it counts (ESPnet's `2epoch:train:1-10batch:`): `2epoch` is epoch 2,
 `1-10batch` the batches up to 10."""
+_WORD_COUNT = re.compile(r"(?<![\w.\-/])(?P<unit>ep|epoch|iter|iteration|step|batch)(\d+)(?![\w.])", re.I)
+"""A count glued after the word it counts (`Ep1 TrainLoss 1.84`, `Epoch12`, `iter500`): the same counter as
+`Epoch 12`; not inside a longer word or a path (`ckpt_step100`, `runs/epoch3`)."""
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 """Kana, CJK ideographs, Hangul syllables: scripts written without spaces between words, whose
 letters touch the numbers they name (`第3轮`, `损失2.31`): a letter of them never joins a number
@@ -416,6 +419,10 @@ def tokenise(line: str) -> Template:
     for g in _GLUED_COUNT.finditer(clean):  # `2epoch`, `1-10batch`: counted by the word they touch
         at = 2 if g.group(2) else 1
         glued[g.start(at)] = (g.group("unit").lower(), g.start(at), g.end(at) - g.start(at))
+        clean = clean[:g.start()] + " " * (g.end() - g.start()) + clean[g.end():]
+    for g in _WORD_COUNT.finditer(clean):  # `Ep1`, `iter500`: counted by the word they are glued to
+        unit = g.group("unit").lower()
+        glued[g.start(2)] = ("epoch" if unit == "ep" else unit, g.start(2), g.end(2) - g.start(2))
         clean = clean[:g.start()] + " " * (g.end() - g.start()) + clean[g.end():]
     ordinal = None
     for g in _CJK_ORDINAL.finditer(clean):  # `第3轮`: the third round
