@@ -14,6 +14,7 @@ from .grouping import group_events, setting_is_a_cause
 from .significance import weigh
 from .echoes import spikes_at_placed_relaunches
 from .stayed import jumps_that_stayed
+from .throughput import untrained_slowdowns
 from ..model.finding import EVENT_KINDS, Finding
 from .stats import first_and_last_thirds, global_sigma, median_interval
 
@@ -126,6 +127,7 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
     # what the curve is decides whether its event is an alarm (after grouping: the lead judged)
     findings = weigh(group_events([f for f in findings if id(f) not in drop], ctx), ctx)
     spikes_at_placed_relaunches(findings)  # a jump where a re-based relaunch starts is its echo
+    untrained_slowdowns(findings, ctx)  # a rate with nothing of training beside it is no alarm
     findings += jumps_that_stayed(findings, ctx)  # after weighing: a loud jump that stayed names the divergence
     setting_is_a_cause(findings, ctx)  # after weighing: only an event that stayed loud takes the setting in
     _break_that_cost(findings, ctx)
