@@ -44,7 +44,7 @@ CONSOLE = LinePattern(name="console log", rules=())
 _PLAN = re.compile(r"(?i)(?:max[_ ]steps|max[_ ]iters?|total[_ ]steps|train[_-]iters|num[_ ]training[_ ]steps"
                    r"|total optimization steps|total training steps)\W{0,3}\s*[:=]?\s*(\d[\d,]*)")
 _PLAN_HINT = "(?i)max[_ ]steps|max[_ ]iter|total[_ ]steps|train[_-]iters|num[_ ]training[_ ]steps|total optimization|total training steps"
-_EPOCH_PLAN = re.compile(r"(?i)\b(?:max|num|total|n|nb)[_ ]?epochs?\s*[:=]\s*(\d+)\b")
+_EPOCH_PLAN = re.compile(r"(?i)\b(?:max|num|total|n|nb)[_ ]?(?:train(?:ing)?[_ ])?epochs?\s*[:=]\s*(\d+)\b")
 """A run's epoch plan as its settings print it (`max_epoch: 150`, `num_epochs=100`)."""
 _EPOCH_PLAN_SAID = re.compile(r"(?i)\b(?:train(?:ing)?|start(?:ing)?(?: training)?)\b[^\d\n]{0,12}?\b(\d+) epochs?\b"
                               r"|(?i:\bepochs\s*[:=]\s*)(\d+)(?:\s*$|\s*[,;|]|\s+[^\s/\d])")
@@ -265,15 +265,18 @@ def _shown(joined: pl.DataFrame, places: pl.DataFrame, book: ShapeBook) -> pl.Da
     (`redraws.overwritten`); `places`: the chunk's `row` and `line_no`."""
     if joined.height < 2 or places.get_column("line_no").n_unique() == places.height:
         return joined
-    placed = joined.join(places, on="row", how="left", maintain_order="left")
+    placed = joined.join(places, on="row", how="left", maintain_order="left").with_columns(
+        total=pl.col("text").str.slice(pl.col("inner_total.s"), pl.col("inner_total.n")))
     bars = [k for names, k in book.kinds.items() if names and names <= _BAR_SPEEDS]
     tables = [sid for sid in book.composed.values() if sid is not None]
     gone = redraws.overwritten(placed, bars, tables)
     if gone is None:
         return joined
-    # the last redraw of a line whose earlier redraws were overwritten: its counter is the bar's (`_closed_bars`)
-    return (placed.with_columns(_gone=gone).with_columns(redrawn=pl.col("_gone").any().over("line_no") & ~pl.col("_gone"))
-            .filter(~pl.col("_gone")).drop("line_no", "_gone"))
+    # the last redraw of a line whose earlier redraws were overwritten, a bar on it: its counter is the
+    # bar's (`_closed_bars`; not a record printed over a bar, Keras' `2443/2443 [====]` after it)
+    shown = pl.col("_gone").any().over("line_no") & ~pl.col("_gone") & pl.col("text").str.contains(redraws.BAR)
+    return (placed.with_columns(_gone=gone).with_columns(redrawn=shown)
+            .filter(~pl.col("_gone")).drop("line_no", "_gone", "total"))
 
 
 def _tabled(text: pl.Series, ids: pl.Series, book: ShapeBook) -> pl.Series:
@@ -528,6 +531,11 @@ def steps(lines: pl.DataFrame, kinds: dict[int, frozenset] | None = None,
         # preamble (a model's printout, a config dump), as before a first step
         is_main = pl.col("row").is_in(main.get_column("row").implode())
         step, how = pl.when(is_main).then(is_main.cast(pl.Int64).cum_sum() - 1), "order"
+    if how != "epoch" and "plan.steps" not in meta:
+        planned = _epoch_plan(records, stated_epochs)
+        if planned is not None:
+            meta["plan.epochs"] = planned
+            meta["plan.from"] = f"the epochs the log states ({planned})"
     stepped = lines.with_columns(
         step=pl.when(pl.col("evaluation") & own.is_null()).then(None).otherwise(step).cast(pl.Int64))
     if how == "order":  # evaluation lines take the step of the records before them
@@ -547,6 +555,17 @@ def steps(lines: pl.DataFrame, kinds: dict[int, frozenset] | None = None,
     meta["step.from"] = how
     extra = ["announced"] if "announced" in stepped.columns else []
     return stepped.select("row", "step", "wall_time", "keep", "values", *extra), meta
+
+
+def _epoch_plan(records: pl.DataFrame, stated_epochs: int | None) -> int | None:
+    """The epochs a log counted by another counter plans (`Epoch [5/100] Step 120 Loss ...`, `Training for
+    up to 30 epochs` over `Epoch 1, batch 10/1920 loss=...`): its epoch counter's total, else what a banner
+    or the settings state; `detect.ended` judges how far it got by the `epoch` metric (J4, #25)."""
+    total = records.get_column("epoch_total").drop_nulls() if "epoch_total" in records.columns else None
+    if total is not None and total.len():
+        first = records.get_column("epoch").drop_nulls()
+        return epoch_count(int(total[-1]), int(first.min()) if first.len() else 1, stated_epochs)
+    return stated_epochs
 
 
 def _closed_bars(main: pl.DataFrame) -> bool:
