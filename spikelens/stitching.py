@@ -40,7 +40,7 @@ import numpy as np
 import polars as pl
 
 from .model.finding import Finding
-from .detect.base import main_name_score
+from .detect.base import equal_terms_rank, main_name_score
 from .detect.ended import (crashed_before_logging_finding, ended_early_finding, launch_crash_findings, nan_crash_finding,
                            relaunch_crash_findings)
 from .detect.memory import grew_before_oom
@@ -141,7 +141,20 @@ def _ended_early(run: Run, frame: pl.DataFrame, main: str | None) -> Finding | N
         run.name, meta, first_step=int(live.get_column("step").min()), last_step=int(last.item(0, "step")),
         last_epoch=float(epochs.max()) if epochs.len() and epochs.is_finite().any() else None,
         last_source=str(last.item(0, "source")),
-        loss_ended_nonfinite=bool(losses is not None and losses.len() and not np.isfinite(losses[-1])))
+        loss_ended_nonfinite=bool(losses is not None and losses.len() and not np.isfinite(losses[-1])),
+        epochs_done=_epochs_done(epochs))
+
+
+def _epochs_done(epochs: pl.Series) -> float | None:
+    """How many epochs the `epoch` metric says the run got through: its last value where it counts
+    progress (HF's `epoch: 0.57`) or from 1 (`Epoch 5/100` printed 1-based), one more where it
+    counts from 0 (Lightning's `epoch` 0..N-1); None when it logs none."""
+    ep = epochs.filter(epochs.is_finite())
+    if ep.len() == 0:
+        return None
+    last, first = float(ep.max()), float(ep.min())
+    counts_progress = bool((ep != ep.round()).any())
+    return last if counts_progress or first >= 1 else last + 1.0
 
 
 def _died_of_nan(run: Run, frame: pl.DataFrame, main: str | None, ended: Finding | None) -> Finding | None:
@@ -379,7 +392,8 @@ of an RL run, the accuracy or score of a classifier (MXNet's `Train-accuracy` al
 def main_metric(frame: pl.DataFrame, roles: dict[str, str]) -> str | None:
     """The loss with the most finite points (the curve launches are judged on), else the
     objective of a run that names no loss (`_OBJECTIVES`); among losses logged as often,
-    the total (`total_loss` over its components, as `RunContext.main` chooses)."""
+    the total (`total_loss` over its components), then by name as `RunContext.main` ranks terms of equal
+    standing (`equal_terms_rank`), never by the columns' order."""
     counts = (frame.select("metric", "value").filter(pl.col("value").is_finite()).group_by("metric").len()
               .sort(["len", "metric"], descending=[True, False]))
     if counts.height == 0:
@@ -390,7 +404,11 @@ def main_metric(frame: pl.DataFrame, roles: dict[str, str]) -> str | None:
         return next((m for role in _OBJECTIVES for m in names if roles.get(m) == role), names[0])
     most = losses[0][1]
     tied = [m for m, n in losses if n >= 0.98 * most]
-    return max(tied, key=lambda m: main_name_score(str(m), "loss", tied)) if len(tied) > 1 else tied[0]
+    if len(tied) == 1:
+        return tied[0]
+    score = {m: main_name_score(str(m), "loss", tied) for m in tied}
+    best = [str(m) for m in tied if score[m] == max(score.values())]  # then as `RunContext.main` ranks them
+    return min(best, key=lambda m: equal_terms_rank(m, best))
 
 
 @dataclass

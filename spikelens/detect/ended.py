@@ -63,7 +63,7 @@ def plan_of(meta: dict[str, Any]) -> dict[str, Any]:
 
 def ended_early_finding(run: str, meta: dict[str, Any], *, first_step: int | None, last_step: int | None,
                         last_epoch: float | None, last_source: str | None,
-                        loss_ended_nonfinite: bool = False) -> Finding | None:
+                        loss_ended_nonfinite: bool = False, epochs_done: float | None = None) -> Finding | None:
     """SL306 for a run that crashed or stopped well short of its plan, else None."""
     if last_step is None:
         return None
@@ -75,7 +75,8 @@ def ended_early_finding(run: str, meta: dict[str, Any], *, first_step: int | Non
         last_epoch = float(last_step - base)  # the step is the epoch, counted from `base` (Ultralytics, timm)
     error = meta.get("plan.error")
     stopped_by = _early_stopped(meta)
-    done = _fraction_done(plan, first_step=first_step, last_step=last_step, last_epoch=last_epoch)
+    done = _fraction_done(plan, first_step=first_step, last_step=last_step, last_epoch=last_epoch,
+                          epochs_done=epochs_done)
     short = done is not None and done < SHORT_FRACTION
     if not error and (not short or stopped_by):
         return None
@@ -211,14 +212,22 @@ def relaunch_crash_findings(run: str, meta: dict[str, Any], boundaries: list) ->
     # a launch that declares where it branched off (W&B's `resume_from`/fork) was started on purpose
     forked = {int(k) + 1 for k, v in (meta.get("segment_meta") or {}).items()
               if isinstance(v, dict) and any("branch_point" in str(key) for key in v)}
+    # what the log said between two launches that makes the next one another run (`fold 2`, `seed=3`,
+    # `Early stopping`: `textsignals.Signals.launch_words`), by the last step before it
+    another = {w.get("last_step") for w in meta.get("plan.launch_words") or ()}
     died = []
     for a, b in zip(attempts, attempts[1:]):
-        if b["launch"] != "rollback" or b["first"] > a["last"] or a["last"] in told or b["launch_no"] in forked:
+        if b["launch"] not in ("rollback", "rerun") or b["first"] > a["last"] or a["last"] in told \
+                or b["launch_no"] in forked or a["last"] in another:
             continue
         if planned is not None and a["last"] >= SHORT_FRACTION * planned:
             continue
         one_point = a["first"] == a["last"] and a["first"] <= run_first + max(a["interval"], 1)
-        if b["from_scratch"]:
+        if b["launch"] == "rerun":
+            # a new run from the beginning after one that got far: a death only where nothing said
+            # it was another run, it stopped short of the longest, and the relaunch went past it
+            short = a["last"] - a["first"] < SHORT_FRACTION * longest and b["last"] > a["last"]
+        elif b["from_scratch"]:
             short = a["last"] - a["first"] < SHORT_FRACTION * longest
         else:
             short = a["last"] - b["first"] >= max(b["interval"], 1)
@@ -288,9 +297,11 @@ _STOPS = re.compile(r"(?i)\b(?:stop|stopping|abort|aborting|exit|exiting|termina
 
 
 def _fraction_done(plan: dict[str, Any], *, first_step: int | None, last_step: int,
-                   last_epoch: float | None) -> float | None:
+                   last_epoch: float | None, epochs_done: float | None = None) -> float | None:
     if "planned_steps" in plan:
         return float(last_step) / float(plan["planned_steps"])
+    if "planned_epochs" in plan and epochs_done is not None:  # the epochs it got through, as its log counts them
+        return float(epochs_done) / float(plan["planned_epochs"])
     if "planned_epochs" in plan and last_epoch is not None:
         return (float(last_epoch) + 1.0) / float(plan["planned_epochs"])  # epochs are counted from 0
     return None

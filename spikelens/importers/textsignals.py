@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+import numpy as np
 import polars as pl
 
 from ..sanitize import shown
@@ -32,18 +33,26 @@ from .patterns import LinePattern
 _TRACEBACK = r"Traceback \(most recent call last\)"
 _EXCEPTION_LINE = r"^(?:\[[^\]]*\]:?\s*|\d+:\s+)?[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Failure)\b(?::.*)?\s*$"
 """`RuntimeError: CUDA out of memory...`, `[rank0]: torch.OutOfMemoryError: ...`, `KeyboardInterrupt`."""
-_CRASH_LINE = (r"(?i)^(?:\[[^\]]*\]:?\s*)?(?:.*\bSegmentation fault\b|Killed\s*$|.*\bCUDA error\b|.*\bNCCL error\b"
+_CRASH_LINE = (r"(?i)^(?:\[[^\]]*\]:?\s*)?(?:.*\bSegmentation fault\b|Killed\s*$|Terminated\s*$|.*\bCUDA error\b"
+               r"|.*\bNCCL error\b|.*\bWatchdog caught collective operation timeout\b|.*\btaking the entire process down\b"
                r"|.*\bterminate called after throwing\b|slurmstepd(?:-[\w.-]+)?: error: .*(?:CANCELLED|TIME LIMIT|OUT OF MEMORY|oom)"
                r"|srun: error: .*(?:Exited|Killed|exit code)|.*\bChildFailedError\b|.*\(core dumped\)|Aborted\s*$|\w+ error location: .*)")
 """Crash messages that come without a Python traceback (a SLURM cancel names its node:
-`slurmstepd-c17: error: ...`; darknet's `error()` prints `Darknet error location: FILE, FUNC, line`)."""
-_KILL_LINE = (r"(?i)\bReceived SIG(?:TERM|KILL|INT|HUP|USR[12])\b|\b(?:killed|terminated) by signal\b|\bKilled\s*$"
+`slurmstepd-c17: error: ...`; darknet's `error()` prints `Darknet error location: FILE, FUNC, line`;
+a shell's `Terminated` for a job sent SIGTERM; PyTorch's NCCL watchdog, which takes the process down
+after a collective timed out: `Watchdog caught collective operation timeout: WorkNCCL(...)`,
+`To avoid data inconsistency, we are taking the entire process down.`)."""
+_KILL_LINE = (r"(?i)\bReceived (?:Signals\.)?SIG(?:TERM|KILL|INT|HUP|USR[12])\b|\bReceived \d+ death signal\b"
+              r"|\b(?:killed|terminated) by signal\b|\bKilled\s*$|^Terminated\s*$"
+              r"|^zsh: (?:killed|terminated)\b|^\[\d+\]\s*[+-]?\s+\d+ +(?:killed|terminated)\b"
               r"|\bslurmstepd(?:-[\w.-]+)?: error: .*(?:CANCELLED|TIME LIMIT|OUT OF MEMORY|oom)"
               r"|\bDUE TO (?:TIME LIMIT|PREEMPTION|NODE FAILURE)\b|^Exited with exit code [1-9]\d*\.?$"
               r"|\bPBS: job killed\b|\bTERM_(?:RUNLIMIT|MEMLIMIT)\b"
               r"|(?:\bline \d+: +\d+ +|^\[\d+\][+-]? +)(?:Killed|Terminated|Aborted)\b")
 """A notice that the process was killed from outside, in any line (a scheduler's cancel or time
-limit, a signal received, the shell's `Killed`, LSF's `Exited with exit code 1.`; a shell's job
+limit, a signal received (torchrun's `Received Signals.SIGTERM death signal`, `Received 15 death
+signal`), the shell's `Killed` or `Terminated`, zsh's `zsh: killed  python ...` and `[1]  + 4242 killed
+...`, LSF's `Exited with exit code 1.`; a shell's job
 notice naming the command it killed: a script's `run.sh: line 5: 19817 Killed   python train.py`,
 an interactive shell's `[1]+  Killed   python train.py`), even glued to
 the end of an unfinished progress bar (`...train_loss=0.123][rank: 0] Received SIGTERM: 15`). It
@@ -63,6 +72,21 @@ Lightning's `... Signaling Trainer to stop.`."""
 _NOT_STOP = r"(?i)early[ _-]?stop(?:ping|ped)?\s*(?:counter|patience|=|:\s*(?:\d|true|false|none)|\(|\[)|early_stop"
 """...but not a setting (`early_stopping=True`, `early_stopping: 10`) nor a patience count
 (`EarlyStopping counter: 3 out of 7`); Polars' regexes have no look-ahead, so this is a second test."""
+_LAUNCH_WORD = (r"(?i)\b(fold|seed|trial|repeat|sweep|run|phase|stage|experiment)"
+                r"(?:[ _-]?(?:#|no\.?|number|id|idx|index))?\s*(?:[:=#]\s*|\s)(\d+)\b")
+"""A word that names which run of a series a launch is: `Fold 2/5`, `fold=3`, `seed: 42`, `trial 7`,
+`run 2 of 4`, `sweep #3`, `Phase 2: full training`. Printed with another number than the last time
+the log printed it, it says the launch after it is another run (a fold, a seed, a sweep point, a
+stage), not a relaunch of the one before; printed again with the same number (the same config dumped
+by every relaunch) it says nothing."""
+_LAUNCH_HEADING = r"^#{1,6}[ \t]+(\S.*?)\s*$"
+"""A Markdown heading over each run's lines in a notes file (`#### DQN`, `#### PPO`): another heading,
+another run."""
+_FINISHED = (r"(?i)\b(?:training (?:is )?(?:complete[d]?|finished|done|ended)|finished training|training over"
+             r"|optimi[sz]ation (?:finished|done|complete[d]?)|test set results|final (?:test|eval\w*) (?:results?|loss|acc\w*)"
+             r"|total training time)\b|'train_runtime':")
+"""A launch's own closing summary (`Optimization Finished!`, `Test set results: ...`, `Training complete`,
+HF Trainer's `{'train_runtime': ...}`): the launch ended as planned, whatever came after it."""
 _STOP_SHARE = 0.5
 """An early-stop line counts only after this share of the log's value lines: one among the settings
 printed before training (a help text, a config) stopped nothing."""
@@ -94,6 +118,8 @@ class ChunkSignals(NamedTuple):
     """Its lines that read as an error (`row`, `line_no`, stripped `text`, `tb`, `exc`, `crash`)."""
     last: pl.DataFrame
     """Its last non-empty line (`row`, `line_no`, stripped `text`), or no row."""
+    words: pl.DataFrame | None = None
+    """Its launch words and closing summaries (`row`, `word`, `value`: `_chunk_words`)."""
 
 
 def chunk_signals(lines: pl.DataFrame, pattern: LinePattern, shapes: pl.DataFrame | None = None,
@@ -108,7 +134,7 @@ def chunk_signals(lines: pl.DataFrame, pattern: LinePattern, shapes: pl.DataFram
         return lineshapes.per_shape(shapes, expr, regexes, known.setdefault(name, {}))
 
     return ChunkSignals(_chunk_plan(lines, pattern, test), _chunk_steps(lines, pattern, test),
-                        _chunk_errors(lines, test), _chunk_last(lines))
+                        _chunk_errors(lines, test), _chunk_last(lines), _chunk_words(lines, test))
 
 
 def _chunk_plan(lines: pl.DataFrame, pattern: LinePattern, test) -> int | None:
@@ -165,6 +191,29 @@ def _chunk_errors(lines: pl.DataFrame, test) -> pl.DataFrame:
             .with_columns(_STRIPPED))
 
 
+def _chunk_words(lines: pl.DataFrame, test) -> pl.DataFrame:
+    """The chunk's launch words (`_LAUNCH_WORD`, `_LAUNCH_HEADING`; `row`, `word`, `value`), each only
+    where its value differs from the line before that printed the word (a seed on every value line is
+    kept once, then where it changes), and its closing summaries (`_FINISHED`, word `finished`)."""
+    text = pl.col("text")
+    said = lines.filter(test("word", text.str.contains(_LAUNCH_WORD), _LAUNCH_WORD)
+                        | test("heading", text.str.contains(_LAUNCH_HEADING), _LAUNCH_HEADING)
+                        | test("finished", text.str.contains(_FINISHED), _FINISHED))
+    schema = {"row": pl.Int64, "word": pl.String, "value": pl.String}
+    if said.height == 0:
+        return pl.DataFrame(schema=schema)
+    heading = text.str.extract(_LAUNCH_HEADING, 1)
+    found = said.select(pl.col("row").cast(pl.Int64),
+                        word=pl.when(text.str.contains(_FINISHED)).then(pl.lit("finished"))
+                        .when(heading.is_not_null()).then(pl.lit("heading"))
+                        .otherwise(text.str.extract(_LAUNCH_WORD, 1).str.to_lowercase()),
+                        value=pl.when(text.str.contains(_FINISHED)).then(pl.lit(None, dtype=pl.String))
+                        .otherwise(pl.coalesce(heading, text.str.extract(_LAUNCH_WORD, 2))))
+    found = found.filter(pl.col("word").is_not_null())
+    before = pl.col("value").shift(1).over("word")
+    return found.filter((pl.col("word") == "finished") | before.is_null() | (pl.col("value") != before))
+
+
 def _chunk_last(lines: pl.DataFrame) -> pl.DataFrame:
     def non_empty(part: pl.DataFrame) -> pl.DataFrame:
         return part.select("row", "line_no", _STRIPPED).filter(pl.col("text").str.len_chars() > 0)
@@ -197,8 +246,11 @@ class Signals:
         self.steps: list[pl.DataFrame] = []
         self.errors: list[pl.DataFrame] = []
         self.last: pl.DataFrame | None = None
+        self.words: list[pl.DataFrame] = []
 
     def add(self, part: ChunkSignals) -> None:
+        if part.words is not None and part.words.height:
+            self.words.append(part.words)
         if part.plan is not None:
             self.plan = part.plan
         if part.steps is not None and part.steps.height:
@@ -323,17 +375,62 @@ class Signals:
                         **({"nan": True} if pick is said_nan else {})})
         return out
 
+    def launch_words(self, rows: pl.DataFrame) -> list[dict]:
+        """Where the step goes back (a launch begins again at or below where the last one was), what
+        the log said between the two launches that makes the new one another run: a launch word
+        (`_LAUNCH_WORD`, `_LAUNCH_HEADING`) printed with another value than the last time, or early
+        stopping or a closing summary (`_FINISHED`) having ended the launch before. Each: `word`,
+        `value` (None for a stop or a summary), `last_step` (the last step before the launch it
+        belongs to), `next_step` (that launch's first step), `row`. The launches of a k-fold, a
+        seed sweep or a grid are no deaths (`detect.ended`)."""
+        if rows.height == 0 or "step" not in rows.columns:
+            return []
+        parts = []
+        if self.words:
+            words = pl.concat(self.words).sort("row")
+            before = pl.col("value").shift(1).over("word")
+            parts.append(words.filter(pl.col("value").is_null() | before.is_null() | (pl.col("value") != before)))
+        if self.errors:
+            stops = pl.concat(self.errors).filter(pl.col("stop"))
+            parts.append(stops.select(pl.col("row").cast(pl.Int64), word=pl.lit("early stopping"),
+                                      value=pl.lit(None, dtype=pl.String)))
+        said = pl.concat(parts).sort("row") if parts else None
+        if said is None or said.height == 0:
+            return []
+        vals = rows.select(pl.col("row").cast(pl.Int64), "step")
+        if not vals.get_column("row").is_sorted():
+            vals = vals.sort("row")
+        vals = vals.unique("row", keep="first", maintain_order=True)  # one step a line
+        steps = vals.get_column("step").to_numpy()
+        back = np.flatnonzero(steps[1:] < steps[:-1]) + 1  # the first line of each launch that went back
+        if back.size == 0:
+            return []
+        # each word belongs to the next place the step goes back, when no training came between
+        # (a banner over the next launch; a summary, early stopping, then an evaluation at its end)
+        gap = vals.get_column("row").search_sorted(said.get_column("row")).to_numpy()
+        nxt = np.searchsorted(back, gap)
+        ok = (gap > 0) & (nxt < back.size)
+        out = []
+        for k in np.flatnonzero(ok)[:10_000]:
+            g, j = int(gap[k]), int(back[nxt[k]])
+            if j > g and steps[g:j].max() > steps[g - 1]:
+                continue  # the launch trained on after it: a word of its own, not of the launch after it
+            out.append({"word": said.item(int(k), "word"), "value": said.item(int(k), "value"),
+                        "last_step": int(steps[j - 1]), "next_step": int(steps[j]), "row": int(said.item(int(k), "row"))})
+        return out[:1000]
+
     def _last_training_row(self, rows: pl.DataFrame) -> int | None:
-        """The row of the log's last value, leaving out the numbers of a launcher's failure
-        report: values after its last crash or kill line under keys the run never logged
-        before it (torchrun's `exitcode : 1`, `rank : 3`) report the failure, they are no
-        training. When nothing was logged before that line, every value counts."""
+        """The row of the log's last value, leaving out the numbers of a failure report: values
+        after the last crash, kill or traceback line under keys the run never logged before it
+        (torchrun's `exitcode : 1`, `rank : 3`; a native stack trace's `[bt] (3) lib.so(+0x1a)`
+        under a Python traceback) report the failure, they are no training. When nothing was
+        logged before that line, every value counts."""
         if rows.height == 0:
             return None
         last = int(rows.get_column("row").max())
         if not self.errors or "metric" not in rows.columns:
             return last
-        crash = pl.concat(self.errors).filter(pl.col("crash") & (pl.col("row") < last))
+        crash = pl.concat(self.errors).filter((pl.col("crash") | pl.col("tb")) & (pl.col("row") < last))
         if crash.height == 0:
             return last
         at = int(crash.get_column("row").max())
@@ -367,6 +464,9 @@ class Signals:
         died = self.launch_errors(rows) if rows.height and "step" in rows.columns else []
         if died:
             meta["plan.launch_errors"] = died
+        words = self.launch_words(rows) if rows.height and "step" in rows.columns else []
+        if words:
+            meta["plan.launch_words"] = words
         err = self.final_error(last)
         if err is not None:
             meta["plan.error"], meta["plan.error_line_no"] = err[0], err[1] + 1
