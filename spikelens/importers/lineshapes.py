@@ -157,15 +157,20 @@ def _fill() -> np.ndarray:
 def probes(shapes: list[str]) -> tuple[list[str], list[str]]:
     """Two lines of each shape, its digits filled in two pseudo-random ways (a span found
     at another place would show as other digits on one of them)."""
+    pairs = [_probe_pair(shape) for shape in shapes]
+    return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+@lru_cache(maxsize=4096)
+def _probe_pair(shape: str) -> tuple[str, str]:
+    """`probes` of one shape, made once: every test a file's shapes are probed with (the
+    signals' ten) asks for the same lines."""
     out = []
     for fill in _fill():
-        lines = []
-        for shape in shapes:
-            data = np.frombuffer(shape.encode("utf-8"), dtype=np.uint8).copy()
-            places = data == ord("0")
-            data[places] = np.resize(fill, data.size)[places]
-            lines.append(data.tobytes().decode("utf-8"))
-        out.append(lines)
+        data = np.frombuffer(shape.encode("utf-8"), dtype=np.uint8).copy()
+        places = data == ord("0")
+        data[places] = np.resize(fill, data.size)[places]
+        out.append(data.tobytes().decode("utf-8"))
     return out[0], out[1]
 
 
