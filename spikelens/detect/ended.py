@@ -186,17 +186,21 @@ def relaunch_crash_findings(run: str, meta: dict[str, Any], boundaries: list) ->
     A launch that stops, followed by one that starts again at or before the step it reached,
     reads to a person as "it died there" (killed, out of memory, preempted): the relaunch
     lost what the launch did after its checkpoint, or threw it away and began afresh. A launch
-    is taken to have died when the next one (`boundaries`, `detect.resume.Boundary`, in launch
-    order) is a rollback of the same run (not a new run appended from the beginning, `rerun`,
-    nor a counter that restarted under a curve that went on, `reset`: on real logs those are
-    sweeps, versions and stages far more often than deaths) and
-    - it logged one step only, at the run's start (an attempt killed at its first step);
-    - the next one resumed from a checkpoint more than a logging interval before its last step;
-    - the next one began from scratch and it got less than `SHORT_FRACTION` of the way the
-      longest launch from scratch went (the plan the launches show).
+    is taken to have died when nothing the log said between the two makes the next one another
+    run (`plan.launch_words`: a fold, seed, trial or stage with a new number, a new heading, early
+    stopping, a closing summary), the next one (`boundaries`, `detect.resume.Boundary`, in launch
+    order) is no counter that restarted under a curve that went on (`reset`), and
+    - it is a new run from the beginning (`rerun`) that went past where this launch stopped,
+      which got less than `SHORT_FRACTION` of the way the longest launch went (the same run
+      launched again; runs of one length appended, or a shorter one last, are a sweep);
+    - or the next one is a rollback of the same run and
+      - it logged one step only, at the run's start (an attempt killed at its first step);
+      - the next one resumed from a checkpoint more than a logging interval before its last step;
+      - the next one began from scratch and it got less than `SHORT_FRACTION` of the way the
+        longest launch from scratch went (the plan the launches show).
     Silent for a launch that reached the declared plan, a resume at the launch's last step
     (a planned stop, then a resume from its final checkpoint), runs appended one after
-    another (k-fold, seeds, a sweep, whatever their lengths), a launch whose error line
+    another that the log names or that each went as far (k-fold, seeds, a sweep), a launch whose error line
     `launch_crash_findings` tells, a relaunch that declares the step it branched from (a fork), and a
     launch of one point that is no attempt (an evaluation re-logged at a checkpoint's step). One finding
     per run lists every launch that died."""
