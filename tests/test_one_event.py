@@ -4,6 +4,8 @@ swings start; and metrics whose names mislead (`lr_scale`, `grad_norm_square`, n
 loss scaling). Fixtures: `fixtures/writers/events.py`."""
 from __future__ import annotations
 
+import math
+import re
 import sys
 
 import numpy as np
@@ -164,12 +166,25 @@ def test_a_loss_scale_collapse_with_no_event_stays_loud():
     assert [f.severity for f in found if f.kind == "loss_scale_collapse"] == ["warning"]
 
 
+_NUMBER = re.compile(rb"-?\d+\.\d+(?:[eE][-+]?\d+)?")
+
+
+def _same_but_last_bits(written: bytes, kept: bytes) -> bool:
+    """The same text, each decimal number equal to 12 digits: NumPy's `exp` and sums may round a last
+    bit otherwise on another CPU's SIMD path (AVX-512 or not), which the fixtures do not depend on."""
+    if _NUMBER.sub(b"#", written) != _NUMBER.sub(b"#", kept):
+        return False
+    return all(math.isclose(float(a), float(b), rel_tol=1e-12, abs_tol=1e-300)
+               for a, b in zip(_NUMBER.findall(written), _NUMBER.findall(kept)))
+
+
 @pytest.mark.parametrize("name", ["detectron2_spike", "nan_everywhere", "fp16_normal", "keras_blip", "roles"])
 def test_fixtures_are_what_the_writer_writes(tmp_path, name):
     ev.make(tmp_path)
     for p in (tmp_path / "events" / name).rglob("*"):
         if p.is_file():
-            assert p.read_bytes() == (EVENTS / name / p.relative_to(tmp_path / "events" / name)).read_bytes()
+            kept = (EVENTS / name / p.relative_to(tmp_path / "events" / name)).read_bytes()
+            assert p.read_bytes() == kept or _same_but_last_bits(p.read_bytes(), kept), p.name
 
 
 def test_the_early_fall_of_a_run_that_diverges_later_is_no_excursion():
