@@ -221,6 +221,25 @@ class DivergenceDetector(Detector):
                        evidence={"turn_value": float(value[i0]), "end_value": tail, "unbounded_below": True,
                                  "orders_of_magnitude": orders, "last_step": int(step[-1])})
 
+    def _rose_from_start(self, series: Series, ctx: RunContext) -> Finding | None:
+        """SL202 for the main loss of a short run that rose from its first points to its end
+        (`rose_from_start`); not an adversarial term nor a reinforcement learner's loss (they rise
+        as their opponent or returns improve). An error from `short_rise`'s ratio, else a warning."""
+        if series is not ctx.main("loss") or is_adversarial(series.metric) or ctx.main("reward") is not None:
+            return None
+        hit = rose_from_start(series, min_ratio=self.min_rise_ratio)
+        if hit is None:
+            return None
+        msg = (f"{series.label} diverged from its first points: it rose from {hit['low']:.4g} at step {hit['start']} "
+               f"to {hit['end_value']:.4g} by step {hit['end']} ({hit['ratio']:.2f}x), rising with almost every "
+               f"logged point and never coming back down: training made the model worse from the start")
+        return Finding(kind="divergence", code=self.code, run=ctx.run, metric=series.metric,
+                       severity="error" if hit["ratio"] >= self.short_rise else "warning",
+                       message=msg, start_step=hit["start"], peak_step=None, end_step=hit["end"],
+                       magnitude=hit["ratio"],
+                       evidence={"turn_value": hit["low"], "end_value": hit["end_value"], "rise_ratio": hit["ratio"],
+                                 "from_first_points": True, "short_run": True, "last_step": hit["end"]})
+
     def _from_the_first_step(self, series: Series, ctx: RunContext, step: np.ndarray,
                              value: np.ndarray) -> Finding | None:
         """A positive loss whose every later point stands above its first, at a level (the median of
@@ -278,12 +297,14 @@ class DivergenceDetector(Detector):
     def _short(self, series: Series, ctx: RunContext) -> list[Finding]:
         """Few points (epoch-level runs, a fine-tune's evaluations): no trend statistics,
         so a divergence is a rise far above the minimum held for consecutive points,
-        beyond the point noise when there are enough points to measure it. One finding
+        beyond the point noise when there are enough points to measure it, or a loss that rose
+        from its first points to its last, step after step (`rose_from_start`). One finding
         for the training loss and the eval loss that rose with it."""
         rose = [(s, hit) for s in (series, ctx.main("eval_loss")) if s is not None
                 for hit in [short_rise(s, self.short_rise)] if hit is not None]
         if not rose or rose[0][0] is not series and _fell(series):
-            return []  # the eval loss alone rose while training fell: overfitting, not divergence
+            steady = self._rose_from_start(series, ctx)
+            return [steady] if steady is not None else []  # (the eval loss alone rose: overfitting)
         s, hit = rose[0]
         start = min(h["start"] for _, h in rose)
         end = max(h["end"] for _, h in rose)
@@ -304,6 +325,31 @@ class DivergenceDetector(Detector):
                                   "short_run": True,
                                   "also_on": [{"metric": o.metric, "kind": "divergence", "step": h["start"],
                                                "severity": "error", "ratio": h["ratio"]} for o, h in rose[1:]]})]
+
+
+def rose_from_start(series: Series, *, min_ratio: float, min_rho: float = 0.9, min_points: int = 8) -> dict | None:
+    """A short positive series that rose from its first points and never came down: its lowest
+    value among its first two, a rank correlation with the step of `min_rho` or more, its last
+    quarter at least `min_ratio` above that lowest value and beyond 3 sigma of the point noise,
+    and its last point in the top quarter of the rise. A loss that learned falls somewhere in
+    its first points; one that rose every epoch from the first (an LR too high, a bad resume)
+    got worse all along, though too slowly for `short_rise`."""
+    step, v = series.finite()
+    if v.size < min_points or v.min() <= 0:
+        return None
+    y = np.log(v)
+    i = int(np.argmin(y))
+    if i > 1 or rank_correlation(y) < min_rho:
+        return None
+    tail = float(np.median(y[-max(2, y.size // 4):]))
+    rise = tail - y[i]
+    d2 = np.diff(y, n=2)
+    noise = MAD_TO_SIGMA * float(np.median(np.abs(d2))) / np.sqrt(6.0)
+    if rise < np.log(min_ratio) or rise < 3 * noise * np.sqrt(1 + 4 / y.size) \
+            or y[-1] < y.max() - 0.25 * (y.max() - y[i]):
+        return None
+    return {"start": int(step[i]), "end": int(step[-1]), "low": float(v[i]), "end_value": float(np.exp(tail)),
+            "ratio": float(np.exp(tail - y[i])), "points": int(v.size - i - 1)}
 
 
 def short_rise(series: Series, ratio: float) -> dict | None:
