@@ -113,3 +113,21 @@ def test_a_column_counting_the_rows_is_the_step_wherever_it_stands(tmp_path, rev
     write_table(f, ["Gen", "best_loss", "mean_loss", "evals"], rows, reverse)
     (read,) = api.load_runs(f)
     assert sorted(read.frame.get_column("step").unique().to_list()) == list(range(30))
+
+
+@pytest.mark.parametrize("reverse", [False, True], ids=["as-written", "reversed"])
+def test_a_ppo_table_has_its_value_loss_as_main_loss_in_any_column_order(tmp_path, reverse):
+    # a PPO trainer's `csv.writer` rows: the policy's surrogate `pg_loss` hovers near zero whatever the agent
+    # learns; the value loss is the regression its users read
+    from spikelens.frame import roles_of
+    from spikelens.stitching import main_metric
+
+    names = ["time_s", "run_id", "update", "avg_rew", "pg_loss", "v_loss", "entropy", "approx_kl", "clipfrac",
+             "explained_var", "ep_ret_mean", "sps"]
+    rows = [[round(22.1 * u, 3), 0, 10 * u, 1.3 + 0.01 * u, round(0.003 * math.sin(u), 6), round(0.3 / (1 + u / 8), 6),
+             11.5 - 0.05 * u, 0.01, 0.1, 0.98, 24.0 + u, 11600 + u] for u in range(1, 41)]
+    f = tmp_path / "metrics.csv"
+    write_table(f, names, rows, reverse)
+    (read,) = api.load_runs(f)
+    assert main_metric(read.frame, roles_of(read.frame)) == "v_loss"
+    assert read.frame.get_column("step").n_unique() == 40

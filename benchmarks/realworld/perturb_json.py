@@ -7,7 +7,8 @@ The JSON twin of `perturb_tables.py` (whose harness it runs): for each dev run w
 `.json`/`.jsonl`, each transformation rewrites copies the way another script would have dumped the same
 records: an array of records as JSON lines, numbers written as strings
 (`json.dump(history, default=str)`, ms-swift's quoted dicts), an array of records under a key
-(`{"history": [...]}`), a document indented or compacted, a log line before JSON lines, CRLF, a BOM.
+(`{"history": [...]}`), a document indented or compacted, a log line before JSON lines, every object's
+keys reversed or sorted (`sort_keys=True`), CRLF, a BOM.
 """
 from __future__ import annotations
 
@@ -66,6 +67,16 @@ def _nested(obj: Any) -> Any:
     return out
 
 
+def _keys(obj: Any, order: Callable[[list], list]) -> Any:
+    """Every object's keys in another order (`reversed`, or sorted as `json.dump(..., sort_keys=True)`
+    writes them): the same records, whose reading must not hang on which key comes first."""
+    if isinstance(obj, list):
+        return [_keys(v, order) for v in obj]
+    if isinstance(obj, dict):
+        return {k: _keys(obj[k], order) for k in order(list(obj))}
+    return obj
+
+
 def _lines(records: list) -> str:
     return "".join(json.dumps(r) + "\n" for r in records)
 
@@ -79,6 +90,8 @@ REWRITES: dict[str, Callable[[Any, bool], str | None]] = {
     "nested": lambda obj, jl: (_lines(_nested(obj)) if jl else json.dumps(_nested(obj)))
     if any("/" in str(k) for r in (obj if isinstance(obj, list) else [obj]) if isinstance(r, dict) for k in r) else None,
     "log_line": lambda obj, jl: "2024-05-01 12:00:00 INFO training started\n" + _lines(obj) if jl else None,
+    "keys_reversed": lambda obj, jl: _lines(_keys(obj, lambda k: k[::-1])) if jl else json.dumps(_keys(obj, lambda k: k[::-1])),
+    "keys_sorted": lambda obj, jl: _lines(_keys(obj, sorted)) if jl else json.dumps(_keys(obj, sorted)),
 }
 BYTES: dict[str, Callable[[str], str]] = {"crlf": lambda t: t.replace("\n", "\r\n"), "bom": lambda t: "\ufeff" + t}
 

@@ -173,17 +173,27 @@ _DATA_TERM = re.compile(r"(?:^|[^a-z])(?:pix|pixel|rec|recon|reconstruction|mse|
 rather than a regulariser or an auxiliary term beside it (`l_cr`, `LB_Loss`, `l_freq`)."""
 
 
+_SURROGATE = re.compile(r"(?:^|[_\- ])(?:pg|pi|policy|actor)(?:[_\- ]gradient)?[_\- ]?loss(?:$|[_\- ])"
+                        r"|(?:^|[_\- ])loss[_\- ]?(?:pi|policy|actor)$")
+"""A policy's surrogate objective (PPO's `pg_loss`, Spinning Up's `LossPi`, a DDPG actor's `-Q`): it hovers
+near zero or falls as the critic's values grow, whatever the agent learns; beside it the value or Q loss
+(`v_loss`, `LossV`, `LossQ`), a regression, is the loss its users read."""
+_CAMEL_WORD = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
 def equal_terms_rank(metric: str, tied: list[str]) -> tuple:
     """Where a loss stands among loss terms no name makes the total (lower first), by name evidence, never
     by column order: the plain name the others extend (`Training_loss` under `Latest_training_loss` and
     `Average_training_loss`; `loss` under `train_loss`), then a GAN's generator over its adversary
-    (`gen/loss` over `dis/loss`), then a data term over a regulariser (`l_pix` over `l_cr`), then the
+    (`gen/loss` over `dis/loss`), then a value loss over a policy's surrogate (`v_loss` over `pg_loss`),
+    then a data term over a regulariser (`l_pix` over `l_cr`), then the
     name's order (`Loss1` of `Loss1..Loss6`, YOLO's `box_loss` before `cls_loss` and `dfl_loss`)."""
     words = _words(metric)
     extended = sum(1 for t in tied if t != metric and words < _words(t))
     generator = is_generator(metric) or (is_adversarial(metric) and bool(_GENERATOR.search(metric)))  # `gen/loss`
-    return (-extended, not generator, not _DATA_TERM.search(re.split(r"[/.]", metric)[-1]),
-            metric.casefold(), metric)
+    leaf = _CAMEL_WORD.sub("_", re.split(r"[/.]", metric)[-1]).lower()
+    data = bool(_DATA_TERM.search(re.split(r"[/.]", metric)[-1]))
+    return -extended, not generator, bool(_SURROGATE.search(leaf)), not data, metric.casefold(), metric
 
 
 def _words(name: str) -> frozenset[str]:

@@ -61,8 +61,8 @@ def means(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def step_key_of(rows: list[dict[str, Any]]) -> str | None:
-    """The step key among the keys of the first rows (in first-seen order); else a key whose whole numbers
-    count up by one a record (in the records that log it: an event record may not)."""
+    """The step key among the keys of the first rows (by `step_column`'s names, whatever their order); else a
+    key whose whole numbers count up by one a record (in the records that log it: an event record may not)."""
     keys: dict[str, None] = {}
     summaries = any(_summary(v) for row in rows[:SCAN_ROWS] for v in row.values())
     rows = [means(r) for r in rows[:SCAN_ROWS]]
@@ -75,7 +75,8 @@ def step_key_of(rows: list[dict[str, Any]]) -> str | None:
         return found
     measured = any(isinstance(v, float) and v != int(v) for r in rows for v in r.values()
                    if isinstance(v, float) and math.isfinite(v))
-    for k in keys:  # a key counting the records by one (`k` of an optimiser loop), in those that log it
+    for k in sorted(keys, key=str):  # a key counting the records by one (`k` of an optimiser loop), in those that
+        # log it; the first by name where several do, never the writer's first (#24)
         if not summaries and (_ID_KEY.search(str(k)) or not measured):
             continue  # a data set's `id`, or records that measure nothing (whole labels): no training log
         vals = [r[k] for r in rows if k in r] if not summaries else [r.get(k) for r in rows]
