@@ -133,3 +133,11 @@ def test_chainer_log_report_is_stepped_by_iteration_with_its_validation_apart(tm
     assert roles["main/loss"] == "loss" and roles["validation/main/loss"] == "eval_loss"
     assert roles["main/accuracy"] == "accuracy" and roles["elapsed_time"] not in ("loss", "eval_loss")
     assert main_metric(fr, roles) == "main/loss"
+
+
+def test_old_flair_loss_tsv_under_a_comment_line_is_still_claimed_and_aligned(tmp_path):
+    f = tmp_path / "loss.tsv"
+    f.write_text("# mood classifier, lr 0.1\n")
+    dev = write_flair_040(f, 12)
+    (run,) = api.load_runs(f)
+    assert series(run.frame, "DEV_LOSS") == (list(range(12)), [round(v, 9) for v in dev])

@@ -176,11 +176,13 @@ COMMENT_LINE = re.compile(r"\s*(?:#|//|%)")
 
 
 def _names_over_row(header: str, row: str) -> bool:
-    """A line of names over a row of as many fields, mostly numbers."""
+    """A line of names over a row of as many fields, mostly numbers (or one or two more that are empty: the
+    doubled separator `_spare_fields` leaves out)."""
     sep = separator_of(header)
     names, cells = split_fields(header, sep), split_fields(row, sep)
-    return (len(names) >= 2 and not any(map(is_numberish, names)) and len(cells) == len(names)
-            and mostly_numbers(cells))
+    extra = len(cells) - len(names)
+    fits = extra == 0 or (0 < extra <= 2 and sum(not c.strip() for c in cells) >= extra)
+    return len(names) >= 2 and not any(map(is_numberish, names)) and fits and mostly_numbers(cells)
 
 
 def mostly_numbers(cells: list[str]) -> bool:
