@@ -64,6 +64,16 @@ def test_yolo_results_with_columns_reversed_are_judged_on_the_box_loss(tmp_path,
 
 
 @pytest.mark.parametrize("reverse", [False, True], ids=["as-written", "reversed"])
+def test_yolo_results_killed_early_keep_their_args_yaml_plan_in_any_column_order(tmp_path, reverse):
+    f = write_v8(tmp_path / "runs/detect/train", 5, epochs=100)
+    rows = list(csv.reader(f.read_text().splitlines()))
+    write_table(f, rows[0], rows[1:], reverse)
+    (run,) = api.analyze(f, jobs=1).runs
+    (stop,) = [x for x in run.findings if x.kind == "ended_early"]
+    assert stop.evidence["planned_epochs"] == 100 and stop.evidence["fraction_done"] == pytest.approx(0.05)
+
+
+@pytest.mark.parametrize("reverse", [False, True], ids=["as-written", "reversed"])
 def test_chainer_gan_log_is_judged_on_its_generator_in_any_key_order(tmp_path, reverse):
     # Chainer's LogReport: `json.dump(self._log, f, indent=4)` of one dict an interval, in `result/log`
     log = []

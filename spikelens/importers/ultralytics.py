@@ -11,7 +11,7 @@ What the trainers write (`BaseTrainer.save_metrics`, YOLOv5 `Loggers.on_fit_epoc
 
 The epoch is the step, as logged. The losses of a row are terms of one objective; the file
 logs no total and none is made up: its users read the first term the trainer writes (the
-box loss) as the run's curve (`RunContext.main` takes the writer's first of equal terms), and
+box loss) as the run's curve (`RunContext.main` ranks equal terms by name, box before cls and dfl), and
 every term is judged on its own. Precision, recall and mAP are
 `accuracy` (higher is better). An epoch that was not validated (`val: false`, `--noval`)
 holds zeros in every `val/*` and `metrics/*` cell: those are not logged values.
@@ -49,10 +49,11 @@ ARG_FILES = ("args.yaml", "opt.yaml")
 
 
 def is_results_header(fields: list[str]) -> bool:
-    """`epoch` first, then per-epoch loss terms (`train/box_loss`) beside metrics or
-    learning rates (`metrics/mAP50(B)`, `lr/pg0`, `x/lr0`)."""
+    """`epoch` (first as the trainers write it; anywhere, as the same table with its columns in another
+    order is the same run), per-epoch loss terms (`train/box_loss`) beside metrics or learning rates
+    (`metrics/mAP50(B)`, `lr/pg0`, `x/lr0`)."""
     names = [f.strip() for f in fields]
-    return (len(names) >= 3 and names[0] == "epoch" and any(_LOSS_TERM.match(n) for n in names)
+    return (len(names) >= 3 and "epoch" in names and any(_LOSS_TERM.match(n) for n in names)
             and any(_EPOCH_METRICS.match(n) for n in names))
 
 
