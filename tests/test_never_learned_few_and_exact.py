@@ -126,3 +126,15 @@ def test_a_noisy_flat_loss_whose_other_views_are_flat_never_learned(tmp_path, se
     path = _steps(tmp_path, _noisy(seed, 0.0, 100, 0.05), means, list(0.41 * np.exp(0.01 * rng.standard_normal(5))))
     (f,) = _plateaus(path)
     assert f.evidence["reading"] == "never"
+
+
+def test_a_converged_tail_that_happens_to_sit_near_ln_20_is_not_at_chance(tmp_path):
+    """A loss that fell from 6.0 and converged at 2.9957 (ln 20 = 2.9957) with smooth block medians:
+    the level of a model that learned, not a uniform prediction (an unlisted ln k only counts from the
+    run's first tenth)."""
+    rng = np.random.default_rng(4)
+    t = np.arange(3000)
+    loss = (2.9957 + 3.0 * np.exp(-t / 300)) * np.exp(0.0003 * rng.standard_normal(t.size))
+    path = tmp_path / "loss.csv"
+    path.write_text("step,loss\n" + "\n".join(f"{i},{v:.6f}" for i, v in enumerate(loss)) + "\n")
+    assert [f for f in _plateaus(path, loud_only=False) if f.evidence.get("chance_classes")] == []

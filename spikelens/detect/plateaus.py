@@ -588,7 +588,7 @@ class PlateauDetector(Detector):
             z, moved = _movement(y[a:])
             if abs(z) > self.max_z or abs(moved) > self.max_chance_move:
                 continue
-            k = _sits_at_chance(y[a:], is_log, self.chance_tolerance)
+            k = _sits_at_chance(y[a:], is_log, self.chance_tolerance, early=a <= m // 10)
             if k is not None:
                 return {"how": "chance", "a": a, "b": m, "z": z, "moved": moved, "chance": k}
         return None
@@ -628,7 +628,8 @@ class PlateauDetector(Detector):
                 if self._blind(y[ai:bi]):
                     continue  # too noisy to call the stretch stuck (per-batch losses swinging 50%)
                 return {"how": "breakthrough", "a": ai, "b": bi, "z": _movement(y[ai:bi])[0], "moved": float(moved[i]),
-                        "fall": float(fall[i]), "chance": _sits_at_chance(y[ai:bi], is_log, self.chance_tolerance)}
+                        "fall": float(fall[i]),
+                        "chance": _sits_at_chance(y[ai:bi], is_log, self.chance_tolerance, early=ai <= m // 10)}
         return None
 
     def _never_learned(self, s, y, is_log, m):
@@ -941,12 +942,14 @@ def _immaterial(z: float, moved: float, max_z: float, max_move: float) -> bool:
     return abs(z) <= max_z or abs(moved) <= max_move
 
 
-def _sits_at_chance(y: np.ndarray, is_log: bool, tolerance: float) -> int | None:
+def _sits_at_chance(y: np.ndarray, is_log: bool, tolerance: float, early: bool = False) -> int | None:
     """The k for which the stretch's level, its first third and its last third are all
     within `tolerance` of ln(k): a loss that sits there, not one passing through. Any k up to
-    `MAX_EXACT_CLASSES` for a stretch whose points spread under `EXACT_SPREAD` (`exact_chance`)."""
+    `MAX_EXACT_CLASSES` for a stretch from the run's first tenth (`early`) whose points spread under
+    `EXACT_SPREAD` (`exact_chance`): a model stuck from its first epochs, never a long run's converged
+    tail, whose block medians are as smooth and may sit near some ln k by chance."""
     k = chance_classes(_level(y, is_log), tolerance)
-    if k is None and is_log and _log_spread(y) <= EXACT_SPREAD:
+    if k is None and early and is_log and _log_spread(y) <= EXACT_SPREAD:
         k = exact_chance(_level(y, is_log))
     if k is None:
         return None
