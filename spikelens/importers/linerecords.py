@@ -721,14 +721,15 @@ def _carried(lines: pl.DataFrame) -> pl.DataFrame:
     evaluation's counter (`Test iter: [0/512]`)."""
     opens = (pl.col("anchored") & (pl.col("values") == 0) & ~pl.col("evaluation")
              & (pl.col("step").is_not_null() | pl.col("inner").is_not_null()))
-    if not lines.select(opens.any()).item():
+    carried = ~pl.col("anchored") & (pl.col("values") > 0) & ~pl.col("evaluation")  # lines that may take one
+    if not lines.select(opens.any() & carried.any()).item():  # (a banner's `step 1` before anchored records)
         return lines
     # each line's record opens at the last line with an anchor before it (a gather, not a window
     # over as many groups as records)
     head = pl.when(pl.col("anchored")).then(pl.int_range(pl.len(), dtype=pl.Int64)).forward_fill()
     lines = lines.with_columns(_head=head)
-    take = (opens.gather(pl.col("_head").fill_null(0)) & pl.col("_head").is_not_null() & ~pl.col("anchored")
-            & (pl.col("values") > 0) & ~pl.col("evaluation") & (pl.len().over("kind") >= 2))
+    take = (opens.gather(pl.col("_head").fill_null(0)) & pl.col("_head").is_not_null() & carried
+            & (pl.len().over("kind") >= 2))
     return lines.with_columns(
         *[pl.when(take).then(pl.col(c).gather(pl.col("_head").fill_null(0))).otherwise(pl.col(c)).alias(c)
           for c in ("step", "inner", "inner_total")],
