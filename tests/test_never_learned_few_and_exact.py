@@ -138,3 +138,20 @@ def test_a_converged_tail_that_happens_to_sit_near_ln_20_is_not_at_chance(tmp_pa
     path = tmp_path / "loss.csv"
     path.write_text("step,loss\n" + "\n".join(f"{i},{v:.6f}" for i, v in enumerate(loss)) + "\n")
     assert [f for f in _plateaus(path, loud_only=False) if f.evidence.get("chance_classes")] == []
+
+
+def test_another_loss_term_that_fell_is_no_view_of_the_flat_loss(tmp_path):
+    """A reconstruction term that falls while the classifier's loss stays flat (a capsule net's decoder
+    learns, its classifier does not): the flat loss never learned."""
+    rng = np.random.default_rng(5)
+    batch = _noisy(0, 0.0, 100, 0.05)
+    lines = []
+    for e in range(5):
+        for j in range(20):
+            lines.append(f"Epoch [{e + 1}/5], Step [{10 * (j + 1)}/99], Loss: {batch[e * 20 + j]:.4f}")
+        lines.append(f"Epoch [{e + 1}/5], Train Loss: {0.40 * np.exp(0.01 * rng.standard_normal()):.4f}, "
+                     f"Recon Loss: {0.9 * np.exp(-0.2 * e):.4f}")
+    path = tmp_path / "train_log.txt"
+    path.write_text("\n".join(lines) + "\n")
+    (f,) = _plateaus(path)
+    assert f.evidence["reading"] == "never"

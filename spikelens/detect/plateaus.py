@@ -229,11 +229,15 @@ class PlateauDetector(Detector):
         return [out]
 
     def _other_view_fell(self, series: Series, ctx: RunContext) -> tuple[str, float, float, float] | None:
-        """Another view of the same training (the loss's per-epoch average, the held-out loss), logged
-        from the start, that fell steadily by `min_view_fall` or more: (its name, first value, last level,
-        fall in log). A per-batch loss that swings 20% hides a 16% fall its epoch averages show in order
-        (0.434, 0.357, 0.353, 0.341, 0.344): the model learned, however flat the noisy curve looks."""
-        for other in sorted(ctx.by_role("loss") + ctx.by_role("eval_loss"), key=lambda o: o.metric):
+        """Another view of the same training (the loss's per-epoch average, the run's main held-out loss),
+        logged from the start, that fell steadily by `min_view_fall` or more: (its name, first value, last
+        level, fall in log). A per-batch loss that swings 20% hides a 16% fall its epoch averages show in
+        order (0.434, 0.357, 0.353, 0.341, 0.344): the model learned, however flat the noisy curve looks.
+        Another loss term is no such view (a capsule net's reconstruction loss falls while its classifier
+        learns nothing): a training loss counts only under the same name but for how it was aggregated."""
+        held = ctx.main("eval_loss")
+        views = [o for o in ctx.by_role("loss") if _view_name(o.metric) == _view_name(series.metric)]
+        for other in sorted(views, key=lambda o: o.metric) + ([held] if held is not None else []):
             if other is series or not len(other):
                 continue
             st, v = other.finite()
@@ -998,6 +1002,17 @@ def exact_chance(level: float) -> int | None:
 def _log_spread(y: np.ndarray) -> float:
     """Robust sigma of a stretch of log values (its MAD, as sigma)."""
     return MAD_TO_SIGMA * float(np.median(np.abs(y - np.median(y)))) if y.size else 0.0
+
+
+_VIEW_WORDS = re.compile(r"(?:^|(?<=[/_\-. ]))(?:train(?:ing)?|epoch|batch|step|avg|average|mean|running|total)"
+                         r"(?=$|[/_\-. ])", re.IGNORECASE)
+
+
+def _view_name(metric: str) -> str:
+    """A loss's name without the words that say how it was aggregated or on which phase it was logged
+    (`Train_Loss`, `train/loss_epoch`, `avg_loss` all read `loss`)."""
+    leaf = metric.rsplit("/", 1)[-1] if not metric.lower().startswith("train/") else metric
+    return re.sub(r"[/_\-. ]+", " ", _VIEW_WORDS.sub(" ", leaf)).strip().lower()
 
 
 def _few_chance(v: np.ndarray, tolerance: float, max_move: float) -> int | None:
