@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from .importers import decoding
+from .importers.base import kind_suffix
 
 HEAD_BYTES = 1024 * 1024
 """The head looked at: enough lines to tell a log's shape; a file is never read whole here."""
@@ -29,7 +30,7 @@ _NOT_LOGS = frozenset({".py", ".ipynb", ".md", ".rst", ".html", ".sh", ".cfg", "
 def looks_loglike(path: Path) -> bool:
     """May the user have meant this file as a log? Its extension says so (`.log`, `.csv`, ...), or says
     nothing a reader knows (`model.hist`, `score.data`) and its first lines are text holding numbers."""
-    suffix = path.suffix.lower()
+    suffix = kind_suffix(path)
     if suffix in LOGLIKE_SUFFIXES:
         return True
     if suffix in _NOT_LOGS or suffix.startswith(".events") or path.name.startswith("."):

@@ -35,7 +35,7 @@ import polars as pl
 
 from ..errors import FormatError
 from . import lineprefix
-from .base import TEXT_SUFFIXES, Importer, Table, long_table, to_float
+from .base import TEXT_SUFFIXES, Importer, Table, kind_suffix, long_table, to_float
 from .commentheader import header_names
 from .restartedcounts import restarted_count, unmoved_outer
 from .columnshapes import (alone, counted_rows, falling_column, loss_name, one_column_reason, rising_score, score_name,
@@ -130,7 +130,7 @@ class BareNumbersImporter(Importer):
                  "a few long rows, a series each) or by a name over each block")
 
     def claims(self, path: Path, head: bytes) -> bool:
-        if path.suffix.lower() not in SUFFIXES or not path.stem or b"\x00" in head[:1024]:
+        if kind_suffix(path) not in SUFFIXES or not path.stem or b"\x00" in head[:1024]:
             return False
         from ..frame import infer_role, infer_roles
 

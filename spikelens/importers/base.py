@@ -7,6 +7,8 @@ tables into runs and numbers the segments.
 """
 from __future__ import annotations
 
+import re
+
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +26,14 @@ TABLE_SCHEMA: dict[str, pl.DataType] = {
 
 TEXT_SUFFIXES = frozenset({".log", ".txt", ".out", ".err", ""})
 """Suffixes of text logs (a file with none is a text log too): the console and bare-number readers' files."""
+_NUMBERED = re.compile(r"(?:\.\d[\d_\-]*)+$")
+
+
+def kind_suffix(path: Path) -> str:
+    """The suffix that says what a file is, lower-cased, past the numbers a rotation or a launcher appended:
+    `train.log.1` and `run.log.2024-01-02` are `.log`; Paddle's `workerlog.0` has none before its number, as
+    a `stdout` has none (a text log either way)."""
+    return Path(_NUMBERED.sub("", path.name.lower())).suffix
 
 
 @dataclass

@@ -70,9 +70,10 @@ class KeyValueTableImporter(Importer):
     looks_for = "console logs printed as | key | value | tables (Stable-Baselines3, OpenAI Baselines, Spinning Up)"
 
     def claims(self, path: Path, head: bytes) -> bool:
+        from .base import kind_suffix
         from .textlogs import TEXT_SUFFIXES
 
-        if path.suffix.lower() not in TEXT_SUFFIXES or b"|" not in head or b"\0" in head[:1024]:
+        if kind_suffix(path) not in TEXT_SUFFIXES or b"|" not in head or b"\0" in head[:1024]:
             return False
         try:
             with open(path, "rb") as fh:

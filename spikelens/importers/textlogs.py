@@ -38,7 +38,7 @@ from ..config import load_config
 from ..errors import FormatError, InputError
 from . import arrowseries, decoding, keyblocks, linerecords, lineshapes, ranksplit, textsignals
 from .textlines import _CUT, split_lines  # noqa: F401 (split_lines: read here and by callers of this module)
-from .base import TEXT_SUFFIXES, Importer, Table, long_table, to_float
+from .base import TEXT_SUFFIXES, Importer, Table, kind_suffix, long_table, to_float
 from .patterns import CATALOGUE, RESERVED_GROUPS, LinePattern, Rule, user_patterns
 
 _STRUCTURED = frozenset({".json", ".jsonl", ".csv", ".tsv", ".yaml", ".yml", ".xml", ".html"})
@@ -787,7 +787,7 @@ class TextLogImporter(Importer):
         self._general: dict[tuple, linerecords.Verdict | None] = {}
 
     def claims(self, path: Path, head: bytes) -> bool:
-        if path.suffix.lower() not in TEXT_SUFFIXES:
+        if kind_suffix(path) not in TEXT_SUFFIXES:  # `train.log.1`, Paddle's `workerlog.0`: text logs
             return False
         head = decoding.past_zeros(path, head)  # a log overwritten in place: zeros, then its text
         if looks_binary(head) or not head.strip():
@@ -803,7 +803,7 @@ class TextLogImporter(Importer):
         if self.pattern_for(path) is not None:
             return True
         verdict = self.general_for(path)  # one that looks like a log and cannot be read is said why
-        if verdict is None and path.suffix.lower() in TEXT_SUFFIXES:  # its banners outnumber its numbers
+        if verdict is None and kind_suffix(path) in TEXT_SUFFIXES:  # its banners outnumber its numbers
             verdict = general_sniff(path, named=True)
         return verdict is not None and (verdict.readable or path.suffix.lower() not in _STRUCTURED)
 
