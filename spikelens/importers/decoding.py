@@ -94,6 +94,7 @@ Shift-JIS, EUC-KR, Big5), tried in this order; the first that reads the head str
 high bytes stand mostly alone (`é`, `°` among ASCII) is cp1252, Western Europe's code page: GBK would read
 such a byte and the letter after it as one character."""
 _HIGH_PAIR = re.compile(rb"[\x80-\xff]{2}")
+_DIGIT = re.compile(rb"\d")
 LEGACY_SHARE = 0.3
 """At least this share of the head's non-ASCII bytes must be undecodable as UTF-8, and at least half its
 lines must hold non-ASCII bytes: a UTF-8 log with a few damaged bytes stays UTF-8 (the bad bytes replaced,
@@ -109,6 +110,8 @@ def legacy_codec(head: bytes) -> str | None:
     sample = sample[:cut + 1] if cut > 0 else sample  # a character cut at the head's end is no fault
     if sample.isascii() or b"\x00" in sample or len(_CONTROL_BYTES.findall(sample)) > 0.001 * len(sample):
         return None
+    if sample.count(b"\n") < 2 or not _DIGIT.search(sample):
+        return None  # a log is lines that hold numbers: one run of undecodable bytes is no text in any code page
     high = len(sample) - len(sample.translate(None, bytes(range(0x80, 0x100))))
     bad = sample.decode("utf-8", errors="replace").count("\ufffd") - sample.count(b"\xef\xbf\xbd")
     if bad < 4 or bad < LEGACY_SHARE * high:
