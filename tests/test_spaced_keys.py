@@ -26,6 +26,9 @@ def test_the_words_before_a_number_name_it():
         ("Batch_Loss", "4.59"), ("Tokens_per_Sec", "8992"), ("LR", "3e-4")]
     assert _named("[0 :   9300] loss G -2.197 loss D 57.525") == [("loss_G", "-2.197"), ("loss_D", "57.525")]
     assert _named("Global Step 10 Avg Loss 2.3 Grad Norm 1.2") == [("Avg_Loss", "2.3"), ("Grad_Norm", "1.2")]
+    # parts of a list set apart by bars (fairseq, nanochat), one holding two pairs
+    assert _named("| recon loss 5.681  ppl 293.15 | style loss 0.965 | cycle loss 5.682 |") == [
+        ("recon_loss", "5.681"), ("ppl", "293.15"), ("style_loss", "0.965"), ("cycle_loss", "5.682")]
 
 
 def test_sentences_and_lines_naming_no_measure_stay_unread():

@@ -33,7 +33,7 @@ def spaced_pairs(clean: str, measured: Callable[[str], bool], stop: frozenset[st
     pieces = [(m.lastgroup, m.group(), m.start()) for m in _PIECE.finditer(clean.rstrip())]
     pairs: list[tuple[int, list[str]]] = []
     i = len(pieces) - 1
-    while i >= 0 and pieces[i][0] == "sep":
+    while i >= 0 and pieces[i][0] in ("sep", "space"):
         i -= 1
     while i >= 0 and pieces[i][0] == "num":
         at = pieces[i][2]
@@ -47,10 +47,8 @@ def spaced_pairs(clean: str, measured: Callable[[str], bool], stop: frozenset[st
         if not words or len(words) > MAX_WORDS or any(w.lower() in stop for w in words):
             break
         pairs.append((at, words))
-        if i >= 0 and pieces[i][0] == "space":
-            i -= 1  # the space before the name's first word: the pair before ends there
-        while i >= 0 and pieces[i][0] == "sep":
-            i -= 1
+        while i >= 0 and pieces[i][0] in ("sep", "space"):
+            i -= 1  # what parts this pair from the one before (` `, `, `, ` | `)
     if len(pairs) < 2 or not any(len(ws) > 1 for _, ws in pairs):
         return set()
     if not any(measured("_".join(ws)) for _, ws in pairs):
