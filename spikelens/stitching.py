@@ -111,7 +111,8 @@ def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol:
         findings.extend(_written_twice(run.name, frame, main))
     if main is not None:
         findings.extend(_printed_twice(run.name, frame, main, no_step_twice=none_twice))
-    ended = _ended_early(run, frame, main)
+    ended = _ended_early(run, frame, main, trained=main is not None and infer_roles(metrics, roles).get(main)
+                         not in _UNTRAINED_ROLES)
     if ended is not None:
         findings.append(ended)
     grew = grew_before_oom(run.name, frame, infer_roles(metrics, roles), ended)
@@ -126,7 +127,12 @@ def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol:
                     segment_starts=starts, boundaries=boundaries, main=main)
 
 
-def _ended_early(run: Run, frame: pl.DataFrame, main: str | None) -> Finding | None:
+_UNTRAINED_ROLES = frozenset({"throughput", "step_time", "memory"})
+"""A run whose main curve is one of these logged no training (a data-preparation bar's `it/s`): the
+plan its counter shows is no training plan, so an error after it reached it is no shutdown error."""
+
+
+def _ended_early(run: Run, frame: pl.DataFrame, main: str | None, *, trained: bool = True) -> Finding | None:
     """SL306 when the run crashed or stopped short of its declared plan (`detect.ended`)."""
     meta = run.meta or {}
     if not any(k.startswith("plan.") or k in ("plan_steps", "hf.max_steps") for k in meta):
@@ -142,7 +148,7 @@ def _ended_early(run: Run, frame: pl.DataFrame, main: str | None) -> Finding | N
         last_epoch=float(epochs.max()) if epochs.len() and epochs.is_finite().any() else None,
         last_source=str(last.item(0, "source")),
         loss_ended_nonfinite=bool(losses is not None and losses.len() and not np.isfinite(losses[-1])),
-        epochs_done=_epochs_done(epochs))
+        epochs_done=_epochs_done(epochs), plan_is_training=trained)
 
 
 def _epochs_done(epochs: pl.Series) -> float | None:

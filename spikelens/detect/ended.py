@@ -63,13 +63,16 @@ def plan_of(meta: dict[str, Any]) -> dict[str, Any]:
 
 def ended_early_finding(run: str, meta: dict[str, Any], *, first_step: int | None, last_step: int | None,
                         last_epoch: float | None, last_source: str | None,
-                        loss_ended_nonfinite: bool = False, epochs_done: float | None = None) -> Finding | None:
-    """SL306 for a run that crashed or stopped well short of its plan, else None."""
+                        loss_ended_nonfinite: bool = False, epochs_done: float | None = None,
+                        plan_is_training: bool = True) -> Finding | None:
+    """SL306 for a run that crashed or stopped well short of its plan, else None. With
+    `plan_is_training` False (the run logged no training, only a data-preparation bar's speed), the
+    total its counter shows is no plan: an error after the counter reached it is still a crash."""
     if last_step is None:
         return None
     if last_source and _CHECKPOINT_DIR.search(str(last_source)):
         return None  # a checkpoint's copy of the state: the run went on after it
-    plan = plan_of(meta)
+    plan = plan_of(meta) if plan_is_training else {}  # a data-preparation bar's total plans no training
     base = meta.get("plan.epoch_base")
     if last_epoch is None and "planned_epochs" in plan and isinstance(base, int) and not isinstance(base, bool):
         last_epoch = float(last_step - base)  # the step is the epoch, counted from `base` (Ultralytics, timm)
