@@ -233,7 +233,7 @@ def relaunch_crash_findings(run: str, meta: dict[str, Any], boundaries: list) ->
         if b["launch"] == "rerun":
             # a new run from the beginning after one that got far: a death only where nothing said
             # it was another run, it stopped short of the longest, and the relaunch went past it
-            short = a["last"] - a["first"] < SHORT_FRACTION * longest and b["last"] > a["last"]
+            short = (a["last"] - a["first"] < SHORT_FRACTION * longest and b["first"] < a["last"] < b["last"])
         elif b["from_scratch"]:
             short = a["last"] - a["first"] < SHORT_FRACTION * longest
         else:
