@@ -9,15 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from spikelens import api, diagnostics
+from loss_findings import findings_of
 
 
 def _spikes(tmp_path, loss: np.ndarray) -> list:
-    path = tmp_path / "loss.csv"
-    path.write_text("step,loss\n" + "\n".join(f"{i},{v:.8g}" for i, v in enumerate(loss)) + "\n")
-    with diagnostics.collecting():
-        report = api.analyze(path)
-    return [f for r in report.runs for f in r.findings if f.kind == "spike"]
+    return findings_of(tmp_path, loss, digits=8)
 
 
 def _floor(seed: int, floor: float, n: int = 3000, start: float = 2.0, sigma: float = 0.3) -> np.ndarray:
