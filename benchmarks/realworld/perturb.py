@@ -227,7 +227,8 @@ def reading(paths: list[Path]) -> list[dict]:
         series = {}
         for m in f.get_column("metric").unique().to_list():
             g = f.filter(f["metric"] == m)
-            series[str(m)] = set(zip(g["step"].to_list(), np.round(g["value"].to_numpy(), 9).tolist()))
+            values = [v if v == v else "nan" for v in np.round(g["value"].to_numpy(), 9).tolist()]  # NaN != NaN
+            series[str(m)] = set(zip(g["step"].to_list(), values))
         out.append({"name": r.name, "steps": f.get_column("step").n_unique(), "main": main, "series": series})
     return out
 
