@@ -93,7 +93,8 @@ def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol:
     # launch's steps cannot make one, so _supersede need not look again
     none_twice = frame is unsplit and not twice.any()
     metrics = frame.get_column("metric").unique(maintain_order=True).to_list()
-    main = main_metric(frame, infer_roles(metrics, roles))
+    metric_roles = infer_roles(metrics, roles)
+    main = main_metric(frame, metric_roles)
     data_numbers = {o: n for o, n in renumbered.items() if o not in set(empty)}
     layout = _Layout.of(frame, main, *_declared_starts(run, data_numbers))
     offsets, boundaries = _place_launches(frame, layout, main)
@@ -111,11 +112,10 @@ def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol:
         findings.extend(_written_twice(run.name, frame, main))
     if main is not None:
         findings.extend(_printed_twice(run.name, frame, main, no_step_twice=none_twice))
-    ended = _ended_early(run, frame, main, trained=main is not None and infer_roles(metrics, roles).get(main)
-                         not in _UNTRAINED_ROLES)
+    ended = _ended_early(run, frame, main, trained=main is not None and metric_roles.get(main) not in _UNTRAINED_ROLES)
     if ended is not None:
         findings.append(ended)
-    grew = grew_before_oom(run.name, frame, infer_roles(metrics, roles), ended)
+    grew = grew_before_oom(run.name, frame, metric_roles, ended)
     if grew is not None:
         findings.append(grew)
     died_of_nan = _died_of_nan(run, frame, main, ended)

@@ -191,8 +191,9 @@ def equal_terms_rank(metric: str, tied: list[str]) -> tuple:
     words = _words(metric)
     extended = sum(1 for t in tied if t != metric and words < _words(t))
     generator = is_generator(metric) or (is_adversarial(metric) and bool(_GENERATOR.search(metric)))  # `gen/loss`
-    leaf = _CAMEL_WORD.sub("_", re.split(r"[/.]", metric)[-1]).lower()
-    data = bool(_DATA_TERM.search(re.split(r"[/.]", metric)[-1]))
+    last = re.split(r"[/.]", metric)[-1]
+    leaf = _CAMEL_WORD.sub("_", last).lower()
+    data = bool(_DATA_TERM.search(last))
     return -extended, not generator, bool(_SURROGATE.search(leaf)), not data, metric.casefold(), metric
 
 

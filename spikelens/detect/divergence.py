@@ -8,7 +8,8 @@ import numpy as np
 from .base import Detector, RunContext, Series
 from ..frame import is_adversarial
 from ..model.finding import Finding
-from .stats import MAD_TO_SIGMA, first_and_last_thirds, global_sigma, log_scale, rank_correlation, rolling_median, true_runs
+from .turns import curve_noise
+from .stats import first_and_last_thirds, global_sigma, log_scale, rank_correlation, rolling_median, true_runs
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -343,8 +344,7 @@ def rose_from_start(series: Series, *, min_ratio: float, min_rho: float = 0.9, m
         return None
     tail = float(np.median(y[-max(2, y.size // 4):]))
     rise = tail - y[i]
-    d2 = np.diff(y, n=2)
-    noise = MAD_TO_SIGMA * float(np.median(np.abs(d2))) / np.sqrt(6.0)
+    noise = curve_noise(y)
     if rise < np.log(min_ratio) or rise < 3 * noise * np.sqrt(1 + 4 / y.size) \
             or y[-1] < y.max() - 0.25 * (y.max() - y[i]):
         return None
@@ -374,9 +374,7 @@ def short_rise(series: Series, ratio: float) -> dict | None:
     seg = y[i + 1 + a:i + 2 + b]
     rise = float(np.median(seg)) - y[i]
     if y.size >= 8:
-        d2 = np.diff(y, n=2)
-        noise = MAD_TO_SIGMA * float(np.median(np.abs(d2))) / np.sqrt(6.0)
-        if rise < 3 * noise * np.sqrt(1 + 1 / length):
+        if rise < 3 * curve_noise(y) * np.sqrt(1 + 1 / length):
             return None
     peak = i + 1 + a + int(np.argmax(seg))
     return {"start": int(step[i]), "end": int(step[i + 1 + b]), "peak": int(step[peak]), "low": float(v[i]),

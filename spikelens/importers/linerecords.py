@@ -388,11 +388,10 @@ def wall_times(stamps: pl.Series) -> pl.Series:
     return micros.to_frame("us").select(_seconds(pl.col("us"))).to_series().alias(stamps.name)
 
 
-def _stated_epochs(chunk: pl.DataFrame, said: pl.Expr | None = None) -> int | None:
+def _stated_epochs(chunk: pl.DataFrame, said: pl.Expr) -> int | None:
     """The first epoch plan the chunk's lines state; `said`: which lines say `epoch` (both plans
     name it: their three extractions run on those lines only, not on all 50k of a chunk)."""
     text = pl.col("text")
-    said = text.str.contains("(?i)epoch") if said is None else said
     found = chunk.filter(said).select(pl.coalesce(text.str.extract(_EPOCH_PLAN.pattern, 1),
                                      text.str.extract(_EPOCH_PLAN_SAID.pattern, 1),
                                      text.str.extract(_EPOCH_PLAN_SAID.pattern, 2)).drop_nulls().first()).item()
@@ -418,9 +417,9 @@ def _roundness(n: int) -> float:
     return zeros + (0.5 if n and n % 5 == 0 else 0.0)
 
 
-def _chunk_plan(chunk: pl.DataFrame, hint: pl.Expr | None = None) -> int | None:
+def _chunk_plan(chunk: pl.DataFrame, hint: pl.Expr) -> int | None:
     """The last plan a line of the chunk states; `hint`: which lines hold `_PLAN_HINT`."""
-    stating = chunk.filter(pl.col("text").str.contains(_PLAN_HINT) if hint is None else hint)
+    stating = chunk.filter(hint)
     if stating.height == 0:
         return None
     for text in reversed(stating.get_column("text").to_list()):
