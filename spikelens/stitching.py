@@ -47,6 +47,7 @@ from .detect.memory import grew_before_oom
 from .detect.resume import (Boundary, Curve, boundary_findings, from_scratch, locate_reset, printed_twice_finding,
                             written_twice_finding)
 from .detect.stats import median_interval
+from .detect.trained import logged_training
 from .discover import Run
 from .frame import SCHEMA, as_f64, concat, infer_roles
 
@@ -112,7 +113,7 @@ def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol:
         findings.extend(_written_twice(run.name, frame, main))
     if main is not None:
         findings.extend(_printed_twice(run.name, frame, main, no_step_twice=none_twice))
-    ended = _ended_early(run, frame, main, trained=main is not None and metric_roles.get(main) not in _UNTRAINED_ROLES)
+    ended = _ended_early(run, frame, main, trained=main is not None and logged_training(metric_roles))
     if ended is not None:
         findings.append(ended)
     grew = grew_before_oom(run.name, frame, metric_roles, ended)
@@ -125,11 +126,6 @@ def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol:
     findings.extend(relaunch_crash_findings(run.name, run.meta or {}, boundaries))  # deaths a relaunch tells
     return Stitched(frame=frame, findings=findings, segments=segments,
                     segment_starts=starts, boundaries=boundaries, main=main)
-
-
-_UNTRAINED_ROLES = frozenset({"throughput", "step_time", "memory"})
-"""A run whose main curve is one of these logged no training (a data-preparation bar's `it/s`): the
-plan its counter shows is no training plan, so an error after it reached it is no shutdown error."""
 
 
 def _ended_early(run: Run, frame: pl.DataFrame, main: str | None, *, trained: bool = True) -> Finding | None:

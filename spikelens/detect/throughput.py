@@ -15,6 +15,7 @@ import numpy as np
 from .base import Detector, RunContext, Series
 from .stats import rank_correlation
 from ..model.finding import Cause, Finding
+from .trained import logged_training
 
 
 @dataclass
@@ -687,15 +688,13 @@ def _duration(sec: float) -> str:
 
 
 SLOWDOWN_KINDS = ("throughput_drop", "step_time_rise", "stall")
-TRAINING_ROLES = frozenset({"loss", "eval_loss", "reward", "accuracy", "perplexity", "kl", "entropy", "grad_norm",
-                            "lr", "loss_scale"})
 
 
 def untrained_slowdowns(findings: list[Finding], ctx: RunContext) -> None:
     """A slowdown in a log where nothing of training is logged (no loss, reward, score, gradient or
     learning rate: only a data-preparation bar's `159.47sample/s` or a download's rate) is told as a
     note, not an alarm: nothing says the rate is the training's, nor that the run trained at all."""
-    if any(ctx.roles.get(m) in TRAINING_ROLES for m in ctx.series):
+    if logged_training({m: ctx.roles.get(m, "other") for m in ctx.series}):
         return
     for f in findings:
         if f.kind in SLOWDOWN_KINDS and f.severity == "warning":
