@@ -8,7 +8,9 @@ wandb >= 0.21 ships no reader for these files, so the framing is read here
 - **History records → metrics.** The key is `".".join(nested_key)` or the older
   `key`; values are JSON text with bare `NaN`/`Infinity`/`-Infinity` (cast to float in
   one Polars pass; strings and booleans are not metrics and are dropped, a whole dict
-  gives its numeric leaves as `key.sub`). The step is the `_step` item or `step.num`;
+  gives its numeric leaves as `key.sub`). The step is the step metric the run defined for
+  every metric (`define_metric("*", step_metric="train/global_step")`: `wandb_axis`), else the
+  `_step` item or `step.num`;
   `_timestamp` is the wall time; `_runtime`, `_timestamp` and `_step` themselves are
   not metrics.
 - **One run, several launches.** The folder is claimed as a whole (so `files/output.log`
@@ -46,6 +48,7 @@ from .. import diagnostics
 from ..errors import FormatError
 from .base import TABLE_SCHEMA, Importer, Table
 from .leveldb_log import LogDamage, has_header, read_records
+from .wandb_axis import axis_steps, defined_axis
 
 SPECIAL = ("_step", "_runtime", "_timestamp")
 _FILE = re.compile(r"^run-(?P<id>[^/]+)\.wandb$")
@@ -102,6 +105,8 @@ class WandbFile:
     """The run's exit record's code (None: no exit record, a process killed before writing it)."""
     damage: LogDamage = field(default_factory=LogDamage)
     undecodable: int = 0
+    step_metrics: dict[str, str] = field(default_factory=dict)
+    """The run's `define_metric` step metrics: a metric's name or glob (`*`) -> the metric it is plotted on."""
 
 
 def wandb_files(folder: Path) -> list[Path]:
@@ -174,7 +179,7 @@ def read_wandb_file(path: Path) -> WandbFile:
     out.undecodable += rows.undecodable
     out.rows = len(rows.row_step)
     if rows.keys:
-        out.frame = rows.frame()
+        out.frame = rows.frame(defined_axis(out.step_metrics))
     if out.start_time is None:
         out.start_time = rows.first_wall()
     return out
@@ -214,6 +219,8 @@ class HistoryRows:
                 _run_facts(rec.run, out)
             elif kind == "exit":
                 out.exit_code = int(rec.exit.exit_code)
+            elif kind == "metric" and rec.metric.step_metric:
+                out.step_metrics[rec.metric.glob_name or rec.metric.name] = rec.metric.step_metric
 
     def _add(self, history: Any) -> None:
         k, t = _history_values(history)
@@ -235,24 +242,31 @@ class HistoryRows:
         walls = [w for w in self.row_wall if w is not None]
         return min(walls) if walls else None
 
-    def frame(self) -> pl.DataFrame:
+    def frame(self, axis: str | None = None) -> pl.DataFrame:
+        """The rows as a long table, on `axis` (a defined step metric) where it holds the steps."""
         if not self.keys:
             return pl.DataFrame(schema=TABLE_SCHEMA)
-        return history_frame(self.row_of, self.keys, self.texts, self.row_step, self.row_wall)
+        return history_frame(self.row_of, self.keys, self.texts, self.row_step, self.row_wall, axis)
 
 
 def history_frame(row_of: list[int], keys: list[str], texts: list[str], row_step: list[int],
-                  row_wall: list[float | None]) -> pl.DataFrame:
-    """Long table of the numeric history values (one Polars cast for all of them)."""
+                  row_wall: list[float | None], axis: str | None = None) -> pl.DataFrame:
+    """Long table of the numeric history values (one Polars cast for all of them), stepped by `_step`
+    or by the step metric `axis` the run defined (which is then the axis, no metric: `wandb_axis`)."""
     items = (
         pl.DataFrame({"row": row_of, "metric": keys, "text": texts},
                      schema={"row": pl.UInt32, "metric": pl.String, "text": pl.String})
         .with_columns(value=pl.col("text").str.strip_chars().cast(pl.Float64, strict=False))
         .filter(pl.col("value").is_not_null())
     )
+    steps = pl.Series(row_step, dtype=pl.Int64)
+    defined = axis_steps(items, len(row_step), axis) if axis else None
+    if defined is not None:
+        steps = defined
+        items = items.filter(pl.col("metric") != axis)
     row = items.get_column("row")
     return pl.DataFrame({
-        "step": pl.Series(row_step, dtype=pl.Int64).gather(row),
+        "step": steps.gather(row),
         "wall_time": pl.Series(row_wall, dtype=pl.Float64).gather(row),
         "metric": items.get_column("metric"),
         "value": items.get_column("value"),

@@ -184,7 +184,9 @@ class WandbFollower(_FileFollower):
         self.last_step = rows.last_step
         if self.file.start_time is None:
             self.file.start_time = rows.first_wall()
-        return rows.frame()
+        from ..importers.wandb_axis import defined_axis
+
+        return rows.frame(defined_axis(self.file.step_metrics))
 
     def _table(self, frame: pl.DataFrame) -> Table:
         """The table `WandbOfflineRunImporter.read_many` would make of this file."""
