@@ -18,6 +18,7 @@ from .errors import FormatError, InputError, NothingFound, SpikelensError
 from .frame import SCHEMA, concat, conform, seq_dtype
 from .groupindex import SourceGroups
 from .importers.base import Importer, Table, read_head
+from .importers.plans import sibling_plan
 from .naming import key_name
 from .sanitize import shown
 from .segments import relogs_a_step, restart_record_order, split_ids, with_declared
@@ -318,6 +319,7 @@ def _build_run(name: str, tables: list[Table]) -> Run:
     seq0 = 0
     meta: dict = {}
     name = shown(name, newlines=False)  # names and metrics read from files reach every output: made printable
+    local_sources = [t.source for t in tables if t.frame.height]
     tables = [replace(t, source=shown(storage.display(t.source), newlines=False), frame=printable_metrics(t.frame))
               for t in tables]  # a remote copy's files: URLs
     with_data = {t.segment_key for t in tables if t.frame.height}
@@ -370,6 +372,8 @@ def _build_run(name: str, tables: list[Table]) -> Run:
             _merge_segment(by_segment, row)
     frame = concat(parts) if parts else pl.DataFrame(schema=SCHEMA)  # a Float32 file beside a Float64 one: Float64
     segments = [by_segment[k] for k in sorted(by_segment)]
+    if parts and not any(k in meta for k in ("plan.steps", "plan.epochs", "hf.max_steps")):
+        meta.update(sibling_plan(Path(str(t)).parent for t in local_sources))  # `epochs` in a config beside the logs
     return Run(
         name=name,
         frame=frame,

@@ -137,14 +137,32 @@ def _ended_early(run: Run, frame: pl.DataFrame, main: str | None, *, trained: bo
     if live.height == 0:
         return None
     last = live.sort("step", "seq").tail(1)
-    epochs = live.filter(pl.col("metric").cast(pl.String).str.to_lowercase() == "epoch").get_column("value")
+    epochs = live.filter(pl.col("metric").cast(pl.String).str.to_lowercase().str.replace(r"^(?:train|training)[/.]", "")
+                         == "epoch").get_column("value")
     losses = live.filter(pl.col("metric") == main).sort("step", "seq").get_column("value") if main else None
+    first_step = int(live.get_column("step").min())
     return ended_early_finding(
-        run.name, meta, first_step=int(live.get_column("step").min()), last_step=int(last.item(0, "step")),
+        run.name, meta, first_step=first_step, last_step=int(last.item(0, "step")),
         last_epoch=float(epochs.max()) if epochs.len() and epochs.is_finite().any() else None,
         last_source=str(last.item(0, "source")),
         loss_ended_nonfinite=bool(losses is not None and losses.len() and not np.isfinite(losses[-1])),
-        epochs_done=_epochs_done(epochs), plan_is_training=trained)
+        epochs_done=_epochs_done(epochs), plan_is_training=trained,
+        epochs_at_most=_epochs_at_most(meta, first_step, int(last.item(0, "step"))) if not epochs.len() else None)
+
+
+_RECORD_ORDER = ("order", "index", "place")
+"""Words of a `step.from` that numbers records rather than counting training (a record every few epochs)."""
+
+
+def _epochs_at_most(meta: dict, first: int, last: int) -> int | None:
+    """How many epochs a run that logs no epoch counter can have got through at most: each epoch moves a
+    counted step on by one at least (the step counts epochs, or the batches inside them), so no more
+    epochs than steps it spans. None where the step numbers records (`step.from`: a record every few
+    epochs breaks the bound)."""
+    how = str(meta.get("step.from") or "")
+    if any(w in how for w in _RECORD_ORDER):
+        return None
+    return last - first + 1
 
 
 def _epochs_done(epochs: pl.Series) -> float | None:

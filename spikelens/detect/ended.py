@@ -64,10 +64,12 @@ def plan_of(meta: dict[str, Any]) -> dict[str, Any]:
 def ended_early_finding(run: str, meta: dict[str, Any], *, first_step: int | None, last_step: int | None,
                         last_epoch: float | None, last_source: str | None,
                         loss_ended_nonfinite: bool = False, epochs_done: float | None = None,
-                        plan_is_training: bool = True) -> Finding | None:
+                        plan_is_training: bool = True, epochs_at_most: int | None = None) -> Finding | None:
     """SL306 for a run that crashed or stopped well short of its plan, else None. With
     `plan_is_training` False (the run logged no training, only a data-preparation bar's speed), the
-    total its counter shows is no plan: an error after the counter reached it is still a crash."""
+    total its counter shows is no plan: an error after the counter reached it is still a crash.
+    `epochs_at_most`: the most epochs a run that logs no epoch counter can have done (the steps it
+    spans): a plan in epochs it falls far short of was not finished, whatever its step counts."""
     if last_step is None:
         return None
     if last_source and _CHECKPOINT_DIR.search(str(last_source)):
@@ -80,6 +82,10 @@ def ended_early_finding(run: str, meta: dict[str, Any], *, first_step: int | Non
     stopped_by = _early_stopped(meta)
     done = _fraction_done(plan, first_step=first_step, last_step=last_step, last_epoch=last_epoch,
                           epochs_done=epochs_done)
+    at_most = None
+    if done is None and "planned_epochs" in plan and epochs_at_most is not None \
+            and epochs_at_most < SHORT_FRACTION * plan["planned_epochs"]:
+        at_most = done = epochs_at_most / float(plan["planned_epochs"])
     short = done is not None and done < SHORT_FRACTION
     if not error and (not short or stopped_by):
         return None
@@ -88,6 +94,8 @@ def ended_early_finding(run: str, meta: dict[str, Any], *, first_step: int | Non
         ev["last_epoch"] = float(last_epoch)
     if done is not None:
         ev["fraction_done"] = round(done, 4)
+    if at_most is not None:
+        ev["epochs_at_most"] = int(epochs_at_most)
     if error:
         ev["error_line"] = str(error)
         if meta.get("plan.error_line_no") is not None:
@@ -95,7 +103,7 @@ def ended_early_finding(run: str, meta: dict[str, Any], *, first_step: int | Non
     if stopped_by:
         ev["stopped_by"] = stopped_by
     ev["loss_ended_nonfinite"] = bool(loss_ended_nonfinite)
-    where = _plan_text(plan, done)
+    where = _plan_text(plan, done, at_most=at_most is not None)
     if error and done is not None and done >= 1.0:
         severity = "info"  # the plan was done: an error at shutdown (a saver, a logger's close) is no crash
         ev["finished_plan"] = True
@@ -314,11 +322,13 @@ def _fraction_done(plan: dict[str, Any], *, first_step: int | None, last_step: i
     return None
 
 
-def _plan_text(plan: dict[str, Any], done: float | None) -> str:
+def _plan_text(plan: dict[str, Any], done: float | None, at_most: bool = False) -> str:
     if done is None:
         return ""
     if "planned_steps" in plan:
         return f" of the {int(plan['planned_steps']):,} planned ({100 * done:.0f}%)"
+    if at_most:  # (a bound: `2.5%`, not a rounded `2%` it may not have reached)
+        return f" (at most {100 * done:.2g}% of the {int(plan['planned_epochs'])} planned epochs)"
     return f" ({100 * done:.0f}% of the {int(plan['planned_epochs'])} planned epochs)"
 
 

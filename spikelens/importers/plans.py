@@ -70,3 +70,37 @@ def is_set(args: dict[str, str], key: str) -> bool:
     """Is a saved argument given a value (not missing, null, false or 0)?"""
     text = args.get(key, "").strip().lower()
     return text not in _NULLS and text not in {"false", "0", "0.0"}
+
+
+SIBLING_CONFIGS = ("config.json", "config.yaml", "files/config.yaml")
+"""Where a run's writer saved its configuration beside its logs: Spinning Up's `config.json`, W&B's
+`config.yaml` (in the run folder, or in `files/` of an offline run folder)."""
+_EPOCH_KEYS = ("epochs", "num_epochs", "n_epochs", "max_epochs", "num_train_epochs")
+"""The keys a training configuration states its length in epochs by."""
+_JSON_KEY = re.compile(r'^(?: {1,4}|\t)?"(?P<key>%s)"\s*:\s*(?P<value>\d+(?:\.0+)?)\s*[,}]?\s*$' % "|".join(_EPOCH_KEYS), re.M)
+_WANDB_KEY = re.compile(r"^(?P<key>%s):[ \t]*\n(?:[ \t]+(?!value:)\S.*\n){0,3}[ \t]+value:[ \t]*(?P<value>\d+(?:\.0+)?)[ \t]*$"
+                        % "|".join(_EPOCH_KEYS), re.M)
+_FLAT_KEY = re.compile(r"^(?P<key>%s):[ \t]*(?P<value>\d+(?:\.0+)?)[ \t]*(?:#.*)?$" % "|".join(_EPOCH_KEYS), re.M)
+
+
+def sibling_plan(folders) -> dict:
+    """`plan.epochs` from a configuration saved beside a run's logs (`SIBLING_CONFIGS`) in one of
+    `folders`: a top-level `"epochs": 1000` of Spinning Up's `config.json`, W&B's `num_train_epochs:`
+    with its `value: 20` under it, or a flat `epochs: 100`. Read with line patterns (the file may hold
+    objects a loader refuses; only top-level keys are a run's plan, never a nested model setting)."""
+    for folder in sorted({Path(f) for f in folders}, key=str):
+        for name in SIBLING_CONFIGS:
+            path = folder / name
+            try:
+                if not path.is_file():
+                    continue
+                text = path.read_text(encoding="utf-8", errors="replace")[:1_000_000]
+            except OSError:
+                continue
+            patterns = (_JSON_KEY,) if name.endswith(".json") else (_WANDB_KEY, _FLAT_KEY)
+            for pat in patterns:
+                found = {m.group("key"): int(float(m.group("value"))) for m in pat.finditer(text)}
+                key = next((k for k in _EPOCH_KEYS if found.get(k, 0) > 0), None)
+                if key is not None:
+                    return {"plan.epochs": found[key], "plan.from": f"{key} in {name}"}
+    return {}
