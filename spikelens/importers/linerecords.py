@@ -47,9 +47,9 @@ _PLAN_HINT = "(?i)max[_ ]steps|max[_ ]iter|total[_ ]steps|train[_-]iters|num[_ ]
 _EPOCH_PLAN = re.compile(r"(?i)\b(?:max|num|total|n|nb)[_ ]?(?:train(?:ing)?[_ ])?epochs?\s*[:=]\s*(\d+)\b")
 """A run's epoch plan as its settings print it (`max_epoch: 150`, `num_epochs=100`)."""
 _EPOCH_PLAN_SAID = re.compile(r"(?i)\b(?:train(?:ing)?|start(?:ing)?(?: training)?)\b[^\d\n]{0,12}?\b(\d+) epochs?\b"
-                              r"|(?i:\bepochs\s*[:=]\s*)(\d+)(?:\s*$|\s*[,;|]|\s+[^\s/\d])")
+                              r"|(?i:\bepochs['\"]?\s*[:=]\s*)(\d+)(?:\s*$|\s*[,;|}]|\s+[^\s/\d])")
 """A run's epoch plan as a banner says it (`Starting training — 50 epochs`, `Training for 100 epochs`,
-`Epochs: 3`: the plural counts them)."""
+`Epochs: 3`: the plural counts them), or the settings a script prints as a dict or JSON (`'epochs': 100,`)."""
 _ANCHORS = ("step", "inner", "inner_total", "epoch", "epoch_total")
 _BAR_SPEEDS = frozenset({"it/s", "s/it", "ex/s", "samples/s", "img/s"})
 """What a progress bar alone prints beside its counter: its speed."""

@@ -79,6 +79,10 @@ _LAUNCH_WORD = (r"(?i)\b(fold|seed|trial|repeat|sweep|run|phase|stage|experiment
 the log printed it, it says the launch after it is another run (a fold, a seed, a sweep point, a
 stage), not a relaunch of the one before; printed again with the same number (the same config dumped
 by every relaunch) it says nothing."""
+_RANDOM_SEED = r"(?i)\b(?:random(?:ly)?|generated|rand)[ _-]*(?:\w+[ _-]+)?seed\b|\bseed\b\D{0,12}\d{6,}"
+"""A seed the run drew for itself at each start (detectron2's `Using a generated random seed 8867425`, a
+`random_seed=` of six digits or more): another number at every relaunch, it names no run of a sweep,
+so it must not make a relaunch after a death read as another run."""
 _LAUNCH_HEADING = r"^#{1,6}[ \t]+(\S.*?)\s*$"
 """A Markdown heading over each run's lines in a notes file (`#### DQN`, `#### PPO`): another heading,
 another run."""
@@ -210,6 +214,8 @@ def _chunk_words(lines: pl.DataFrame, test) -> pl.DataFrame:
                         value=pl.when(text.str.contains(_FINISHED)).then(pl.lit(None, dtype=pl.String))
                         .otherwise(pl.coalesce(heading, text.str.extract(_LAUNCH_WORD, 2))))
     found = found.filter(pl.col("word").is_not_null())
+    drawn = said.select(text.str.contains(_RANDOM_SEED)).to_series()
+    found = found.filter(~((pl.col("word") == "seed") & drawn))  # a seed drawn at each start names no run
     before = pl.col("value").shift(1).over("word")
     return found.filter((pl.col("word") == "finished") | before.is_null() | (pl.col("value") != before))
 
