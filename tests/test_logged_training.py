@@ -70,3 +70,5 @@ def test_a_data_preparation_bar_alone_still_crashed(tmp_path):
     path.write_text(bars + TRACEBACK)
     (f,) = _ended(analyzed_run(path))
     assert f.severity == "error" and "planned_steps" not in f.evidence
+    # the bar's count is no training step: the crash came before training, at the log's start
+    assert f.start_step == 500 and "before training logged any value" in f.message

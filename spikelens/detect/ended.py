@@ -112,14 +112,19 @@ def ended_early_finding(run: str, meta: dict[str, Any], *, first_step: int | Non
         severity = "info" if _interrupted(str(error)) else "error"
         verb = "was interrupted" if severity == "info" else "crashed"
         msg = f"the run {verb} after step {last_step}{where}: {_short(str(error))}"
+        if not plan_is_training:  # its steps count a data-preparation bar: training never logged a value
+            msg = (f"the run {verb} before training logged any value (it logged only a speed or a count, which had "
+                   f"reached {last_step}): {_short(str(error))}")
+            ev["no_training_logged"] = True
     else:
         severity = "info"
         msg = (f"the log stops at step {last_step}{where}, with no error in it: stopped on purpose, killed "
                f"from outside (out of memory, preempted), or still running")
     if loss_ended_nonfinite:
         msg += " (the loss was already NaN/inf: see the nan finding)"
+    at = int(last_step) if plan_is_training or first_step is None else int(first_step)  # before training: its start
     return Finding(kind=KIND, code=CODE, run=run, metric=None, severity=severity, message=msg,
-                   start_step=int(last_step), end_step=int(last_step), evidence=ev,
+                   start_step=at, end_step=at, evidence=ev,
                    extra={"planned_steps": plan.get("planned_steps"), "planned_epochs": plan.get("planned_epochs")})
 
 
