@@ -239,9 +239,10 @@ PINN's `Tot:`): in a run that names no loss, the total a training log prints is 
 _LOSS_TERM = re.compile(r"^l_[a-z]", re.I)
 """BasicSR's loss terms (`l_pix`, `l_percep`, `l_g_gan`): the `l_` prefix names a loss."""
 _LOWER_BETTER = re.compile(rf"{_B}(?:distance|dist(?![_\-.]?(?:world|rank|backend|url|init|size))|error|err|wer|cer|fid|regret|energy"
-                           rf"|s?mape|recon(?:struction)?){_E}|{_FOREIGN_ERROR}", re.I)
-"""A distance, an error rate, a reconstruction error (a VAE's `Recon` beside its `KL`) or an energy (lower is better; a variational Monte Carlo run lowers its
-`energy`): what stands for the loss of a run that names none."""
+                           rf"|s?mape|recon(?:struction)?|anomal(?:y|ies)){_E}|{_FOREIGN_ERROR}", re.I)
+"""A distance, an error rate, a reconstruction error (a VAE's `Recon` beside its `KL`), an energy (lower is better; a variational Monte Carlo run lowers its
+`energy`) or an anomaly score (a federated server's `anomaly_score` of its clients' updates: no reward): what stands
+for the loss of a run that names none."""
 _ADVERSARIAL = re.compile(
     r"discrim|generator|(?:^|[^a-z])(?:gan|adv|adversarial)(?:$|[^a-z])|^[GD]_[A-Z]{1,2}$"
     r"|(?:^|[/_\-. ])[GD]_(?:fake|real|gan|adv|feat|vgg|l1|cycle|idt|loss|total)"
@@ -375,6 +376,28 @@ def is_reinforcement(roles: Mapping[str, str]) -> bool:
         return False
     return any(r == "kl" or (r != "reward" and (_RL_TERM.search(m) or _RL_TERM.search(_CAMEL.sub("_", m))))
                for m, r in roles.items())
+
+
+_POLICY_TERM = re.compile(r"polic|actor|advantage|clip[\s_]?(?:frac|ratio|range)|(?:^|[/_\-. ])(?:pg|pi)(?:[\s_\-]?loss)?(?:$|[/_\-. ])"
+                          r"|loss[\s_\-]?pi(?:$|[/_\-. ])", re.I)
+"""A term of a policy the learner trains (PPO's `pg_loss`, `clip_fraction`, a critic's `actor_loss`, Spinning Up's
+`LossPi`, its advantages)."""
+_VALUE_TERM = re.compile(r"explor|(?:^|[/_\-. ])eps(?:ilon)?(?:$|[/_\-. ])|(?:^|[/_\-. ])(?:avg_?|mean_?|max_?)*q(?:_?values?)?$"
+                         r"|td[\s_]?err", re.I)
+"""What a value-based learner logs: its exploration schedule (`epsilon`, SB3 DQN's `rollout/exploration_rate`), its
+Q values (`episode.q`, `mean_q`), its TD error."""
+
+
+def is_value_learner(roles: Mapping[str, str]) -> bool:
+    """Is this a reinforcement learner that trains no policy of its own (a DQN: an exploration schedule or Q values
+    beside its loss, no policy, actor or KL term)? Its loss regresses the Q values on their targets, the curve its
+    engineers read (it diverges when the learning breaks); its return is the noisy by-product of an epsilon-greedy
+    policy, so such a run is judged by its loss where it logs one (every labelled DQN log with a loss says so)."""
+    camel = {m: _CAMEL.sub("_", m) for m in roles}
+    return (any(r == "loss" for r in roles.values())
+            and any(_VALUE_TERM.search(m) or _VALUE_TERM.search(camel[m]) for m in roles)
+            and not any(r in ("kl", "entropy") or _POLICY_TERM.search(m) or _POLICY_TERM.search(camel[m])
+                        for m, r in roles.items()))
 
 
 def is_lower_better_score(metric: str) -> bool:

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Iterable
 import numpy as np
 import polars as pl
 
-from ..frame import is_adversarial, is_eval, is_preference_reward, is_reinforcement
+from ..frame import is_adversarial, is_eval, is_preference_reward, is_reinforcement, is_value_learner
 from ..model.finding import Finding
 
 DOC_SECTIONS = ("Detects:", "Why it matters:", "Likely causes:", "Evidence:")
@@ -67,10 +67,12 @@ class RunContext:
 
     def main(self, role: str) -> Series | None:
         """The run's main series of a role: the one with most points (the per-step
-        `train/loss`, not an epoch aggregate), None when the run logs none. Among series
+        `train/loss`, not an epoch aggregate; a running best only when nothing else is logged:
+        `is_running_best`), None when the run logs none. Among series
         logged as often (a total and its components), the total: named so, else the
         plain name of the role, else the largest (a sum of positive parts is the largest)."""
         cands = [s for s in self.by_role(role) if len(s)]
+        cands = [s for s in cands if not is_running_best(s.metric)] or cands
         if not cands:
             return None
         tied = logged_as_often(cands)
@@ -88,18 +90,25 @@ class RunContext:
 
     def judged(self) -> Series | None:
         """The series the run is judged by (its verdict, its stats), as its engineer would choose:
-        the episode return of a reinforcement learner (its losses are surrogates that may rise
-        while the agent improves), else the training loss (a GAN's generator's, not its adversary's),
-        else the held-out loss of a run that logs no training loss, else a reward, else an accuracy."""
-        if is_reinforcement(self.roles):
+        the episode return of a reinforcement learner that trains a policy (its losses are surrogates that may
+        rise while the agent improves; a value learner's TD loss is its curve: `is_value_learner`), else the
+        training loss (a GAN's reconstruction term, a Wasserstein critic's estimate, else its generator's, not its
+        adversary's; a running best only when nothing else is logged), else the held-out loss of a run that logs
+        no training loss, else a reward, else an accuracy."""
+        if is_reinforcement(self.roles) and not is_value_learner(self.roles):
             ret = self._return()
             if ret is not None:
                 return ret
         loss = self.main("loss")
+        if loss is not None and is_running_best(loss.metric):
+            loss = self.main("eval_loss") or loss  # `min_loss` beside `val_loss`: a record, not a curve
         if loss is not None and is_adversarial(loss.metric):
             rebuilt = self._reconstruction(loss)
             if rebuilt is not None:
                 return rebuilt
+            critic = self._critic(loss)
+            if critic is not None:
+                return critic
             if not is_generator(loss.metric):
                 return self._generator(loss) or loss
         return loss or self.main("eval_loss") or self.main("reward") or self.main("accuracy")
@@ -110,6 +119,15 @@ class RunContext:
         plateau they watch; only the verdict and the stats change)."""
         gens = [s for s in self.by_role("loss") if len(s) >= 0.98 * len(loss) and is_generator(s.metric)]
         return max(by_name(gens), key=len) if gens else None
+
+    def _critic(self, loss: Series) -> Series | None:
+        """A Wasserstein critic's loss logged as often as the loss the detectors took: a discriminator's term
+        below zero at most points (`D(fake) - D(real)`; a classifier's cross-entropy never is) estimates minus the
+        distance the generator has left to close, the one curve of a WGAN that tracks its samples' quality (the
+        generator's `-D(fake)` drifts with the critic's scale). The first by name."""
+        critics = [s for s in self.by_role("loss") if is_adversarial(s.metric) and not is_generator(s.metric)
+                   and as_often(len(s), len(loss)) and s.finite()[1].size and np.median(s.finite()[1]) < 0]
+        return by_name(critics)[0] if critics else None
 
     def _reconstruction(self, loss: Series) -> Series | None:
         """A GAN's reconstruction term logged as often as its adversarial ones (CycleGAN's `cycle_A`,
@@ -142,6 +160,8 @@ _MEMBER = re.compile(r"[:#]\d+$|[_\- ](?:group|head|class|task|client|agent|play
 """`avg_loss_group:0`, `loss_head_3`: a loss of one member (group, head, class) among numbered others."""
 _AGGREGATE = re.compile(r"(?:^|[_\- ])(?:all|overall|sum|mean|avg)(?:$|[_\- ])")
 """`all_loss`, `mean_loss`, `loss_sum`: a loss named as the sum or mean of the terms beside it."""
+_INSTANT = re.compile(r"(?:^|[_\- ])(?:batch|step|iter|cur|current|last)(?:$|[_\- ])")
+"""`batch_loss`, `cur_loss`: the loss of this one batch, beside a running mean of it (`avg_loss`)."""
 _GENERATOR = re.compile(r"(?:^|[^A-Za-z])(?:[Gg]|gen|Gen|GEN|generator|Generator)(?:$|[^A-Za-z])|(?<=[a-z])G$")
 """A generator's term (`G_A`, `loss_G`, `train_gen_loss`, `errG`): a GAN's curve is its generator's,
 the network the run trains to keep; the discriminator is its adversary."""
@@ -248,6 +268,16 @@ def moves_with(total: np.ndarray, parts: np.ndarray) -> bool:
     return bool(np.corrcoef(a, b)[0, 1] >= 0.5)
 
 
+_RUNNING_BEST = re.compile(r"(?:^|[_\- ])(?:best|min|minimum|lowest)(?:$|[_\- ])")
+
+
+def is_running_best(metric: str) -> bool:
+    """`best_loss`, `min_loss`, `Best_Loss`, `best_val_loss`: the best value so far, flat between improvements,
+    kept to choose a checkpoint; a record of the curve, never the curve a run is judged by."""
+    leaf = _CAMEL_WORD.sub("_", re.split(r"[/.]", metric)[-1]).lower()
+    return bool(_RUNNING_BEST.search(leaf))
+
+
 def is_generator(metric: str) -> bool:
     """Is this a GAN generator's term (`G_A`, `loss_G`, `train_gen_loss`, `errG`)?"""
     return is_adversarial(metric) and bool(_GENERATOR.search(re.split(r"[/.]", metric)[-1]))
@@ -257,8 +287,8 @@ def main_name_score(metric: str, role: str, beside: Iterable[str] = ()) -> int:
     """How much a tag's name says it is the main series of its role: `total_loss` or `all_loss` (2),
     `train/loss` (1), `loss_cls` or `ploss_3` (0, a component or one of a numbered set); for a
     reward, the episode return (1) over a reward term. `mean_loss` is the mean of its terms (2)
-    unless `beside` (the names logged as often) holds the loss it averages (`Loss_avg` beside `Loss`:
-    a running mean of that loss, 0)."""
+    unless `beside` (the names logged as often) holds the loss it averages (`Loss_avg` beside `Loss`,
+    a running mean of that loss, 0; `avg_loss` beside `batch_loss`, -1: below the value it smooths)."""
     leaf = re.split(r"[/.]", metric.lower())[-1]
     if role == "loss" and ("total" in leaf or re.match(r"tot(?:$|[_\- ])", leaf)):
         return 2  # `Tot Loss`: abbreviated
@@ -269,7 +299,9 @@ def main_name_score(metric: str, role: str, beside: Iterable[str] = ()) -> int:
         leaf = _AGGREGATE.sub(" ", leaf).strip(" _-")  # every loss an `_avg` (per-epoch means): how logged, not a total
     elif role == "loss" and _AGGREGATE.search(leaf):
         twin = _AGGREGATE.sub(" ", leaf).strip(" _-")
-        return 0 if twin in {re.split(r"[/.]", b.lower())[-1] for b in beside if b != metric} else 2
+        if twin in others:
+            return 0  # `Loss_avg` beside `Loss`, whose plain name outranks it
+        return -1 if twin in {_INSTANT.sub(" ", o).strip(" _-") for o in others} else 2
     if leaf in _PLAIN.get(role, ()) or _LOGGED_EVERY.sub("", leaf) in _PLAIN.get(role, ()):
         return 1  # Lightning's `train_loss_epoch` / `train_loss_step`: the plain loss, logged every epoch / step
     if role == "reward" and _RETURN.match(leaf) and not re.search(r"rewards?/", metric.lower()):
