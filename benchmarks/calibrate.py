@@ -4,13 +4,16 @@ as high as that allows.
 
     python benchmarks/calibrate.py [--cmd spikelens] [--jobs 2] [--only RUN ...]
                                    [--sweep spike.bad_batch_ratio=3,5,8] [--sweep ...] [--show]
-                                   [--refit] [--out FILE]
+                                   [--refit] [--out FILE] [--from-reports DIR ...]
 
 Runs `spikelens analyze` on every run of `benchmarks/realworld/` whose side is `dev` (the held-aside
 side is never opened, run on or printed here: it is scored once, at the end, by the lead with
 `realworld/score.py --split holdout`), scores each as `realworld/score.py` does, and prints per
 finding kind: recall on labelled events (high-confidence apart), loud findings per 10 clean runs,
-and loud findings that match no labelled event. With `--sweep DETECTOR.PARAM=v1,v2,...` it re-runs
+loud findings that match no labelled event, and notes (info findings) per 10 clean runs (a note is no
+alarm, but a reading that writes one on most clean runs says little). `--from-reports DIR` judges the
+reports `realworld/score.py --reports DIR` kept instead of running spikelens (several DIRs: one block
+each, so a before and an after are read side by side without re-running either). With `--sweep DETECTOR.PARAM=v1,v2,...` it re-runs
 with each value passed as `--param` (the same override a user gives) and prints one block per value,
 so the trade-off of a threshold is read off the dev side. `--refit` then picks, for each swept
 parameter, the value that finds the most events (high-confidence first) among those that meet the
@@ -39,10 +42,16 @@ TARGET_LOUD_FALSE_PER_10_RUNS = 1.0
 REFIT = (
     "overfitting.loud_rise=0.1,0.25",
     "oscillation.min_amp_ratio=3,4",
+    "spike.settled_back_ratio=1.1,1.05,1.2",
+    "divergence.creep_min_ratio=1.02,1.04",
+    "divergence.collapse_share=0.3,0.4",
 )
 """The thresholds `--refit` sweeps when no `--sweep` is given (the first value is the default): the
 detector thresholds that decide loudness once `detect/significance.py` has made notes of what moves
-by design (the rise that makes overfitting a warning, the swing that makes an oscillation one)."""
+by design (the rise that makes overfitting a warning, the swing that makes an oscillation one), and
+those that decide what is found at all: how near its level a spike must come back to have recovered
+(a spike read as never back hides the next one in its wake), the smallest certain rise that is a
+creep, the share of its gain (and of its level) a reward must lose to have collapsed."""
 
 
 def dev_runs(only: list[str] | None) -> list[dict]:
@@ -58,6 +67,18 @@ def score(runs: list[dict], cmd: list[str], jobs: int) -> list[tuple[dict, dict,
 
     with ThreadPoolExecutor(jobs) as pool:
         return list(pool.map(one, runs))
+
+
+def kept(runs: list[dict], folder: Path) -> list[tuple[dict, dict, dict | None]]:
+    """The dev runs whose report `realworld/score.py --reports` kept in `folder`, judged as `score` does
+    (a run without a kept report is left out, as the scorer leaves out a run whose files are absent)."""
+    out = []
+    for run in runs:
+        path = folder / f"{run['id']}.json"
+        if path.exists():
+            k = json.loads(path.read_text())
+            out.append((run, judge(run, k["report"], k["why"]), k["report"]))
+    return out
 
 
 def per_kind(results: list[tuple[dict, dict, dict | None]]) -> dict[str, dict[str, int]]:
@@ -78,8 +99,7 @@ def per_kind(results: list[tuple[dict, dict, dict | None]]) -> dict[str, dict[st
                 r["high_found"] += found
         if res["clean"]:
             for f in (f for r in (report or {}).get("runs", []) for f in r.get("findings", [])):
-                if f.get("severity") in LOUD:
-                    row(f["kind"])["loud_on_clean"] += 1
+                row(f["kind"])["loud_on_clean" if f.get("severity") in LOUD else "notes_on_clean"] += 1
         for line in res["lines"]:
             if ": LOUD-FALSE " in line:
                 row(line.split(": LOUD-FALSE ", 1)[1].split(" ", 1)[0])["loud_false"] += 1
@@ -95,7 +115,8 @@ def report(name: str, results: list[tuple[dict, dict, dict | None]], show: bool)
             for line in res["lines"]:
                 print("   ", line)
     print(f"{name}: {runs} dev runs, {clean} clean")
-    print(f"  {'kind':16s} {'recall':>9s} {'high':>9s} {'loud/10 clean':>14s} {'loud, no event':>15s}")
+    print(f"  {'kind':16s} {'recall':>9s} {'high':>9s} {'loud/10 clean':>14s} {'loud, no event':>15s} "
+          f"{'notes/10 clean':>15s}")
     total = Counter()
     for k in sorted(kinds, key=lambda k: (k not in ALIAS, k)):
         v = kinds[k]
@@ -103,7 +124,8 @@ def report(name: str, results: list[tuple[dict, dict, dict | None]], show: bool)
         recall = f"{v.get('found', 0)}/{v['events']}" if v.get("events") else "-"
         high = f"{v.get('high_found', 0)}/{v['high']}" if v.get("high") else "-"
         per10 = 10 * v.get("loud_on_clean", 0) / max(clean, 1)
-        print(f"  {k:16s} {recall:>9s} {high:>9s} {per10:>14.2f} {v.get('loud_false', 0):>15d}")
+        notes10 = 10 * v.get("notes_on_clean", 0) / max(clean, 1)
+        print(f"  {k:16s} {recall:>9s} {high:>9s} {per10:>14.2f} {v.get('loud_false', 0):>15d} {notes10:>15.2f}")
     per10 = 10 * total["loud_on_clean"] / max(clean, 1)
     false10 = 10 * total["loud_false"] / max(runs, 1)
     print(f"  {'all':16s} {total['found']}/{total['events']:<7d} {total['high_found']}/{total['high']:<7d} "
@@ -124,6 +146,9 @@ def main() -> int:
     ap.add_argument("--sweep", action="append", default=[], metavar="DETECTOR.PARAM=v1,v2,...")
     ap.add_argument("--show", action="store_true", help="print each missed event and false alarm (dev only)")
     ap.add_argument("--out", help="write the figures as JSON")
+    ap.add_argument("--from-reports", nargs="+", metavar="DIR",
+                    help="judge the reports kept by realworld/score.py --reports DIR (one block per DIR) "
+                         "instead of running spikelens")
     ap.add_argument("--refit", action="store_true",
                     help="pick each swept parameter's best value against the target and print them")
     a = ap.parse_args()
@@ -133,6 +158,14 @@ def main() -> int:
     if not runs:
         print("no dev runs labelled yet (benchmarks/realworld/labels.*.json)", file=sys.stderr)
         return 2
+    if a.from_reports:
+        if a.sweep or a.refit:
+            print("--from-reports judges kept reports: it takes no --sweep or --refit", file=sys.stderr)
+            return 2
+        out = {d: report(d, kept(runs, Path(d)), a.show) for d in a.from_reports}
+        if a.out:
+            Path(a.out).write_text(json.dumps(out, indent=1))
+        return 0
     cmd = shlex.split(a.cmd)
     out = {"baseline": report("defaults", score(runs, cmd, a.jobs), a.show)}
     for spec in a.sweep:

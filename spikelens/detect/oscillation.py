@@ -88,13 +88,16 @@ class OscillationDetector(Detector):
         resid = y - rolling_median(y, detrend, center=True)
         amp = rolling_median(np.abs(resid), window, center=True)
         typical = float(np.nanmedian(amp))
-        if not np.isfinite(typical) or typical <= 0:
-            return []
-        ratio = amp / typical
         # the floor on the curve's own scale: a share of its level (on the log, `min_abs_amp` itself);
         # a loss read on its values (negative: an energy, an ELBO) swings against the size of its level,
         # so the Monte Carlo noise of an energy at -1.406 (0.0008 early, 0.0002 converged) is none
         floor = self.min_abs_amp if is_log else self.min_abs_amp * float(np.median(np.abs(value)))
+        noiseless = typical == 0 and _noiseless(value)
+        if noiseless:
+            typical = NOISELESS_SHARE * floor  # a full-batch curve has no noise: its swings count against the floor
+        if not np.isfinite(typical) or typical <= 0:
+            return []
+        ratio = amp / typical
         loud = amp > floor
         # hysteresis: a stretch opens above the floor and lasts while above most of it, so an
         # amplitude that hovers at the floor does not cut one oscillation into fragments
@@ -134,7 +137,9 @@ class OscillationDetector(Detector):
             swing = float(np.nanmedian(np.abs(seg)))
             progress = float(trend[a] - trend[b])  # what the trend still fell over the stretch
             stalled = progress < self.stall_swings * swing
-            msg = (f"{series.label} oscillated from step {s0} to {s1}: swings {r:.1f}x its usual noise "
+            usual = (f"swings of {float(np.nanmedian(amp[a:b + 1])):.2g}{' on its log' if is_log else ''} where the rest "
+                     f"of the curve is one smooth line") if noiseless else f"swings {r:.1f}x its usual noise"
+            msg = (f"{series.label} oscillated from step {s0} to {s1}: {usual} "
                    f"({swings} reversals over {b - a + 1} points)")
             if not stalled:
                 msg += (f"; its trend kept falling through them ({progress / max(swing, 1e-12):.0f} typical swings"
@@ -145,10 +150,9 @@ class OscillationDetector(Detector):
                                evidence={"amplitude_ratio": r, "swings": swings, "points": b - a + 1,
                                          "typical_amplitude": typical,
                                          "amplitude": float(np.nanmedian(amp[a:b + 1])),
-                                         "trend_progress": progress, "stalled": bool(stalled)}))
+                                         "trend_progress": progress, "stalled": bool(stalled),
+                                         **({"noiseless": True} if noiseless else {})}))
         return out
-
-
 
     def _held_out_lead(self, series: Series, ctx: RunContext) -> list[Finding]:
         """One finding a run for its held-out curves that swing: on the first of them (the main
@@ -232,6 +236,19 @@ class OscillationDetector(Detector):
             return False
         own = float(np.median(np.abs(np.diff(np.log(tv)))))
         return swing >= self.held_train_multiple * own
+
+
+NOISELESS_SHARE = 0.1
+"""A curve whose usual swing is exactly zero (a full-batch, deterministic loss: most of it one smooth
+line) is judged against this share of `min_abs_amp`: its chaotic stretches (a toy regression's loss
+jumping 14.6 -> 50 -> 19 -> 34 mid-fall) are the only swings it has."""
+
+
+def _noiseless(value: np.ndarray) -> bool:
+    """Nearly every value distinct (at least 90%): a usual swing of zero is a smooth curve, not values
+    printed so coarsely that they repeat (0.12, 0.12, 0.13), whose flips are rounding."""
+    v = value[np.isfinite(value)]
+    return v.size > 0 and np.unique(v).size >= 0.9 * v.size
 
 
 def _held_out(series: Series, ctx: RunContext) -> bool:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import scores
+from . import progress, scores
 from .base import Detector, RunContext, Series
 from ..model.finding import Finding
 from .stats import MAD_TO_SIGMA
@@ -100,6 +100,11 @@ class PlateauDetector(Detector):
     """The fall after a breakthrough, in log units (about 18%)."""
     break_ratio: float = 8.0
     """The fall after the stretch is at least this many times the stretch's own movement."""
+    min_abrupt_fall: float = 0.5
+    """A stretch from the run's first tenth that then fell this much (log, about 40%) broke out of a
+    plateau however abruptly it fell: a step down at an epoch boundary (a new pass over a small set)
+    comes after learning began, not from the level the model started at (a transformer at 10.5 for
+    a quarter of its run, then 10.4 -> 5.4 within an epoch)."""
     max_stuck_move: float = 0.08
     """A stuck stretch moves less than this in log (about 8%), whatever falls after it."""
     min_run_share: float = 0.25
@@ -118,6 +123,13 @@ class PlateauDetector(Detector):
     about 22%) its noise lets it tell from flat must be under this. Two hundred batches of
     a loss that swings 70% batch to batch (blind to a 34% fall), or 50 single-batch losses
     that swing 20% (blind to 24%), cannot tell a slow start from no learning."""
+
+    min_never_points: int = 12
+    """Fewest points (after block medians) a 'never left its first level' reading needs: 12 epochs
+    flat within 2% from the first say it (an AlphaZero policy loss at 2.25 over 16 epochs)."""
+    max_never_move: float = 0.015
+    """...and a movement under this (log, about 1.5%) from its first third to its last is immaterial
+    however precise the points are (a linear probe's epoch loss from 1.045 to 1.032 over 50 epochs)."""
 
     min_view_points: int = 4
     min_view_fall: float = 0.1
@@ -207,7 +219,8 @@ class PlateauDetector(Detector):
             chance = None
         found = chance or self._broke_out(s, y, is_log, m, ctx) or self._never_learned(s, y, is_log, m)
         if found is None:
-            return []
+            stopped = self._stopped(series, ctx, s, y, is_log) if _from_the_start(ctx, step) else None
+            return [stopped] if stopped is not None else []
         if not found.get("above_start"):
             found["a"] = _settled_from(y, found["a"], found["b"])
         out = self._finding(series, ctx, s, y, is_log, found)
@@ -227,6 +240,36 @@ class PlateauDetector(Detector):
             out.evidence["note_because"] = "other_view_fell"
             out.evidence["other_view"] = fell[0]
         return [out]
+
+    def _stopped(self, series: Series, ctx: RunContext, s: np.ndarray, y: np.ndarray, is_log: bool) -> Finding | None:
+        """The loss fell early and then made no material progress for at least `min_stall_share` of
+        the run (`progress.stopped_from`): a note, since a run left going after it converged looks the
+        same; the LR at the plateau's start is named when it had decayed to a floor."""
+        hit = progress.stopped_from(s, y, self.min_stall_share, is_log)
+        if hit is None:
+            return None
+        a = hit["a"]
+        start, end = int(s[a]), int(s[-1])
+        share = (s[-1] - s[a]) / max(s[-1] - s[0], 1)
+        level = float(np.exp(hit["level"])) if is_log else hit["level"]
+        if is_log:
+            rest, total = -np.expm1(-hit["rest"]) * 100, -np.expm1(-hit["total"]) * 100
+            moves = f"it moved {-rest:+.1f}% to the end ({share:.0%} of the run), against the {total:.0f}% it fell before"
+        else:  # a loss read on its values (one that goes negative): its moves in its own units
+            rest, total = hit["rest"], hit["total"]
+            moves = (f"it moved {-rest:+.3g} to the end ({share:.0%} of the run), against the {total:.3g} it fell "
+                     f"before")
+        lr = _lr_floor(ctx, start)
+        msg = (f"{series.label} stopped improving at step {start}: from {level:.4g} there {moves}"
+               + (f"; the learning rate had decayed to {lr[0]:.3g}, {lr[1]:.1%} of its peak" if lr else "")
+               + ": the steps after it bought almost nothing (converged, or stuck on a plateau)")
+        return Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric, severity="info",
+                       message=msg, start_step=start, end_step=end,
+                       evidence={"reading": "stopped", "level": level, "points": int(y.size - a),
+                                 **({"moved_percent": float(-rest), "run_fall_percent": float(total)} if is_log
+                                    else {"moved": float(-rest), "run_fall": float(total)}),
+                                 "rest_share": float(hit["rest"] / hit["total"]), "share": float(share),
+                                 "chance_classes": None, **({"lr_at_start": lr[0]} if lr else {})})
 
     def _other_view_fell(self, series: Series, ctx: RunContext) -> tuple[str, float, float, float] | None:
         """Another view of the same training (the loss's per-epoch average, the run's main held-out loss),
@@ -457,6 +500,9 @@ class PlateauDetector(Detector):
         train = ctx.main("loss")
         if series is not ctx.main("eval_loss"):
             return []
+        frozen = self._frozen_eval(series, ctx, train)
+        if frozen is not None:
+            return [frozen]
         step, v = series.finite()
         if v.size < self.min_reward_points or v.min() <= 0 or turned_from_best(series, train) is not None:
             return []
@@ -476,6 +522,27 @@ class PlateauDetector(Detector):
             return []  # the training loss converged too: a finished run
         note = f" while {train.label} still fell {-np.expm1(fell) * 100:.0f}%"
         return [self._stall_finding(series, ctx, st, y, a, note)]
+
+    def _frozen_eval(self, series: Series, ctx: RunContext, train: Series | None) -> Finding | None:
+        """The main eval loss exactly the same at every one of its last evaluations (`_frozen`'s test) while
+        the training loss still moved: the model it evaluates no longer changed (weights no longer
+        updated, an LR at zero, a stale checkpoint evaluated), and each training batch differs. A note:
+        the log cannot tell which."""
+        frozen = self._frozen(series, ctx) if train is not None and train.metric != series.metric else None
+        if frozen is None:
+            return None
+        tst, tv = train.finite()
+        tv = tv[tst >= frozen.start_step]
+        if tv.size < 2 or float(np.ptp(tv)) <= self.max_frozen_quantum * abs(float(np.median(tv))):
+            return None  # the training loss stood still too: its own finding
+        ev = frozen.evidence
+        frozen.severity = "info"
+        frozen.message = (f"{series.label} was exactly {ev['level']:.6g} at every one of its last {ev['points']} "
+                          f"evaluations, from step {frozen.start_step} to the end, while {train.label} still moved "
+                          f"batch to batch: the model evaluated no longer changed (weights no longer updated: an LR "
+                          f"at zero, frozen parameters, a stale checkpoint evaluated)")
+        ev["held_out"] = True
+        return frozen
 
     def _eval_never_improved(self, series: Series, ctx: RunContext, flat: dict, train: Series) -> Finding:
         """The main eval loss never got better than its first evaluations while the training loss
@@ -624,7 +691,7 @@ class PlateauDetector(Detector):
                 & (np.abs(moved) <= self.max_stuck_move)
             for i in np.flatnonzero(ok):
                 bi, ai = int(b[i]), int(b[i]) - length
-                if _abrupt(y, s, bi, length, fall[i], epochs) \
+                if (_abrupt(y, s, bi, length, fall[i], epochs) and not (ai <= early and fall[i] >= self.min_abrupt_fall)) \
                         or not _steady(y[ai:bi], min(self.max_stuck_move, 2 * fall[i] / self.break_ratio)):
                     continue
                 if not _no_better_before(y, ai, bi) or _lr_explains(ctx, s[ai], s[bi], s[min(m - 1, bi + length)]):
@@ -637,14 +704,14 @@ class PlateauDetector(Detector):
         return None
 
     def _never_learned(self, s, y, is_log, m):
-        if m < 20 or not is_log or not _from_the_start(None, s):
+        if m < self.min_never_points or not is_log or not _from_the_start(None, s):
             return None  # too few points, a loss around zero, or a continuation (flat may be converged)
         z, moved = _movement(y)
         if (y[1:] > y[0]).all() and abs(z) <= self.max_z:  # (a steady climb is a divergence's)
             # every later point above the first: a flat level would put about half of them below
             # it, however noisy the run (a probe whose loss went from 2.35 to about 3.0)
             return {"how": "never", "a": 0, "b": m, "z": z, "moved": moved, "chance": None, "above_start": True}
-        if not _immaterial(z, moved, self.max_z, self.max_chance_move):
+        if not _immaterial(z, moved, self.max_z, self.max_never_move):
             return None
         if self._blind(y):
             return None  # so noisy or short that a learning run's fall would hide in it: no verdict
@@ -691,6 +758,25 @@ class PlateauDetector(Detector):
                        evidence={"reading": f["how"], "level": level, "moved_percent": float(pct),
                                  "robust_z": float(f["z"]), "chance_classes": k, "points": int(b - a),
                                  "breakthrough_fall_log": f.get("fall")})
+
+
+LR_FLOOR_SHARE = 0.05
+"""An LR under this share of its peak at a plateau's start had decayed to its floor."""
+
+
+def _lr_floor(ctx: RunContext, step: int) -> tuple[float, float] | None:
+    """(the LR at `step`, its share of the run's peak LR) when it was under `LR_FLOOR_SHARE` of it."""
+    lr = ctx.main("lr")
+    if lr is None:
+        return None
+    st, v = lr.finite()
+    keep = v > 0
+    st, v = st[keep], v[keep]
+    if v.size < 2:
+        return None
+    at = float(v[max(0, min(int(np.searchsorted(st, step, side="right")) - 1, v.size - 1))])
+    peak = float(v.max())
+    return (at, at / peak) if at < LR_FLOOR_SHARE * peak else None
 
 
 def _stuck_twins(ctx: RunContext) -> tuple[str, dict] | None:

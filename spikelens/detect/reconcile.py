@@ -38,7 +38,8 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
         margin = max(10 * interval(osc.metric), 0.1 * ((osc.end_step or osc.start_step) - osc.start_step))
         folded = [f for f in by_kind.get("spike", []) if f.metric == osc.metric and f.peak_step is not None
                   and osc.start_step - margin <= f.peak_step <= (osc.end_step or f.peak_step) + margin
-                  and not _beyond_the_swings(f, osc)]
+                  and not _beyond_the_swings(f, osc)
+                  and not (osc.evidence.get("noiseless") and f.severity != "info")]
         for f in folded:
             drop.add(id(f))
         if folded:
@@ -197,6 +198,10 @@ def _one_flat_reward_reading(plateaus: list[Finding], drop: set[int]) -> list[Fi
              and p.evidence.get("never_learned") and p.evidence.get("higher_is_better")]
     drop.update(id(p) for p in again)
     return [p for p in plateaus if p not in again]
+
+
+# (a loud spike inside the oscillation of a noiseless curve, `oscillation.NOISELESS_SHARE`, stands on its own:
+# such a curve has no swings but its jumps, so the oscillation summarises them rather than explaining them away)
 
 
 def _beyond_the_swings(spike: Finding, osc: Finding) -> bool:
