@@ -52,6 +52,14 @@ class DivergenceDetector(Detector):
     """Largest one-point jump of the smoothed loss, as a share of the rise."""
     creep_ratio: float = 1.5
     """A rise under this ratio that an LR cut ended is a warning, not an error."""
+    creep_min_ratio: float = 1.02
+    """The main loss's rise under `min_rise_ratio` but above this, ..."""
+    creep_monotonic: float = 0.9
+    """... with this rank correlation or more after the turn (nearly every point higher) ..."""
+    creep_duration: float = 0.25
+    """... over at least this share of the run's points, is a slow creep: a note (a full-batch loss
+    that bottomed at epoch 412 and rose 3% over the next 600 epochs, step after step). It is certain,
+    and small; the best checkpoint is at the turn."""
     min_duration_fraction: float = 0.05
     skip_fraction: float = 0.05
     """The first points of a run (warm-up humps) never hold the turning point."""
@@ -60,7 +68,10 @@ class DivergenceDetector(Detector):
     runaway_growth: float = 1.1
     """... and still growing away (last tenth / middle third) has run away below zero."""
     collapse_share: float = 0.3
-    """A reward collapses when its fall from its best takes back this share of what it had gained."""
+    """A reward collapses when its fall from its best takes back this share of what it had gained, and,
+    for a reward that starts at or above zero (a return counted up from nothing), this share of its best
+    level: a DQN return that reached 45 and ends at 39.5, after starting at 38, lost 75% of a gain that was
+    its own wander, and 12% of what it earns."""
     held_out_fell: float = 0.1
     """A training loss that rose while the run's eval loss fell this share or more over the same
     steps did not diverge: the model got better on held-out data, so the training task got harder
@@ -116,6 +127,13 @@ class DivergenceDetector(Detector):
                 if hit is not None:
                     i_min, cut = i_turn, d
                     break
+        creep = False
+        if hit is None and series is ctx.main("loss") and not is_adversarial(series.metric) \
+                and ctx.main("reward") is None:
+            # a small rise that is certain: nearly every point after the turn higher, for a good part of the run
+            hit = self._rise(y, sm, i_min, n, is_log, sig, w, min_ratio=self.creep_min_ratio,
+                             min_rho=self.creep_monotonic, min_points=int(n * self.creep_duration))
+            creep = hit is not None
         if hit is None:
             return []
         tail, rho, share = hit
@@ -133,8 +151,12 @@ class DivergenceDetector(Detector):
                + (f", until the learning rate was cut at step {int(step[cut])}" if cut is not None else ""))
         # a small creep that an LR cut ended cost some steps, not the run: a warning
         fixed = cut is not None and (ratio is None or ratio < self.creep_ratio)
+        if creep:
+            msg += (f", rising with nearly every point (rank correlation {rho:.2f}) for {100 * (n - i_min) / n:.0f}% "
+                    f"of the run: a slow creep under {self.min_rise_ratio:g}x, a note (the checkpoint at the turn "
+                    f"is the best one; a step size too large for this stage, a regularizer gaining on the loss)")
         return [Finding(kind="divergence", code=self.code, run=ctx.run, metric=series.metric,
-                        severity="warning" if fixed else "error",
+                        severity="info" if creep else "warning" if fixed else "error",
                         message=msg, start_step=start_step, peak_step=None, end_step=int(step[last]),
                         magnitude=ratio, evidence={"turn_value": v0, "end_value": v1, "rise_ratio": ratio,
                                                    "spearman": float(rho), "largest_jump_share": float(share),
@@ -163,6 +185,8 @@ class DivergenceDetector(Detector):
         gained, lost = best - first, best - tail
         if gained <= 0 or lost < self.collapse_share * gained or lost < self.min_rise_sigmas * sig:
             return []
+        if first >= 0 and lost < self.collapse_share * best:
+            return []  # a return counted up from zero that kept most of its level (45 -> 39.5): a dip, no collapse
         i0 = _onset(-sm, i_best, n, -tail, self.onset_share)
         after = sm[i0:]
         fell = i0 + int(np.argmax(after < best - 0.5 * lost))
@@ -270,24 +294,26 @@ class DivergenceDetector(Detector):
                                  "from_first_step": True, "risen_by_step": int(step[i_up]),
                                  "last_step": int(step[-1])})
 
-    def _rise(self, y, sm, i_min: int, end: int, is_log: bool, sig: float, w: int):
+    def _rise(self, y, sm, i_min: int, end: int, is_log: bool, sig: float, w: int, min_ratio: float | None = None,
+              min_rho: float | None = None, min_points: int = 0):
         """(tail level, rank correlation, largest jump's share) when y rises from the
         turning point `i_min` to the point before `end` as a divergence does: large against
         the level and the noise, mostly monotone, not made of one jump, still near its top
-        at `end`; None otherwise."""
+        at `end`; None otherwise. A creep is judged with its own ratio, correlation and length."""
         n = y.size
+        ratio = self.min_rise_ratio if min_ratio is None else min_ratio
         post = sm[i_min:end]
-        if post.size < max(20 if end == n else 10, int(n * self.min_duration_fraction)):
+        if post.size < max(20 if end == n else 10, int(n * self.min_duration_fraction), min_points):
             return None  # (a rise cut short by an LR drop is judged from 10 points)
         tail = float(np.median(y[max(i_min, end - max(5, n // 40)):end]))
         rise = tail - sm[i_min]
-        big = rise > (np.log(self.min_rise_ratio) if is_log else (self.min_rise_ratio - 1) * abs(sm[i_min]))
+        big = rise > (np.log(ratio) if is_log else (ratio - 1) * abs(sm[i_min]))
         if not big or rise < self.min_rise_sigmas * sig:
             return None
         if tail < np.nanmax(post) - 0.3 * rise:
             return None  # rose and came back down: a hump, not a divergence
         rho = rank_correlation(post) if post.size > 2 else 0.0
-        if not np.isfinite(rho) or rho < self.min_monotonic:
+        if not np.isfinite(rho) or rho < (self.min_monotonic if min_rho is None else min_rho):
             return None
         jump = _largest_step(y[i_min:end], max(2, min(w // 2, post.size // 8)))
         big_jump = float(np.nanmax(np.diff(post)))

@@ -201,9 +201,12 @@ class OverfittingDetector(Detector):
         else:
             msg = (f"{series.label} bottomed at {lo:.4g} at step {s} and rose {np.expm1(hit['rise']) * 100:.0f}% to "
                    f"{hi:.4g} by step {hit['last_step']}{note}: the best checkpoint is near step {s}{more}")
+        stalled = hit.get("stalled_step", s)
+        if stalled < s:  # the turn began where it went flat, within a quarter of its later rise of its best
+            msg += f"; it had stopped improving from step {stalled} ({hit['stalled_value']:.4g})"
         return Finding(kind="overfitting", code=self.code, run=ctx.run, metric=series.metric, severity="warning",
-                       message=msg, start_step=s, end_step=hit["last_step"], magnitude=float(np.exp(hit["rise"])),
-                       evidence={"min_step": s, "min_value": lo, "end_value": hi,
+                       message=msg, start_step=stalled, end_step=hit["last_step"], magnitude=float(np.exp(hit["rise"])),
+                       evidence={"min_step": s, "min_value": lo, "end_value": hi, "stalled_step": stalled,
                                  "rise_percent": float(np.expm1(hit["rise"]) * 100),
                                  "robust_z": hit["z"], "train_change_log": hit["train_change"],
                                  "also_on": [{"metric": m, "kind": "overfitting", "step": h["min_step"],

@@ -454,7 +454,10 @@ def bad_batch_jumps(det: SpikeDetector, value: np.ndarray, ratio: float, noise_f
     jump = y - ref
     thr = np.log(ratio)
     hit = jump >= thr
-    hit[0] = hit[-1] = False  # a first point has no level before it, a last one no step back
+    # a first point has no level before it; a last one has no step back, but a jump to `ratio` x the level
+    # of the points before it is a spike all the same (a dev loss of 0.005 at the last epoch after 0.0007)
+    hit[0] = False
+    hit[-1] &= n > k
     if not hit.any():
         return np.empty(0, dtype=np.int64)
     # a neighbour is back when it carries under half of this jump (in log), never less room than half
@@ -525,7 +528,12 @@ def _bad_batch_finding(det: SpikeDetector, series: Series, ctx: RunContext, step
             "kl": ("one policy update", "a policy update that moved far from the reference"),
             "grad_norm": ("one step", "a gradient spike")}
     unit, reading = what.get(series.role, ("one step", "a bad batch"))
-    if idx.size == 1:
+    at_end = last == step.size - 1  # the run's last logged point: no point after it says whether it came back
+    if idx.size == 1 and at_end:
+        message = (f"{series.label} jumped {ratios[0]:.1f}x at its last logged point, step {named[0]} "
+                   f"({value[peak]:.4g} vs {np.exp(levels[0]):.4g} before it): {reading}, or the start of a "
+                   f"blow-up the log stops before showing; no point after it says whether it came back, a note")
+    elif idx.size == 1:
         message = (f"{series.label} jumped {ratios[0]:.1f}x for {unit} at step {named[0]} "
                    f"({value[peak]:.4g} vs {np.exp(levels[0]):.4g} around it) and was back at the next: {reading}")
     else:
@@ -533,15 +541,18 @@ def _bad_batch_finding(det: SpikeDetector, series: Series, ctx: RunContext, step
         more = f" and {len(named) - 8} more" if len(named) > 8 else ""
         message = (f"{series.label} jumped {ratios.min():.1f}-{ratios.max():.1f}x for {unit} at {len(named)} "
                    f"steps: {listed}{more}; each was back at the next: "
-                   + ("bad batches" if series.role == "loss" else reading))
+                   + ("bad batches" if series.role == "loss" else reading)
+                   + (f" (the last, at step {named[-1]}, is the run's last logged point)" if at_end else ""))
     context = _policy_context(ctx, named) if series.role == "kl" else {}
     if context:
         message += "; " + context.pop("text")
     return Finding(
-        kind="spike", code=det.code, run=ctx.run, metric=series.metric, severity="warning", message=message,
-        start_step=int(step[first]), peak_step=int(step[peak]), end_step=int(step[end]), recovery="fast",
-        magnitude=float(ratios[top]),
+        kind="spike", code=det.code, run=ctx.run, metric=series.metric, message=message,
+        severity="info" if at_end and idx.size == 1 else "warning",  # (as `significance._too_late` judges a jump at the end)
+        start_step=int(step[first]), peak_step=int(step[peak]), end_step=int(step[end]),
+        recovery=None if at_end and idx.size == 1 else "fast", magnitude=float(ratios[top]),
         evidence={"one_point": True, "bad_batch": True, "steps": named, "ratios": [float(r) for r in ratios],
+                  **({"at_last_point": True} if at_end else {}),
                   "peak_value": float(value[peak]), "baseline": float(np.exp(levels[top])),
                   "ratio": float(ratios[top]), "recovery_steps": int(step[min(peak + 1, step.size - 1)] - step[peak]),
                   "points": int(idx.size), **context})
@@ -597,6 +608,7 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
     up = np.where(np.isfinite(resid) & (resid > 0), resid, 0.0)
     events = []
     in_tail: list[int] = []
+    came_back_wide: set[int] = set()  # peaks whose curve came back only within `settled_back_ratio` of their level
     last_end = -1
     r0 = 0  # where the level the curve is judged on began: 0, or the point after a jump it never came back from
     k = 0
@@ -623,6 +635,12 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
         band = max(det.band_sigma * smooth_sigma, np.log(det.min_band_ratio) if is_log else 0.0)
         point_band = max(4.0 * sig0, band)
         end = _first_back(fwd, y, peak + 1, level + band, level + point_band)
+        wide = end is None and is_log
+        if wide:  # never back in its narrow band: back within `settled_back_ratio` of its level is back too
+            settle = np.log(det.settled_back_ratio)
+            end = _first_back(fwd, y, peak + 1, level + settle, level + max(point_band, settle))
+            if end is not None:  # its peak is the highest point before it came back (a burst of bursts)
+                peak += int(np.argmax(y[peak:end]))
         high = int(np.sum(z[start:(end if end is not None else n)] > det.z_min))
         small = y[peak] - level < np.log(det.blip_min_ratio) if is_log else False
         # a jump at a resume that is still up at the next point is the resume's (lost optimizer
@@ -643,6 +661,8 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
             last_end = end if end is not None else j  # the new level's own wander: no event
             continue
         events.append((start, peak, end, level, sig0, band, high))
+        if wide and end is not None:
+            came_back_wide.add(peak)
         last_end = end if end is not None else n
         if end is None and n - (peak + 1) >= 12:
             # the curve never came back: from here it is judged as a run of its own, on the new
@@ -667,8 +687,10 @@ def spikes_of(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Findi
         events.insert(0, held)
     findings = []
     for start, peak, end, level, sig0, band, high in events:
-        findings.append(_finding(det, series, ctx, step, y, is_log, start, peak, end, level, sig0, band, high))
+        findings.append(_finding(det, series, ctx, step, y, is_log, start, peak, end, level, sig0, band, high,
+                                 wide=peak in came_back_wide))
     _one_alarm_per_staircase(series, findings)
+    _too_soon_to_tell(findings, int(step[-1]))
     findings, demoted = _limit_isolated(det, findings)
     reported = {f.peak_step for f in findings}
     outliers = _isolated_outliers(det, z, y, base, is_log, step, reported)
@@ -706,6 +728,24 @@ def _one_alarm_per_staircase(series: Series, findings: list[Finding]) -> None:
         f.evidence["after_unrecovered_step"] = first.peak_step
         f.message += (f"; {series.label} had already stepped up at step {first.peak_step} without coming back "
                       f"(the alarm is there)")
+
+
+def _too_soon_to_tell(findings: list[Finding], last_step: int) -> None:
+    """A spike that 'never came back' when the log ends sooner after its peak than the run's own
+    spikes took to come back (a burst 14 iterations before the end of a run whose earlier bursts took
+    100 and 300 to settle) may yet have come back: its recovery is unknown, a note. The run's own
+    recoveries are the yardstick (`significance._too_late` asks five points of any run)."""
+    took = [f.evidence["recovery_steps"] for f in findings if f.recovery in ("fast", "slow")
+            and isinstance(f.evidence.get("recovery_steps"), int)]
+    if not took:
+        return
+    for f in findings:
+        left = last_step - (f.peak_step or last_step)
+        if f.recovery == "none" and f.severity != "info" and left < max(took):
+            f.severity = "info"
+            f.evidence["note_because"] = "too_soon_to_tell"
+            f.message += (f"; the log ends {left} steps after its peak, sooner than the {max(took)} steps this run's "
+                          f"other spikes took to come back: too soon to tell, a note")
 
 
 def _within_level(det: SpikeDetector, up: np.ndarray, r0: int, start: int, end: int, excess: float) -> bool:
@@ -817,7 +857,10 @@ def expected_max_z(z: np.ndarray) -> float:
     return float(u * k ** (1.0 / alpha))
 
 
-def _finding(det, series, ctx, step, y, is_log, start, peak, end, level, sig0, band, high) -> Finding:
+def _finding(det, series, ctx, step, y, is_log, start, peak, end, level, sig0, band, high, wide=False) -> Finding:
+    """`wide`: the curve never came back inside its narrow band, only within `settled_back_ratio` of
+    its level (at `end`): recovered, a level a tenth above where it was (a loss that bursts 50x and comes
+    back to 1.08x its level has recovered; calling it "never came back" hid the next burst in its wake)."""
     peak_step, start_step = int(step[peak]), int(step[start])
     base_value = float(np.exp(level)) if is_log else float(level)
     peak_value = float(np.exp(y[peak])) if is_log else float(y[peak])
@@ -845,6 +888,13 @@ def _finding(det, series, ctx, step, y, is_log, start, peak, end, level, sig0, b
                 and settled <= det.settled_back_ratio * base_value):
             severity = "info"
             tail = (f" and settled back near its level by the end ({settled:.4g} vs {base_value:.4g} before): "
+                    f"under {det.settled_back_max:g}x at its peak, the loss's own wander: a note")
+    elif wide:
+        tail = (f" and came back within {det.settled_back_ratio:g}x of its level by step {end_step} "
+                f"({took} steps after its peak)")
+        if is_log and magnitude < det.settled_back_max:
+            severity = "info"
+            tail = (f" and settled back near its level by step {end_step} (within {det.settled_back_ratio:g}x): "
                     f"under {det.settled_back_max:g}x at its peak, the loss's own wander: a note")
     elif one_point:
         tail = " for one logged point and was back at the next"

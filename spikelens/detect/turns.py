@@ -64,9 +64,27 @@ def turned_from_best(series: Series, train: Series | None, rule: TurnRule = Turn
     first = float(np.median(v[:max(1, min(i, n // 10))])) if i > 0 else float(v[0])
     best, last = float(np.exp(sign * low)), float(np.exp(sign * end))
     gained = abs(first - best)
+    stalled = stalled_from(y, i, float(y[i]), STALL_SHARE * rise)
     return {"min_step": int(step[i]), "min_value": best, "end_value": last, "after": int(tail.size),
+            "stalled_step": int(step[stalled]), "stalled_value": float(np.exp(sign * y[stalled])),
             "rise": rise, "z": None if z is None else float(z), "last_step": int(step[-1]), "train_change": fell,
             "given_back": abs(last - best) / gained if gained > 0 else None, "first_value": first}
+
+
+STALL_SHARE = 0.25
+"""A held-out curve stopped improving where it first stood within this share of its later rise of
+its best (`stalled_from`): flat on the scale of the turn, not merely on the way down to it."""
+
+
+def stalled_from(y: np.ndarray, i: int, low: float, within: float) -> int:
+    """Where a held-out curve that bottomed at `i` stopped improving: the first evaluation of the
+    unbroken stretch before its best that stood within `within` (log) of that best. An engineer marks
+    the turn where the eval loss went flat while the training loss kept falling (6.24, 6.23, 6.21,
+    6.20, then up to 6.33), not at its lowest evaluation, which in a flat stretch is a matter of noise."""
+    j = i
+    while j > 0 and y[j - 1] - low <= within:
+        j -= 1
+    return j
 
 
 def curve_noise(y: np.ndarray) -> float:
