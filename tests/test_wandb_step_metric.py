@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pytest
 
 from conftest import FIXTURES
 from spikelens import api
@@ -81,3 +82,57 @@ def test_without_a_defined_step_or_with_an_epoch_fraction_the_step_is_wandb_s(tm
         assert steps[0] == 0 and len(steps) == N and np.all(np.diff(steps) >= 1)
         evals_before_last = (N * EVERY) // EVAL_EVERY - 1
         assert steps[-1] == N - 1 + evals_before_last  # one `_step` per `log` call
+
+
+def _history_rows(axis: str) -> list[dict]:
+    """`run.scan_history()` rows of an HF-like run: a train row per 10 optimizer steps with `axis`, an eval
+    row after every 200 (one `_step` per row, `_runtime`/`_timestamp` beside)."""
+    curve = clean_run(n_steps=N, seed=6, warmup=10)
+    rows, t = [], 1_780_000_000.0
+    for i in range(N):
+        step = (i + 1) * EVERY
+        rows.append({"train/loss": float(curve["loss"][i]), axis: step, "_step": len(rows), "_runtime": i,
+                     "_timestamp": t + i})
+        if step % EVAL_EVERY == 0:
+            rows.append({"eval/loss": float(curve["loss"][i]) * 1.1, axis: step, "_step": len(rows),
+                         "_runtime": i, "_timestamp": t + i})
+    return rows
+
+
+def test_history_dumps_of_an_integration_run_are_read_on_its_global_step(tmp_path):
+    import json
+
+    import pandas as pd
+
+    rows = _history_rows("trainer/global_step")
+    (tmp_path / "jsonl").mkdir()
+    with open(tmp_path / "jsonl" / "scan_history.jsonl", "w", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(r) + "\n" for r in rows)
+    frame = pd.DataFrame(rows)  # what run.history() returns (sparse keys: NaN)
+    (tmp_path / "csv").mkdir()
+    frame.to_csv(tmp_path / "csv" / "history.csv")
+    (tmp_path / "parquet").mkdir()
+    frame.to_parquet(tmp_path / "parquet" / "history.parquet")
+    for path in (tmp_path / "jsonl" / "scan_history.jsonl", tmp_path / "csv" / "history.csv",
+                 tmp_path / "parquet" / "history.parquet"):
+        (run,) = api.load_runs(path)
+        assert _steps(run, "train/loss") == [(i + 1) * EVERY for i in range(N)], path.name
+        assert _steps(run, "eval/loss") == list(range(EVAL_EVERY, N * EVERY + 1, EVAL_EVERY)), path.name
+
+
+def test_a_dump_beside_its_config_is_read_on_the_step_metric_the_config_records(tmp_path):
+    import json
+
+    yaml = pytest.importorskip("yaml")
+    rows = _history_rows("optim_step")
+    (tmp_path / "files").mkdir()
+    with open(tmp_path / "history.jsonl", "w", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(r) + "\n" for r in rows)
+    (run,) = api.load_runs(tmp_path / "history.jsonl")
+    assert _steps(run, "train/loss")[:3] == [0, 1, 2]  # no definition: W&B's own `_step`
+    # the `_wandb.m` list a run's config.yaml keeps: each metric with the index (from 1) of its step metric
+    config = {"_wandb": {"desc": None, "value": {"cli_version": "0.16.6", "m": [
+        {1: "optim_step", 6: [3]}, {1: "train/loss", 5: 1, 6: [1, 3]}, {1: "eval/loss", 5: 1, 6: [1, 3]}]}}}
+    (tmp_path / "files" / "config.yaml").write_text(yaml.safe_dump(config))
+    (run,) = api.load_runs(tmp_path / "history.jsonl")
+    assert _steps(run, "train/loss") == [(i + 1) * EVERY for i in range(N)]

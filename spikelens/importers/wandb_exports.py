@@ -12,7 +12,9 @@
 - **History dumps** (`run.history()` / `run.scan_history()` saved as CSV, Parquet or
   JSONL): `_step`, `_runtime`, `_timestamp` and the metrics; JSONL lines may hold bare
   `NaN`/`Infinity` (read by `json.loads`); nested dicts become dotted keys. A
-  `run_id` column (`api.runs().histories()`) splits the file into runs.
+  `run_id` column (`api.runs().histories()`) splits the file into runs. A run whose
+  integration defined a step metric (its `config.yaml`, or HF's `train/global_step` and
+  Lightning's `trainer/global_step` in the dump) is read on that step (`wandb_axis`).
 - **Legacy run folder** (wandb < 0.10): `wandb-history.jsonl` beside
   `wandb-summary.json` / `config.yaml`; the folder is the run.
 
@@ -32,6 +34,7 @@ from .. import diagnostics
 from ..errors import FormatError
 from .base import TABLE_SCHEMA, Importer, Table
 from .scalarreprs import SPELLED_TEXT, spelled_values
+from .wandb_axis import config_definitions, history_axis, on_axis
 from .csvlogs import (PANDAS_INDEX_COLUMNS, decode, head_lines, looks_binary, read_bytes, read_string_frame,
                       separator_of, split_fields, to_long)
 
@@ -328,9 +331,12 @@ class WandbHistoryImporter(Importer):
             text = decode(path, read_bytes(path))
             parsed = read_string_frame(path, text)
             frame = parsed.frame
+            axis = history_axis(frame.columns, config_definitions(path.parent))
+            step_col = axis if axis in frame.columns else "_step"  # the table's own step column read as the step
             drop = tuple(c for c in frame.columns if c.strip().lower() in INDEX_COLUMNS
-                         or c.strip() in ("_runtime",) or c.strip().startswith("_wandb"))
-            longs = [(rid, to_long(path, f, parsed.sep, step_col="_step", wall_col="_timestamp", drop=drop))
+                         or c.strip() in ("_runtime", "_step") or c.strip().startswith("_wandb"))
+            longs = [(rid, to_long(path, f.with_columns(pl.col(step_col).forward_fill().backward_fill()), parsed.sep,
+                                   step_col=step_col, wall_col="_timestamp", drop=drop))
                      for rid, f in self._split_runs(frame)]
             n_rows = frame.height
         else:
@@ -357,7 +363,9 @@ class WandbHistoryImporter(Importer):
             diagnostics.warn(f"{path}: exactly {SAMPLED_ROWS} rows, as run.history() returns by default: "
                              "probably sampled — dump run.scan_history() for every step")
         tables = []
+        defined = config_definitions(path.parent)
         for rid, long in longs:
+            long = on_axis(long, history_axis(long.get_column("metric").unique().to_list(), defined))
             key = f"{path}:{rid}" if rid is not None else str(path)
             tables.append(Table(frame=long, source=path, format=self.name, run_key=key, segment_key=key,
                                 run_name=rid, meta={"wandb.run_id": rid} if rid else {}))
@@ -413,6 +421,7 @@ class WandbLegacyRunImporter(Importer):
             diagnostics.warn(f"{hist}: no history rows")
             return []
         long = rows_to_long(hist, rows)
+        long = on_axis(long, history_axis(long.get_column("metric").unique().to_list(), config_definitions(path)))
         meta: dict[str, Any] = {"wandb.run_id": path.name.rsplit("-", 1)[-1]}
         name = None
         try:

@@ -48,7 +48,7 @@ from .. import diagnostics
 from ..errors import FormatError
 from .base import TABLE_SCHEMA, Importer, Table
 from .leveldb_log import LogDamage, has_header, read_records
-from .wandb_axis import axis_steps, defined_axis
+from .wandb_axis import defined_axis, on_axis
 
 SPECIAL = ("_step", "_runtime", "_timestamp")
 _FILE = re.compile(r"^run-(?P<id>[^/]+)\.wandb$")
@@ -259,18 +259,13 @@ def history_frame(row_of: list[int], keys: list[str], texts: list[str], row_step
         .with_columns(value=pl.col("text").str.strip_chars().cast(pl.Float64, strict=False))
         .filter(pl.col("value").is_not_null())
     )
-    steps = pl.Series(row_step, dtype=pl.Int64)
-    defined = axis_steps(items, len(row_step), axis) if axis else None
-    if defined is not None:
-        steps = defined
-        items = items.filter(pl.col("metric") != axis)
     row = items.get_column("row")
-    return pl.DataFrame({
-        "step": steps.gather(row),
+    return on_axis(pl.DataFrame({
+        "step": pl.Series(row_step, dtype=pl.Int64).gather(row),
         "wall_time": pl.Series(row_wall, dtype=pl.Float64).gather(row),
         "metric": items.get_column("metric"),
         "value": items.get_column("value"),
-    }, schema=TABLE_SCHEMA)
+    }, schema=TABLE_SCHEMA), axis)
 
 
 def _int(text: str | None) -> int | None:
