@@ -468,8 +468,10 @@ def steps(lines: pl.DataFrame, kinds: dict[int, frozenset] | None = None,
                   .filter(~pl.col("anchored") & (pl.col("values") > 0) & pl.col("before").is_not_null()
                           & (pl.len().over("kind") >= 2))  # a summary printed once after an eval bar follows nothing
                   .group_by("before").agg(follows=pl.len()).rename({"before": "inner_total"}))
-        # a count that starts again as a new epoch begins is the training loop's (epoch and counter)
-        new_epoch = pl.col("epoch").forward_fill().diff().fill_null(0) > 0
+        # a count that starts again as a new epoch begins is the training loop's (epoch and counter);
+        # so is one that starts again with its epoch going back too (a relaunch): an evaluation bar
+        # starts again within one epoch
+        new_epoch = pl.col("epoch").forward_fill().diff().fill_null(0) != 0
         per = (records.filter(pl.col("inner_total").is_not_null())
                .group_by("inner_total").agg(back=((pl.col("inner").diff() < 0) & ~new_epoch).sum())
                .join(follow, on="inner_total", how="left").with_columns(pl.col("follows").fill_null(0))
@@ -759,11 +761,28 @@ def _loop_totals(records: pl.DataFrame, ranked: list[int], kinds: dict[int, froz
         # start; an evaluation bar between training lines is left behind by a training count that
         # goes on where it stopped
         restarted = all(starts.get(t, False) for t in (*chosen, total)) and names == main
+        # a launch of another set-up appended to the log (a supervised run after a semi-supervised
+        # one: other loss terms, another total): its lines, apart from the others, count epochs of
+        # their own and print a loss, as the training loop's lines do (a test bar after training
+        # counts within one epoch)
+        if apart and _own_loop(counted.filter(pl.col("inner_total") == total), names):
+            chosen.append(total)
+            continue
         # a launch that trained on with a longer plan (`1000/1000`, then `1001/2000`): its count
         # takes over where a chosen total's block stopped, so it is the same loop's count
         if alike and (apart or restarted or (names == main and _continues(counted, total, chosen))):
             chosen.append(total)
     return chosen
+
+
+def _own_loop(lines: pl.DataFrame, names: frozenset) -> bool:
+    """Whether a counter total's lines are a training loop of their own: their epoch advances
+    and they print a loss."""
+    from ..frame import infer_roles
+
+    epochs = lines.get_column("epoch").drop_nulls()
+    return (epochs.len() >= 2 and bool((epochs.diff().drop_nulls() > 0).any())
+            and any(r == "loss" for r in infer_roles(sorted(names)).values()))
 
 
 def _continues(counted: pl.DataFrame, total: int, chosen: list[int]) -> bool:
@@ -827,6 +846,7 @@ def _counted(lines: pl.DataFrame, records: pl.DataFrame,
         seen = seen.with_columns(epoch.alias("epoch"))
     with_epoch = seen.get_column("epoch").null_count() == 0
     inner = pl.col("inner")
+    on = _running_totals(seen) if with_epoch else set()
     if with_epoch and _runs_on(seen):
         with_epoch = False  # a count that goes on rising as each new epoch begins counts the whole run
     if not with_epoch:
@@ -849,7 +869,19 @@ def _counted(lines: pl.DataFrame, records: pl.DataFrame,
     plan = epoch_count(int(epochs[-1]), first, stated_epochs) * last_total if epochs.len() and last_total else None
     if plan is None and seen.get_column("epoch").n_unique() == 1:  # one epoch: the counter's total is the plan
         plan = last_total
-    return pl.when(inner.is_not_null()).then((epoch - base) * per + inner), "epoch and counter", plan
+    composed = (epoch - base) * per + inner
+    if on:
+        # launches appended to one log that count otherwise (`59783/65340 iters Epoch: [164]`, a
+        # count over the whole run, beside another launch's `Epoch: [3] [250/726]`, a count per
+        # epoch): each total as its own lines count; a per-epoch total is as wide as its own lines went
+        wide = {t: int(m) for t, m in seen.group_by("inner_total").agg(pl.col("inner").max()).iter_rows()
+                if t is not None}
+        own = pl.col("inner_total").replace_strict(wide, default=None, return_dtype=pl.Int64)
+        per = pl.when(pl.col("inner_total") < own).then(own + 1).otherwise(pl.col("inner_total"))
+        composed = pl.when(pl.col("inner_total").is_in(sorted(on))).then(inner).otherwise((epoch - base) * per + inner)
+        if last_total in on:
+            plan = last_total
+    return pl.when(inner.is_not_null()).then(composed), "epoch and counter", plan
 
 
 def _stride(counts: pl.Series) -> int:
@@ -894,6 +926,14 @@ def _runs_on(seen: pl.DataFrame) -> bool:
     `485/485` at each epoch's end, stays)."""
     ups = seen.select(e=pl.col("epoch").diff(), i=pl.col("inner").diff()).filter(pl.col("e") > 0)
     return ups.height > 0 and bool((ups.get_column("i") > 0).all())
+
+
+def _running_totals(seen: pl.DataFrame) -> set[int]:
+    """The counter totals whose counts go on rising across epochs (`_runs_on` per total), when the
+    file holds others that count within an epoch; empty when all or none run on."""
+    by_total = {t: _runs_on(g) for (t,), g in seen.group_by("inner_total") if t is not None}
+    on = {t for t, runs in by_total.items() if runs}
+    return on if on and len(on) < len(by_total) else set()
 
 
 def _epoch_base(seen: pl.DataFrame) -> int:
@@ -1003,7 +1043,7 @@ def _rising_key(frame: pl.DataFrame) -> tuple[pl.DataFrame, str | None]:
     stride = pl.col("value").diff().drop_nulls()
     per = (frame.group_by("metric").agg(n=pl.len(), rows=pl.col("row").sort(), whole=(pl.col("value") % 1 == 0).all(),
                                         rising=(stride > 0).all(), low=pl.col("value").min(),
-                                        even=(stride == stride.mode().first()).mean())
+                                        even=(stride == stride.mode().first()).mean(), high=pl.col("value").max())
            .filter((pl.col("n") >= 4) & pl.col("whole") & pl.col("rising") & (pl.col("low") >= 0)
                    & (pl.col("even") >= 0.8)))
     if per.height == 0:
@@ -1013,9 +1053,13 @@ def _rising_key(frame: pl.DataFrame) -> tuple[pl.DataFrame, str | None]:
                if moves}  # a counter counts values that move (not a printout's constant `wt = 0`)
     from .linetokens import _rank
 
-    # the key on most lines; among keys on the same lines, one named as a counter (`iter` before `epoch`)
-    ranked = sorted(per.iter_rows(), key=lambda r: (-r[1], _rank(str(r[0]).lower()), str(r[0])))
-    for metric, _, rows, *_ in ranked:
+    # the key on most lines; among keys on the same lines, one named as a counter (`iter` before `epoch`),
+    # then the one that counts least: Marian's `Up. 500 : Sen. 64,000`, the updates, not the sentences
+    # (data seen grows by a batch a step)
+    ranked = sorted(per.iter_rows(named=True),
+                    key=lambda r: (-r["n"], _rank(str(r["metric"]).lower()), r["high"], str(r["metric"])))
+    ranked = [(r["metric"], r["n"], r["rows"]) for r in ranked]
+    for metric, _, rows in ranked:
         name = str(metric)
         if infer_role(name) != "other":
             continue

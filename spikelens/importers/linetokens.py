@@ -150,9 +150,11 @@ COUNTER_WORDS = {  # counter names in other scripts -> the English a log's keys 
 }
 """Counters named in Japanese, Korean or Chinese (`エポック 1/30, バッチ 10/100`, `[배치 10/100]`): the
 same counters as their English names, so a log in those languages gives its step and epoch."""
+# a spaced unit after a number (`1.2 samples/sec`) is the number's, unless a value is linked to it: then it
+# is the next key (DeepSpeed's `iter time (s): 1.234 samples/sec: 10.1`)
 _TOKEN = re.compile(
     rf"(?P<ctr>(?<!{_LETTER})(?<!\.)(?:\d{{1,3}}(?:,\d\d\d)+(?!\d)|\d+)\s*/\s*(?:\d{{1,3}}(?:,\d\d\d)+(?!\d)|\d+)(?![\w.]))"
-    rf"|(?P<num>(?<!{_LETTER})(?<!\.){NUM_BODY})(?:(?P<unit>{_UNIT_RE})|(?P<ord>(?<=\d)(?:st|nd|rd|th))|\s(?P<sunit>{_SPACED_RE}))?"
+    rf"|(?P<num>(?<!{_LETTER})(?<!\.){NUM_BODY})(?:(?P<unit>{_UNIT_RE})|(?P<ord>(?<=\d)(?:st|nd|rd|th))|\s(?P<sunit>{_SPACED_RE})(?![ \t]*[:=][ \t]*[-+(\[]?(?:\d|\.\d)))?"
     r"(?!(?![A-Za-z_]{3,}[\w\-]*[ \t]*[:=][ \t]*[-+(\[]?(?:\d|\.\d|(?i:nan|inf)))[A-Za-z/\d]|\.\d)"
     rf"(?![{_CJK}])"  # `10个`, `2024年`: a count of what the word after it names, as `5th` is no value
     rf"|(?P<word>[{_CJK}]+|(?!{_CJK_CLASS})[^\W\d](?:(?:{_LETTER}|[./\-])*{_LETTER})?(?:@\d+(?:\.\d+)?(?::\d+(?:\.\d+)?(?=:))?)?)"
@@ -310,6 +312,12 @@ _BLOB = re.compile(r"\bTensor[ \t]+(?P<name>[A-Za-z_][\w/.\-]*)[ \t]+of[ \t]+typ
 
 
 _EMPTIED = re.compile(r"\[[\x01 \t]*\x01[\x01 \t]*\]:?")
+_ABSENT_VALUE = r"[ \t]*[:=][ \t]*(?:n/a|N/A|n\.a\.|None|none|null|NULL)(?![\w/])"
+_ABSENT = re.compile(r"(?:(?<=[,|;\t])|^)[ \t]*[A-Za-z][\w ./\-]{0,40}?" + _ABSENT_VALUE
+                     + r"(?=[ \t]*(?:[,|;\t}\]]|$))|(?<![\w.])[A-Za-z][\w./\-]*" + _ABSENT_VALUE)
+"""A key whose value is absent (LitGPT's `val: n/a` before the first evaluation, a dict's `'eval_loss':
+None`): the key names nothing on this line, and its words (an evaluation word) say nothing of the line's
+phase. Blanked from the part's separator when the key is of several words (`| val loss: n/a |`)."""
 """Brackets left holding only blanked text (`[12:00:01]`, `[2024-05-01 12:00:00]`): the stamp's own
 decoration, blanked with it, so a count in brackets after it (`[12:00:01] [100]  train's auc: 0.78`) opens the line."""
 
@@ -338,6 +346,8 @@ def _blanked(line: str) -> tuple[str, tuple[int, int] | None, str | None]:
     line = _BLANK.sub(lambda m: _GAP * (m.end() - m.start()), line)
     line = _LOGGER_LEAD.sub(lambda m: _GAP * (m.end() - m.start()), line)
     line = _EMPTIED.sub(lambda m: _GAP * (m.end() - m.start()), line)
+    if "n" in line or "N" in line:
+        line = _ABSENT.sub(lambda m: " " * (m.end() - m.start()), line)
     phase = None
     p = _PHASE.search(line)
     if p:
