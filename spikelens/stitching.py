@@ -68,8 +68,9 @@ class Stitched:
 
     @property
     def reruns(self) -> list[int]:
-        """Segments that started a new run from the beginning (a log holding several runs)."""
-        return [b.segment for b in self.boundaries if b.launch == "rerun"]
+        """Segments that started a new run from the beginning (a log holding several runs); a stub
+        appended last (`Boundary.stub`) is none: the run before it is the one judged."""
+        return [b.segment for b in self.boundaries if b.launch == "rerun" and not b.stub]
 
 
 # ------------------------------------------------------------------ the public entry points
@@ -99,11 +100,12 @@ def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol:
     data_numbers = {o: n for o, n in renumbered.items() if o not in set(empty)}
     layout = _Layout.of(frame, main, *_declared_starts(run, data_numbers))
     offsets, boundaries = _place_launches(frame, layout, main)
+    stubs = _trailing_stubs(frame, boundaries, layout, main)
     if offsets.any():  # a run of one launch (or launches that need no shift) keeps its step column
         frame = frame.with_columns(
             (pl.col("step") + pl.col("segment").replace_strict(
                 dict(enumerate(offsets.tolist())), return_dtype=pl.Int64)).alias("step"))
-    frame = _supersede(frame, layout, offsets, boundaries, main, identical_rtol, none_twice=none_twice)
+    frame = _supersede(frame, layout, offsets, boundaries, main, identical_rtol, none_twice=none_twice, stubs=stubs)
     segments = _segment_table(frame, layout, offsets, boundaries)
     segments = _with_empty_launches(segments, run.segments, renumbered)
     live = {s["segment"] for s in segments if s["points"] > s["superseded"]}
@@ -113,7 +115,10 @@ def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol:
         findings.extend(_written_twice(run.name, frame, main))
     if main is not None:
         findings.extend(_printed_twice(run.name, frame, main, no_step_twice=none_twice))
-    ended = _ended_early(run, frame, main, trained=main is not None and logged_training(metric_roles))
+    # how the log ended is its last launch's business, a stub's too (a relaunch killed at its first step)
+    ended_on = frame.with_columns(superseded=pl.col("superseded") & ~pl.col("segment").is_in(list(stubs))) \
+        if stubs else frame
+    ended = _ended_early(run, ended_on, main, trained=main is not None and logged_training(metric_roles))
     if ended is not None:
         findings.append(ended)
     grew = grew_before_oom(run.name, frame, metric_roles, ended)
@@ -689,6 +694,35 @@ def _place_launches(frame: pl.DataFrame, lay: _Layout, main: str | None) -> tupl
     return offsets, boundaries
 
 
+STUB_POINTS = 3
+"""A run appended last that logged its main metric at this many steps at most, short of `ATTEMPT_SHARE` of the longest
+run, is a stub (a relaunch killed at its first steps, a rerun started and dropped): the run is judged by
+the last run before it that trained, not by a handful of points."""
+
+
+def _trailing_stubs(frame: pl.DataFrame, boundaries: list[Boundary], lay: "_Layout", main: str | None) -> set[int]:
+    """The runs appended at the log's end that are stubs (`STUB_POINTS`), each marked `stub`, where a
+    run before them trained (the appended runs' findings then name the run judged)."""
+    reruns = [b for b in boundaries if b.launch == "rerun"]
+    if main is None or not reruns or boundaries[-1].launch != "rerun":
+        return set()
+    points = dict(frame.filter((pl.col("metric") == main) & pl.col("value").is_not_null())
+                  .group_by("segment").agg(pl.col("step").n_unique()).iter_rows())  # steps logged
+    span = {s: lay.last[s] - lay.first[s] for s in lay.segments}
+    longest = max([span[s] for s in lay.segments if lay.has_main.get(s)] or [0])
+    stubs: list[Boundary] = []
+    for b in reversed(boundaries):  # the trailing stubs, from the log's end back to the run judged
+        s = b.segment
+        if b.launch != "rerun" or points.get(s, 0) > STUB_POINTS or span[s] >= ATTEMPT_SHARE * max(longest, 1):
+            break
+        stubs.append(b)
+    if not stubs or longest <= 0:
+        return set()
+    for b in stubs:
+        b.stub = True
+    return {b.segment for b in stubs}
+
+
 ATTEMPT_SHARE = 0.15
 """A launch from the beginning after attempts that got less than this share of the run's
 longest launch is a relaunch of a killed attempt; after a longer one it is a new run appended."""
@@ -756,12 +790,17 @@ def _aux_pairs(frame: pl.DataFrame, prev: int, new: int, main: str, prev_offset:
 
 
 def _supersede(frame: pl.DataFrame, lay: _Layout, offsets: np.ndarray, boundaries: list[Boundary],
-               main: str | None, rtol: float, none_twice: bool = False) -> pl.DataFrame:
+               main: str | None, rtol: float, none_twice: bool = False, stubs: set[int] = frozenset()) -> pl.DataFrame:
     """Mark superseded points: earlier launches' points from a later launch's start on,
-    and earlier copies of a (metric, step) logged twice inside one launch."""
+    and earlier copies of a (metric, step) logged twice inside one launch; a stub appended last
+    (`_trailing_stubs`) supersedes nothing, its own points are superseded."""
     frame = frame.with_columns(superseded=pl.lit(False))
+    if stubs:
+        frame = frame.with_columns(superseded=pl.col("segment").is_in(sorted(stubs)))
     for b in boundaries:
         k = b.segment
+        if k in stubs:
+            continue
         cuts = {m: lay.cut(k, m, int(offsets[k])) for m in lay.per_metric.get(k, {})}
         if not cuts:
             continue

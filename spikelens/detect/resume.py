@@ -94,6 +94,9 @@ class Boundary:
     """... and where the run's first launch started."""
     has_main: bool = True
     """The launch logs the run's main metric (an evaluation-only launch does not)."""
+    stub: bool = False
+    """A run appended last that logged a few points only (`stitching.STUB_POINTS`): the report judges
+    the run before it, the longest one, and keeps the stub's points as superseded."""
 
     @property
     def rolled_back(self) -> bool:
@@ -298,6 +301,7 @@ def appended_runs_finding(run: str, bs: list[Boundary], segments: list[dict] | N
     (earlier runs' points are kept as superseded)."""
     n = len(bs) + 1
     last = ([b for b in bs if b.first_level is not None] or bs)[-1]
+    judged = [b for b in bs if not b.stub]
     metric = bs[0].main_metric or "the loss"
     level = ""
     if last.first_level is not None and last.run_first_level is not None:
@@ -309,8 +313,13 @@ def appended_runs_finding(run: str, bs: list[Boundary], segments: list[dict] | N
            f"{launch_list([b.segment + 1 for b in bs])} started again after the runs before them had reached "
            f"step {max(b.prev_last_step for b in bs)} at most"
            + ("; each rerun logged the same values" if same else "")
-           + f"; the report judges the last run (steps {last.first_step}–{last.last_step}), the earlier "
-             f"runs' {sum(b.superseded for b in bs):,} points are kept as superseded")
+           + (f"; the report judges the last run (steps {last.first_step}–{last.last_step}), the earlier "
+              f"runs' {sum(b.superseded for b in bs):,} points are kept as superseded" if not last.stub else
+              f"; the last {'run' if len(bs) - len(judged) == 1 else f'{len(bs) - len(judged)} runs'} logged a few "
+              f"points only (from step {last.first_step}), so the report judges the run before "
+              + (f"(launch {judged[-1].segment + 1}, steps {judged[-1].first_step}–{judged[-1].last_step})" if judged
+                 else f"(the first, steps {bs[0].run_first_step}–{bs[0].prev_last_step})")
+              + "; the other runs' points are kept as superseded"))
     ev = boundary_evidence(bs[0])
     msg = _with_empty_launches(msg, ev, segments, len(bs) + 1, bs[0].first_step)
     ev.update({"appended_runs": n, **_restarts_evidence(bs), "last_steps": [b.last_step for b in bs],
