@@ -193,7 +193,31 @@ def launch_crash_findings(run: str, meta: dict[str, Any]) -> list[Finding]:
         out.append(Finding(kind=KIND, code=CODE, run=run, metric=None, severity="info", message=msg,
                            start_step=step, end_step=step, evidence=ev,
                            extra={"planned_steps": None, "planned_epochs": None}))
-    return out
+    return out if len(out) <= LISTED_MAX else [_launch_crashes(run, out)]
+
+
+LISTED_MAX = 5
+"""Launch crashes told one finding each up to this many; more (a job relaunched dozens of times) are one
+finding that lists them, the way an engineer sums them up."""
+
+
+def _launch_crashes(run: str, each: list[Finding]) -> Finding:
+    """One SL306 (info) for many launches that crashed and were started again: how many, the steps they
+    died after, the error most of them printed; each launch in `evidence.launch_crashes`."""
+    errors = [str(f.evidence["error_line"]) for f in each]
+    common = max(set(errors), key=errors.count)
+    steps = [f.start_step for f in each]
+    msg = (f"{len(each)} launches crashed and were started again (after steps "
+           f"{', '.join(str(s) for s in steps[:8])}{', …' if len(each) > 8 else ''}); "
+           + (f"each printed: {_short(common)}" if errors.count(common) == len(errors) else
+              f"{errors.count(common)} of them printed: {_short(common)}"))
+    ev = {"launch_crashed": True, "launch_crashes": [dict(f.evidence) for f in each], "error_line": common,
+          "last_step": each[0].evidence.get("last_step"), "relaunched_at_step": each[0].evidence.get("relaunched_at_step")}
+    if any(f.evidence.get("died_of_nan") for f in each):
+        ev["died_of_nan"] = True
+    return Finding(kind=KIND, code=CODE, run=run, metric=None, severity="info", message=msg,
+                   start_step=min(steps), end_step=max(steps), evidence=ev,
+                   extra={"planned_steps": None, "planned_epochs": None})
 
 
 def relaunch_crash_findings(run: str, meta: dict[str, Any], boundaries: list) -> list[Finding]:

@@ -549,18 +549,50 @@ def boundary_findings(run: str, boundaries: list[Boundary], segments: list[dict]
     if not appended and not killed and empty:
         out.append(empty_launch_finding(run, empty, segments or []))
     grouped = {id(b) for b in appended + killed}
+    rollbacks: list[Finding] = []
     for b in boundaries:
         if id(b) in grouped or not b.has_main:
             continue  # a launch without the main metric (evaluation only) took nothing over
         if b.launch == "reset":
             out.append(reset_finding(run, b))
         elif b.launch == "rollback" and b.rolled_back and b.superseded:
-            out.append(overlap_finding(run, b))
+            rollbacks.append(overlap_finding(run, b))
         elif b.step_gap > 2 * max(b.interval, 1):
             out.append(step_gap_finding(run, b))
         elif wall_gap_is_long(b):
             out.append(wallclock_gap_finding(run, b))
+    out.extend(rollbacks if len(rollbacks) <= LISTED_MAX else [rollbacks_finding(run, rollbacks)])
     return out
+
+
+LISTED_MAX = 5
+"""Rollbacks told one finding each up to this many; more (a log of hundreds of launches) are one finding
+that lists them, as an engineer sums up a job that kept being relaunched."""
+
+
+def rollbacks_finding(run: str, each: list[Finding]) -> Finding:
+    """SL301 for many launches that each resumed before where the launch before them had got (one
+    finding, the loudest of theirs: a warning where any re-logged other values), listing them in its
+    evidence (`rollbacks`: resumed at, rolled back from, launch)."""
+    steps = sorted(each, key=lambda f: f.start_step if f.start_step is not None else 0)
+    lost = sum(int(f.evidence.get("rolled_back_steps") or 0) for f in each)
+    same = all(f.extra.get("identical_values") for f in each)
+    shown = ", ".join(f"{f.extra.get('resume_step')} (from {f.extra.get('rolled_back_from')})" for f in steps[:6])
+    msg = (f"{len(each)} launches resumed before the step the launch before them had reached, {lost:,} steps trained "
+           f"again in all: at steps {shown}{', …' if len(each) > 6 else ''}"
+           + ("; each re-logged the same values" if same else "")
+           + f"; {sum(int(f.evidence.get('superseded_points') or 0) for f in each):,} earlier points kept as superseded")
+    ev = {"rollbacks": [{"resume_step": f.extra.get("resume_step"), "rolled_back_from": f.extra.get("rolled_back_from"),
+                         "launch": int(f.evidence.get("segment", -1)) + 1} for f in steps],
+          "restarts": len(each), "rolled_back_steps": lost, "identical_values": same,
+          "main_metric": each[0].evidence.get("main_metric")}
+    severity = "warning" if any(f.severity == "warning" for f in each) else "info"
+    return Finding(kind="resume_overlap", code=OVERLAP_CODE, run=run, metric=None, severity=severity, message=msg,
+                   start_step=min(f.start_step for f in each if f.start_step is not None),
+                   end_step=max(f.end_step for f in each if f.end_step is not None), evidence=ev,
+                   extra={"resume_step": steps[0].extra.get("resume_step"), "identical_values": same,
+                          "rolled_back_from": max(f.extra.get("rolled_back_from") or 0 for f in each),
+                          "restarts": len(each)})
 
 
 # ------------------------------------------------------------------ where did a reset launch resume
