@@ -789,6 +789,9 @@ class RepeatedDataDetector(Detector):
         n = step.size
         if n < 60:
             return []
+        period = replay_period(value)
+        if period is not None:  # the same values again and again: nothing else about the curve holds
+            return [_replay_finding(ctx.run, series, step, value, *period)]
         y, is_log = log_scale(value)
         if not is_log:
             return []
@@ -873,6 +876,50 @@ class RepeatedDataDetector(Detector):
               "resume_boundary": resumed, "window_points": w}
         return Finding(kind=self.kind, code=self.code, run=ctx.run, metric=series.metric, severity="warning",
                        message=msg, start_step=start, end_step=end, magnitude=drop_pct / 100, evidence=ev)
+
+
+REPLAY_SHARE = 0.9
+"""Of the points after the first period, the share that must equal the point one period before."""
+REPLAY_DISTINCT = 20
+"""Distinct values the repeated stretch must hold (a flat loss printed with few digits repeats by chance)."""
+REPLAY_MIN_PERIOD = 10
+
+
+def replay_period(value: np.ndarray) -> tuple[int, int] | None:
+    """(period, points equal to the point one period before) where a curve repeats itself exactly: most
+    points after the first period equal, to the last bit, the point `period` places before, over many
+    distinct values. The candidate period is the commonest distance between equal values (one sort)."""
+    n = value.size
+    order = np.argsort(value, kind="stable")
+    sv = value[order]
+    same = sv[1:] == sv[:-1]
+    if same.sum() < REPLAY_SHARE * n / 2:
+        return None  # too few values repeat at all: no replay (the usual curve, answered here)
+    gaps = (order[1:] - order[:-1])[same]
+    gaps = gaps[gaps >= REPLAY_MIN_PERIOD]
+    if gaps.size == 0:
+        return None
+    p = int(np.bincount(gaps).argmax())
+    if n < 2 * p:
+        return None
+    equal = int(np.count_nonzero(value[p:] == value[:-p]))
+    if equal < REPLAY_SHARE * (n - p) or np.unique(value[:p]).size < REPLAY_DISTINCT:
+        return None
+    return p, equal
+
+
+def _replay_finding(run: str, series: Series, step: np.ndarray, value: np.ndarray, period: int, equal: int) -> Finding:
+    """SL303 (info): the loss replays itself, value for value, every `period` points."""
+    steps = int(np.median(step[period:] - step[:-period]))
+    first = int(step[period])
+    msg = (f"{series.metric} repeats itself exactly every {steps:,} steps: {equal:,} of its {value.size - period:,} "
+           f"points from step {first} on equal, to the last digit, the point {steps:,} steps before "
+           f"({np.unique(value[:period]).size:,} distinct values): the same batches in the same order each time, "
+           f"on a model whose outputs did not change (weights not updated), or stored values logged again")
+    ev = {"period_steps": steps, "period_points": period, "replayed_points": equal, "first_replayed_step": first,
+          "replay": True, "periodic": True}
+    return Finding(kind="repeated_data", code="SL303", run=run, metric=series.metric, severity="info",
+                   message=msg, start_step=first, end_step=int(step[-1]), evidence=ev)
 
 
 def relaunch_starts(ctx: RunContext, min_seconds: float = 60.0) -> list[int]:
