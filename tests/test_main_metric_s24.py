@@ -137,3 +137,15 @@ def test_an_anomaly_score_is_no_reward(tmp_path):
     path.write_text(json.dumps({"rounds": rounds, "final_test_accuracy": 0.9}, indent=2))
     assert infer_role("rounds/anomaly_score") == "other" and infer_role("best_score") == "reward"
     assert _main(path) == "rounds/test_loss"
+
+
+def test_a_run_judged_by_a_score_is_judged_by_its_held_out_score(tmp_path):
+    # LightGBM's log_evaluation lines: `[100]\ttrain's auc: 0.78\tvalid's auc: 0.77`, early stopping on `valid`
+    path = tmp_path / "lgbm.log"
+    with path.open("w") as fh:
+        fh.write("Training until validation scores don't improve for 50 rounds\n")
+        for i in range(N):
+            fh.write(f"[{(i + 1) * 100}]\ttrain's auc: {0.7 + 0.2 * X[i]:.6f}\tvalid's auc: {0.69 + 0.1 * X[i]:.6f}\n")
+        fh.write(f"Did not meet early stopping. Best iteration is:\n[{N * 100}]\ttrain's auc: 0.9\tvalid's auc: 0.79\n")
+    main = _main(path)
+    assert main is not None and main.startswith("val")

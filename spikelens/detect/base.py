@@ -84,6 +84,8 @@ class RunContext:
         total = sum_of_others(best) if role == "loss" else None
         if total is not None:
             return total
+        if role == "accuracy":  # a run judged by a score: the held-out one it is selected on (LightGBM's `valid`)
+            return max(by_name(best), key=lambda s: (is_eval(s.metric), len(s)))
         if role != "loss":
             return max(by_name(best), key=len)
         return min(best, key=lambda s: equal_terms_rank(s.metric, [b.metric for b in best]))
