@@ -273,7 +273,9 @@ def split_relaunches(frame: pl.DataFrame, *, max_steps: int = 3, max_fraction: f
     dups = f.filter(twice).with_columns(_rep=~pl.struct(key).is_first_distinct(), _diff=~same)
     cand = dups.filter(pl.col("_rep") & pl.col("_diff"))
     if cand.height == 0:
-        return frame, same_numbers
+        cand = _first_record_again(f, dups)  # a first attempt killed after its first record, relaunched
+        if cand.height == 0:
+            return frame, same_numbers
     seg = f.get_column("segment").to_numpy()
     rep = np.zeros(f.height, dtype=bool)
     rep[dups.filter(pl.col("_rep")).get_column("_row").to_numpy()] = True
@@ -319,6 +321,31 @@ def split_relaunches(frame: pl.DataFrame, *, max_steps: int = 3, max_fraction: f
     mapping = {int(o): int(n) for o, n in out.group_by("_old").agg(pl.col("segment").min()).iter_rows()}
     mapping |= {int(c) // width: int(np.searchsorted(codes, c)) for c in empty_codes}
     return out.select(frame.columns), mapping
+
+
+def _first_record_again(f: pl.DataFrame, dups: pl.DataFrame) -> pl.DataFrame:
+    """The repeats of a launch's first record, when they are the only repeats in it, and every metric of
+    that record came again, right after it, with the same values: a first attempt killed after logging its
+    first step, relaunched with the same seed (it logs the same first values), then training on. A writer
+    that writes every record twice repeats every step, not the first alone. Rows as `split_relaunches`
+    cuts at (none when this is not the case)."""
+    none = dups.clear()
+    reps = dups.filter(pl.col("_rep"))
+    segs = reps.get_column("segment").unique()
+    if segs.len() != 1:
+        return none
+    (s,) = segs.to_list()
+    part = f.filter(pl.col("segment") == s)
+    first = int(part.get_column("step").min())
+    if reps.get_column("step").n_unique() != 1 or int(reps.item(0, "step")) != first \
+            or part.get_column("step").n_unique() < 3:
+        return none
+    at = part.filter(pl.col("step") == first)
+    again = reps.get_column("metric").n_unique()
+    rows = at.get_column("_row").to_numpy()
+    if again < 2 or again < at.get_column("metric").n_unique() or not (np.diff(rows) == 1).all():
+        return none  # some of the record, or with other lines between: not the record logged again
+    return reps.head(1)
 
 
 def _looks_relaunched(f: pl.DataFrame, seg: np.ndarray, rep: np.ndarray, step: np.ndarray, wall: np.ndarray,
