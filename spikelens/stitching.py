@@ -136,11 +136,16 @@ def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol:
 def _ended_early(run: Run, frame: pl.DataFrame, main: str | None, *, trained: bool = True) -> Finding | None:
     """SL306 when the run crashed or stopped short of its declared plan (`detect.ended`)."""
     meta = run.meta or {}
-    if not any(k.startswith("plan.") or k in ("plan_steps", "hf.max_steps") for k in meta):
+    planned = any(k.startswith("plan.") or k in ("plan_steps", "hf.max_steps") for k in meta)
+    if not planned and not frame.get_column("metric").cast(pl.String).str.contains(_ETA.pattern).any():
         return None
     live = frame.filter(~pl.col("superseded") & pl.col("value").is_not_null())
     if live.height == 0:
         return None
+    if not planned:
+        meta = {**meta, **_eta_plan(live)}  # the time left it logged: a plan in steps
+        if "plan.steps" not in meta:
+            return None
     last = live.sort("step", "seq").tail(1)
     epochs = live.filter(pl.col("metric").cast(pl.String).str.to_lowercase().str.replace(r"^(?:train|training)[/.]", "")
                          == "epoch").get_column("value")
@@ -168,6 +173,32 @@ def _epochs_at_most(meta: dict, first: int, last: int) -> int | None:
     if any(w in how for w in _RECORD_ORDER):
         return None
     return last - first + 1
+
+
+_ETA = re.compile(r"(?i)^(?:.*[/_.])?(?:eta|time_left|remaining_time)(?:_?s|_sec(?:onds)?|_seconds)?$")
+"""A metric of the time a run's trainer says is left (detectron2's `eta_seconds`)."""
+
+
+def _eta_plan(live: pl.DataFrame) -> dict:
+    """`plan.steps` from the time left a run logs (`_ETA`), where nothing else states its plan: the steps
+    still to go are the last value over the rate the value falls by a step (its own units cancel), so a
+    detectron2 `metrics.json` whose last record says `eta_seconds: 3731` at 17 s a step was 220 steps short.
+    {} where it does not fall steadily or is the rate of no run (a few points)."""
+    rows = live.filter(pl.col("metric").cast(pl.String).str.contains(_ETA.pattern)).sort("step", "seq")
+    step, eta = rows.get_column("step").to_numpy(), as_f64(rows.get_column("value"))
+    ok = np.isfinite(eta) & (eta >= 0)
+    step, eta = step[ok], eta[ok]
+    if step.size < 4 or not (np.diff(step) > 0).all():
+        return {}
+    fall = -np.diff(eta) / np.diff(step)
+    if (fall > 0).mean() < 0.8:
+        return {}  # an ETA that does not count down (a per-epoch bar's, a restarted one)
+    rate = float(np.median(fall))
+    if not rate > 0:
+        return {}
+    plan = int(round(step[-1] + eta[-1] / rate))
+    return {"plan.steps": plan, "plan.from": f"the time left it logs ({eta[-1]:.0f} at step {int(step[-1])}, "
+                                             f"falling {rate:.3g} a step)"}
 
 
 def _epochs_done(epochs: pl.Series) -> float | None:
