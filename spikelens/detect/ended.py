@@ -181,6 +181,8 @@ def launch_crash_findings(run: str, meta: dict[str, Any]) -> list[Finding]:
         error, last, nxt = str(died.get("error") or ""), died.get("last_step"), died.get("next_step")
         if not error:
             continue
+        if died.get("line_no") is not None and died.get("line_no") == meta.get("plan.error_line_no"):
+            continue  # the line the run ended on (what a killed process flushed after it is no relaunch)
         verb = ("stopped on NaN/inf values" if died.get("nan") else "was interrupted" if _interrupted(error)
                 else "crashed")
         where = "before logging any value" if last is None else f"after step {last}"
@@ -368,10 +370,12 @@ def _early_stopped(meta: dict[str, Any]) -> str | None:
     return meta.get("plan.stopped_by") or None
 
 
-_INTERRUPT = re.compile(r"\bKeyboardInterrupt\b|\bSIGINT\b|\bCtrl[- +]?C\b|\binterrupted by (?:the )?user\b", re.I)
+_INTERRUPT = re.compile(r"\bKeyboardInterrupt\b|\bSIGINT\b|\bCtrl[- +]?C\b|\binterrupted by (?:the )?user\b"
+                        r"|\bExiting from training early\b", re.I)
 """Ctrl-C in the words a program or its launcher prints it: Python's `KeyboardInterrupt`, a
 launcher's `Main process received SIGINT, exiting` (DeepSpeed), torchrun's `Received SIGINT
-death signal`. SIGINT is the terminal's interrupt: someone stopped the run by hand."""
+death signal`, Flair's `Exiting from training early.` (its KeyboardInterrupt handler). SIGINT is the
+terminal's interrupt: someone stopped the run by hand."""
 
 
 def _interrupted(error: str) -> bool:

@@ -48,13 +48,15 @@ _KILL_LINE = (r"(?i)\bReceived (?:Signals\.)?SIG(?:TERM|KILL|INT|HUP|USR[12])\b|
               r"|\bslurmstepd(?:-[\w.-]+)?: error: .*(?:CANCELLED|TIME LIMIT|OUT OF MEMORY|oom)"
               r"|\bDUE TO (?:TIME LIMIT|PREEMPTION|NODE FAILURE)\b|^Exited with exit code [1-9]\d*\.?$"
               r"|\bPBS: job killed\b|\bTERM_(?:RUNLIMIT|MEMLIMIT)\b"
-              r"|(?:\bline \d+: +\d+ +|^\[\d+\][+-]? +)(?:Killed|Terminated|Aborted)\b")
+              r"|(?:\bline \d+: +\d+ +|^\[\d+\][+-]? +)(?:Killed|Terminated|Aborted)\b"
+              r"|\bExiting from training early\b")
 """A notice that the process was killed from outside, in any line (a scheduler's cancel or time
 limit, a signal received (torchrun's `Received Signals.SIGTERM death signal`, `Received 15 death
 signal`), the shell's `Killed` or `Terminated`, zsh's `zsh: killed  python ...` and `[1]  + 4242 killed
 ...`, LSF's `Exited with exit code 1.`; a shell's job
 notice naming the command it killed: a script's `run.sh: line 5: 19817 Killed   python train.py`,
-an interactive shell's `[1]+  Killed   python train.py`), even glued to
+an interactive shell's `[1]+  Killed   python train.py`; Flair's `Exiting from training early.`, which it
+prints when Ctrl-C stops its training loop), even glued to
 the end of an unfinished progress bar (`...train_loss=0.123][rank: 0] Received SIGTERM: 15`). It
 is the job's end: what the dying process flushed after it (`_FLUSH_LINES`) does not undo it."""
 _FATAL_LINE = (r"\bCUDA out of memory\b|\bOutOfMemoryError\b|\bResourceExhaustedError\b|\bOOM when allocating\b"
