@@ -162,8 +162,9 @@ _MEMBER = re.compile(r"[:#]\d+$|[_\- ](?:group|head|class|task|client|agent|play
 """`avg_loss_group:0`, `loss_head_3`: a loss of one member (group, head, class) among numbered others."""
 _AGGREGATE = re.compile(r"(?:^|[_\- ])(?:all|overall|sum|mean|avg)(?:$|[_\- ])")
 """`all_loss`, `mean_loss`, `loss_sum`: a loss named as the sum or mean of the terms beside it."""
-_INSTANT = re.compile(r"(?:^|[_\- ])(?:batch|step|iter|cur|current|last)(?:$|[_\- ])")
-"""`batch_loss`, `cur_loss`: the loss of this one batch, beside a running mean of it (`avg_loss`)."""
+_INSTANT = re.compile(r"(?:^|[_\- ])(?:batch|step|iter|cur|current)(?:$|[_\- ])")
+"""`batch_loss`, `cur_loss`: the loss of this one batch, beside a running mean of it (`avg_loss`); not a last
+sample's (`last_abs_error` beside `avg_abs_error`: the mean is the curve its labeller read)."""
 _GENERATOR = re.compile(r"(?:^|[^A-Za-z])(?:[Gg]|gen|Gen|GEN|generator|Generator)(?:$|[^A-Za-z])|(?<=[a-z])G$")
 """A generator's term (`G_A`, `loss_G`, `train_gen_loss`, `errG`): a GAN's curve is its generator's,
 the network the run trains to keep; the discriminator is its adversary."""
