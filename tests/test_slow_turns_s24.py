@@ -1,9 +1,8 @@
 """Slow turns read as an engineer reads them (#25, session 24):
 
-- an eval loss that went flat while the training loss kept falling and then rose a little is
-  overfitting from where it went flat (a GPT-2 on a 5k-token text: 6.26, 6.24, 6.23, 6.21, 6.20,
-  then up to 6.33), not from its lowest evaluation, which in a flat stretch is a matter of noise;
-  a clean V still turns at its bottom;
+- an eval loss that went flat while the training loss kept falling and then rose a little says
+  where it stopped improving (a GPT-2 on a 5k-token text: 6.26, 6.24, 6.23, 6.21, 6.20, then up to
+  6.33) beside its best checkpoint; a clean V has no such stretch;
 - a full-batch loss that bottomed and then rose 3% with every epoch for the rest of the run crept
   up: a divergence note; the same small rise with per-batch noise over it is no finding;
 - a return counted up from zero that dipped from its best by a tenth of its level did not collapse.
@@ -53,11 +52,13 @@ V = np.concatenate([np.geomspace(9.98, 6.0, 10), np.geomspace(6.0, 7.2, 11)[1:]]
 
 
 @pytest.mark.parametrize("shift", [0.0, 0.003, -0.002])
-def test_an_eval_loss_that_went_flat_then_rose_overfits_from_where_it_went_flat(tmp_path, shift):
+def test_an_eval_loss_that_went_flat_then_rose_says_where_it_went_flat(tmp_path, shift):
     (f,) = _overfitting(tmp_path, TRAIN, FLAT_THEN_UP + shift)
     assert f.evidence["min_step"] >= 13 * EVAL_EVERY
-    assert f.start_step == f.evidence["stalled_step"] and 9 * EVAL_EVERY <= f.start_step <= 12 * EVAL_EVERY
-    assert "stopped improving from step" in f.message
+    # the best checkpoint stays the finding's start; where it went flat is told and kept beside it
+    assert f.start_step == f.evidence["min_step"]
+    assert 9 * EVAL_EVERY <= f.evidence["stalled_step"] <= 12 * EVAL_EVERY
+    assert f"stopped improving from step {f.evidence['stalled_step']}" in f.message
 
 
 def test_a_clean_v_turns_at_its_bottom(tmp_path):

@@ -96,7 +96,11 @@ class OverfittingDetector(Detector):
             found.severity = "info"
             found.message += (f"; it gave back {100 * hit['given_back']:.2g}% of what it had gained since its first "
                               f"evaluation ({_num(hit['first_value'])}): negligible, no alarm")
-        early = self._too_early(hit, train if series.role == "eval_loss" else None)
+        # a held-out score that gave back all it had gained since its first evaluation is judged as an eval
+        # loss is: with the training loss standing still it is one lucky evaluation, not a turn (VGG16's val
+        # accuracy 28.57, one 35.71, 28.57 to the end, its training loss at ln 4 throughout)
+        back = series.role == "eval_loss" or (hit["given_back"] is not None and hit["given_back"] >= 0.9)
+        early = self._too_early(hit, train if back else None)
         if early and found.severity != "info":
             found.severity = "info"
             found.evidence["note_because"] = early[0]
@@ -202,10 +206,10 @@ class OverfittingDetector(Detector):
             msg = (f"{series.label} bottomed at {lo:.4g} at step {s} and rose {np.expm1(hit['rise']) * 100:.0f}% to "
                    f"{hi:.4g} by step {hit['last_step']}{note}: the best checkpoint is near step {s}{more}")
         stalled = hit.get("stalled_step", s)
-        if stalled < s:  # the turn began where it went flat, within a quarter of its later rise of its best
+        if stalled < s:  # it went flat before its best, within a quarter of its later rise of it
             msg += f"; it had stopped improving from step {stalled} ({hit['stalled_value']:.4g})"
         return Finding(kind="overfitting", code=self.code, run=ctx.run, metric=series.metric, severity="warning",
-                       message=msg, start_step=stalled, end_step=hit["last_step"], magnitude=float(np.exp(hit["rise"])),
+                       message=msg, start_step=s, end_step=hit["last_step"], magnitude=float(np.exp(hit["rise"])),
                        evidence={"min_step": s, "min_value": lo, "end_value": hi, "stalled_step": stalled,
                                  "rise_percent": float(np.expm1(hit["rise"]) * 100),
                                  "robust_z": hit["z"], "train_change_log": hit["train_change"],
