@@ -161,7 +161,8 @@ class DivergenceDetector(Detector):
                         magnitude=ratio, evidence={"turn_value": v0, "end_value": v1, "rise_ratio": ratio,
                                                    "spearman": float(rho), "largest_jump_share": float(share),
                                                    "last_step": int(step[last]), "lowest_step": low_step,
-                                                   "lr_cut_step": None if cut is None else int(step[cut])})]
+                                                   "lr_cut_step": None if cut is None else int(step[cut]),
+                                                   **({"note_because": "slow_creep"} if creep else {})})]
 
     def _collapse(self, series: Series, ctx: RunContext) -> list[Finding]:
         """A reward that fell from its best and stayed down to the end of the run: its last

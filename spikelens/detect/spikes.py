@@ -553,6 +553,7 @@ def _bad_batch_finding(det: SpikeDetector, series: Series, ctx: RunContext, step
         recovery=None if at_end and idx.size == 1 else "fast", magnitude=float(ratios[top]),
         evidence={"one_point": True, "bad_batch": True, "steps": named, "ratios": [float(r) for r in ratios],
                   **({"at_last_point": True} if at_end else {}),
+                  **({"note_because": "at_last_point"} if at_end and idx.size == 1 else {}),
                   "peak_value": float(value[peak]), "baseline": float(np.exp(levels[top])),
                   "ratio": float(ratios[top]), "recovery_steps": int(step[min(peak + 1, step.size - 1)] - step[peak]),
                   "points": int(idx.size), **context})
