@@ -27,9 +27,11 @@ MAX_REST = 0.05
 to 0.29 still learns 26% over its last half, however small that is beside the 99.6% before; a run
 whose last 60% bought 9% learned slowly, it did not stop (on the dev side's clean runs a 10% cap wrote
 this note on one run in seven, 5% on one in twenty)."""
-MATERIAL_REST_SHARE = 0.03
-"""...and either within its noise or under this share (a long run's block medians are so precise
-that a 0.3% creep is significant: significant and immaterial is still stopped)."""
+IMMATERIAL_REST = 0.01
+"""...and either within its noise (three standard errors of the difference of the two windows' medians)
+or under this (log, about 1%): a long run's block medians are so precise that a 0.3% creep is
+significant, and significant and immaterial is still stopped. A slow tail that falls 4.8% over the
+last 57% of a run, beyond its noise or in rank order (`rank_fall_z`), is learning."""
 
 
 def point_sigma(y: np.ndarray) -> float:
@@ -66,13 +68,25 @@ def stopped_from(step: np.ndarray, y: np.ndarray, min_share: float, is_log: bool
         end = float(np.median(y[-w:]))
         rest = start - end
         se = sigma * 1.2533 * np.sqrt(2.0 / w)
-        if rest > min(MAX_REST_SHARE * total, MAX_REST * size) or (rest > 3 * se and rest > MATERIAL_REST_SHARE * total):
-            continue  # still falling a material share of what the run learned
+        if rest > min(MAX_REST_SHARE * total, MAX_REST * size) or (rest > IMMATERIAL_REST * size and (
+                rest > 3 * se or rank_fall_z(y[a:]) > 3)):
+            continue  # still falling, beyond its noise (or in order, point after point) and by a material share
         climb = max(3 * se, MAX_REST_SHARE * total)
         if -rest > climb or float(np.max(_block_medians(y[a:]))) - start > climb:
             return None  # it climbed back from here: a divergence's or an overfit's story, not a plateau
         return {"a": a, "total": total, "rest": rest, "se": se, "level": start}
     return None
+
+
+def rank_fall_z(y: np.ndarray) -> float:
+    """How far the points fall in rank order, in standard errors (Spearman's correlation with their order,
+    negated, times sqrt(n - 1)): a slow tail whose two windows' medians differ within their noise still
+    falls point after point; a loss that stopped does not."""
+    n = y.size
+    if n < 10 or not np.ptp(y):
+        return 0.0
+    rho = float(np.corrcoef(np.arange(n, dtype=np.float64), np.argsort(np.argsort(y)).astype(np.float64))[0, 1])
+    return -rho * np.sqrt(n - 1) if np.isfinite(rho) else 0.0
 
 
 def _block_medians(y: np.ndarray, blocks: int = 10) -> np.ndarray:

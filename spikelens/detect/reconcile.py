@@ -45,6 +45,15 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
         if folded:
             osc.evidence["spikes_inside"] = len(folded)
 
+    for p in by_kind.get("plateau", []):
+        # a loss that 'stopped improving' while it swung or ran away over the same steps: the swings or the
+        # runaway are what those steps did, told by their own findings; the note would tell them again as rest
+        if p.evidence.get("reading") == "stopped" and any(
+                f.metric == p.metric and f.severity != "info" and f.start_step is not None
+                and p.start_step - 10 * interval(p.metric) <= f.start_step <= (p.end_step or f.start_step)
+                for f in by_kind.get("oscillation", []) + by_kind.get("divergence", [])):
+            drop.add(id(p))
+
     for nan in by_kind.get("nan", []):
         margin = 10 * interval(nan.metric)
         lo = nan.evidence.get("blowup_start_step", nan.start_step)
