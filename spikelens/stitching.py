@@ -137,7 +137,7 @@ def _ended_early(run: Run, frame: pl.DataFrame, main: str | None, *, trained: bo
     """SL306 when the run crashed or stopped short of its declared plan (`detect.ended`)."""
     meta = run.meta or {}
     planned = any(k.startswith("plan.") or k in ("plan_steps", "hf.max_steps") for k in meta)
-    if not planned and not frame.get_column("metric").cast(pl.String).str.contains(_ETA.pattern).any():
+    if not planned and not any(_ETA.match(str(m)) for m in frame.get_column("metric").unique().to_list()):
         return None
     live = frame.filter(~pl.col("superseded") & pl.col("value").is_not_null())
     if live.height == 0:
