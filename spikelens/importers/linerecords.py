@@ -861,7 +861,12 @@ def _counted(lines: pl.DataFrame, records: pl.DataFrame,
     # wrong total): then as wide as the counter went, or epoch 1 would land on epoch 0's steps; a
     # count printed with no total (`[1,  2000]`) is as wide as it runs, its first count to its last
     # and one stride more (`[e, 0]`..`[e, 90]` by 10: 100 a pass)
-    per = (pl.when(pl.col("inner_total") < most).then(most + 1).otherwise(pl.col("inner_total"))
+    # (each total against its own lines: launches appended to one log that print 223 and then 445
+    # batches an epoch are each as wide as they say)
+    went = {t: int(m) for t, m in seen.group_by("inner_total").agg(pl.col("inner").max()).iter_rows()
+            if t is not None}
+    own = pl.col("inner_total").replace_strict(went, default=most, return_dtype=pl.Int64)
+    per = (pl.when(pl.col("inner_total") < own).then(own + 1).otherwise(pl.col("inner_total"))
            .fill_null(_stride_width(seen)))
     base = _epoch_base(seen)
     epochs = seen.get_column("epoch_total").drop_nulls()

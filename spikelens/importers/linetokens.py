@@ -153,7 +153,7 @@ same counters as their English names, so a log in those languages gives its step
 # a spaced unit after a number (`1.2 samples/sec`) is the number's, unless a value is linked to it: then it
 # is the next key (DeepSpeed's `iter time (s): 1.234 samples/sec: 10.1`)
 _TOKEN = re.compile(
-    rf"(?P<ctr>(?<!{_LETTER})(?<!\.)(?:\d{{1,3}}(?:,\d\d\d)+(?!\d)|\d+)\s*/\s*(?:\d{{1,3}}(?:,\d\d\d)+(?!\d)|\d+)(?![\w.]))"
+    rf"(?P<ctr>(?<!{_LETTER})(?<!\.)(?:\d{{1,3}}(?:,\d\d\d)+(?!\d)|\d+)\s*/\s*(?:\d{{1,3}}(?:,\d\d\d)+(?!\d)|\d+)(?!\w|\.\w))"
     rf"|(?P<num>(?<!{_LETTER})(?<!\.){NUM_BODY})(?:(?P<unit>{_UNIT_RE})|(?P<ord>(?<=\d)(?:st|nd|rd|th))|\s(?P<sunit>{_SPACED_RE})(?![ \t]*[:=][ \t]*[-+(\[]?(?:\d|\.\d)))?"
     r"(?!(?![A-Za-z_]{3,}[\w\-]*[ \t]*[:=][ \t]*[-+(\[]?(?:\d|\.\d|(?i:nan|inf)))[A-Za-z/\d]|\.\d)"
     rf"(?![{_CJK}])"  # `10个`, `2024年`: a count of what the word after it names, as `5th` is no value
@@ -520,6 +520,7 @@ def tokenise(line: str) -> Template:
 
     last_end = 0
     outer = None  # the counter just read, which a counter after it may run within
+    outer_bare = False  # that counter had no name (`[1/30]`)
     bare: tuple[int, int] | None = None  # a whole number just read that no key named (`3 [ 10/100]`)
     value_end = 0  # where the last number or counter ends
     for m in _TOKEN.finditer(clean):
@@ -631,7 +632,14 @@ def tokenise(line: str) -> Template:
                 out.inner, out.inner_total = a, b
             elif out.inner is None and (key is None or _step_name(low)):  # not `Loaded 3/10 shards`
                 out.inner, out.inner_total = a, b
+            elif (out.epoch is None and key is not None and _step_name(low) and outer is not None
+                  and outer[0] == out.inner and outer_bare):
+                # `[1/30] iter: 100/278.`: an unnamed counter, then one a step's name counts, coarse to
+                # fine: the first is the epoch the named one runs within
+                out.epoch, out.epoch_total = outer
+                out.inner, out.inner_total = a, b
             outer = (a, b) if out.epoch is None and (out.inner == a or key is not None) else None
+            outer_bare = outer is not None and key is None
             words, linked, last_was_value, last_key, value_end = [], False, "ctr", None, m.end()
             continue
         # a number

@@ -103,4 +103,30 @@ def sibling_plan(folders) -> dict:
                 key = next((k for k in _EPOCH_KEYS if found.get(k, 0) > 0), None)
                 if key is not None:
                     return {"plan.epochs": found[key], "plan.from": f"{key} in {name}"}
+            if not name.endswith(".json"):
+                steps = _step_plan(text, name)
+                if steps:
+                    return steps
+    return {}
+
+
+_ITER_KEYS = ("max_iters", "max_train_iters", "num_iters", "num_train_iters")
+_PER_ITER_KEYS = ("num_steps_per_iter", "num_updates_per_iter", "steps_per_iter", "updates_per_iter")
+_ITER_RE = "|".join(_ITER_KEYS + _PER_ITER_KEYS)
+_WANDB_ITER = re.compile(r"^(?P<key>%s):[ \t]*\n(?:[ \t]+(?!value:)\S.*\n){0,3}[ \t]+value:[ \t]*(?P<value>\d+)[ \t]*$"
+                         % _ITER_RE, re.M)
+_FLAT_ITER = re.compile(r"^(?P<key>%s):[ \t]*(?P<value>\d+)[ \t]*(?:#.*)?$" % _ITER_RE, re.M)
+
+
+def _step_plan(text: str, name: str) -> dict:
+    """`plan.steps` of a trainer that runs `max_iters` iterations of `num_steps_per_iter` updates each
+    and counts the updates (the Decision Transformer family: `max_train_iters: 500` and
+    `num_updates_per_iter: 100` in W&B's `config.yaml`, `num of updates: 34000` in its log): the
+    product. Both keys or nothing: an iteration count alone does not say what the log counts."""
+    for pat in (_WANDB_ITER, _FLAT_ITER):
+        found = {m.group("key"): int(m.group("value")) for m in pat.finditer(text)}
+        iters = next((k for k in _ITER_KEYS if found.get(k, 0) > 0), None)
+        per = next((k for k in _PER_ITER_KEYS if found.get(k, 0) > 0), None)
+        if iters and per:
+            return {"plan.steps": found[iters] * found[per], "plan.from": f"{iters} x {per} in {name}"}
     return {}

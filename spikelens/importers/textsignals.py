@@ -36,12 +36,15 @@ _EXCEPTION_LINE = r"^(?:\[[^\]]*\]:?\s*|\d+:\s+)?[A-Za-z_][\w.]*(?:Error|Excepti
 _CRASH_LINE = (r"(?i)^(?:\[[^\]]*\]:?\s*)?(?:.*\bSegmentation fault\b|Killed\s*$|Terminated\s*$|.*\bCUDA error\b"
                r"|.*\bNCCL error\b|.*\bWatchdog caught collective operation timeout\b|.*\btaking the entire process down\b"
                r"|.*\bterminate called after throwing\b|slurmstepd(?:-[\w.-]+)?: error: .*(?:CANCELLED|TIME LIMIT|OUT OF MEMORY|oom)"
-               r"|srun: error: .*(?:Exited|Killed|exit code)|.*\bChildFailedError\b|.*\(core dumped\)|Aborted\s*$|\w+ error location: .*)")
+               r"|srun: error: .*(?:Exited|Killed|exit code)|.*\bChildFailedError\b|.*\(core dumped\)|Aborted\s*$|\w+ error location: .*"
+               r"|(?:.*\s)?(?-i:F)(?:\d{4} +\d\d:\d\d:\d\d\.\d+ +\d+)? +[\w./-]+\.(?:cc|cpp|cxx|c|h|hpp|cu):\d+\] .*)")
 """Crash messages that come without a Python traceback (a SLURM cancel names its node:
 `slurmstepd-c17: error: ...`; darknet's `error()` prints `Darknet error location: FILE, FUNC, line`;
 a shell's `Terminated` for a job sent SIGTERM; PyTorch's NCCL watchdog, which takes the process down
 after a collective timed out: `Watchdog caught collective operation timeout: WorkNCCL(...)`,
-`To avoid data inconsistency, we are taking the entire process down.`)."""
+`To avoid data inconsistency, we are taking the entire process down.`); a C++ library's glog FATAL
+line, which aborts the process (TensorFlow's `2021-08-19 02:10:50.224348: F tf_adapter/kernels/geop_npu.cc:766]
+GeOp3_0GEOP::::DoRunAsync Failed`, glog's own `F0819 02:10:50.224348 4242 file.cc:766] ...`)."""
 _KILL_LINE = (r"(?i)\bReceived (?:Signals\.)?SIG(?:TERM|KILL|INT|HUP|USR[12])\b|\bReceived \d+ death signal\b"
               r"|\b(?:killed|terminated) by signal\b|\bKilled\s*$|^Terminated\s*$"
               r"|^zsh: (?:killed|terminated)\b|^\[\d+\]\s*[+-]?\s+\d+ +(?:killed|terminated)\b"
