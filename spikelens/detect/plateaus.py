@@ -21,6 +21,7 @@ import numpy as np
 
 from . import progress, scores
 from .base import Detector, RunContext, Series
+from ..frame import is_eval
 from ..model.finding import Finding
 from .stats import MAD_TO_SIGMA
 from .turns import MEMORISED_FALL, never_improved, turned_from_best
@@ -637,6 +638,15 @@ class PlateauDetector(Detector):
         if zero.mean() < self.zero_share or head.mean() < self.zero_share or step[0] > 0.05 * max(step[-1], 1):
             return None
         shown = ", ".join(f"{v:.3g}" for v in value[:4])
+        fitted = _fitted_every_batch(ctx, step[zero])
+        if fitted is not None:  # the loss is zero because every training example is right: no fault of the signal
+            return Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric, severity="info",
+                           message=(f"{series.label} printed 0 on {int(zero.sum())} of its {value.size} logged steps "
+                                    f"({shown}, ...) while {fitted} read 100%: the model fits every training batch "
+                                    f"(memorised); judge it by its held-out curves"),
+                           start_step=int(step[zero][0]), end_step=int(step[-1]),
+                           evidence={"reading": "memorised", "level": 0.0, "zero_points": int(zero.sum()),
+                                     "points": int(value.size), "accuracy": fitted})
         msg = (f"{series.label} was numerically zero on {int(zero.sum())} of its {value.size} logged steps from the "
                f"first ({shown}, ...): no training signal (a loss that underflows in fp16, a mask that drops every "
                f"target, a loss detached from the model)")
@@ -1215,3 +1225,20 @@ def _ranked_hits(s: Series) -> bool:
     level is k over the candidates (0.1% of 10,000 items), so 0.6% is answers found, not none;
     only exact zeros say the model never ranked a right answer."""
     return bool(_RANKING.search(s.metric)) and float(np.max(s.finite()[1])) > 0
+
+
+def _fitted_every_batch(ctx: RunContext, zero_steps: np.ndarray) -> str | None:
+    """The training accuracy that reads its ceiling (1 or 100%) on most steps where the loss is 0, or
+    None: a loss printed as 0 beside a perfect accuracy is a model that fits its training set
+    (BrainFormer's `Loss: 0.000, Acc:1.000` for 28 epochs), not a loss that lost its signal."""
+    for acc in ctx.by_role("accuracy"):
+        if is_eval(acc.metric) or not len(acc):
+            continue
+        at = np.isin(acc.step, zero_steps)
+        v = acc.value[at]
+        if v.size < max(3, zero_steps.size // 2) or not np.isfinite(v).all():
+            continue
+        ceiling = 100.0 if np.nanmax(acc.value) > 1.5 else 1.0
+        if np.mean(v >= 0.999 * ceiling) >= 0.8:
+            return acc.metric
+    return None

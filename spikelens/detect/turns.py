@@ -116,7 +116,9 @@ def train_change(train: Series | None, start: int, end: int) -> float | None:
     if v.size < 2:
         return None
     a, b = np.searchsorted(step, start), np.searchsorted(step, end, side="right")
-    seg = np.log(v[max(0, a - 1):b])
+    if not (a < step.size and step[a] == start):
+        a = max(0, a - 1)  # no training point at `start`: the one logged before it is the level there
+    seg = np.log(v[a:b])  # (never one before a point at `start`: an untrained first epoch is no fall)
     if seg.size < 2:
         return None
     k = max(1, seg.size // 5)
