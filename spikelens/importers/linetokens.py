@@ -71,6 +71,10 @@ _SOFT_BLANK = re.compile(_WRAPPED + r"|\x1b\[[\d;?]*[ -/]*[@-~]|\x1b[()][A-Za-z\
 _FILE_EXTS = "pt|pth|ckpt|bin|safetensors|pkl|pickle|npy|npz|h5|hdf5|onnx|t7|tar|gz|zip|json|ya?ml|csv|txt|log|png|jpe?g"
 """What ends the name of a file a log mentions (a checkpoint, a figure, a table)."""
 _BLANK = re.compile("|".join([
+    # glog/absl: `I0101 12:00:00.123456 140000 `, maybe after a launcher's time stamp (blanked before) or
+    # bracketed tags (`[12:00:01] `, `[rank0]: `): the prefixes stack (first: the
+    # alternative that matches at a position wins, and the tags' own would end the header's line start)
+    r"(?m:^(?:[\x01\s]|\[[^\]\n]{1,40}\]:?)*[IWEF]\d{4} +\d\d:\d\d:\d\d\.\d+ +\d+ )",
     r"\[(?:rank|default|Rank|RANK)\s*\d+\]:?|(?m:^\s*\[\d+\]:)",  # rank tags
     r"(?m:^\s*\d+:\s)",  # srun -l
     r"[\w.<>\-]+:[\w.<>\-]+:\d+(?=\s)",  # loguru `module:function:line`
@@ -90,7 +94,6 @@ _BLANK = re.compile("|".join([
     r"(?<=[ \t])(?!(?i:epoch|ep|step|iter|iteration|it|batch|round|episode|update|global_step)\b)"
     r"[A-Za-z_][\w.\-]*:\d+(?=\](?:\s|$))",
     r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+:\d+(?![\d.])",  # a module's line: loguru's `yolox.core.trainer:247`
-    r"(?m:^[IWEF]\d{4} +\d\d:\d\d:\d\d\.\d+ +\d+ )",  # glog/absl: `I0101 12:00:00.123456 140000 `
     # a logger's bracketed name opening the message (`2016-06-20 10:08:18[outputs/lstm Deep Head Motion
     # Control]:  Epoch 2,  Loss = 0.39`): the words of a name, no prose (a phase tag `[train]:` stays)
     r"(?m:^[\x01\s]*\[(?!\s*(?:train|training|val|valid|validation|eval|evaluation|test|dev)\s*\])[^\[\]\d\n]{1,80}\]:)",
@@ -312,6 +315,9 @@ _BLOB = re.compile(r"\bTensor[ \t]+(?P<name>[A-Za-z_][\w/.\-]*)[ \t]+of[ \t]+typ
 
 
 _EMPTIED = re.compile(r"\[[\x01 \t]*\x01[\x01 \t]*\]:?")
+_WEIGHED = re.compile(r"\([ \t]*[*×][ \t]*[-+]?[\d.]+(?:[eE][-+]?\d+)?[ \t]*=[^()]*\)")
+"""A term's weighted share in parentheses after its value (Caffe's `center_loss = 0.5 (* 0.008 = 0.004 loss)`):
+a derivation of the value before it, no running average of it."""
 _ABSENT_VALUE = r"[ \t]*[:=][ \t]*(?:n/a|N/A|n\.a\.|None|none|null|NULL)(?![\w/])"
 _ABSENT = re.compile(r"(?:(?<=[,|;\t])|^)[ \t]*[A-Za-z][\w ./\-]{0,40}?" + _ABSENT_VALUE
                      + r"(?=[ \t]*(?:[,|;\t}\]]|$))|(?<![\w.])[A-Za-z][\w./\-]*" + _ABSENT_VALUE)
@@ -346,6 +352,8 @@ def _blanked(line: str) -> tuple[str, tuple[int, int] | None, str | None]:
     line = _BLANK.sub(lambda m: _GAP * (m.end() - m.start()), line)
     line = _LOGGER_LEAD.sub(lambda m: _GAP * (m.end() - m.start()), line)
     line = _EMPTIED.sub(lambda m: _GAP * (m.end() - m.start()), line)
+    if "(" in line:
+        line = _WEIGHED.sub(lambda m: " " * (m.end() - m.start()), line)
     if "n" in line or "N" in line:
         line = _ABSENT.sub(lambda m: " " * (m.end() - m.start()), line)
     phase = None
