@@ -174,7 +174,8 @@ def test_an_exploration_schedule_or_an_episode_length_marks_a_reinforcement_lear
     assert not is_reinforcement(infer_roles(["loss", "epsilon", "accuracy"]))
     assert not is_reinforcement(infer_roles(["loss", "eps", "accuracy"]))
     assert is_reinforcement(infer_roles(["episode", "steps", "ep_return", "loss", "eps", "beta"]))  # a DQN trader's rows
-    # an SB3 DQN run is judged by its episode return, not its TD loss
+    # an SB3 DQN run (no policy term) is judged by its TD loss, as every labelled DQN log with a loss is
+    # (session 24, `frame.is_value_learner`); it is still a reinforcement learner
     d = _dir(tmp_path, "dqn")
     with (d / "progress.csv").open("w", newline="") as fh:
         w = csv.writer(fh)
@@ -183,7 +184,7 @@ def test_an_exploration_schedule_or_an_episode_length_marks_a_reinforcement_lear
         for i in range(N):
             w.writerow([200 + i, f"{10 + i:.2f}", f"{max(0.05, 1 - i / 20):.3f}", 4 * (i + 1), 1000 * (i + 1),
                         "0.0001", f"{0.5 + 0.1 * np.sin(i):.4f}", 250 * i])
-    assert _main(d) == "rollout/ep_rew_mean"
+    assert _main(d) == "train/loss"
     # the same table without the marks (a loss and a reward only) keeps its loss
     e = _dir(tmp_path, "plain")
     with (e / "progress.csv").open("w", newline="") as fh:
