@@ -46,12 +46,15 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
             osc.evidence["spikes_inside"] = len(folded)
 
     for p in by_kind.get("plateau", []):
-        # a loss that 'stopped improving' while it swung or ran away over the same steps: the swings or the
-        # runaway are what those steps did, told by their own findings; the note would tell them again as rest
+        # a loss that 'stopped improving' while something loud happened to it over the same steps (it swung,
+        # ran away, re-saw its data): that event is what those steps did, told by its own finding; the note
+        # would tell it again as a rest. A 'stopped' note stands only on a stretch where nothing else did
+        # (a spike that came back is a blip on the level, not what the stretch did).
         if p.evidence.get("reading") == "stopped" and any(
-                f.metric == p.metric and f.severity != "info" and f.start_step is not None
+                f is not p and f.metric == p.metric and f.severity != "info" and f.start_step is not None
+                and not (f.kind == "spike" and f.recovery != "none")
                 and p.start_step - 10 * interval(p.metric) <= f.start_step <= (p.end_step or f.start_step)
-                for f in by_kind.get("oscillation", []) + by_kind.get("divergence", [])):
+                for f in findings):
             drop.add(id(p))
 
     for nan in by_kind.get("nan", []):
