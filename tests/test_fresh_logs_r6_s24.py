@@ -223,3 +223,35 @@ def test_a_val_loss_that_jumped_once_on_a_smooth_curve_is_a_loud_spike(tmp_path)
     (run,) = spikelens.analyze(_keras_history(tmp_path / "training_history.csv", TRAIN_FALLS, val), jobs=1).runs
     spikes = [f for f in run.findings if f.metric == "val_loss" and f.kind == "spike" and f.severity in LOUD]
     assert spikes and spikes[0].peak_step == 74
+
+
+def _airl_log(path, returns):
+    """gail-airl-ppo's trainer log: its settings, then one line an evaluation."""
+    lines = ["Num steps: 10000000, Eval interval: 100000", "lr_actor: 0.0003, lr_critic: 0.0003, lr_disc: 0.0001"]
+    for k, r in enumerate(returns, 1):
+        lines.append(f"Num steps: {k * 100000}   Return: {r:.1f}   Time: {k // 20}:{(k * 3) % 60:02d}:39")
+    lines.append("Models saved to logs/Ant-v4/airl/seed0/model")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+WANDER = [185.6, 477.5, 161.7, 58.1, 120.4, 35.2, 180.8, -1.8, 60.3, -90.3, 126.1, 40.2, -130.6]
+
+
+def test_a_return_that_sank_far_below_anything_it_showed_and_stayed_is_a_collapse(tmp_path):
+    rets = WANDER + [-2701.5] + [-2738.0 + (k % 5) - 2 for k in range(86)]
+    (run,) = spikelens.analyze(_airl_log(tmp_path / "training_process.log", rets), jobs=1).runs
+    sank = [f for f in run.findings if f.kind == "divergence" and f.evidence.get("sank")]
+    assert sank and sank[0].severity in LOUD and 1300000 <= sank[0].start_step <= 1400000
+
+
+def test_a_return_that_dipped_once_and_came_back_is_no_collapse(tmp_path):
+    rets = WANDER + [-2701.5] + [WANDER[k % len(WANDER)] for k in range(86)]
+    (run,) = spikelens.analyze(_airl_log(tmp_path / "training_process.log", rets), jobs=1).runs
+    assert not [f for f in run.findings if f.kind == "divergence" and f.severity in LOUD]
+
+
+def test_a_return_that_wanders_lower_within_its_spread_is_no_collapse(tmp_path):
+    rets = WANDER + [w - 150.0 for k in range(87) for w in [WANDER[k % len(WANDER)]]]
+    (run,) = spikelens.analyze(_airl_log(tmp_path / "training_process.log", rets), jobs=1).runs
+    assert not [f for f in run.findings if f.kind == "divergence" and f.evidence.get("sank")]

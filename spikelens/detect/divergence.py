@@ -67,6 +67,9 @@ class DivergenceDetector(Detector):
     """A loss below zero this many orders of magnitude beyond its first values' size ..."""
     runaway_growth: float = 1.1
     """... and still growing away (last tenth / middle third) has run away below zero."""
+    sank_spreads: float = 3.0
+    """A reward that gained nothing collapses when its last tenth lies this many times the 10-90% spread of
+    its points before the fall below where it began, under all of them (`_sank`)."""
     collapse_share: float = 0.3
     """A reward collapses when its fall from its best takes back this share of what it had gained, and,
     for a reward that starts at or above zero (a return counted up from nothing), this share of its best
@@ -184,7 +187,10 @@ class DivergenceDetector(Detector):
         first = float(np.median(y[:max(3, n // 20)]))
         tail = float(np.median(y[-max(5, n // 10):]))
         gained, lost = best - first, best - tail
-        if gained <= 0 or lost < self.collapse_share * gained or lost < self.min_rise_sigmas * sig:
+        if gained <= 0 or lost < self.collapse_share * gained:
+            sank = self._sank(series, ctx, step, y, sm, first, tail, sig)
+            return [sank] if sank is not None else []
+        if lost < self.min_rise_sigmas * sig:
             return []
         if first >= 0 and lost < self.collapse_share * best:
             return []  # a return counted up from zero that kept most of its level (45 -> 39.5): a dip, no collapse
@@ -206,6 +212,34 @@ class DivergenceDetector(Detector):
                         evidence={"turn_value": float(sm[i0]), "end_value": tail, "first_value": first,
                                   "lost_share": float(lost / gained), "last_step": int(step[-1]),
                                   "higher_is_better": True})]
+
+    def _sank(self, series: Series, ctx: RunContext, step: np.ndarray, y: np.ndarray, sm: np.ndarray,
+              first: float, tail: float, sig: float) -> Finding | None:
+        """A reward that had gained nothing and then fell far below anything it had shown and stayed
+        there: its last tenth under its lowest point before the fall, by `sank_spreads` x the 10-90%
+        spread of those points (AIRL's evaluation return wandering 185, 477, 58, -130 and then pinned at
+        -2740 for 86 evaluations: a degenerate policy, a collapse, not a plateau at its start)."""
+        n = y.size
+        drop = first - tail
+        if drop <= 0 or drop < self.min_rise_sigmas * sig:
+            return None
+        fell = int(np.argmax(sm < first - 0.5 * drop))
+        if fell < 5 or n - fell < max(20, int(n * self.min_duration_fraction)) \
+                or np.mean(sm[fell:] < first - 0.5 * drop) < 0.8:
+            return None
+        before = y[:fell]
+        lo, hi = np.percentile(before, [10, 90])
+        if tail >= float(before.min()) or drop < self.sank_spreads * max(float(hi - lo), 1e-12):
+            return None
+        i0 = max(0, fell - 1)
+        msg = (f"{series.label} collapsed: after wandering at {first:.4g} (10-90% of its points {lo:.4g} to {hi:.4g}) "
+               f"it fell at step {int(step[fell])} to {tail:.4g} and stayed there to step {int(step[-1])}, far below "
+               f"anything it had shown: the policy degenerated and never came back")
+        return Finding(kind="divergence", code=self.code, run=ctx.run, metric=series.metric, severity="warning",
+                       message=msg, start_step=int(step[i0]), end_step=int(step[-1]), magnitude=float(drop / max(hi - lo, 1e-12)),
+                       evidence={"turn_value": float(sm[i0]), "end_value": tail, "first_value": first,
+                                 "spread_before": float(hi - lo), "last_step": int(step[-1]), "sank": True,
+                                 "higher_is_better": True})
 
     def _never_kept(self, series: Series, ctx: RunContext, step: np.ndarray, start: float, best: float, i_best: int,
                     end: float, w: int) -> Finding:

@@ -346,8 +346,9 @@ def _fold_into_never_learned(plateau: Finding, findings: list[Finding], ctx: Run
     plateau.evidence["never_learned"] = True
     folded = []
     for f in findings:
-        if f is plateau or id(f) in drop or f.evidence.get("from_first_step"):
-            continue  # (a blow-up at the first step is what put the loss at that level: its cause, kept)
+        if f is plateau or id(f) in drop or f.evidence.get("from_first_step") or f.evidence.get("sank"):
+            continue  # (a blow-up at the first step is what put the loss at that level: its cause, kept; a
+            # reward that sank far below anything it had shown is an event of its own, not noise inside it)
         if f.kind in FOLDED_BY_NEVER_LEARNED and (f.metric == plateau.metric or _held_out_noise(f, plateau, ctx)):
             if plateau.severity == "info" and f.severity != "info":
                 continue  # a note leads nothing: an alarm folded into it would vanish from the report
