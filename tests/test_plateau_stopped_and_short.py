@@ -113,6 +113,7 @@ def _full_batch(chaos: bool) -> np.ndarray:
 def test_a_noiseless_loss_that_jumps_mid_fall_oscillates(tmp_path):
     found = _findings(_one_column(tmp_path, _full_batch(chaos=True)), "oscillation")
     assert found and any(f.start_step <= 80 and f.end_step >= 140 for f in found)
+    assert all(f.severity == "info" and f.evidence.get("noiseless") for f in found)
 
 
 @pytest.mark.parametrize("digits", [6, 2])

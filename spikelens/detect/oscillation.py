@@ -136,12 +136,16 @@ class OscillationDetector(Detector):
             s0, s1 = int(step[a]), int(step[b])
             swing = float(np.nanmedian(np.abs(seg)))
             progress = float(trend[a] - trend[b])  # what the trend still fell over the stretch
-            stalled = progress < self.stall_swings * swing
+            # (a noiseless curve's swings are measured against an assumed floor, not its own noise: a note)
+            stalled = progress < self.stall_swings * swing and not noiseless
             usual = (f"swings of {float(np.nanmedian(amp[a:b + 1])):.2g}{' on its log' if is_log else ''} where the rest "
                      f"of the curve is one smooth line") if noiseless else f"swings {r:.1f}x its usual noise"
             msg = (f"{series.label} oscillated from step {s0} to {s1}: {usual} "
                    f"({swings} reversals over {b - a + 1} points)")
-            if not stalled:
+            if noiseless:
+                msg += ("; a curve with no noise elsewhere has no usual swing to weigh these against "
+                        "(a full-batch run): a note, with any spike among them its own finding")
+            elif not stalled:
                 msg += (f"; its trend kept falling through them ({progress / max(swing, 1e-12):.0f} typical swings"
                         f"{' on its log' if is_log else ''}): noise that did not cost progress, no alarm")
             out.append(Finding(kind="oscillation", code=self.code, run=ctx.run, metric=series.metric,
