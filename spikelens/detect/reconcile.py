@@ -54,7 +54,7 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
                 f is not p and f.metric == p.metric and f.severity != "info" and f.start_step is not None
                 and not (f.kind == "spike" and f.recovery != "none")
                 and p.start_step - 10 * interval(p.metric) <= f.start_step <= (p.end_step or f.start_step)
-                for f in findings):
+                for f in findings) or _overfit_over(p, findings):
             drop.add(id(p))
 
     for nan in by_kind.get("nan", []):
@@ -214,6 +214,16 @@ def _one_flat_reward_reading(plateaus: list[Finding], drop: set[int]) -> list[Fi
 
 # (a loud spike inside the oscillation of a noiseless curve, `oscillation.NOISELESS_SHARE`, stands on its own:
 # such a curve has no swings but its jumps, so the oscillation summarises them rather than explaining them away)
+
+
+def _overfit_over(p: Finding, findings: list[Finding]) -> bool:
+    """Whether a loud overfitting finding (on any held-out metric) overlaps a 'stopped improving' note: a
+    training loss that flattened while its held-out score turned is the overfitting's picture, told once."""
+    return p.evidence.get("reading") == "stopped" and any(
+        f.kind == "overfitting" and f.severity != "info" and f.start_step is not None
+        and f.start_step <= (p.end_step if p.end_step is not None else f.start_step)
+        and (f.end_step if f.end_step is not None else f.start_step) >= p.start_step
+        for f in findings)
 
 
 def _beyond_the_swings(spike: Finding, osc: Finding) -> bool:
