@@ -268,8 +268,6 @@ def eval_bursts(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Fin
     if not out:
         return []
     kept, noise = _bursts_above_their_population(det, y - level, out)
-    noise += [b for b in kept if _among_eval_rises(det, y, b[4], sum(1 for o in kept if o[4] >= b[4]))]
-    kept = [b for b in kept if b not in noise]
     found = [_eval_burst_finding(det, series, ctx, step, value, a, p, e, lv) for a, p, e, lv, _ in kept]
     if noise:
         found.append(_eval_noise_note(det, series, ctx, step, value, noise, y - level))
@@ -295,17 +293,6 @@ def _bursts_above_their_population(det: SpikeDetector, rise: np.ndarray, bursts:
         as_large = sum(1 for o in bursts if o[4] >= b[4])  # this rise and the larger ones
         (noise if half > det.bad_batch_population * as_large else kept).append(b)
     return kept, noise
-
-
-def _among_eval_rises(det: SpikeDetector, y: np.ndarray, rise: float, as_large: int) -> bool:
-    """Is an eval-loss rise of `rise` (log) one of the curve's own moves? Counted from one evaluation
-    to the next (no running level a swinging curve drags along): a held-out curve of a small set that
-    jumps 2-4x every few epochs (a Keras val_loss of 0.11, 0.45, 0.26, 0.12, 0.39 ...) throws more than
-    `bad_batch_population` x as many rises of half this size as there are rises this large, while a
-    held-out set that jumped once (7.4 against 1.4 at one epoch) has almost none in between."""
-    ups = np.diff(y)
-    half = int(np.count_nonzero(ups >= 0.5 * rise)) - as_large  # (the rise's own step up among them)
-    return half > det.bad_batch_population * max(as_large, 1)
 
 
 def _eval_noise_note(det: SpikeDetector, series: Series, ctx: RunContext, step: np.ndarray, value: np.ndarray,
@@ -406,11 +393,6 @@ def with_bad_batches(det: SpikeDetector, series: Series, ctx: RunContext, found:
         kept = [f for f in found if not (f.kind == "spike" and f.peak_step in at)]
         return kept + [signed_jump_finding(det.code, series, ctx, step, value, signed, det.signed_jump_spreads)]
     idx = bad_batch_jumps(det, value, det.eval_jump_ratio if series.role == "eval_loss" else det.bad_batch_ratio)
-    if series.role == "eval_loss" and idx.size and value.min() > 0:
-        y = np.log(value)
-        size = [y[i] - np.median(np.concatenate([y[max(0, i - det.bad_batch_context):i], y[i + 1:i + 1 + det.bad_batch_context]]))
-                for i in idx]
-        idx = idx[[not _among_eval_rises(det, y, z, sum(1 for o in size if o >= z)) for z in size]]
     if series.role == "loss" and det.corroborated_ratio < det.bad_batch_ratio:
         # the gradient's jump stands in for the margin over the run's own tail (1x it, not 2x)
         idx = np.union1d(idx, _corroborated(det, ctx, step, bad_batch_jumps(det, value, det.corroborated_ratio, 1.0)))
