@@ -96,10 +96,11 @@ class OverfittingDetector(Detector):
             found.severity = "info"
             found.message += (f"; it gave back {100 * hit['given_back']:.2g}% of what it had gained since its first "
                               f"evaluation ({_num(hit['first_value'])}): negligible, no alarm")
-        # a held-out score that gave back all it had gained since its first evaluation is judged as an eval
-        # loss is: with the training loss standing still it is one lucky evaluation, not a turn (VGG16's val
-        # accuracy 28.57, one 35.71, 28.57 to the end, its training loss at ln 4 throughout)
-        back = series.role == "eval_loss" or (hit["given_back"] is not None and hit["given_back"] >= 0.9)
+        # a held-out score that gave back all it had gained since its first evaluation, and no more, is judged as
+        # an eval loss is: with the training loss standing still it is one lucky evaluation, not a turn (VGG16's
+        # val accuracy 28.57, one 35.71, 28.57 to the end, its training loss at ln 4 throughout); one that fell
+        # far below its first level (a fine-tuned model's accuracy sliding from where it started) did turn
+        back = series.role == "eval_loss" or (hit["given_back"] is not None and 0.9 <= hit["given_back"] <= 1.5)
         early = self._too_early(hit, train if back else None)
         if early and found.severity != "info":
             found.severity = "info"
