@@ -18,3 +18,24 @@ def script_log(path, runs):
         lines += [f"step {i + 1} | loss {v:.5f}\n" for i, v in enumerate(loss)]
     path.write_text("".join(lines))
     return path
+
+
+def launches_log(path, launches):
+    """Each launch: (banner lines, its losses), appended in order."""
+    lines = []
+    for banner, loss in launches:
+        lines.append(banner)
+        lines += [f"step {i + 1} | loss {v:.5f} | lr 0.001\n" for i, v in enumerate(loss)]
+    path.write_text("".join(lines))
+    return path
+
+
+def relaunch_deaths(path):
+    """The SL306 relaunch-crash findings of a log's one run, from its stitched launches."""
+    from spikelens import api, diagnostics, stitching
+    from spikelens.detect.ended import relaunch_crash_findings
+
+    with diagnostics.collecting():
+        (run,) = api.load_runs(path)
+    st = stitching.stitch_run(run)
+    return relaunch_crash_findings(run.name, run.meta or {}, st.boundaries)

@@ -8,26 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from appended_runs import clean_loss
-from spikelens import api, diagnostics, stitching
-from spikelens.detect.ended import relaunch_crash_findings
-
-
-def _log(path, launches):
-    """Each launch: (banner lines, its losses), appended in order."""
-    lines = []
-    for banner, loss in launches:
-        lines.append(banner)
-        lines += [f"step {i + 1} | loss {v:.5f} | lr 0.001\n" for i, v in enumerate(loss)]
-    path.write_text("".join(lines))
-    return path
-
-
-def _died(path):
-    with diagnostics.collecting():
-        (run,) = api.load_runs(path)
-    st = stitching.stitch_run(run)
-    return relaunch_crash_findings(run.name, run.meta or {}, st.boundaries)
+from appended_runs import clean_loss, launches_log as _log, relaunch_deaths as _died
 
 
 def _two(seed=0):
