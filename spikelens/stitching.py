@@ -150,14 +150,14 @@ def _ended_early(run: Run, frame: pl.DataFrame, main: str | None, *, trained: bo
     epochs = live.filter(pl.col("metric").cast(pl.String).str.to_lowercase().str.replace(r"^(?:train|training)[/.]", "")
                          == "epoch").get_column("value")
     losses = live.filter(pl.col("metric") == main).sort("step", "seq").get_column("value") if main else None
-    first_step = int(live.get_column("step").min())
+    first_step, last_step = int(live.get_column("step").min()), int(last.item(0, "step"))
     return ended_early_finding(
-        run.name, meta, first_step=first_step, last_step=int(last.item(0, "step")),
+        run.name, meta, first_step=first_step, last_step=last_step,
         last_epoch=float(epochs.max()) if epochs.len() and epochs.is_finite().any() else None,
         last_source=str(last.item(0, "source")),
         loss_ended_nonfinite=bool(losses is not None and losses.len() and not np.isfinite(losses[-1])),
         epochs_done=_epochs_done(epochs), plan_is_training=trained,
-        epochs_at_most=_epochs_at_most(meta, first_step, int(last.item(0, "step"))) if not epochs.len() else None)
+        epochs_at_most=_epochs_at_most(meta, first_step, last_step) if not epochs.len() else None)
 
 
 _RECORD_ORDER = ("order", "index", "place")
@@ -768,14 +768,14 @@ def _trailing_stubs(frame: pl.DataFrame, boundaries: list[Boundary], lay: "_Layo
                   .group_by("segment").agg(pl.col("step").n_unique()).iter_rows())  # steps logged
     span = {s: lay.last[s] - lay.first[s] for s in lay.segments}
     longest = max([span[s] for s in lay.segments if lay.has_main.get(s)] or [0])
+    if longest <= 0:
+        return set()
     stubs: list[Boundary] = []
     for b in reversed(boundaries):  # the trailing stubs, from the log's end back to the run judged
         s = b.segment
         if b.launch != "rerun" or points.get(s, 0) > STUB_POINTS or span[s] >= ATTEMPT_SHARE * max(longest, 1):
             break
         stubs.append(b)
-    if not stubs or longest <= 0:
-        return set()
     for b in stubs:
         b.stub = True
     return {b.segment for b in stubs}

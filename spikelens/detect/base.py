@@ -50,6 +50,13 @@ class Series:
             return self.step, self.value
         return self.step[ok], self.value[ok]
 
+    def positive(self) -> tuple[np.ndarray, np.ndarray]:
+        """Steps and values of the finite points above zero: what a log scale or a share of a peak reads
+        (a learning rate's, a training loss's)."""
+        step, value = self.finite()
+        keep = value > 0
+        return step[keep], value[keep]
+
 
 @dataclass
 class RunContext:

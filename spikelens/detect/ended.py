@@ -199,8 +199,8 @@ def launch_crash_findings(run: str, meta: dict[str, Any]) -> list[Finding]:
 
 
 LISTED_MAX = 5
-"""Launch crashes told one finding each up to this many; more (a job relaunched dozens of times) are one
-finding that lists them, the way an engineer sums them up."""
+"""Launch crashes (and rollbacks, `resume.boundary_findings`) told one finding each up to this many; more (a job
+relaunched dozens of times) are one finding that lists them, the way an engineer sums them up."""
 
 
 def _launch_crashes(run: str, each: list[Finding]) -> Finding:

@@ -779,9 +779,7 @@ def _lr_floor(ctx: RunContext, step: int) -> tuple[float, float] | None:
     lr = ctx.main("lr")
     if lr is None:
         return None
-    st, v = lr.finite()
-    keep = v > 0
-    st, v = st[keep], v[keep]
+    st, v = lr.positive()
     if v.size < 2:
         return None
     at = float(v[max(0, min(int(np.searchsorted(st, step, side="right")) - 1, v.size - 1))])

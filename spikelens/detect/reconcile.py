@@ -39,6 +39,8 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
         folded = [f for f in by_kind.get("spike", []) if f.metric == osc.metric and f.peak_step is not None
                   and osc.start_step - margin <= f.peak_step <= (osc.end_step or f.peak_step) + margin
                   and not _beyond_the_swings(f, osc)
+                  # (a loud spike inside a noiseless curve's oscillation, `oscillation.NOISELESS_SHARE`, stands on
+                  # its own: such a curve has no swings but its jumps; the oscillation summarises, not explains them)
                   and not (osc.evidence.get("noiseless") and f.severity != "info")]
         for f in folded:
             drop.add(id(f))
@@ -50,11 +52,11 @@ def reconcile(findings: list[Finding], ctx: RunContext) -> list[Finding]:
         # ran away, re-saw its data): that event is what those steps did, told by its own finding; the note
         # would tell it again as a rest. A 'stopped' note stands only on a stretch where nothing else did
         # (a spike that came back is a blip on the level, not what the stretch did).
-        if p.evidence.get("reading") == "stopped" and any(
+        if p.evidence.get("reading") == "stopped" and (any(
                 f is not p and f.metric == p.metric and f.severity != "info" and f.start_step is not None
                 and not (f.kind == "spike" and f.recovery != "none")
                 and p.start_step - 10 * interval(p.metric) <= f.start_step <= (p.end_step or f.start_step)
-                for f in findings) or _overfit_over(p, findings):
+                for f in findings) or _overfit_over(p, findings)):
             drop.add(id(p))
 
     for nan in by_kind.get("nan", []):
@@ -212,14 +214,10 @@ def _one_flat_reward_reading(plateaus: list[Finding], drop: set[int]) -> list[Fi
     return [p for p in plateaus if p not in again]
 
 
-# (a loud spike inside the oscillation of a noiseless curve, `oscillation.NOISELESS_SHARE`, stands on its own:
-# such a curve has no swings but its jumps, so the oscillation summarises them rather than explaining them away)
-
-
 def _overfit_over(p: Finding, findings: list[Finding]) -> bool:
     """Whether a loud overfitting finding (on any held-out metric) overlaps a 'stopped improving' note: a
     training loss that flattened while its held-out score turned is the overfitting's picture, told once."""
-    return p.evidence.get("reading") == "stopped" and any(
+    return any(
         f.kind == "overfitting" and f.severity != "info" and f.start_step is not None
         and f.start_step <= (p.end_step if p.end_step is not None else f.start_step)
         and (f.end_step if f.end_step is not None else f.start_step) >= p.start_step

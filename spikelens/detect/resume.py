@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .base import Detector, RunContext, Series
+from .ended import LISTED_MAX
 from ..model.finding import Finding
 from .stats import forward_median, global_sigma, log_scale, median_interval, rolling_median
 
@@ -563,11 +564,6 @@ def boundary_findings(run: str, boundaries: list[Boundary], segments: list[dict]
             out.append(wallclock_gap_finding(run, b))
     out.extend(rollbacks if len(rollbacks) <= LISTED_MAX else [rollbacks_finding(run, rollbacks)])
     return out
-
-
-LISTED_MAX = 5
-"""Rollbacks told one finding each up to this many; more (a log of hundreds of launches) are one finding
-that lists them, as an engineer sums up a job that kept being relaunched."""
 
 
 def rollbacks_finding(run: str, each: list[Finding]) -> Finding:

@@ -110,9 +110,7 @@ def train_change(train: Series | None, start: int, end: int) -> float | None:
     fell), from the medians of the points near each end; None without a training loss."""
     if train is None:
         return None
-    step, v = train.finite()
-    ok = v > 0
-    step, v = step[ok], v[ok]
+    step, v = train.positive()
     if v.size < 2:
         return None
     a, b = np.searchsorted(step, start), np.searchsorted(step, end, side="right")

@@ -78,9 +78,21 @@ SIBLING_CONFIGS = ("config.json", "config.yaml", "files/config.yaml")
 _EPOCH_KEYS = ("epochs", "num_epochs", "n_epochs", "max_epochs", "num_train_epochs")
 """The keys a training configuration states its length in epochs by."""
 _JSON_KEY = re.compile(r'^(?: {1,4}|\t)?"(?P<key>%s)"\s*:\s*(?P<value>\d+(?:\.0+)?)\s*[,}]?\s*$' % "|".join(_EPOCH_KEYS), re.M)
-_WANDB_KEY = re.compile(r"^(?P<key>%s):[ \t]*\n(?:[ \t]+(?!value:)\S.*\n){0,3}[ \t]+value:[ \t]*(?P<value>\d+(?:\.0+)?)[ \t]*$"
-                        % "|".join(_EPOCH_KEYS), re.M)
-_FLAT_KEY = re.compile(r"^(?P<key>%s):[ \t]*(?P<value>\d+(?:\.0+)?)[ \t]*(?:#.*)?$" % "|".join(_EPOCH_KEYS), re.M)
+
+
+def _wandb_value(keys: tuple[str, ...], number: str) -> re.Pattern:
+    """A top-level key of W&B's `config.yaml` (`epochs:` with its `value: 20` a few lines under it)."""
+    return re.compile(r"^(?P<key>%s):[ \t]*\n(?:[ \t]+(?!value:)\S.*\n){0,3}[ \t]+value:[ \t]*(?P<value>%s)[ \t]*$"
+                      % ("|".join(keys), number), re.M)
+
+
+def _flat_value(keys: tuple[str, ...], number: str) -> re.Pattern:
+    """A top-level `key: value` line of a YAML configuration (a comment after it allowed)."""
+    return re.compile(r"^(?P<key>%s):[ \t]*(?P<value>%s)[ \t]*(?:#.*)?$" % ("|".join(keys), number), re.M)
+
+
+_WANDB_KEY = _wandb_value(_EPOCH_KEYS, r"\d+(?:\.0+)?")
+_FLAT_KEY = _flat_value(_EPOCH_KEYS, r"\d+(?:\.0+)?")
 
 
 def sibling_plan(folders) -> dict:
@@ -112,10 +124,8 @@ def sibling_plan(folders) -> dict:
 
 _ITER_KEYS = ("max_iters", "max_train_iters", "num_iters", "num_train_iters")
 _PER_ITER_KEYS = ("num_steps_per_iter", "num_updates_per_iter", "steps_per_iter", "updates_per_iter")
-_ITER_RE = "|".join(_ITER_KEYS + _PER_ITER_KEYS)
-_WANDB_ITER = re.compile(r"^(?P<key>%s):[ \t]*\n(?:[ \t]+(?!value:)\S.*\n){0,3}[ \t]+value:[ \t]*(?P<value>\d+)[ \t]*$"
-                         % _ITER_RE, re.M)
-_FLAT_ITER = re.compile(r"^(?P<key>%s):[ \t]*(?P<value>\d+)[ \t]*(?:#.*)?$" % _ITER_RE, re.M)
+_WANDB_ITER = _wandb_value(_ITER_KEYS + _PER_ITER_KEYS, r"\d+")
+_FLAT_ITER = _flat_value(_ITER_KEYS + _PER_ITER_KEYS, r"\d+")
 
 
 def _step_plan(text: str, name: str) -> dict:

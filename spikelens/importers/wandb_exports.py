@@ -319,6 +319,7 @@ class WandbHistoryImporter(Importer):
 
     def read(self, path: Path) -> list[Table]:
         suffix = path.suffix.lower()
+        defined = config_definitions(path.parent)  # the step metrics the run's `config.yaml` records
         if suffix == ".parquet":
             try:
                 frame = pl.read_parquet(path)
@@ -331,7 +332,7 @@ class WandbHistoryImporter(Importer):
             text = decode(path, read_bytes(path))
             parsed = read_string_frame(path, text)
             frame = parsed.frame
-            axis = history_axis(frame.columns, config_definitions(path.parent))
+            axis = history_axis(frame.columns, defined)
             step_col = axis if axis in frame.columns else "_step"  # the table's own step column read as the step
             drop = tuple(c for c in frame.columns if c.strip().lower() in INDEX_COLUMNS
                          or c.strip() in ("_runtime", "_step") or c.strip().startswith("_wandb"))
@@ -363,7 +364,6 @@ class WandbHistoryImporter(Importer):
             diagnostics.warn(f"{path}: exactly {SAMPLED_ROWS} rows, as run.history() returns by default: "
                              "probably sampled — dump run.scan_history() for every step")
         tables = []
-        defined = config_definitions(path.parent)
         for rid, long in longs:
             long = on_axis(long, history_axis(long.get_column("metric").unique().to_list(), defined))
             key = f"{path}:{rid}" if rid is not None else str(path)
