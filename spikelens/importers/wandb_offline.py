@@ -432,7 +432,7 @@ def _note_launches(tables: list[Table], launches: list[dict[str, Any]]) -> None:
 
 
 def _exit_error(folder: Path, exit_code: int | None) -> tuple[str, int | None] | None:
-    """How a launch ended, when it failed: the error its console log (`files/output.log`) ends
+    """How a launch ended, when it failed: the error its console log (`console_log`) ends
     in, unless its exit record says it exited cleanly (code 0, whatever the console printed).
     A non-zero code alone says too little (a notebook kernel's or a sweep agent's exit reads
     255 on runs that trained to the end), so it is no crash without the console's error."""
@@ -440,7 +440,18 @@ def _exit_error(folder: Path, exit_code: int | None) -> tuple[str, int | None] |
         return None
     from .textsignals import tail_error
 
-    return tail_error(folder / "files" / "output.log")
+    console = console_log(folder)
+    return tail_error(console) if console is not None else None
+
+
+def console_log(folder: Path) -> Path | None:
+    """The run's console log: `files/output.log` as the client writes it, or `output.log` beside the
+    `.wandb` file in a copy that flattened the folder (a repository that kept a run's files in one
+    place); None when there is none."""
+    for where in (folder / "files" / "output.log", folder / "output.log"):
+        if where.is_file():
+            return where
+    return None
 
 
 def _note_exit(tables: list[Table], ended: dict[int, tuple[str, int | None] | None]) -> None:
