@@ -107,15 +107,36 @@ def _on_sigterm(signum, frame) -> None:
     raise Terminated()
 
 
-def _stopped(code: int) -> None:
+def _signal_behind(exc: BaseException) -> int | None:
+    """The exit code (130, 143) of a Ctrl-C or SIGTERM behind `exc`, if one is. Click's
+    `Abort` wraps a KeyboardInterrupt; Python 3.11 wraps a signal that lands while a
+    dataclass is being built at import in a RuntimeError."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return 130
+        if isinstance(exc, Terminated):
+            return 143
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _stopped(code: int, fast: bool) -> None:
     """Interrupted (Ctrl-C, 130) or terminated (SIGTERM, 143): one line, no traceback.
-    Workers are already stopped and every output is written whole or not at all."""
+    Workers are already stopped and every output is written whole or not at all.
+
+    The program leaves by `_finish`'s fast exit: with the ordinary exit, about one Ctrl-C
+    in ten half a second in ended the process by SIGINT itself (-2) after this line,
+    not 130. CPython does that when it has marked a KeyboardInterrupt as unhandled, most
+    likely one raised inside source a library runs through the C API, a mark that stays
+    even though the interrupt is handled here; `os._exit` never reaches that check."""
     import signal
 
     for sig in (signal.SIGINT, signal.SIGTERM):  # a second signal during the exit changes nothing
         signal.signal(sig, signal.SIG_IGN)
     typer.echo(f"spikelens: {'interrupted' if code == 130 else 'terminated'}", err=True)
-    sys.exit(code)
+    _finish(code, fast)
 
 
 def main(argv: list[str] | None = None, *, exit_fast: bool | None = None) -> None:
@@ -185,21 +206,23 @@ def _main(argv: list[str] | None, fast: bool = False) -> None:
         typer.echo(f"spikelens: error: {exc}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        _stopped(130)
+        _stopped(130, fast)
     except Terminated:
-        _stopped(143)
+        _stopped(143, fast)
     except typer.Exit as exc:
         _finish(exc.exit_code, fast)
     except Exception as exc:  # click usage errors and aborts
         import click
 
         if isinstance(exc, (click.exceptions.Abort, typer.Abort)):  # click's word for a KeyboardInterrupt
-            _stopped(130)
+            _stopped(130, fast)
+        if _signal_behind(exc):
+            _stopped(_signal_behind(exc), fast)
         # typer >= 0.20 vendors click (typer._click): its usage errors are not click's
         if isinstance(exc, (click.ClickException, typer.exceptions.TyperException)) and hasattr(exc, "show"):
             exc.show()
             sys.exit(2)
         raise
     if code == 130:  # typer's answer to a KeyboardInterrupt
-        _stopped(130)
+        _stopped(130, fast)
     _finish(code if isinstance(code, int) else 0, fast)
