@@ -21,7 +21,7 @@ from .importers.base import Importer, Table, read_head
 from .importers.plans import sibling_plan
 from .naming import key_name
 from .sanitize import shown
-from .segments import relogs_a_step, restart_record_order, split_ids, with_declared
+from .segments import RECORD_ORDER, relogs_a_step, restart_record_order, split_ids, with_declared
 
 if TYPE_CHECKING:
     from .importers.registry import Importers
@@ -341,8 +341,8 @@ def _build_run(name: str, tables: list[Table]) -> Run:
             next_segment += 1
         if t.meta:  # per launch (a W&B branch_point, TB purge steps) for the stitcher
             meta.setdefault("segment_meta", {}).setdefault(base, {}).update(t.meta)
-        if t.meta.get("step.from") == "order":  # a record count: a second training shows in its epoch
-            t = replace(t, frame=restart_record_order(t.frame))
+        if t.meta.get("step.from") in RECORD_ORDER:  # a record count: a second training shows in its counter
+            t = replace(t, frame=restart_record_order(t.frame, t.meta["step.from"]))
         local = split_ids(t.frame)
         if local is not None and not relogs_a_step(t.frame):
             # the step goes back but no step is ever logged twice: rows out of order (merged

@@ -7,6 +7,8 @@ own, so they never split a file.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import polars as pl
 
@@ -144,33 +146,76 @@ def relogs_a_step(frame: pl.DataFrame) -> bool:
 
 EPOCH_DROP = 0.5
 """How far below its highest value so far an `epoch` must fall to say the training started again."""
+RECORD_ORDER = ("order", "list index")
+"""How a reader says its step is the place of a record (`step.from`): no counter of the writer's, so a
+second training appended shows only in a counter the records carry."""
+_EPOCH = re.compile(r"(?i)^(?:.*[/_.])?epoch$")
+_RUN_COUNTER = re.compile(r"(?i)^(?:.*[/_.])?(?:episode|iteration|update|round)s?$")
+"""Counters that count a training's records from its start and go back only with a new training (an
+RL session's `episode`, a `round` of federated learning); an iteration of an epoch is no such counter
+where an epoch is logged beside it (it starts again with every epoch), which `_training_counter` checks."""
 
 
-def restart_record_order(frame: pl.DataFrame) -> pl.DataFrame:
-    """A table whose step is the order of its records (HF Trainer's console dicts carry no step)
-    where the `epoch` value falls back (3.0, then 1.0): a second training appended to the log.
-    Each training's records are counted from the table's first step again, so the step goes
-    back where the epoch did and the launches are told apart as any appended run is. The rows
-    from the one after the previous `epoch` row on belong to the new training (the epoch is the
-    last key of a Trainer dict). The frame unchanged when the epoch never falls back."""
-    is_epoch = pl.col("metric").cast(pl.String).str.to_lowercase() == "epoch"
-    ep = frame.with_row_index("_i").filter(is_epoch & pl.col("value").is_finite())
-    if ep.height < 2:
-        return frame
-    values, rows = ep.get_column("value").to_numpy(), ep.get_column("_i").to_numpy()
+def _training_counter(frame: pl.DataFrame) -> pl.DataFrame | None:
+    """The rows (`_i`, `value`) of the counter that says where a training starts: `epoch`, else a run
+    counter (`_RUN_COUNTER`) when no epoch is logged; None when the records carry neither."""
+    names = frame.get_column("metric").cast(pl.String).unique().to_list()
+    epoch = [m for m in names if _EPOCH.match(m)]
+    picked = epoch or [m for m in names if _RUN_COUNTER.match(m)]
+    if not picked:
+        return None
+    rows = frame.with_row_index("_i").filter((pl.col("metric").cast(pl.String) == sorted(picked)[0])
+                                             & pl.col("value").is_finite())
+    return rows if rows.height >= 2 else None
+
+
+def _training_starts(values: np.ndarray, *, epoch: bool) -> list[int]:
+    """Positions in a counter's values where a new training starts: an epoch that falls more than
+    `EPOCH_DROP` below the highest so far (HF's 3.0 then 1.0); a run counter that goes back to where
+    it started (within one of its usual increments: a per-session `episode` 299 then 0), not merely
+    down (two workers' episodes interleaved)."""
     found, at = [], 0
-    while at < values.size - 1:  # the highest epoch so far starts again with each training
+    rise = np.diff(values)
+    step = float(np.median(rise[rise > 0])) if (rise > 0).any() else 1.0
+    while at < values.size - 1:  # the highest so far starts again with each training
         top = np.maximum.accumulate(values[at:])
-        fall = np.flatnonzero(values[at + 1:] < top[:-1] - EPOCH_DROP)
+        tail = values[at + 1:]
+        back = tail < top[:-1] - EPOCH_DROP
+        if not epoch:
+            back &= tail <= values[at] + step
+        fall = np.flatnonzero(back)
         if fall.size == 0:
             break
         at += int(fall[0]) + 1
-        found.append(int(rows[at - 1]) + 1)
+        found.append(at)
+    return found
+
+
+def restart_record_order(frame: pl.DataFrame, how: str = "order") -> pl.DataFrame:
+    """A table whose step is the order of its records (HF Trainer's console dicts carry no step; a JSON
+    list of per-episode records) where a training counter falls back (`epoch` 3.0, then 1.0; `episode`
+    299, then 0): a second training appended to the log. Each training's records are counted from the
+    table's first step again, so the step goes back where the counter did and the launches are told
+    apart as any appended run is. The rows from the one after the previous counter row on belong to the
+    new training (the epoch is the last key of a Trainer dict; a record's other keys follow its
+    counter's row at the same step; `how` is the reader's `step.from`: a record count of console
+    dicts, `order`, ends each record with its epoch). The frame unchanged when the counter never falls back."""
+    ep = _training_counter(frame)
+    if ep is None:
+        return frame
+    epoch = bool(_EPOCH.match(str(ep.get_column("metric")[0])))
+    values, rows = ep.get_column("value").to_numpy(), ep.get_column("_i").to_numpy()
+    found = _training_starts(values, epoch=epoch)
     if not found:
         return frame
-    starts = np.asarray(found, dtype=np.int64)
     steps = frame.get_column("step").to_numpy().copy()
     first = int(steps.min())
-    part = np.searchsorted(starts, np.arange(frame.height), side="right")
-    base = np.concatenate([[0], steps[starts] - first])
+    if epoch and how == "order":  # the rows after the previous epoch row (its dict's last key) are the new training's
+        starts = np.asarray([int(rows[k - 1]) + 1 for k in found], dtype=np.int64)
+        part = np.searchsorted(starts, np.arange(frame.height), side="right")
+        base = np.concatenate([[0], steps[starts] - first])
+    else:  # a record's keys share its step: the training starts at the step of the record that fell back
+        at = np.asarray([int(steps[rows[k]]) for k in found], dtype=np.int64)
+        part = np.searchsorted(at, steps, side="right")
+        base = np.concatenate([[0], at - first])
     return frame.with_columns(step=pl.Series(steps - base[part], dtype=frame.schema["step"]))

@@ -291,7 +291,10 @@ def _level(x: float | None) -> str:
 
 
 def _same_values(bs: list[Boundary]) -> bool:
-    return all(b.identical is not None and b.identical >= 0.99 for b in bs)
+    """Every launch re-logged the values before it, and not merely one constant (a loss pinned at -4 in
+    every run says nothing about a replay; `REPLAY_MIN_STEPS` distinct values do)."""
+    return all(b.identical is not None and b.identical >= 0.99 and b.identical_distinct >= REPLAY_MIN_STEPS
+               for b in bs)
 
 
 def appended_runs_finding(run: str, bs: list[Boundary], segments: list[dict] | None = None) -> Finding:

@@ -133,8 +133,10 @@ class StepTimeRiseDetector(Detector):
     min_points: int = 50
 
     def detect_run(self, ctx: RunContext) -> list[Finding]:
-        out = (_rate_finding(self, ctx, "step_time", down=False, min_change=self.min_rise, min_points=self.min_points)
-               or _drift_finding(self, ctx, "step_time", self.min_points)
+        out = _rate_finding(self, ctx, "step_time", down=False, min_change=self.min_rise, min_points=self.min_points)
+        for f in out:  # a logged step time climbs in stages too (a Keras bar's running average)
+            _rose_in_stages(f, next(s for s in ctx.by_role("step_time") if s.metric == f.metric), self.min_rise)
+        out = (out or _drift_finding(self, ctx, "step_time", self.min_points)
                or _final_rise(self, ctx, self.min_rise, self.min_points))
         if not out and not ctx.by_role("step_time"):
             clocks = clock_durations(ctx, self.min_points)
@@ -253,7 +255,8 @@ def _final_rise(det: Detector, ctx: RunContext, min_rise: float, min_points: int
     """A step time that rose in the last stretch before the log stops (a node failing before a kill):
     shorter than the tenth `sustained_shift` needs after a change. Told when the final points, at least
     a fortieth of the run and 5, all lie `min_rise` above the median before them and beyond its noise,
-    (a last evaluation or save is one or two slow points, never a fortieth of the run)."""
+    (a last evaluation or save is one or two slow points, never a fortieth of the run), or the last
+    `FINAL_FEW` or more all lie `FINAL_SEVERAL` times above it."""
     for s in ctx.by_role("step_time"):
         step, v = s.finite()
         if v.size < min_points or np.all(v == v[0]) or cumulative(v):
@@ -264,9 +267,13 @@ def _final_rise(det: Detector, ctx: RunContext, min_rise: float, min_points: int
         base = float(np.median(body[: body.size - k]))
         if base <= 0:
             continue
-        high = body >= base * (1 + min_rise)
-        n_tail = int(np.argmin(high[::-1])) if not high.all() else 0
-        if n_tail < k or n_tail > body.size // 10:
+        n_tail = _trailing(body >= base * (1 + min_rise))
+        several = _trailing(body >= base * FINAL_SEVERAL)
+        if n_tail < k and several >= FINAL_FEW:
+            n_tail = several  # a few last points several times slower (a node failing) are as plain as many
+        elif n_tail < k:
+            continue
+        if n_tail > body.size // 10:
             continue  # a longer rise is the sustained shift's to judge
         pre = body[: body.size - n_tail]
         spread = float(np.median(np.abs(np.diff(pre)))) if pre.size > 2 else 0.0
@@ -283,6 +290,18 @@ def _final_rise(det: Detector, ctx: RunContext, min_rise: float, min_points: int
                         evidence={"before": base, "after": last, "change_percent": round(pct, 2),
                                   "median_to_end": last, "lasted": True, "final_stretch": n_tail, "also_on": []})]
     return []
+
+
+FINAL_SEVERAL = 3.0
+FINAL_FEW = 5
+"""A step time that ends `FINAL_FEW` points or more in a row at `FINAL_SEVERAL` times its pace or more
+rose before the log stopped, however long the run: no save or evaluation makes five steps in a row 3x
+slower, and a fortieth of a long run may be more points than a dying launch got to log."""
+
+
+def _trailing(flags: np.ndarray) -> int:
+    """How many of the last values in a row are True."""
+    return int(np.argmin(flags[::-1])) if not flags.all() else int(flags.size)
 
 
 def cumulative(v: np.ndarray) -> bool:
