@@ -9,7 +9,9 @@ import numpy as np
 
 from ..model.finding import Finding
 from . import scores
-from .base import Detector, RunContext, Series, main_name_score
+from ..frame import is_adversarial, is_reinforcement
+from .base import Detector, RunContext, Series, is_running_best, main_name_score
+from .plateaus import view_name
 from .turns import MEMORISED_FALL, FlatRule, TurnRule, never_improved, passing_turn, turned_from_best
 
 
@@ -30,6 +32,9 @@ class OverfittingDetector(Detector):
     improved on its first evaluations while the training loss fell far is a note too
     (memorised from the start, `turns.never_improved`), and so is one that rose twice as
     high and came back below its early best later (grokking, `turns.passing_turn`).
+    A run that names no held-out curve gets notes: a second loss that turned up above
+    the training loss while it fell (`_beside`), a lone loss that rose while its
+    accuracy held (`_confident`).
     Why it matters: the best checkpoint is the one at the eval minimum; training on
     only memorises the training set.
     Likely causes: too many epochs over a small dataset, too little regularisation,
@@ -77,7 +82,7 @@ class OverfittingDetector(Detector):
                     turned.append((series, hit))
         passing = self._passing(ctx, train)
         if not turned:
-            return self._memorised(ctx, train) + passing
+            return self._memorised(ctx, train) + passing + (self._beside(ctx, train) or self._confident(ctx, train))
         # the finding leads with a curve whose rise matters (a total that rose 2% while its box term rose
         # 16% is not the event), then the total eval loss (fewest name parts: valid_loss, not valid_ce_loss),
         # the first name, then the clearest turn (an epoch mean's over the per-batch values')
@@ -142,6 +147,68 @@ class OverfittingDetector(Detector):
                                   "end_value": hit["peak_value"], "rise_percent": float(np.expm1(hit["rise"]) * 100),
                                   "train_change_log": hit["train_change"], "reading": "passing",
                                   "back_step": hit["back_step"], "also_on": []})]
+
+    def _beside(self, ctx: RunContext, train: Series | None) -> list[Finding]:
+        """A run that logs no held-out curve by name may log one under a bare name (`MSE_loss` printed after
+        each epoch's validation): another loss that bottomed and rose `loud_rise` or more over `trend_evals`
+        points while the training loss kept falling, ending above it (a held-out loss sits above the
+        training loss, a term of the training objective under its total). A note: the log does not say the
+        data it was measured on, and a term traded off against the rest (a KL) rises by design. Not for
+        adversarial or reinforcement runs (their terms rise while the model improves), nor another view of
+        the training loss (its epoch average), nor a running best."""
+        if train is None or ctx.by_role("eval_loss") or is_reinforcement(ctx.roles) \
+                or any(is_adversarial(m) for m in ctx.series):
+            return []
+        _, tv = train.finite()
+        k = max(1, tv.size // 5)
+        out = []
+        for series in sorted(ctx.by_role("loss"), key=lambda s: s.metric):
+            if series is train or is_running_best(series.metric) or view_name(series.metric) == view_name(train.metric):
+                continue
+            hit = self._turn(series, train)
+            _, v = series.finite()
+            if hit is None or hit["after"] < self.trend_evals or np.expm1(hit["rise"]) < self.loud_rise \
+                    or float(np.median(v[-k:])) <= float(np.median(tv[-k:])):
+                continue
+            found = self._finding(series, hit, train, [], ctx)
+            found.severity = "info"
+            found.message += (f"; {series.label} is no held-out loss by name: if it is measured on held-out data (it "
+                              f"ends above {train.label}, as a held-out loss does), the model overfitted from step "
+                              f"{hit['min_step']}; a term traded off against the rest of the objective rises by design")
+            found.evidence["reading"] = "beside_training_loss"
+            out.append(found)
+        return out[:1]
+
+    def _confident(self, ctx: RunContext, train: Series | None) -> list[Finding]:
+        """The run's only loss rose `CONFIDENT_RISE` or more from its minimum, steadily, while the accuracy
+        logged beside it held its level (its last fifth within `HELD_ACCURACY` of its value at the loss's
+        minimum, or above it): predictions as right as before and more confident when wrong, the held-out
+        signature of overfitting (a DARTS log of its validation pass, loss 0.15 -> 0.84 at 92% accuracy). A
+        training loss that diverges takes its accuracy down with it. A note: the log does not say which
+        data the loss was measured on."""
+        if train is None or ctx.by_role("eval_loss") or len(ctx.by_role("loss")) != 1 or is_reinforcement(ctx.roles):
+            return []
+        hit = self._turn(train, None)
+        if hit is None or hit["after"] < self.trend_evals or hit["rise"] < np.log(CONFIDENT_RISE):
+            return []
+        for acc in sorted(ctx.by_role("accuracy"), key=lambda a: a.metric):
+            st, v = acc.finite()
+            if scores.direction(acc) <= 0 or v.size < self.few_points:
+                continue
+            at = float(np.median(v[(st >= hit["min_step"] - 1) & (st <= hit["min_step"] + 1)] if
+                                 ((st >= hit["min_step"] - 1) & (st <= hit["min_step"] + 1)).any() else v[:1]))
+            end = float(np.median(v[-max(1, v.size // 5):]))
+            if at <= 0 or end < (1 - HELD_ACCURACY) * at:
+                continue
+            found = self._finding(train, hit, None, [], ctx)
+            found.severity = "info"
+            found.message += (f"; {acc.label} held its level meanwhile ({at:.4g} at the minimum, {end:.4g} at the end): "
+                              f"the model grew more confident on examples it gets wrong, the held-out signature of "
+                              f"overfitting (a training loss that diverges takes its accuracy down with it)")
+            found.evidence["reading"] = "confident"
+            found.evidence["accuracy"] = acc.metric
+            return [found]
+        return []
 
     def _memorised(self, ctx: RunContext, train: Series | None) -> list[Finding]:
         """The main eval loss never improved on its first evaluations (`turns.never_improved`) while
@@ -217,6 +284,12 @@ class OverfittingDetector(Detector):
                                  "also_on": [{"metric": m, "kind": "overfitting", "step": h["min_step"],
                                               "severity": "warning", "ratio": h["end_value"] / h["min_value"]}
                                              for m, h in others]})
+
+
+CONFIDENT_RISE = 1.5
+"""A lone loss that rose this many times its minimum beside an accuracy that held (`_confident`)..."""
+HELD_ACCURACY = 0.02
+"""...an accuracy whose last fifth is within this share of its value at the loss's minimum, or above it."""
 
 
 def _name_parts(metric: str) -> list[str]:

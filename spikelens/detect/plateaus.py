@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import progress, scores
-from .base import Detector, RunContext, Series
-from ..frame import is_eval
+from . import progress, scores, termchance, tokenchance
+from .base import Detector, RunContext, Series, is_running_best
+from ..frame import is_adversarial, is_eval, is_reinforcement
 from ..model.finding import Finding
 from .stats import MAD_TO_SIGMA
 from .turns import MEMORISED_FALL, never_improved, turned_from_best
@@ -61,6 +61,10 @@ class PlateauDetector(Detector):
     noise from start to end. A flat stretch at another level after an early fall is a
     converged loss, not a plateau; the slow tail of a long run moves far beyond its
     noise; a continuation that starts late is judged only against chance levels.
+    Also: a language model's loss still near the uniform level of its vocabulary after
+    100 points (`tokenchance`); another loss term at ln k for the whole run while the
+    total fell (`termchance`: a head that never learned); a reward stuck and then broken
+    out of late (a note).
     Why it matters: compute spent on steps that teach the model nothing; stuck at
     chance is usually a setup bug, a late breakthrough says the stuck stretch could
     have been avoided.
@@ -182,10 +186,15 @@ class PlateauDetector(Detector):
             twin = self._stuck_twin(series, ctx)
             if twin is not None:
                 return [twin]
+            term = self._term_at_chance(series, ctx) if series.role == "loss" else None
+            if term is not None:
+                return [term]
         if series.role == "reward":
             if series is not ctx.main("reward"):
                 return []
-            return self._reward_flat(series, ctx) or self._reward_stalled(series, ctx)
+            if is_eval(series.metric) and ctx.main("loss") is not None and not is_reinforcement(ctx.roles):
+                return []  # a supervised run's held-out score named like one (`val/symmetry_scores/1`): no return
+            return self._reward_flat(series, ctx) or self._reward_stalled(series, ctx) or self._reward_broke_out(series, ctx)
         if series.role in ("accuracy", "other"):
             frozen = self._frozen_at_chance(series, ctx)
             if frozen is not None:
@@ -220,6 +229,9 @@ class PlateauDetector(Detector):
             chance = None
         found = chance or self._broke_out(s, y, is_log, m, ctx) or self._never_learned(s, y, is_log, m)
         if found is None:
+            vocab = self._vocab_chance(series, ctx, step, value)
+            if vocab is not None:
+                return [vocab]
             stopped = self._stopped(series, ctx, s, y, is_log) if _from_the_start(ctx, step) else None
             return [stopped] if stopped is not None else []
         if not found.get("above_start"):
@@ -272,6 +284,29 @@ class PlateauDetector(Detector):
                                  "rest_share": float(hit["rest"] / hit["total"]), "share": float(share),
                                  "chance_classes": None, **({"lr_at_start": lr[0]} if lr else {})})
 
+    def _vocab_chance(self, series: Series, ctx: RunContext, step: np.ndarray, value: np.ndarray) -> Finding | None:
+        """A loss logged from the start that began at a tokenizer's uniform level and stayed near it
+        (`tokenchance.stayed_at_vocab_chance`): a language model that learned not even its tokens'
+        frequencies. Not for a total of logged terms, nor when an accuracy rose or another view of
+        the same loss fell steadily (the model learned what they show)."""
+        hit = tokenchance.stayed_at_vocab_chance(value, CHANCE_VOCABS) if _from_the_start(ctx, step) else None
+        if hit is None or _terms_of(series, ctx) or scores.accuracy_rose(ctx) or self._other_view_fell(series, ctx):
+            return None
+        level = (f"above {hit['chance']:.4g}, the uniform level over the largest tokenizer vocabulary "
+                 f"({max(CHANCE_VOCABS):,} tokens): worse than guessing every token uniformly" if hit["above"] else
+                 f"{(hit['end'] / hit['chance'] - 1) * 100:+.0f}% from {hit['chance']:.4g}, where it started: "
+                 f"ln V, the uniform guess over a vocabulary of about {np.exp(hit['chance']):,.0f} tokens")
+        msg = (f"{series.label} stayed at a language model's chance level: {hit['start']:.4g} over its first points, "
+               f"{hit['end']:.4g} over its last fifth ({hit['points']} points to step {int(step[-1])}), {level}; "
+               f"token frequencies alone take a language model several nats below it within its first hundred "
+               f"steps: the model is not learning (a broken loss or objective, labels not aligned with the "
+               f"inputs, a learning rate far too low)")
+        return Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric, severity="warning",
+                       message=msg, start_step=int(step[0]), end_step=int(step[-1]),
+                       evidence={"reading": "vocab_chance", "level": hit["end"], "first_level": hit["start"],
+                                 "chance_level": hit["chance"], "above_chance": hit["above"],
+                                 "points": hit["points"], "chance_classes": None})
+
     def _other_view_fell(self, series: Series, ctx: RunContext) -> tuple[str, float, float, float] | None:
         """Another view of the same training (the loss's per-epoch average, the run's main held-out loss),
         logged from the start, that fell steadily by `min_view_fall` or more: (its name, first value, last
@@ -280,7 +315,7 @@ class PlateauDetector(Detector):
         Another loss term is no such view (a capsule net's reconstruction loss falls while its classifier
         learns nothing): a training loss counts only under the same name but for how it was aggregated."""
         held = ctx.main("eval_loss")
-        views = [o for o in ctx.by_role("loss") if _view_name(o.metric) == _view_name(series.metric)]
+        views = [o for o in ctx.by_role("loss") if view_name(o.metric) == view_name(series.metric)]
         for other in sorted(views, key=lambda o: o.metric) + ([held] if held is not None else []):
             if other is series or not len(other):
                 continue
@@ -312,6 +347,25 @@ class PlateauDetector(Detector):
                        evidence={"reading": "never", "level": hit["level"], "points": hit["points"],
                                  "twin": hit["twin"], "twin_first": hit["twin_first"], "twin_last": hit["twin_last"],
                                  "chance_classes": None})
+
+    def _term_at_chance(self, series: Series, ctx: RunContext) -> Finding | None:
+        """Another training loss of the run that sat at ln k from its start to its end while the judged
+        loss fell (`termchance.term_at_chance`): one head of the model never learned, hidden in a total
+        that fell. Once per run, on the first such term by name."""
+        hit = _terms_at_chance(ctx)
+        if not hit or hit[0] != series.metric:
+            return None
+        h, total = hit[1], scores.judged_loss(ctx)
+        msg = (f"{series.label} sat at chance for the whole run: {h['first']:.4g} over its first third, {h['last']:.4g} "
+               f"over its last ({h['points']} points to step {h['end']}), ln({h['k']}) = {np.log(h['k']):.4g}, the "
+               f"level of a uniform guess over {h['k']} outcomes, while {total.label} fell from {h['total_first']:.4g} "
+               f"to {h['total_last']:.4g}: the rest of the model learned and this head did not (its targets or "
+               f"labels not reaching it, a loss weight of zero, a head detached from the features)")
+        return Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric, severity="warning",
+                       message=msg, start_step=h["start"], end_step=h["end"],
+                       evidence={"reading": "chance", "level": h["level"], "points": h["points"], "chance_classes": h["k"],
+                                 "term_of": total.metric, "total_first": h["total_first"],
+                                 "total_last": h["total_last"]})
 
     def _few_at_chance(self, series: Series, ctx: RunContext, step: np.ndarray, value: np.ndarray) -> Finding | None:
         """A run of a few points (`min_few_points` up to `min_run_points`) logged from the start whose
@@ -350,7 +404,10 @@ class PlateauDetector(Detector):
             z = 0.0  # the medians of values that repeat moved by less than one step between them: no move
         d = np.diff(y)
         point_sigma = MAD_TO_SIGMA * float(np.median(np.abs(d - np.median(d)))) / np.sqrt(2.0)
-        if -z > self.max_z or not _steady(y, max(point_sigma, quantum)):
+        # values printed to one step (0.0971-0.0975 on 615 tables) give block medians two steps apart by rounding
+        # alone (and the half step an even block's median falls on), while a rolling mean's repeated values leave
+        # no point-to-point noise to allow for it
+        if -z > self.max_z or not _steady(y, max(point_sigma, 2.5 * quantum)):
             return []  # it rose, or it wandered between levels
         level = float(np.median(y))
         within = f"less than the {quantum:.3g} between its values" if quantum > abs(fall) else "within its noise"
@@ -446,6 +503,32 @@ class PlateauDetector(Detector):
         if a is None:
             return []
         return [self._stall_finding(series, ctx, s, y, a, "")]
+
+    def _reward_broke_out(self, series: Series, ctx: RunContext) -> list[Finding]:
+        """A reward stuck at one level for a stretch and then rising many times as far (`_broke_out` on the
+        reward turned into a loss and scaled by its spread, 5th to 95th percentile: a reward has no log
+        scale): a DQN whose return fell back to CartPole's floor and sat there for half its episodes before
+        it learned. A note: a sparse-reward task sits at its floor until the first successes by design."""
+        step, value = series.finite()
+        if step.size < self.min_reward_points:
+            return []
+        s, y = _blocks(step, value.astype(np.float64))
+        lo, hi = np.percentile(y, [5, 95])
+        if hi <= lo:
+            return []
+        z = -(y - lo) / (hi - lo)
+        hit = self._broke_out(s, z, False, z.size, ctx)
+        if hit is None:
+            return []
+        a, b = hit["a"], hit["b"]
+        level, after = float(np.median(y[a:b])), float(np.median(y[b:min(z.size, b + (b - a))]))
+        msg = (f"{series.label} was stuck near {level:.4g} from step {int(s[a])} to step {int(s[b - 1])} and then rose to "
+               f"about {after:.4g}: a plateau the policy broke out of late (exploration that found no reward, a "
+               f"collapse it recovered from); the steps on the plateau bought nothing")
+        return [Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric, severity="info",
+                        message=msg, start_step=int(s[a]), end_step=int(s[b - 1]),
+                        evidence={"reading": "breakthrough", "level": level, "after": after, "points": int(b - a),
+                                  "higher_is_better": True})]
 
     def _held_out(self, series: Series, ctx: RunContext) -> list[Finding]:
         """Held-out scores, judged once per run (on the first of them): one that never rose
@@ -798,6 +881,29 @@ def _stuck_twins(ctx: RunContext) -> tuple[str, dict] | None:
     return memo or None
 
 
+def _terms_at_chance(ctx: RunContext) -> tuple[str, dict] | None:
+    """The first training loss by name, other than the judged one, that sat at chance while the judged
+    loss fell (`termchance.term_at_chance`), with its numbers: judged once per run, kept on the run's
+    context. Not in adversarial or reinforcement runs (a balanced discriminator sits at ln 4 by design,
+    a policy's terms are no cross-entropies to learn down), nor for a running best."""
+    memo = ctx.__dict__.get("_term_chance_memo")
+    if memo is None:
+        total = scores.judged_loss(ctx)
+        memo = ()
+        if total is not None and total.role == "loss" and not is_reinforcement(ctx.roles) \
+                and not any(is_adversarial(m) for m in ctx.series):
+            for m, s in sorted(ctx.series.items()):
+                if s.role != "loss" or s is total or is_running_best(m) or not len(s) \
+                        or not _from_the_start(ctx, s.finite()[0]):
+                    continue
+                hit = termchance.term_at_chance(s, total)
+                if hit is not None:
+                    memo = (m, hit)
+                    break
+        ctx.__dict__["_term_chance_memo"] = memo
+    return memo or None
+
+
 SUM_TOLERANCE = 0.02
 """A loss is the sum of its logged terms when they add up to it within this share, point by point."""
 TERM_SHARE = 0.1
@@ -1102,7 +1208,7 @@ _VIEW_WORDS = re.compile(r"(?:^|(?<=[/_\-. ]))(?:train(?:ing)?|epoch|batch|step|
                          r"(?=$|[/_\-. ])", re.IGNORECASE)
 
 
-def _view_name(metric: str) -> str:
+def view_name(metric: str) -> str:
     """A loss's name without the words that say how it was aggregated or on which phase it was logged
     (`Train_Loss`, `train/loss_epoch`, `avg_loss` all read `loss`)."""
     leaf = metric.rsplit("/", 1)[-1] if not metric.lower().startswith("train/") else metric

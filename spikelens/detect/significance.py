@@ -463,6 +463,8 @@ def _relaunch(f: Finding) -> str:
 def _not_main(f: Finding, series: Series, ctx: RunContext, findings: list[Finding]) -> str | None:
     """An event on a term or a side eval set: an echo of the main curve's event at the same steps,
     or one the run as a whole did not feel."""
+    if f.evidence.get("term_of"):
+        return None  # a head at chance inside a total that fell: the main curve hides it by design (termchance)
     role = ctx.roles.get(series.metric)
     main = ctx.main(role) if role else None
     if main is None or main.metric == series.metric or f.start_step is None:
