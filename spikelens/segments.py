@@ -173,7 +173,7 @@ def _training_starts(values: np.ndarray, *, epoch: bool) -> list[int]:
     """Positions in a counter's values where a new training starts: an epoch that falls more than
     `EPOCH_DROP` below the highest so far (HF's 3.0 then 1.0); a run counter that goes back to where
     it started (within one of its usual increments: a per-session `episode` 299 then 0), not merely
-    down (two workers' episodes interleaved)."""
+    down (workers writing their episodes to one list, each behind the others now and then)."""
     found, at = [], 0
     rise = np.diff(values)
     step = float(np.median(rise[rise > 0])) if (rise > 0).any() else 1.0
@@ -182,7 +182,7 @@ def _training_starts(values: np.ndarray, *, epoch: bool) -> list[int]:
         tail = values[at + 1:]
         back = tail < top[:-1] - EPOCH_DROP
         if not epoch:
-            back &= tail <= values[at] + step
+            back &= np.abs(tail - values[at]) <= step
         fall = np.flatnonzero(back)
         if fall.size == 0:
             break
