@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 import numpy as np
 import polars as pl
 
-from . import diagnostics, storage
+from . import diagnostics, launchfiles, storage
 from .errors import FormatError, InputError, NothingFound, SpikelensError
 from .frame import SCHEMA, concat, conform, seq_dtype
 from .groupindex import SourceGroups
@@ -100,7 +100,8 @@ def _find(paths: Iterable[str | os.PathLike], seen: Callable[[Path], bool],
                 if not is_dir:
                     _note_crashed_text(path) or _note_passed_over(path)
                 continue
-            add(Source(path, imp, imp.group_key(path)), real)
+            group = imp.group_key(path)
+            add(Source(path, imp, group if is_dir else launchfiles.family_key(path, group)), real)
 
 
 def _claim_named(path: Path) -> Importer | None:
@@ -223,7 +224,7 @@ def read_group(group: list[Source], roots: list[Path]) -> list[Run]:
             tables.append(crashed)
             del missing[where]
     report_lines(said.lines, missing)
-    return assemble(tables, roots)
+    return assemble(launchfiles.join(tables, group[0].group), roots)
 
 
 def crash_table(path: Path) -> Table | None:
