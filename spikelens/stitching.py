@@ -41,8 +41,8 @@ import polars as pl
 
 from .model.finding import Finding
 from .detect.base import equal_terms_rank, main_name_score
-from .detect.ended import (crashed_before_logging_finding, ended_early_finding, launch_crash_findings, nan_crash_finding,
-                           relaunch_crash_findings)
+from .detect.ended import (crashed_before_logging_finding, ended_early_finding, launch_crash_findings,
+                           ledger_failure_findings, nan_crash_finding, relaunch_crash_findings)
 from .detect.memory import grew_before_oom
 from .detect.resume import (Boundary, Curve, boundary_findings, from_scratch, locate_reset, printed_twice_finding,
                             written_twice_finding)
@@ -128,6 +128,7 @@ def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol:
     if died_of_nan is not None:
         findings.append(died_of_nan)
     findings.extend(launch_crash_findings(run.name, run.meta or {}))
+    findings.extend(ledger_failure_findings(run.name, run.meta or {}))  # experiments of a ledger that failed
     findings.extend(relaunch_crash_findings(run.name, run.meta or {}, boundaries))  # deaths a relaunch tells
     return Stitched(frame=frame, findings=findings, segments=segments,
                     segment_starts=starts, boundaries=boundaries, main=main)

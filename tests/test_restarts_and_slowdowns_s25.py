@@ -9,6 +9,8 @@
   save or evaluation (one to three slow points) and a modest last rise stay silent.
 - A logged step time that rose in stages (1x, then 1.8x, then 4x) starts where it first left its
   opening pace, not at the larger second step.
+- A results ledger's experiments that crashed midway (autoresearch's `crash` rows) are told; one that
+  crashed last is how the ledger ended, told once.
 Fixtures are written as the writers write them.
 """
 from __future__ import annotations
@@ -126,3 +128,30 @@ def test_a_step_time_that_rose_once_starts_at_its_one_change(tmp_path):
     log = _step_time_log(tmp_path / "train.log", lambda s: 100.0 if s < 700 else 400.0)
     (rise,) = _findings(log, "step_time_rise")
     assert 690 <= rise.start_step <= 710 and "in stages" not in rise.message
+
+
+LEDGER_HEAD = "commit\tval_bpb\tmemory_gb\tnum_steps\tstatus\tdescription\n"
+
+
+def _ledger(path, n, crashed):
+    """autoresearch's `results.tsv`: a row an experiment; a crashed one logs zeros (`0.000000 ... crash`)."""
+    rows = [f"c{i:06x}\t0.000000\t0.0\t0\tcrash\tMXFP8: kernel not found\n" if i in crashed else
+            f"c{i:06x}\t{1.5 - 0.01 * i:.6f}\t5.5\t{600 + i}\t{'keep' if i % 2 else 'discard'}\ttry {i}\n"
+            for i in range(n)]
+    path.write_text(LEDGER_HEAD + "".join(rows))
+    return path
+
+
+def test_experiments_of_a_ledger_that_crashed_midway_are_told(tmp_path):
+    (ended,) = _findings(_ledger(tmp_path / "results.tsv", 30, {9, 20}), "ended_early")
+    assert ended.severity == "info" and ended.evidence["ledger_failed"] == [10, 21]
+    assert (ended.start_step, ended.end_step) == (10, 21) and "2 experiments" in ended.message
+
+
+def test_a_ledger_whose_last_experiment_crashed_tells_it_once(tmp_path):
+    (ended,) = _findings(_ledger(tmp_path / "results.tsv", 12, {11}), "ended_early")
+    assert ended.severity == "error" and "experiment 12: crash" in ended.message
+
+
+def test_a_ledger_without_failures_is_quiet_about_endings(tmp_path):
+    assert not _findings(_ledger(tmp_path / "results.tsv", 30, set()), "ended_early")

@@ -198,6 +198,28 @@ def launch_crash_findings(run: str, meta: dict[str, Any]) -> list[Finding]:
     return out if len(out) <= LISTED_MAX else [_launch_crashes(run, out)]
 
 
+def ledger_failure_findings(run: str, meta: dict[str, Any]) -> list[Finding]:
+    """SL306 (info) for the experiments of a results ledger whose status says they failed
+    (`ledger.failed`, see `importers.ledger`: autoresearch's `crash` rows, written as zeros): each
+    was a training run that died, and the loop went on to the next. A last row that failed is how
+    the ledger ended (the run's own SL306, from `plan.error`), not told again here. Many (more than
+    `LISTED_MAX`) are one finding that lists them, as launch crashes are."""
+    failed = sorted(int(s) for s in meta.get("ledger.failed") or ())
+    if failed and meta.get("plan.error"):
+        failed = failed[:-1] if str(meta["plan.error"]).startswith(f"experiment {failed[-1]}:") else failed
+    if not failed:
+        return []
+    listed = ", ".join(str(s) for s in failed[:8]) + (", …" if len(failed) > 8 else "")
+    msg = (f"experiment {failed[0]} of this ledger failed (its status says so) and logged no values; the loop went "
+           f"on to the next" if len(failed) == 1 else
+           f"{len(failed)} experiments of this ledger failed (their status says so; experiments {listed}) and logged "
+           f"no values; the loop went on after each")
+    ev = {"ledger_failed": failed, "launch_crashed": True}
+    return [Finding(kind=KIND, code=CODE, run=run, metric=None, severity="info", message=msg,
+                    start_step=failed[0], end_step=failed[-1], evidence=ev,
+                    extra={"planned_steps": None, "planned_epochs": None})]
+
+
 LISTED_MAX = 5
 """Launch crashes (and rollbacks, `resume.boundary_findings`) told one finding each up to this many; more (a job
 relaunched dozens of times) are one finding that lists them, the way an engineer sums them up."""
