@@ -153,7 +153,8 @@ class BareNumbersImporter(Importer):
             lines = lines[1:]
         elif infer_role(_name_of(path)) == "other" and not _counted(
                 [re.findall(_FIELD, ln) for ln in lines[:200]] if all(_ROW.fullmatch(ln) for ln in lines[:200]) else []) \
-                and not (lines and all(re.fullmatch(_ONE, ln) for ln in lines[:200]) and alone(path)):
+                and not (lines and all(re.fullmatch(_ONE, ln) for ln in lines[:200]) and alone(path)) \
+                and not (_LOG_NAME.search(path.stem) and alone(path)):
             return False  # named by nothing, no counter leads its rows, and not a lone column: its shape cannot name it
         if not whole and not lines:  # one line longer than the head: a row of numbers, maybe (`writerow(history)`)
             part = text_head(head).strip()
@@ -232,12 +233,15 @@ class BareNumbersImporter(Importer):
             meta["metric.from"] = f"the columns {path.name} is documented to hold"
         if header is None and tag is None and infer_role(name) == "other":  # named by nothing: by its shape
             lone = nums == 1 and headed is None  # one number a line: a curve in line order (`alone` in its folder)
-            falls = falling_column(cols) if counters or lone else None
+            # a training log's rows alone in their folder (`train_log.csv` of `np.savetxt` each epoch): a row a
+            # step in line order, as a lone column's are
+            ordered = counters or lone or (_LOG_NAME.search(path.stem) is not None and alone(path))
+            falls = falling_column(cols) if ordered else None
             if falls is None and headed is not None and cols.width == 1:
                 falls = cols.columns[0]  # the one number a loop prints batch after batch under its epoch: the loss
             # a rise is a score only where the file is what its folder holds: beside named logs a rising
             # unnamed column may be anything (an index, a schedule, a count of samples)
-            rises = rising_score(cols) if falls is None and (counters or lone) and alone(path) else None
+            rises = rising_score(cols) if falls is None and ordered and alone(path) else None
             if falls is None and rises is None and counters and _LOG_NAME.search(path.stem):
                 falls = first_measured(cols)  # a training log's counted rows: the first measured number, its loss
             if falls is None and rises is None:

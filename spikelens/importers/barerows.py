@@ -21,6 +21,7 @@ from ..errors import FormatError
 from . import lineprefix
 from .barenumbers import MIN_LINES, _HEADER, _ROW, _width, BareNumbersImporter
 from .base import Table
+from .commentheader import header_names
 from .csvlogs import stem_name as _name_of
 from .decoding import decode_file
 from .textlines import split_lines
@@ -63,6 +64,9 @@ def read(path: Path, keyed: int = 0) -> list[Table] | None:
     kept = numbered.filter(keep)
     if kept.len() <= keyed:
         return None
+    header = _header_over(every, int(at.filter(keep)[0]), width) if is_row.filter(keep)[0] else None
+    if header is not None:  # `Step\tTraining Loss` over the rows: the names a person reads them by
+        kept = pl.concat([pl.Series(["# " + "\t".join(header)]), kept])
     try:
         with diagnostics.collecting() as diag:
             tables = BareNumbersImporter().read_lines(path, kept)
@@ -73,11 +77,30 @@ def read(path: Path, keyed: int = 0) -> list[Table] | None:
     data = at.filter(keep & ~numbered.str.contains(_HEADER))  # the rows' lines, headers left out
     for table in tables:
         table.meta.update(_signals(every, data, table))
-    left = numbered.len() - kept.len()
+    rows_read = kept.len() - (header is not None)
+    left = numbered.len() - rows_read
     if left:
-        diagnostics.warn(f"{path}: read its {kept.len()} rows of bare numbers; {left} other line(s) with numbers "
+        diagnostics.warn(f"{path}: read its {rows_read} rows of bare numbers; {left} other line(s) with numbers "
                          f"(banners, tracebacks, other prints) left out")
     return tables
+
+
+def _header_over(every: pl.DataFrame, first: int, width: int) -> list[str] | None:
+    """The names on the line just above the first row (a notebook's copied `Step\tTraining Loss` table, a
+    script's `print('epoch\tloss\tacc')` before its loop), when that line holds no digit and gives as many
+    names as the rows hold numbers, one of them a measure; else None."""
+    from ..frame import infer_roles
+
+    above = every.filter((pl.col("row") < first) & (pl.col("text").str.strip_chars() != "")).tail(1)
+    if not above.height:
+        return None
+    line = lineprefix.strip_series(above.get_column("text")).str.replace(_PREFIX.pattern, "")[0].strip()
+    if re.search(r"\d", line) or not line:
+        return None
+    names = header_names("# " + line, width)
+    if names is None or all(r == "other" for r in infer_roles(names).values()):
+        return None
+    return names
 
 
 def _named_measure(path: Path) -> bool:

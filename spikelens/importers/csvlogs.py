@@ -141,6 +141,14 @@ def is_numberish(cell: str) -> bool:
     return bool(_NUMBERISH.match(cell))
 
 
+_NUMBER = re.compile(r"\s*\"?\s*[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|(?i:nan|inf))\s*\"?\s*")
+
+
+def is_number(cell: str) -> bool:
+    """The whole cell is a number (`2d_loss`, `3d_loss` lead with a digit and are names)."""
+    return bool(_NUMBER.fullmatch(cell))
+
+
 PREAMBLE_LINES = 64
 """Lines looked at for a header below a preamble."""
 
@@ -929,9 +937,11 @@ class CsvImporter(Importer):
         row = split_fields(first_row, sep)
         if len(row) == 1 and "\t" in first_row and "\t" not in lines[0]:  # rows apart by tabs under a `,` header
             row = first_row.split("\t")
+        if fields[-1:] == [""] and row[-1:] == [""]:  # `f.write(f"{v}\t")` per column: a separator after every field
+            fields, row = fields[:-1], row[:-1]
         counter = fields[0].lower() == "epoch" or (fields[0].lower() in STEP_NAMES and len(row) == len(fields))
         numbers = len(row) == len(fields) and all(is_numberish(c) for c in row)  # `loss,acc` then numbers
-        named = not any(is_numberish(f) for f in fields)  # a header names its columns: a line of numbers is a row
+        named = not any(map(is_number, fields))  # a header names its columns: a line of numbers is a row (`2d_loss` a name)
         return (len(fields) >= 2 and named and (counter or numbers) and all(re.fullmatch(r"[\w./\-]+", f) for f in fields)
                 and row[:1] != [] and (row[0].strip().isdigit() or numbers))
 
