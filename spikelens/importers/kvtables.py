@@ -53,14 +53,18 @@ def _repeated_tables(text: str) -> bool:
     """Whether `text` holds key/value rows with a named key and a number that repeat as
     records do: `MIN_ROWS` rows, a key seen `MIN_RECORDS` times. A settings table printed once
     at the top of a log (llm.c's `| max_steps | 74 |`) is not a record of the run, nor one printed again by
-    every relaunch with the same values (YOLOX's `exp value:` table): a record's values move."""
+    every relaunch with the same values (YOLOX's `exp value:` table), or with one or two of them changed:
+    a record's values move, a third of its keys at least."""
     seen: dict[str, list[str]] = {}
     for line in text.splitlines():
         m = _ROW_RE.match(line)
         if m and _LETTER_RE.search(m["key"]) and _NUMBER_RE.match(m["value"].strip()):
             seen.setdefault(m["key"].strip(), []).append(m["value"].strip())
-    return sum(map(len, seen.values())) >= MIN_ROWS and any(
-        len(v) >= MIN_RECORDS and len(set(v)) > 1 for v in seen.values())
+    repeated = [v for v in seen.values() if len(v) >= MIN_RECORDS]
+    moving = sum(len(set(v)) > 1 for v in repeated)
+    # most of a record's keys move from table to table (timesteps, fps, losses); a settings table that a
+    # relaunch printed with one setting changed (`print_interval 10` -> `1`) keeps nearly all the rest
+    return sum(map(len, seen.values())) >= MIN_ROWS and moving > 0 and 3 * moving >= len(repeated)
 
 
 class KeyValueTableImporter(Importer):

@@ -708,7 +708,8 @@ def _phased(lines: pl.DataFrame) -> pl.DataFrame:
     """A record printed over several lines is of the phase of the line that opens it: where the
     same lines of values follow both the training counter's lines (`Epoch: [0][10/250] ... Loss`)
     and an evaluation's (`Test: [10/242] ... Loss`), those after the evaluation's are its own
-    (`cos_sim_loss 0.31` under `Test:` is a test value, not a training one)."""
+    (`cos_sim_loss 0.31` under `Test:` is a test value, not a training one); so are the lines of a
+    kind that only ever comes right after an evaluation's line."""
     if not lines.select(pl.col("evaluation").any()).item():
         return lines
     head = pl.when(pl.col("anchored")).then(pl.int_range(pl.len(), dtype=pl.Int64)).forward_fill()
@@ -716,7 +717,12 @@ def _phased(lines: pl.DataFrame) -> pl.DataFrame:
     cont = ~pl.col("anchored") & (pl.col("values") > 0) & ~pl.col("evaluation") & pl.col("_head").is_not_null()
     opener_eval = pl.col("evaluation").gather(pl.col("_head").fill_null(0))
     after_train = lines.filter(cont & ~opener_eval).get_column("kind").unique()
-    mark = cont & opener_eval & pl.col("kind").is_in(after_train.implode())
+    # a kind of line that only ever comes right after an evaluation's line is the rest of that record
+    # (SB3's `Episode length: 12.20 +/- 8.08` under `Eval num_timesteps=5000, episode_reward=...`)
+    next_to = cont & opener_eval & (pl.col("_head") == pl.int_range(pl.len(), dtype=pl.Int64) - 1)
+    rest = (lines.with_columns(_next=next_to).filter(cont).group_by("kind").agg(pl.col("_next").all())
+            .filter(pl.col("_next")).get_column("kind"))
+    mark = cont & opener_eval & (pl.col("kind").is_in(after_train.implode()) | pl.col("kind").is_in(rest.implode()))
     told = pl.col("announced") | mark if "announced" in lines.columns else mark
     return lines.with_columns(evaluation=pl.col("evaluation") | mark, announced=told).drop("_head")
 
@@ -883,6 +889,9 @@ def _counted(lines: pl.DataFrame, records: pl.DataFrame,
     if plan is None and seen.get_column("epoch").n_unique() == 1:  # one epoch: the counter's total is the plan
         plan = last_total
     composed = (epoch - base) * per + inner
+    stages = _stage_offsets(seen, base) if not totals.len() else None
+    if stages is not None:  # stages of their own lengths: each starts where the ones before it ended
+        composed = epoch.replace_strict(stages, default=None, return_dtype=pl.Int64) + inner
     if on:
         # launches appended to one log that count otherwise (`59783/65340 iters Epoch: [164]`, a
         # count over the whole run, beside another launch's `Epoch: [3] [250/726]`, a count per
@@ -910,6 +919,25 @@ def _stride_width(seen: pl.DataFrame) -> int:
     return int(counts.max()) - int(counts.min()) + _stride(counts)
 
 
+def _stage_offsets(seen: pl.DataFrame, base: int) -> dict[int, int] | None:
+    """Where each outer count starts, when a count printed with no total runs longer in some of them
+    than in others (a progressive GAN's `[scale : iter]`: 48,000 iterations at the first scale, 96,000 at
+    each after it): the counts of the stages before it added up, as a person counts the global iteration.
+    Each stage is as wide as it ran (its last count and one stride more); a stage the log skips is as wide
+    as the middle one. None when every stage ran alike (the width of them all composes the step)."""
+    stride = _stride(seen.get_column("inner"))
+    low = int(seen.get_column("inner").min())
+    ran = {int(e): int(m) - low + stride for e, m in seen.group_by("epoch").agg(pl.col("inner").max()).iter_rows()}
+    widths = sorted(ran[e] for e in ran if e != max(ran))  # the last stage may stop anywhere
+    if not widths or widths[-1] - widths[0] <= stride or min(ran) < base:
+        return None
+    usual, offsets, at = widths[len(widths) // 2], {}, 0
+    for e in range(base, max(ran) + 1):
+        offsets[e] = at
+        at += ran.get(e, usual)
+    return offsets
+
+
 def _pass_width(seen: pl.DataFrame, total: int | None) -> int | None:
     """How many counts one pass over the data holds, when a counter printed with no epoch starts
     over right after reaching its end (`batch:100/100`, then `batch:10/100`): a counter that falls
@@ -929,6 +957,8 @@ def _pass_width(seen: pl.DataFrame, total: int | None) -> int | None:
         ends = seen.get_column("inner_total").shift(1).filter(back)
         if ends.null_count() or ends.n_unique() != 1 or not bool(((before >= ends - stride) & (before <= ends)).all()):
             return None
+        if not bool((seen.get_column("inner_total").filter(back) == ends).all()):
+            return None  # counting again towards another total (`T = 25000 / 2500000` after `/ 1000000`): a new stage
         return int(ends[0])
     return _stride_width(seen) if bool((before >= int(counts.max()) - stride).all()) else None
 

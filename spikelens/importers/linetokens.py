@@ -56,8 +56,17 @@ _UNITS = {  # printed unit -> how it ends a metric's name
 }
 _SPACED = [u for u in _UNITS if len(u) > 1]
 """Units that may stand one space after their number (`330.02 ms`); single letters must touch it."""
-_UNIT_RE = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True))
-_SPACED_RE = "|".join(re.escape(u) for u in sorted(_SPACED, key=len, reverse=True))
+_RATE_UNIT = r"[A-Za-z]{2,12}/(?:s|sec|second)(?![A-Za-z])"
+"""Any count per second a trainer prints as a unit (Marian's `words/s`, Sockeye's `updates/sec`, `sents/s`),
+beyond the ones named above; it names its number as itself. (A time per thing, `0.195s/batch`, stays a bar's
+speed beside its counter, no record's value.)"""
+_UNIT_RE = "|".join([re.escape(u) for u in sorted(_UNITS, key=len, reverse=True)] + [_RATE_UNIT])
+_SPACED_RE = "|".join([re.escape(u) for u in sorted(_SPACED, key=len, reverse=True)] + [_RATE_UNIT])
+
+
+def _unit_suffix(unit: str | None) -> str | None:
+    """How a printed unit ends a metric's name: the table's spelling, a rate as it is printed."""
+    return None if unit is None else _UNITS.get(unit, unit if "/" in unit else None)
 _NAMES_ALONE = re.compile(r"/|^ms$")
 """Units that name a number printed without a key (`| 330 ms |`, `5.00it/s`)."""
 
@@ -79,6 +88,8 @@ _BLANK = re.compile("|".join([
     r"(?m:^\s*\d+:\s)",  # srun -l
     r"[\w.<>\-]+:[\w.<>\-]+:\d+(?=\s)",  # loguru `module:function:line`
     r"\b[\w\-]+\.py:\d+\b|\bline \d+\b",  # logger locations
+    # `%(pathname)s : %(funcName)s [%(lineno)d]`: a source file, its function and the line number in brackets
+    r"(?:[\w.\-]*[\\/])*[\w\-]+\.py[ \t]*:[ \t]*<?\w+>?[ \t]*\[\d+\]",
     r"\b\d\d/\d\d(?:/\d{2,4})?[ T]\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?",  # dates without a year
     r"\b\d{4}[-/]\d\d[-/]\d\d[ T]\d\d:\d\d(?![:\d])",  # a date and a time to the minute (`2020-05-23 21:05`)
 
@@ -129,9 +140,9 @@ _TAG = re.compile(r"\[(?P<tag>train|training|val|valid|validation|eval|evaluatio
 _GLUED_COUNT = re.compile(r"(?<![\w.])(\d+)(?:-(\d+))?(?P<unit>epoch|iter|iteration|step|batch)s?(?![a-z])", re.I)
 """A count glued before the word it counts (ESPnet's `2epoch:train:1-10batch:`): `2epoch` is epoch 2,
 `1-10batch` the batches up to 10."""
-_WORD_COUNT = re.compile(r"(?<![\w.\-/])(?P<unit>ep|epoch|iter|iteration|step|batch)(\d+)(?![\w.])", re.I)
-"""A count glued after the word it counts (`Ep1 TrainLoss 1.84`, `Epoch12`, `iter500`): the same counter as
-`Epoch 12`; not inside a longer word or a path (`ckpt_step100`, `runs/epoch3`)."""
+_WORD_COUNT = re.compile(r"(?<![\w.\-/])(?P<unit>ep|epoch|iter|iteration|step|batch)-?(\d+)(?![\w.\-/])", re.I)
+"""A count glued after the word it counts (`Ep1 TrainLoss 1.84`, `Epoch12`, `iter500`, `epoch-1`): the same
+counter as `Epoch 12`; not inside a longer word or a path (`ckpt_step100`, `runs/epoch3`, `step-100.pt`)."""
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 """Kana, CJK ideographs, Hangul syllables: scripts written without spaces between words, whose
 letters touch the numbers they name (`第3轮`, `损失2.31`): a letter of them never joins a number
@@ -155,6 +166,21 @@ COUNTER_WORDS = {  # counter names in other scripts -> the English a log's keys 
 same counters as their English names, so a log in those languages gives its step and epoch."""
 # a spaced unit after a number (`1.2 samples/sec`) is the number's, unless a value is linked to it: then it
 # is the next key (DeepSpeed's `iter time (s): 1.234 samples/sec: 10.1`)
+_CODE_NAME = re.compile(r"[A-Za-z][A-Za-z\d]*(?:[_/][A-Za-z\d]+)+")
+"""A name as code writes it (`eval_loss`, `train/loss`): set to a number with `=`, it is a metric even at the end
+of a sentence."""
+_ABBREVIATED = re.compile(r"\.(?=[ \t]|$)")
+_SPELLED_OUT = ("update", "iteration", "step", "batch", "episode", "epoch")
+
+
+def _abbreviation(word: str) -> str:
+    """The counter a word written short with a dot names (`Up.` update, `Iter.` iteration, `Ep.` epoch),
+    else the word."""
+    low = word.lower()
+    whole = next((w for w in _SPELLED_OUT if 2 <= len(low) < len(w) and w.startswith(low)), None)
+    return whole if whole is not None and low not in STEP_NAMES + EPOCH_NAMES else word
+
+
 _TOKEN = re.compile(
     rf"(?P<ctr>(?<!{_LETTER})(?<!\.)(?:\d{{1,3}}(?:,\d\d\d)+(?!\d)|\d+)\s*/\s*(?:\d{{1,3}}(?:,\d\d\d)+(?!\d)|\d+)(?!\w|\.\w))"
     rf"|(?P<num>(?<!{_LETTER})(?<!\.){NUM_BODY})(?:(?P<unit>{_UNIT_RE})|(?P<ord>(?<=\d)(?:st|nd|rd|th))|\s(?P<sunit>{_SPACED_RE})(?![ \t]*[:=][ \t]*[-+(\[]?(?:\d|\.\d)))?"
@@ -211,9 +237,12 @@ _LEADER = re.compile(r"(?:^|\s)[A-Za-z_][\w.\-]*\s+\.{3,}\s*\S")
 """A setting printed after a dotted leader (`zero_optimization_stage ...... 2`, Megatron's and
 DeepSpeed's argument dumps): a value of the run's configuration, never a record."""
 _SETTINGS = re.compile(r"\bNamespace\(|(?i:\b(?:hyper[\s_\-]?parameters|hyps?|args|arguments|config|configs|options"
-                       r"|settings)\s*[:=]\s*[\[{(]?\s*[A-Za-z_][\w.]*\s*[=:])")
+                       r"|settings)\s*[:=]\s*[\[{(]?\s*[A-Za-z_][\w.]*\s*[=:])"
+                       r"|(?i:\[(?:config|configs|settings|args|arguments|options|hparams|hyper[\s_\-]?parameters)\]"
+                       r"[ \t]+[A-Za-z_][\w.\-]*[ \t]*[:=])")
 """A run's settings printed as a whole: argparse's `Namespace(lr=0.1, ...)`, `hyperparameters: lr0=0.01,
-...`, `config: {lr: 0.1, ...}`. Nothing on such a line is a record."""
+...`, `config: {lr: 0.1, ...}`, or one a line under a settings tag (Marian's `[config] after-batches: 0`, printed
+again at every relaunch). Nothing on such a line is a record."""
 _SAVED = re.compile(r"(?i)\b(?:checkpoint|ckpt|model|weights)\b[^\x01\n]{0,24}\b(?:saved|saving)\b"
                     r"|\b(?:saved|saving)\b[^\x01\n]{0,24}\b(?:checkpoint|ckpt|model|weights)\b")
 """A line saying a checkpoint was saved (`Checkpoint saved → ckpt_best.pt (epoch 9, loss 2.1e-03)`, `Saved best
@@ -298,9 +327,10 @@ _ROUND = re.compile(r"^[\x01\s]*\]?[\x01\s]*\[\s*(\d+)\s*\](?=\s)|^[\x01\s]*(\d+
 `[12]\tvalidation_0-logloss:0.53`; after a logger's bracketed location, absl's `train.py:48] [12] loss=`),
 or parted from the keys by a dash (`10 - loss: 2.713`; not a bar: a model summary's row `3 | cls_loss | ...`
 numbers its layers): the count of the record the line is."""
-_ROUND_PAIR = re.compile(r"^[\x01\s]*(?:\[\s*(\d+)\s*,\s*(\d+)\s*\](?=\s|$)|(\d+)\|(\d+)\|(?=[ \t]*[^\W\d]))")
+_ROUND_PAIR = re.compile(r"^[\x01\s]*(?:\[\s*(\d+)\s*[,:]\s*(\d+)\s*\](?=\s|$)|(\d+)\|(\d+)\|(?=[ \t]*[^\W\d]))")
 """Two whole numbers in brackets opening a line, no key before them (the PyTorch tutorial's
-`[1,  2000] loss: 2.187`): counters side by side, printed coarse to fine, so the epoch and the
+`[1,  2000] loss: 2.187`; a progressive GAN's `[scale : iter]`, `[0 :    100] loss G : 6.1`): counters side by
+side, printed coarse to fine, so the epoch and the
 count within it. So are two whole numbers parted by bars opening a line before a key (torchtune's
 bar description `1|10|Loss: 2.3`)."""
 
@@ -510,6 +540,11 @@ def tokenise(line: str) -> Template:
             run = run[levels[-1] + 1:]
         if len(run) > 1 and run[-1] in _UNITS:  # `memory(GiB)`
             run = run[:-1] + [_UNITS[run[-1]]]
+        if joined and run and all(w.lower() in EVAL_WORDS for w in run):
+            # `Epoch 1, trlast = 0.34, val = 0.48`: the split's word alone names its value (the loss on it)
+            if not out.values:
+                out.evaluation = out.evaluation or EVAL_WORDS[run[-1].lower()]
+            return str(run[-1])
         while run and run[0].lower() in EVAL_WORDS:
             if out.values and out.evaluation is None:  # `Train Loss=0.07, Val Loss=0.08`: this key's phase
                 key_phase[0] = EVAL_WORDS[run[0].lower()]
@@ -565,7 +600,10 @@ def tokenise(line: str) -> Template:
                 part_head = parted
                 line_head = not clean[:m.start()].strip(" \t" + _GAP)
             parted = False
-            words.append(_Word(COUNTER_WORDS.get(m.group("word"), m.group("word")), (m.start(), m.end() - m.start())))
+            named = COUNTER_WORDS.get(m.group("word"), m.group("word"))
+            if _ABBREVIATED.match(clean, m.end()):  # Marian's `Up. 16000`: a counter's name cut short
+                named = _abbreviation(named)
+            words.append(_Word(named, (m.start(), m.end() - m.start())))
             linked = False
             last_was_value = after_paren = False
             continue
@@ -617,6 +655,8 @@ def tokenise(line: str) -> Template:
             if len(words) >= 2 and not linked and words[-1].lower() in _COPULAS:
                 words, linked = words[:-1], ":"  # `Epoch is [1/600], mini-batch is [1/1600]`: the words before `is`
             key = key_of()
+            if key is not None and key.lower() in EVAL_WORDS:  # `Test: [10/40]`: an evaluation's counter
+                key = None
             low = (key or "").lower()
             # counters side by side are printed coarse to fine (`[0/25][10/100]`, `Train: 0 [ 10/100]`):
             # the count just before a bracketed counter is what that counter runs within, its epoch
@@ -638,7 +678,8 @@ def tokenise(line: str) -> Template:
                 out.epoch = bare  # `Epoch - 3: [ 10/100] loss:`: a bare count before the bracket is the epoch
                 out.unkeyed -= 1
                 out.inner, out.inner_total = a, b
-            elif out.inner is None and (key is None or _step_name(low)):  # not `Loaded 3/10 shards`
+            elif out.inner is None and (key is None or _step_name(low) or low == "t"):  # not `Loaded 3/10 shards`
+                # (RL's `T = 25000 / 1000000`: the timestep of a planned total)
                 out.inner, out.inner_total = a, b
             elif (out.epoch is None and key is not None and _step_name(low) and outer is not None
                   and outer[0] == out.inner and outer_bare):
@@ -653,7 +694,7 @@ def tokenise(line: str) -> Template:
         # a number
         start, end = m.span("num")
         unit = m.group("unit") or m.group("sunit")
-        suffix = _UNITS.get(unit) if unit else None
+        suffix = _unit_suffix(unit)
         text = m.group("num")
         if after_paren == "ctr" and not words:  # `step 10/1000 (1.00%)`: the counter's share
             after_paren = False
@@ -688,6 +729,8 @@ def tokenise(line: str) -> Template:
                 and not any(w.lower() in _CLAUSES for w in words[-5:-1])):
             words, linked = words[:-1], ":"  # `avg loss so far is 0.11`: the words before `is` name it
             spoken = True
+        if linked == "=" and len(words) == 1 and _CODE_NAME.fullmatch(words[0]):
+            spoken = True  # `finished eval of epoch-1 of valid-set \t eval_loss=0.58`: a variable's name set to its value
         key_phase[0] = None
         if (not linked and 2 <= len(words) <= 3
                 and (part_head and _PART_END.match(clean, m.end()) or line_head
@@ -785,7 +828,24 @@ def tokenise(line: str) -> Template:
         return out
     if out.evaluation is not None:
         out.values = [(_eval_name(n, out.evaluation), s, k) for n, s, k in out.values]
+        out.values = _of_set(clean, out.values)
     return out
+
+
+_SET_NAMED = re.compile(r"(?<![\w\-])(?P<set>[A-Za-z]+)[-_ ]set(?![\w\-])", re.I)
+"""A data split named in words (`of valid-set`, `on the test set`, `future_set`)."""
+
+
+def _of_set(clean: str, values: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
+    """An evaluation line that names the one split it scored (`finished eval of epoch-1 of train-set \t
+    eval_loss=0.54`, then `... of valid-set`, `... of future-set`): its values carry that split's name, so
+    the splits a script evaluates one after another under one key are separate curves."""
+    named = {m.group("set").lower() for m in _SET_NAMED.finditer(clean)}
+    if len(named) != 1:
+        return values
+    split = named.pop()
+    tag = EVAL_WORDS.get(split, "train" if split in _TRAIN_WORDS else split)
+    return [(n if n.lower().startswith((tag, split)) else f"{tag}_{n}", s, k) for n, s, k in values]
 
 
 _BOX_LABEL = re.compile(r"(?:(?P<q>['\"])(?P<quoted>[A-Za-z_][\w./\- ]{0,40})(?P=q)|(?<![\w.])(?P<word>[A-Za-z][A-Za-z_\-]*))"
@@ -890,8 +950,18 @@ def _plain(low: str) -> str:
     return re.sub(r"[\s\-]+", "_", low.split("/")[0])
 
 
+_COUNT_NAMED = re.compile(r"(?:(?:num|total|n)_)?(?:env_)?time_?steps?|env_steps?"
+                          r"|(?:step|iter|iteration|update|batch|episode|eval|evaluate|evaluation|round)"
+                          r"_(?:num|no|idx|index|count|counter)")
+"""Names of a count made of a counted thing and a word for its number (`evaluate_num:3`, `step_idx`, `iter_count`),
+and the environment timesteps an RL loop counts by (SB3's `Eval num_timesteps=5000`)."""
+
+
 def _step_name(low: str) -> bool:
-    return _plain(low) in STEP_NAMES
+    if re.search(r"/(?:s|sec|second|ms|min)$", low):  # `updates/sec=2.0`: a rate of steps, not their count
+        return False
+    plain = _plain(low)
+    return plain in STEP_NAMES or _COUNT_NAMED.fullmatch(plain) is not None
 
 
 def _measured(words: list[str], name: str, rest: str) -> bool:
@@ -1208,7 +1278,7 @@ def _place(out: Template, name: str, text: str, start: int, epoch_names: tuple[s
         if _step_name(low) or low.endswith("_counter"):  # a stacked header's `example counter` counts too
             out.step = (low, *span)
             return True
-    out.values.append((f"{name}_{_UNITS[unit]}" if unit else name, *span))
+    out.values.append((f"{name}_{_unit_suffix(unit)}" if unit else name, *span))
     return True
 
 
