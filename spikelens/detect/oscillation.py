@@ -74,6 +74,12 @@ class OscillationDetector(Detector):
     validation loss that swings 0.71 -> 1.05 -> 0.75 from epoch to epoch while the training loss
     falls smoothly is the evaluation's noise, not the model's progress."""
     held_train_multiple: float = 3.0
+    floor_share: float = 0.02
+    """A stalled oscillation of a loss is a note when its typical swing, in the loss's units, is under
+    this share of what the loss had fallen from where it began (median of its first 3 points) to its
+    level over the stretch: a loss at its floor (0.001-0.004 after falling from 3.3) doubles and halves
+    on moves of a thousandth of its progress; its trend has nowhere left to fall, so 'stalled' says
+    nothing. The loud oscillations the dev side labels no event swing 0.07-0.7% of the fall."""
 
     def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
         if series.role != "loss":
@@ -138,6 +144,10 @@ class OscillationDetector(Detector):
             progress = float(trend[a] - trend[b])  # what the trend still fell over the stretch
             # (a noiseless curve's swings are measured against an assumed floor, not its own noise: a note)
             stalled = progress < self.stall_swings * swing and not noiseless
+            at_floor = _floor_share(value, trend, a, b, float(np.nanmedian(amp[a:b + 1]))) if stalled and is_log else None
+            if at_floor is not None and at_floor[0] >= self.floor_share:
+                at_floor = None
+            stalled = stalled and at_floor is None
             usual = (f"swings of {float(np.nanmedian(amp[a:b + 1])):.2g}{' on its log' if is_log else ''} where the rest "
                      f"of the curve is one smooth line") if noiseless else f"swings {r:.1f}x its usual noise"
             msg = (f"{series.label} oscillated from step {s0} to {s1}: {usual} "
@@ -145,6 +155,11 @@ class OscillationDetector(Detector):
             if noiseless:
                 msg += ("; a curve with no noise elsewhere has no usual swing to weigh these against "
                         "(a full-batch run): a note, with any spike among them its own finding")
+            elif at_floor is not None:
+                msg += (f"; its swings (about {at_floor[1]:.3g} at a level of {at_floor[2]:.4g}) are "
+                        f"{100 * at_floor[0]:.2g}% of the {at_floor[3] - at_floor[2]:.4g} the loss fell from where it "
+                        f"began ({at_floor[3]:.4g}): a loss near its floor swings by factors on tiny absolute moves, "
+                        f"a note (an alarm from {100 * self.floor_share:g}%)")
             elif not stalled:
                 msg += (f"; its trend kept falling through them ({progress / max(swing, 1e-12):.0f} typical swings"
                         f"{' on its log' if is_log else ''}): noise that did not cost progress, no alarm")
@@ -155,6 +170,8 @@ class OscillationDetector(Detector):
                                          "typical_amplitude": typical,
                                          "amplitude": float(np.nanmedian(amp[a:b + 1])),
                                          "trend_progress": progress, "stalled": bool(stalled),
+                                         **({"note_because": "swings_at_floor", "fall_share": at_floor[0]}
+                                            if at_floor is not None else {}),
                                          **({"noiseless": True} if noiseless else {})}))
         return out
 
@@ -240,6 +257,18 @@ class OscillationDetector(Detector):
             return False
         own = float(np.median(np.abs(np.diff(np.log(tv)))))
         return swing >= self.held_train_multiple * own
+
+
+def _floor_share(value: np.ndarray, trend: np.ndarray, a: int, b: int, amp: float) -> tuple | None:
+    """(swing / fall, swing, level, began) of a stretch of a log-scaled loss: its typical swing `amp`
+    (log) in the loss's units at its median trend level, against the fall from the median of its first
+    3 points to that level; None where the loss stands at or above where it began."""
+    level = float(np.exp(np.nanmedian(trend[a:b + 1])))
+    began = float(np.median(value[:3]))
+    if not began > level:
+        return None
+    swing = level * float(np.expm1(amp))
+    return swing / (began - level), swing, level, began
 
 
 NOISELESS_SHARE = 0.1

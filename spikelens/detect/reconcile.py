@@ -226,9 +226,11 @@ def _overfit_over(p: Finding, findings: list[Finding]) -> bool:
 
 def _beyond_the_swings(spike: Finding, osc: Finding) -> bool:
     """A bad batch inside an oscillation is its own event when its jump dwarfs the oscillation's
-    swings: a loss swinging 7% around its trend does not jump 33x for one step as one more swing."""
+    swings: a loss swinging 7% around its trend does not jump 33x for one step as one more swing; nor
+    does it jump 75x in one logged step and stay up (a GAN loss at 1.0 reading 76 and then 5-8)."""
     amp, ratio = osc.evidence.get("amplitude"), spike.magnitude
-    if not spike.evidence.get("bad_batch") or not isinstance(amp, float) or not ratio or ratio <= 1:
+    one_step = spike.evidence.get("bad_batch") or (spike.peak_step is not None and spike.start_step == spike.peak_step)
+    if not one_step or not isinstance(amp, float) or not ratio or ratio <= 1:
         return False
     return float(np.log(ratio)) > BAD_BATCH_SWINGS * amp
 
@@ -438,6 +440,9 @@ def _fold_swing_into_runaway(div: Finding, spikes: list[Finding], ctx: RunContex
         if listed and not any(abs(x - div.start_step) <= margin for x in listed):
             continue
         end = f.end_step if f.end_step is not None else float("inf")  # one that never came back runs on into it
+        if f.end_step is None and _fell_back_before(f, div):
+            _came_down_before(f, div)  # two events: the spike, then the turn
+            continue
         if end >= div.start_step - margin:
             drop.add(id(f))
             div.evidence.setdefault("folded", []).append(f"{f.kind} at step {f.anchor_step}")
@@ -446,6 +451,32 @@ def _fold_swing_into_runaway(div: Finding, spikes: list[Finding], ctx: RunContex
         top = max(swings, key=lambda f: f.magnitude or 0.0)
         size = f" of {top.magnitude:.4g}x" if top.magnitude else ""
         div.message += f"; the spike{size} at step {top.anchor_step} was its first swing"
+
+
+def _fell_back_before(spike: Finding, div: Finding) -> bool:
+    """Whether a spike that 'never came back' (inside its narrow band) had come most of the way down
+    (under half its jump, in log) by the point where the divergence's trend turned: a GAN loss at 1.0
+    that read 76, came down to 1.7 and crept up from there to 5 over the rest of the run spiked and,
+    later, diverged; one that stepped up and climbed on from there diverged once."""
+    base, peak, turn = (spike.evidence.get("baseline"), spike.evidence.get("peak_value"),
+                        div.evidence.get("turn_value"))
+    if not all(isinstance(x, (int, float)) and x > 0 for x in (base, peak, turn)) or peak <= base \
+            or div.start_step is None or spike.peak_step is None or div.start_step <= spike.peak_step:
+        return False
+    return float(np.log(turn / base)) < 0.5 * float(np.log(peak / base))
+
+
+def _came_down_before(spike: Finding, div: Finding) -> None:
+    """A spike that came most of the way down before a later divergence turned (`_fell_back_before`)
+    recovered slowly; its 'never came back' (its level at the end) is the divergence's rise."""
+    spike.recovery, spike.end_step = "slow", div.start_step
+    spike.evidence["recovery_steps"] = div.start_step - (spike.peak_step or div.start_step)
+    if spike.severity == "error":
+        spike.severity = "warning"
+    spike.evidence["came_down_to"] = {"value": div.evidence.get("turn_value"), "step": div.start_step}
+    spike.message = spike.message.split(" and never came back")[0] + (
+        f" and came most of the way down, to {div.evidence['turn_value']:.4g} by step {div.start_step}, where "
+        f"the loss's trend turned up again (the divergence from there is its own finding)")
 
 
 def _fold_frozen(plateau: Finding, plateaus: list[Finding], ctx: RunContext, drop: set[int]) -> None:

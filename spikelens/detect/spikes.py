@@ -9,7 +9,7 @@ from .base import Detector, RunContext, Series
 from .divergence import unless_its_terms_fell
 from .signedjumps import signed_jump_finding, signed_jumps
 from ..model.finding import Finding
-from .stats import forward_median, global_sigma, log_scale, noise_sigma, rolling_median
+from .stats import MAD_TO_SIGMA, forward_median, global_sigma, log_scale, noise_sigma, rolling_median
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -108,6 +108,12 @@ class SpikeDetector(Detector):
     confirms what a 3.8x loss step alone could not (0.49 against 0.13, grad norm 9x)."""
     bad_batch_context: int = 5
     """Points on each side that set the level around a one-step jump."""
+    bad_batch_z: float = 6.0
+    """...and the jump (in log) is at least this many sigmas of the run's typical point-to-point move
+    (`_moves_sigma`): a loss near zero moves by factors from batch to batch (a converged classifier's
+    per-batch cross-entropy at 0.002-0.03, where one hard batch gives 0.1: 15x its level, four of its
+    own moves), so its ratios say nothing until they stand out of those moves; the labelled bad
+    batches and held-out jumps of the dev side stand at 8-1500 sigmas, those labelled noise at 2-7."""
     bad_batch_noise_factor: float = 2.0
     """...and the jump (in log) is at least this many times the run's own 99th-percentile
     one-point excursion: a run whose every tenth step doubles has no smooth steps to stand out from."""
@@ -479,7 +485,18 @@ def bad_batch_jumps(det: SpikeDetector, value: np.ndarray, ratio: float, noise_f
     idx = idx[jump[idx] >= factor * tail]
     if noise_factor is not None:
         return idx  # (a jump the gradient confirms needs no margin over the run's own tail)
+    idx = idx[jump[idx] >= det.bad_batch_z * _moves_sigma(y, idx)]
     return idx[~_among_peers(det, value, ref, jump, idx)]
+
+
+def _moves_sigma(y: np.ndarray, idx: np.ndarray) -> float:
+    """The run's typical point-to-point move (log) as a sigma, leaving out the moves into and out of
+    the jumps at `idx`: in a short run each jump's own two moves would set the scale it is judged on."""
+    d = np.abs(np.diff(y))
+    keep = np.ones(d.size, dtype=bool)
+    keep[np.clip(np.concatenate([idx - 1, idx]), 0, d.size - 1)] = False
+    d = d[keep & np.isfinite(d)]
+    return float(np.median(d) * MAD_TO_SIGMA / np.sqrt(2.0)) if d.size else 0.0
 
 
 def _among_peers(det: SpikeDetector, value: np.ndarray, ref: np.ndarray, jump: np.ndarray,
