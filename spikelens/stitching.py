@@ -129,7 +129,8 @@ def stitch_run(run: Run, *, roles: dict[str, str] | None = None, identical_rtol:
         findings.append(died_of_nan)
     findings.extend(launch_crash_findings(run.name, run.meta or {}))
     findings.extend(ledger_failure_findings(run.name, run.meta or {}))  # experiments of a ledger that failed
-    findings.extend(relaunch_crash_findings(run.name, run.meta or {}, boundaries))  # deaths a relaunch tells
+    findings.extend(relaunch_crash_findings(run.name, run.meta or {}, boundaries,  # deaths a relaunch tells
+                                            _epochs_by_launch(frame) if len(boundaries) else None))
     return Stitched(frame=frame, findings=findings, segments=segments,
                     segment_starts=starts, boundaries=boundaries, main=main)
 
@@ -163,6 +164,20 @@ def _ended_early(run: Run, frame: pl.DataFrame, main: str | None, *, trained: bo
 
 _RECORD_ORDER = ("order", "index", "place")
 """Words of a `step.from` that numbers records rather than counting training (a record every few epochs)."""
+
+
+_EPOCH_NAME = r"(?i)(?:^|[/.\s_-])epoch$"
+
+
+def _epochs_by_launch(frame: pl.DataFrame) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Per launch (segment), the steps and values of the epoch counter it logged, in step order: where
+    each launch was in its epochs (`ended.other_epochs` tells another configuration from a relaunch)."""
+    ep = frame.filter(pl.col("metric").cast(pl.String).str.contains(_EPOCH_NAME) & pl.col("value").is_finite())
+    if ep.height == 0:
+        return {}
+    ep = ep.select("segment", "step", "value").sort("segment", "step")
+    return {int(k[0]): (g.get_column("step").to_numpy(), g.get_column("value").to_numpy())
+            for k, g in ep.partition_by("segment", as_dict=True, maintain_order=True).items()}
 
 
 def _epochs_at_most(meta: dict, first: int, last: int) -> int | None:

@@ -9,6 +9,8 @@
   save or evaluation (one to three slow points) and a modest last rise stay silent.
 - A logged step time that rose in stages (1x, then 1.8x, then 4x) starts where it first left its
   opening pace, not at the larger second step.
+- Fine-tunes on sets of other sizes appended to one log (3 epochs in 70 steps, then 3 in 226) each
+  finished: no launch died there, as one killed in its second epoch and launched again did.
 - A results ledger's experiments that crashed midway (autoresearch's `crash` rows) are told; one that
   crashed last is how the ledger ended, told once.
 Fixtures are written as the writers write them.
@@ -155,3 +157,35 @@ def test_a_ledger_whose_last_experiment_crashed_tells_it_once(tmp_path):
 
 def test_a_ledger_without_failures_is_quiet_about_endings(tmp_path):
     assert not _findings(_ledger(tmp_path / "results.tsv", 30, set()), "ended_early")
+
+
+def _phase(lines, batches: int, epochs: int, rng, *, stop=None, every: int = 50):
+    """One fine-tune of a script that runs several in turn, as its prints show: `  Epoch e, Batch b/N,
+    Loss: x` every `every` batches and an epoch summary; `stop` (epoch, batch) kills it there."""
+    k = 0
+    for e in range(1, epochs + 1):
+        for b in range(0, batches, every):
+            if stop is not None and (e, b) >= stop:
+                return
+            lines.append(f"  Epoch {e}, Batch {b}/{batches}, Loss: {4.0 * math.exp(-k / 8) + 0.05 + 0.02 * rng.random():.4f}")
+            k += 1
+        lines.append(f"Epoch {e}: Train F1={0.5 + 0.1 * e:.3f}, Val F1={0.45 + 0.1 * e:.3f}, Val Acc={0.5 + 0.1 * e:.3f}")
+
+
+def test_fine_tunes_on_sets_of_other_sizes_appended_to_one_log_did_not_die(tmp_path):
+    # four fine-tunes of 3 epochs each, on sets of 438, 120, 260 and 90 batches: each finished its epochs
+    rng, lines = np.random.default_rng(1), []
+    for batches in (438, 120, 260, 90):
+        _phase(lines, batches, 3, rng)
+    (tmp_path / "train_log.txt").write_text("\n".join(lines) + "\n")
+    assert _findings(tmp_path / "train_log.txt", "step_reset")  # the runs appended are told
+    assert not _findings(tmp_path / "train_log.txt", "ended_early")
+
+
+def test_a_run_killed_in_its_second_epoch_and_started_again_died_there(tmp_path):
+    rng, lines = np.random.default_rng(1), []
+    _phase(lines, 438, 3, rng, stop=(2, 200))
+    _phase(lines, 438, 3, rng)  # the same run again: the same epoch at the same step
+    (tmp_path / "train_log.txt").write_text("\n".join(lines) + "\n")
+    (died,) = _findings(tmp_path / "train_log.txt", "ended_early")
+    assert died.severity == "info" and died.evidence["launch_died"] and "launch 1 stopped" in died.message

@@ -31,6 +31,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import numpy as np
+
 from ..model.finding import Finding
 
 CODE = "SL306"
@@ -244,7 +246,8 @@ def _launch_crashes(run: str, each: list[Finding]) -> Finding:
                    extra={"planned_steps": None, "planned_epochs": None})
 
 
-def relaunch_crash_findings(run: str, meta: dict[str, Any], boundaries: list) -> list[Finding]:
+def relaunch_crash_findings(run: str, meta: dict[str, Any], boundaries: list,
+                            epochs: dict[int, tuple[np.ndarray, np.ndarray]] | None = None) -> list[Finding]:
     """SL306 (info) for the launches of a run that died without a word and were launched again.
 
     A launch that stops, followed by one that starts again at or before the step it reached,
@@ -265,9 +268,13 @@ def relaunch_crash_findings(run: str, meta: dict[str, Any], boundaries: list) ->
     Silent for a launch that reached the declared plan, a resume at the launch's last step
     (a planned stop, then a resume from its final checkpoint), runs appended one after
     another that the log names or that each went as far (k-fold, seeds, a sweep), a launch whose error line
-    `launch_crash_findings` tells, a relaunch that declares the step it branched from (a fork), and a
-    launch of one point that is no attempt (an evaluation re-logged at a checkpoint's step). One finding
-    per run lists every launch that died."""
+    `launch_crash_findings` tells, a relaunch that declares the step it branched from (a fork), a
+    launch of one point that is no attempt (an evaluation re-logged at a checkpoint's step), and a
+    launch from scratch whose epochs are another length than the next one's (`epochs`: per segment, the
+    steps and values of its epoch counter; `other_epochs`): the same run launched again reaches the same
+    epoch at the same step, so a launch 3 epochs in at step 70 where the next is in its first epoch
+    trained another configuration (a fine-tune on a smaller set, a stage of a pipeline) and finished it.
+    One finding per run lists every launch that died."""
     attempts = _attempts(boundaries)
     if len(attempts) < 2:
         return []
@@ -299,6 +306,9 @@ def relaunch_crash_findings(run: str, meta: dict[str, Any], boundaries: list) ->
             short = a["last"] - a["first"] < SHORT_FRACTION * longest
         else:
             short = a["last"] - b["first"] >= max(b["interval"], 1)
+        if (short and b["from_scratch"] and epochs
+                and other_epochs(epochs.get(a["launch_no"] - 1), epochs.get(b["launch_no"] - 1), a["last"])):
+            continue
         if one_point or short:
             died.append({"launch": a["launch_no"], "last_step": a["last"], "relaunched_at_step": b["first"],
                          "relaunch": b["launch_no"], "from_scratch": b["from_scratch"]})
@@ -317,6 +327,19 @@ def relaunch_crash_findings(run: str, meta: dict[str, Any], boundaries: list) ->
     return [Finding(kind=KIND, code=CODE, run=run, metric=None, severity="info", message=msg,
                     start_step=int(first["last_step"]), end_step=int(first["last_step"]), evidence=ev,
                     extra={"planned_steps": planned, "planned_epochs": None})]
+
+
+def other_epochs(a: tuple[np.ndarray, np.ndarray] | None, b: tuple[np.ndarray, np.ndarray] | None,
+                 at: int) -> bool:
+    """Launch `a`, which stopped at step `at`, and launch `b`, which started again from scratch, count
+    their epochs differently: at that step (the last epoch each logged at or before it) they are a
+    whole epoch or more apart. None of either's epochs logged by then says nothing (False)."""
+    if a is None or b is None:
+        return False
+    ea, eb = a[1][a[0] <= at], b[1][b[0] <= at]
+    if not ea.size or not eb.size:
+        return False
+    return bool(abs(float(ea[-1]) - float(eb[-1])) >= 1.0)
 
 
 def _attempts(boundaries: list) -> list[dict]:
