@@ -485,8 +485,32 @@ def roles_of(frame: pl.DataFrame, overrides: Mapping[str, str] | None = None) ->
     roles = infer_roles(metrics, overrides)
     named = {m for m in metrics for pat in (overrides or {}) if m == pat or fnmatch.fnmatchcase(m, pat)}
     roles.update(durations(frame, [m for m in metrics if m not in named and roles[m] == "other"]))
-    return guess(frame, roles, is_eval=is_eval, named=named,
-                 no_curve=lambda m: bool(sweep_arm(m)) or is_free_memory(m))
+    guessed = guess(frame, roles, is_eval=is_eval, named=named,
+                    no_curve=lambda m: unmeasured_arm(m) or is_free_memory(m))
+    for m in list(guessed.guessed):  # the other arms of a sweep measured what the arm read by its shape did
+        if sweep_arm(m) and guessed[m] != "other":
+            for other in metrics:
+                if guessed.get(other) == "other" and other not in named and _same_arms(m, other):
+                    guessed[other] = guessed[m]
+    return guessed
+
+
+def _same_arms(a: str, b: str) -> bool:
+    """`train (Dropout 0.0)` and `train (Dropout 1.0)`: one setting at two values, beside the same words."""
+    return sweep_arm(a) == sweep_arm(b) and _ARM.sub(" ", a) == _ARM.sub(" ", b)
+
+
+_SPLIT_WORDS = frozenset({"train", "training", "val", "valid", "validation", "eval", "evaluation", "test", "dev"})
+
+
+def unmeasured_arm(metric: str) -> bool:
+    """A sweep's arm whose name says nothing of what it measured (`learning_rate_0.1`, `error`-less): no curve
+    to read a run by. An arm named by the data split it was measured on (`train (Dropout 0.0)` of a
+    `train.csv` holding one column a dropout value) is a curve of training, read by its shape as any other."""
+    if not sweep_arm(metric):
+        return False
+    rest = _ARM.sub(" ", metric).strip(" /_-.()").lower()
+    return rest not in _SPLIT_WORDS
 
 
 def is_bare_time(metric: str) -> bool:
