@@ -138,3 +138,29 @@ def test_SL203_swings_of_a_loss_that_stalled_high_are_an_alarm(tmp_path):
     """The same swings on a loss that fell only from 3.3 to 2.4 and stalled there cost its progress."""
     (f,) = _loud(_lightning(tmp_path, _floor_then_swings(3.3, 2.4, 8)), "oscillation")
     assert f.evidence["stalled"] and "note_because" not in f.evidence
+
+
+def _few_shot_job(tmp_path, loss) -> list:
+    """A few-shot fine-tune's job.out: one `LR: x, Acc: y, Loss: z` line per iteration, printed to 4 decimals."""
+    path = tmp_path / "job.out"
+    lr = np.geomspace(2e-4, 1e-6, len(loss))
+    path.write_text("**** Zero-shot CLIP's test accuracy: 54.53. ****\n" + "".join(
+        f"LR: {a:.6f}, Acc: {100.0 if v < 0.1 else 50.0:.4f}, Loss: {v:.4f}\n" for a, v in zip(lr, loss)))
+    return _findings(path)
+
+
+def test_SL101_a_memorised_set_printing_zeros_has_no_spike(tmp_path):
+    """1.2 -> 1e-4 within 60 iterations, then 0.0000-0.01 with one hard augmentation at 0.25: the
+    zeros are what the log prints of a loss under 5e-5, and the 0.25 is its floor's noise."""
+    rng = np.random.default_rng(9)
+    loss = np.concatenate([np.geomspace(1.2, 0.005, 60), 1e-4 * np.exp(2.0 * rng.standard_normal(440))])
+    loss[232] = 0.2522
+    assert _loud(_few_shot_job(tmp_path, loss), "spike") == []
+
+
+def test_SL101_a_jump_of_a_loss_printed_to_4_decimals_is_a_spike(tmp_path):
+    """A loss falling 1.2 -> 0.5 (+- 3%) printed the same way, one batch at 9x: a bad batch."""
+    loss = (0.5 + 0.7 * np.exp(-np.arange(500) / 100)) * (1 + 0.03 * np.random.default_rng(10).standard_normal(500))
+    loss[232] = 4.5
+    (f,) = _loud(_few_shot_job(tmp_path, loss), "spike")
+    assert f.peak_step is not None and f.evidence.get("bad_batch")

@@ -1,7 +1,7 @@
 """Loss spikes: abrupt upward excursions far outside the local noise, and how they recovered."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -185,6 +185,8 @@ class SpikeDetector(Detector):
     def detect(self, series: Series, ctx: RunContext) -> list[Finding]:
         if series.role == "grad_norm":
             return grad_spikes(self, series, ctx)
+        if series.role in ("loss", "eval_loss"):
+            series = zeros_under_print(series)
         if series.role == "loss":
             found = with_bad_batches(self, series, ctx, spikes_of(self, series, ctx))
             for f in found:  # a jump that stayed while every term fell is a weight changing (divergence's rule)
@@ -207,6 +209,31 @@ class SpikeDetector(Detector):
             found += [f for f in eval_bursts(self, series, ctx)  # (the note of a population stays)
                       if f.kind != "spike" or not any(f.start_step <= s <= f.end_step for s in taken)]
         return found
+
+
+def zeros_under_print(series: Series) -> Series:
+    """A loss that fell to near zero and reads exactly 0 at some later points (`Loss: 0.0000`: under
+    what the log prints) with those zeros at half its smallest printed value, so it is judged on its
+    log as any positive loss: a 0 there is a loss too small to print, not a curve crossing zero, whose
+    jumps would be weighed against the spread of its whole fall (a 1-shot fine-tune at 1e-4 whose one
+    hard augmentation reads 0.25). Zeros before its first value (a term not yet switched on), a loss
+    that goes negative, one mostly zeros, or one whose smallest printed value is over 1% of where it
+    started keep their values."""
+    _, value = series.finite()
+    on = np.flatnonzero(value != 0)
+    if value.size < 10 or not on.size or value.min() < 0:
+        return series
+    rest = value[on[0]:]
+    zeros = np.count_nonzero(rest == 0)
+    start = float(np.median(rest[:3]))
+    low = float(rest[rest > 0].min())
+    if zeros == 0 or zeros > 0.5 * rest.size or not low <= 0.01 * start:
+        return series
+    first = int(np.flatnonzero(np.isfinite(series.value) & (series.value != 0))[0])
+    v = series.value.copy()
+    later = np.arange(v.size) > first
+    v[later & (v == 0)] = 0.5 * low
+    return replace(series, value=v)
 
 
 def grad_spikes(det: SpikeDetector, series: Series, ctx: RunContext) -> list[Finding]:
