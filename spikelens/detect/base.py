@@ -301,6 +301,8 @@ def main_name_score(metric: str, role: str, beside: Iterable[str] = ()) -> int:
     a running mean of that loss, 0; `avg_loss` beside `batch_loss`, -1: below the value it smooths)."""
     leaf = re.split(r"[/.]", metric.lower())[-1]
     if role == "loss" and ("total" in leaf or re.match(r"tot(?:$|[_\- ])", leaf)):
+        if _accumulates(leaf, beside, metric):
+            return -1  # `tot_loss` beside `current_loss`: the running total of the batch loss, below it
         return 2  # `Tot Loss`: abbreviated
     if role == "loss" and _MEMBER.search(leaf):
         return 0  # `avg_loss_group:0`, `loss_head_3`: one member of a numbered set, not the run's loss
@@ -322,6 +324,17 @@ def main_name_score(metric: str, role: str, beside: Iterable[str] = ()) -> int:
         if _AGGREGATE_SCORE.search(leaf) or (_F_SCORE.search(leaf) and any(_PARTS_OF_F.search(b) for b in beside)):
             return 1  # `map`, `mIoU`, `mean_acc`; F1 beside the precision and recall it combines
     return 0
+
+
+_TOTAL_WORD = re.compile(r"(?:^|[_\- ])tot(?:al)?(?:$|[_\- ])")
+
+
+def _accumulates(leaf: str, beside: Iterable[str], metric: str) -> bool:
+    """Is `leaf` (`tot_loss`) the running total of a loss logged beside it by the same name with a word saying it is
+    this batch's (`current_loss`, `cur_loss`, `batch_loss`): an accumulation over steps, not a sum of terms?"""
+    stem = _TOTAL_WORD.sub(" ", leaf).strip(" _-")
+    return any(_INSTANT.search(o) and _INSTANT.sub(" ", o).strip(" _-") == stem
+               for o in (re.split(r"[/.]", b.lower())[-1] for b in beside if b != metric))
 
 
 _AGGREGATE_SCORE = re.compile(r"^(?:(?:val|eval|test|valid)[_\- ]?)?(?:m(?:ap|iou|acc|dice|f1)|mean[_\- ]?\w+|macro[_\- ]?\w+"
