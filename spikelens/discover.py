@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 import numpy as np
 import polars as pl
 
-from . import diagnostics, launchfiles, storage
+from . import diagnostics, launchfiles, splitfiles, storage
 from .errors import FormatError, InputError, NothingFound, SpikelensError
 from .frame import SCHEMA, concat, conform, seq_dtype
 from .groupindex import SourceGroups
@@ -101,7 +101,8 @@ def _find(paths: Iterable[str | os.PathLike], seen: Callable[[Path], bool],
                     _note_crashed_text(path) or _note_passed_over(path)
                 continue
             group = imp.group_key(path)
-            add(Source(path, imp, group if is_dir else launchfiles.family_key(path, group)), real)
+            add(Source(path, imp, group if is_dir else splitfiles.family_key(path, launchfiles.family_key(path, group))),
+                real)
 
 
 def _claim_named(path: Path) -> Importer | None:
@@ -224,7 +225,7 @@ def read_group(group: list[Source], roots: list[Path]) -> list[Run]:
             tables.append(crashed)
             del missing[where]
     report_lines(said.lines, missing)
-    return assemble(launchfiles.join(tables, group[0].group), roots)
+    return assemble(launchfiles.join(splitfiles.join(tables, group[0].group), group[0].group), roots)
 
 
 def crash_table(path: Path) -> Table | None:
