@@ -264,7 +264,10 @@ class OverfittingDetector(Detector):
         s, lo, hi = hit["min_step"], hit["min_value"], hit["end_value"]
         note = ""
         if train is not None and hit["train_change"] is not None:
-            note = f" while {train.label} fell {-np.expm1(hit['train_change']) * 100:.0f}%"
+            fell = -np.expm1(hit["train_change"])
+            # a fall that rounds to 0% is no fall to name beside the turn ("while train_loss fell 0%")
+            note = (f" while {train.label} fell {_fall_text(hit['train_change'])}" if fell >= 0.005 else
+                    f" while {train.label} stood still ({-fell * 100:+.1f}%)")
         more = f"; {len(others)} other eval loss{'es' if len(others) > 1 else ''} turned up too ({', '.join(m for m, _ in others[:5])})" \
             if others else ""
         if scores.direction(series) > 0:

@@ -412,7 +412,9 @@ class PlateauDetector(Detector):
         level = float(np.median(y))
         within = f"less than the {quantum:.3g} between its values" if quantum > abs(fall) else "within its noise"
         msg = (f"{series.label} never rose: {level:.4g} from step {int(s[0])} to the end (moved "
-               f"{-fall:+.3g}, {within}): the policy is not learning")
+               f"{-fall:+.3g}, {within}): "
+               # a fitness or a reward model's score has no policy: name what the run trains
+               + ("the policy is not learning" if is_reinforcement(ctx.roles) else "the model is not learning what it scores"))
         # a few dozen rewards cannot tell a slow rise from their noise (a GRPO run logs 40): a note
         severity = "warning" if step.size >= REWARD_POINTS_FOR_WARNING else "info"
         return [Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric, severity=severity,
