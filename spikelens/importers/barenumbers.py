@@ -241,7 +241,8 @@ class BareNumbersImporter(Importer):
                 falls = cols.columns[0]  # the one number a loop prints batch after batch under its epoch: the loss
             # a rise is a score only where the file is what its folder holds: beside named logs a rising
             # unnamed column may be anything (an index, a schedule, a count of samples)
-            rises = rising_score(cols) if falls is None and ordered and alone(path) else None
+            # (a column that rises in line order with no counter beside it may be any index: only a fall names one)
+            rises = rising_score(cols) if falls is None and (counters or lone) and alone(path) else None
             if falls is None and rises is None and counters and _LOG_NAME.search(path.stem):
                 falls = first_measured(cols)  # a training log's counted rows: the first measured number, its loss
             if falls is None and rises is None:

@@ -137,7 +137,7 @@ _PHASE = re.compile(r"\((?P<phase>train|training|val|valid|validation|eval|test)
 _TAG = re.compile(r"\[(?P<tag>train|training|val|valid|validation|eval|evaluation|test|dev)\]", re.I)
 """A phase tag in brackets: the pairs after it, up to the next tag, are of its phase (ESPnet's
 `[train] loss=30.1, acc=0.5, [valid] loss=35.2, acc=0.6`)."""
-_GLUED_COUNT = re.compile(r"(?<![\w.])(\d+)(?:-(\d+))?(?P<unit>epoch|iter|iteration|step|batch)s?(?![a-z])", re.I)
+_GLUED_COUNT = re.compile(r"(?<![\w.])(\d+)(?:-(\d+))?-?(?P<unit>epoch|iter|iteration|step|batch)s?(?![a-z])", re.I)
 """A count glued before the word it counts (ESPnet's `2epoch:train:1-10batch:`): `2epoch` is epoch 2,
 `1-10batch` the batches up to 10."""
 _WORD_COUNT = re.compile(r"(?<![\w.\-/])(?P<unit>ep|epoch|iter|iteration|step|batch)-?(\d+)(?![\w.\-/])", re.I)
@@ -198,6 +198,8 @@ EVAL_WORDS = {"val": "val", "valid": "val", "validation": "val", "validate": "va
 _EVAL_NAMED = re.compile(r"(?i)(?:^|[_/\-. ])(?:val|valid|validation|eval|test|dev)(?:$|[_/\-. ])|^(?:val|eval|test)")
 _TRAIN_WORDS = {"train", "training"}
 """A phase word before a key (`iter 10: train loss 2.11`): part of the name, no prose."""
+_AGGREGATE_WORDS = {"total", "mean", "avg", "average", "overall"}
+"""...and so is a word that says how the value was summed up (Mugs' `(500/3906): total loss 10.19,  lr: ...`)."""
 _TRAIN_NAMED = re.compile(r"(?i)train(?:ing)?(?:$|[_/\-. ])")
 _MEASURE_ROLES = frozenset({"loss", "eval_loss", "reward", "accuracy", "perplexity"})
 _SPACED_NAME = re.compile(r"[A-Za-z][\w\-]*(?:[ \t]+[\w\-]+)*[ \t]+")
@@ -516,7 +518,8 @@ def tokenise(line: str) -> Template:
         if not words:
             return None
         joined = linked or (group is not None and words[0] is group)
-        named = [w for w in words if w not in _LEVELS and w.lower() not in EVAL_WORDS and w.lower() not in _TRAIN_WORDS]
+        named = [w for w in words if w not in _LEVELS and w.lower() not in EVAL_WORDS
+                 and w.lower() not in _TRAIN_WORDS | _AGGREGATE_WORDS]
         if not joined and len(named) > 1:
             if _counted_by(words):  # `Training Epoch 3`, `Global Step 10`: the counter
                 lead[:] = words[:-1]
@@ -524,7 +527,7 @@ def tokenise(line: str) -> Template:
                 return str(words[-1])
             drop(words)  # `Model has 124M parameters`: a sentence names no metric
             return _PROSE
-        run = (words[-4:] if joined else words[-2:] if len(words) > 1 and words[-2].lower() in _TRAIN_WORDS
+        run = (words[-4:] if joined else words[-2:] if len(words) > 1 and words[-2].lower() in _TRAIN_WORDS | _AGGREGATE_WORDS
                else words[-1:])
         if len(run) > 1 and _counted_by(run):
             run = run[-1:]  # `checkpoint saved at it=100`: the step, not a metric of four words
