@@ -773,7 +773,9 @@ class PlateauDetector(Detector):
                          reverse=True)
         for length in lengths:
             k = max(1, length // 3)
-            b = np.arange(length, m - max(3, length // 2) + 1, max(1, length // 10))
+            # a break with a sixth of the stretch left to the end still counts, its fall measured to the end: a
+            # run stuck at chance for 85% of it that broke out in its last epochs (a memorising classifier)
+            b = np.arange(length, m - max(3, length // 6) + 1, max(1, length // 10))
             if b.size == 0:
                 continue
             first = _window_medians(y, b - length, k)
@@ -839,7 +841,8 @@ class PlateauDetector(Detector):
             drop = -np.expm1(-f["fall"]) * 100 if is_log else f["fall"]
             msg = (f"{series.label} was stuck near {level:.4g} {span} (moved {pct:+.1f}%) and then fell "
                    + (f"{drop:.0f}%" if is_log else f"by {drop:.4g}")
-                   + f" in as many steps: a plateau it broke out of late" + (f"; {chance}" if k else ""))
+                   + (" in as many steps" if b + (b - a) <= y.size else " by the end of the run")
+                   + f": a plateau it broke out of late" + (f"; {chance}" if k else ""))
         elif f.get("above_start"):
             msg = (f"{series.label} never went below its first logged value ({float(np.exp(y[0]) if is_log else y[0]):.4g} "
                    f"at step {int(s[0])}): all {b - a - 1} later points to {'the end' if b == y.size else f'step {end}'} stayed "
