@@ -164,3 +164,51 @@ def test_SL101_a_jump_of_a_loss_printed_to_4_decimals_is_a_spike(tmp_path):
     loss[232] = 4.5
     (f,) = _loud(_few_shot_job(tmp_path, loss), "spike")
     assert f.peak_step is not None and f.evidence.get("bad_batch")
+
+
+def _selfplay(tmp_path, wins: np.ndarray) -> list:
+    """A PPO self-play agent's metrics.jsonl: one row per game with its outcome (+0.999 won, -1.001 lost),
+    and a train row every 20 games."""
+    import json
+
+    rows, step = [], 0
+    for i, won in enumerate(wins):
+        step += 90 + i % 37
+        rows.append({"global_step": step, "episode": i, "metrics/ep_length": 40 + i % 11,
+                     "metrics/ep_reward": 0.999 if won else -1.001})
+        if i % 20 == 19:
+            rows.append({"global_step": step, "train/pg_loss": -0.01 * (1 + i % 3), "train/v_loss": 0.09 + 0.001 * (i % 5),
+                         "train/entropy": 1.2 - i / 1e4})
+    path = tmp_path / "metrics.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return _findings(path)
+
+
+def _reward_reading(tmp_path, wins: np.ndarray) -> list:
+    """The divergence detector's own reading of the games' outcomes (the report may fold it into a
+    flat-reward reading of the same curve)."""
+    from spikelens.api import load_runs
+    from spikelens.detect.base import RunContext
+    from spikelens.detect.divergence import DivergenceDetector
+    from spikelens.detect.engine import series_of
+    from spikelens.frame import roles_of
+    from spikelens.stitching import stitch_run
+
+    _selfplay(tmp_path, wins)
+    (run,) = load_runs(tmp_path / "metrics.jsonl")
+    stitched = stitch_run(run)
+    roles = roles_of(stitched.frame)
+    ctx = RunContext(run=run.name, roles=roles, series=series_of(stitched.frame, roles), frame=stitched.frame)
+    return DivergenceDetector().detect(ctx.series["metrics/ep_reward"], ctx)
+
+
+def test_SL202_games_won_at_a_steady_rate_did_not_collapse(tmp_path):
+    """5,000 games won 45% of the time throughout: outcomes of +-1 whose running medians flip between
+    'won' and 'lost' (a lucky stretch reads 'won') are a steady win rate, no collapse."""
+    assert _reward_reading(tmp_path, np.random.default_rng(11).random(5000) < 0.45) == []
+
+
+def test_SL202_a_win_rate_that_fell_from_70_to_5_percent_collapsed(tmp_path):
+    rng = np.random.default_rng(12)
+    (f,) = _reward_reading(tmp_path, rng.random(5000) < np.where(np.arange(5000) < 3000, 0.7, 0.05))
+    assert f.severity == "warning" and 2800 * 90 < f.start_step < 3100 * 130 and "collapsed" in f.message

@@ -179,8 +179,14 @@ class DivergenceDetector(Detector):
             return []
         y = value.astype(np.float64)
         w = max(self.min_smooth, int(n * self.smooth_fraction)) | 1
+        if np.unique(y).size <= 3:
+            # a game's outcome per episode (win/loss, +-1, a draw at 0): its level is its running mean, a win
+            # rate; a median of outcomes is one of them, so a 40% win rate would read 'won' or 'lost' in turn
+            sig = float(np.std(y)) * 1.2533 / np.sqrt(w)
+            y = _running_mean(y, w)
+        else:
+            sig = global_sigma(y) * 1.2533 / np.sqrt(w)
         sm = rolling_median(y, w, center=True, min_samples=1)
-        sig = global_sigma(y) * 1.2533 / np.sqrt(w)
         lo = int(n * self.skip_fraction)
         i_best = lo + int(np.nanargmax(sm[lo:]))
         best = float(sm[i_best])
@@ -450,6 +456,14 @@ def short_rise(series: Series, ratio: float) -> dict | None:
     peak = i + 1 + a + int(np.argmax(seg))
     return {"start": int(step[i]), "end": int(step[i + 1 + b]), "peak": int(step[peak]), "low": float(np.exp(low)),
             "ratio": float(v[peak] / np.exp(low)), "points": int(length)}
+
+
+def _running_mean(y: np.ndarray, w: int) -> np.ndarray:
+    """The centred mean of `w` points (fewer at the ends, never padded)."""
+    c = np.concatenate([[0.0], np.cumsum(y)])
+    i = np.arange(y.size)
+    a, b = np.maximum(i - w // 2, 0), np.minimum(i + w // 2 + 1, y.size)
+    return (c[b] - c[a]) / (b - a)
 
 
 def _onset(sm: np.ndarray, i_min: int, end: int, tail: float, share: float) -> int:
