@@ -11,7 +11,9 @@ together and `join` makes them one run: the training file's table keeps its name
 metrics take its split word (`loss` -> `val_loss`) unless they already say one. They join only on one
 counter: the held-out steps inside the training file's span, or as many points a line each where both
 count their lines (`train_loss.txt` and `val_loss.txt` of one value an epoch); a per-batch file beside a
-per-epoch one, both in line order, stays apart (their line numbers are not one clock).
+per-epoch one, both in line order, stays apart (their line numbers are not one clock). A folder of measure
+files (`train_loss.txt`, `train_acc.txt`, `val_loss.txt`: a split and a measure each, one value a line) is one
+run the same way: the files on the training loss's clock join it, so its loss is judged beside its accuracy.
 """
 from __future__ import annotations
 
@@ -66,9 +68,31 @@ def _folder_splits(folder: str, suffix: str) -> dict[str, frozenset[str]]:
     return {k: frozenset(v) for k, v in out.items()}
 
 
+def measure_file(path: Path) -> bool:
+    """A name that is a split word and a measure (`train_loss.txt`, `train_acc.txt`, `test_accuracy.txt`):
+    one series of a run the folder logs file by file."""
+    from .frame import infer_role
+
+    got = split_of(path)
+    return got is not None and len(name_words(path)) == 2 and infer_role(got[0].replace("*", "").strip("_")) != "other"
+
+
+@lru_cache(maxsize=16)
+def _folder_measures(folder: str, suffix: str) -> int:
+    """How many of the folder's files of this suffix are measure files."""
+    from .importers.base import kind_suffix
+
+    try:
+        names = [e.name for e in os.scandir(folder) if e.is_file()]
+    except OSError:
+        return 0
+    return sum(1 for n in names if kind_suffix(Path(n)) == suffix and measure_file(Path(n)))
+
+
 def family_key(path: Path, group: str) -> str:
     """The group a file read on its own is read in: its split family's when the folder holds one training
-    file and a held-out file of its name and suffix; else `group`."""
+    file and a held-out file of its name and suffix, or its folder's measure files' when it is one of
+    several (`train_loss.txt`, `train_acc.txt`); else `group`."""
     from .importers.base import kind_suffix
 
     if group != str(path):
@@ -76,6 +100,8 @@ def family_key(path: Path, group: str) -> str:
     got = split_of(path)
     if got is None:
         return group
+    if measure_file(path) and _folder_measures(str(path.parent), kind_suffix(path)) >= 2:
+        return f"{PREFIX}{path.parent / '*'}{kind_suffix(path)}"
     splits = _folder_splits(str(path.parent), kind_suffix(path)).get(got[0], frozenset())
     if sum(bool(_TRAIN.match(s)) for s in splits) != 1 or not any(_HELD.match(s) for s in splits):
         return group
@@ -90,18 +116,29 @@ def join(tables: list[Table], group: str) -> list[Table]:
         return tables
     own = [t for t in tables if t.run_key == str(t.source) and t.segment_key == str(t.source) and t.frame.height]
     train = [t for t in own if _split(t) is not None and _TRAIN.match(_split(t))]
-    if len(train) != 1:
+    if not train:
         return tables
-    first = train[0]
+    first = max(train, key=lambda t: (_names_loss(t), _points(t)))  # the training loss's file leads the run
     out = {}
+    names = set(_metrics(first))
     for t in own:
         split = _split(t)
-        if t is first or split is None or not _HELD.match(split) or not _one_clock(first, t):
+        if t is first or split is None or not _one_clock(first, t):
             continue
-        out[id(t)] = replace(t, frame=_named_for(t, split, _metrics(first)), run_key=first.run_key,
-                             segment_key=first.segment_key, order=first.order,
+        frame = _named_for(t, split, _metrics(first)) if _HELD.match(split) else t.frame
+        mine = set(frame.get_column("metric").unique().cast(str).to_list())
+        if mine & names:
+            continue  # the same names twice: two runs, not one run's series
+        names |= mine
+        out[id(t)] = replace(t, frame=frame, run_key=first.run_key, segment_key=first.segment_key, order=first.order,
                              meta={k: v for k, v in t.meta.items() if not k.startswith(("plan.", "step.", "metric."))})
     return [out.get(id(t), t) for t in tables]
+
+
+def _names_loss(table: Table) -> bool:
+    from .frame import infer_role
+
+    return any(infer_role(m) == "loss" for m in _metrics(table))
 
 
 def _split(table: Table) -> str | None:

@@ -53,3 +53,42 @@ def test_files_named_for_a_setting_are_two_runs(tmp_path):
         (tmp_path / f"train_{lr}.txt").write_text("".join(f" iter: {i} loss: {1 / (rate * i + 1):.5f}\n"
                                                           for i in range(1, 60)))
     assert len(_analyze(tmp_path).runs) == 2
+
+
+# -- a folder of measure files (`train_loss.txt`, `train_acc.txt`: np.savetxt of a list each) is one run, and a
+# binary classifier whose loss fell from ln 2 only to its class prior's entropy, its accuracy at the majority
+# share, learned the base rate and nothing else (detect/priorchance.py)
+
+
+def _measure_files(folder, loss, acc) -> None:
+    np.savetxt(folder / "train_loss.txt", loss, fmt="%.6f")
+    np.savetxt(folder / "train_acc.txt", acc, fmt="%.6f")
+
+
+def _prior_case(majority: float, acc_level: float, n: int = 100):
+    rng = np.random.default_rng(21)
+    h = -(majority * np.log(majority) + (1 - majority) * np.log(1 - majority))
+    loss = h + (np.log(2) - h) * np.exp(-np.arange(n) / 6) + 0.004 * rng.standard_normal(n)
+    acc = acc_level - 0.05 * np.exp(-np.arange(n) / 3) + 0.006 * rng.standard_normal(n)
+    return loss, acc
+
+
+def test_measure_files_on_one_clock_are_one_run_and_a_loss_at_the_priors_entropy_never_learned(tmp_path):
+    _measure_files(tmp_path, *_prior_case(0.7, 0.70))
+    report = _analyze(tmp_path)
+    assert len(report.runs) == 1 and {"train_loss", "train_acc"} <= set(report.runs[0].metrics)
+    prior = [f for f in report.runs[0].findings if f.evidence.get("reading") == "prior"]
+    assert prior and prior[0].severity == "warning" and prior[0].start_step == 0
+    assert abs(prior[0].evidence["majority_share"] - 0.70) < 0.01
+
+
+def test_an_accuracy_above_the_share_the_loss_stands_for_is_no_prior(tmp_path):
+    _measure_files(tmp_path, *_prior_case(0.7, 0.86))  # it learned: 86% right at the same loss
+    assert not [f for r in _analyze(tmp_path).runs for f in r.findings if f.evidence.get("reading") == "prior"]
+
+
+def test_measure_files_on_two_clocks_stay_apart(tmp_path):
+    loss, _ = _prior_case(0.7, 0.7, n=500)
+    np.savetxt(tmp_path / "train_loss.txt", loss, fmt="%.6f")  # a value a batch
+    np.savetxt(tmp_path / "train_acc.txt", np.full(10, 0.7), fmt="%.6f")  # one an epoch
+    assert len(_analyze(tmp_path).runs) == 2

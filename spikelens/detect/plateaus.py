@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import progress, scores, termchance, tokenchance
+from . import priorchance, progress, scores, termchance, tokenchance
 from .base import Detector, RunContext, Series, is_running_best
 from ..frame import is_adversarial, is_eval, is_reinforcement
 from ..model.finding import Finding
@@ -232,6 +232,9 @@ class PlateauDetector(Detector):
             vocab = self._vocab_chance(series, ctx, step, value)
             if vocab is not None:
                 return [vocab]
+            prior = priorchance.at_prior(series, ctx, value) if _from_the_start(ctx, step) else None
+            if prior is not None:
+                return [self._prior_finding(series, ctx, step, prior)]
             stopped = self._stopped(series, ctx, s, y, is_log) if _from_the_start(ctx, step) else None
             return [stopped] if stopped is not None else []
         if not found.get("above_start") and not _began_at_chance(y, is_log, found, self.chance_tolerance):
@@ -253,6 +256,18 @@ class PlateauDetector(Detector):
             out.evidence["note_because"] = "other_view_fell"
             out.evidence["other_view"] = fell[0]
         return [out]
+
+    def _prior_finding(self, series: Series, ctx: RunContext, step: np.ndarray, prior: dict) -> Finding:
+        """A binary classifier whose loss fell from ln 2 only to the entropy of its class prior (`priorchance`)."""
+        share = prior["share"]
+        msg = (f"{series.label} fell from ln(2) only to {prior['level']:.4g} and held there to the end: "
+               f"{prior['entropy']:.4g} is the entropy of a {share:.0%}/{1 - share:.0%} class prior, and "
+               f"{prior['accuracy']} sat at {share:.3g}, the majority class's share: the model learned the base rate "
+               f"and nothing of its inputs (it predicts the larger class)")
+        return Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric, severity="warning",
+                       message=msg, start_step=int(step[0]), end_step=int(step[-1]),
+                       evidence={"reading": "prior", "level": prior["level"], "prior_entropy": prior["entropy"],
+                                 "majority_share": share, "accuracy": prior["accuracy"], "chance_classes": 2})
 
     def _stopped(self, series: Series, ctx: RunContext, s: np.ndarray, y: np.ndarray, is_log: bool) -> Finding | None:
         """The loss fell early and then made no material progress for at least `min_stall_share` of
