@@ -74,7 +74,7 @@ class RlProgressImporter(Importer):
         raw = read_bytes(path)
         if looks_binary(raw[:4096]):
             raise FormatError(path, "binary data, not a text log")
-        text_head = head_lines(path, raw[:4096], 2)
+        text_head = head_lines(path, raw[:4096], 8)
         if path.suffix.lower() == ".csv" and is_monitor_head(text_head):
             long, fmt = monitor_long(path, raw), "sb3_monitor"
         elif path.suffix.lower() == ".csv":
@@ -119,34 +119,66 @@ def counts_timesteps(lines: list[str]) -> bool:
 
 def is_monitor_head(lines: list[str]) -> bool:
     """SB3 `Monitor`: a `#{"t_start": ..., "env_id": ...}` line (OpenAI baselines' writes
-    `# {...}`), then `r,l,t`; or the `r,l,t` header alone (a wrapper that writes the Monitor's
-    episodes without its comment line: `DictWriter(fieldnames=["r", "l", "t"])`)."""
-    if len(lines) >= 2 and split_fields(lines[0], ",")[:3] == ["r", "l", "t"]:
-        return True
-    if len(lines) < 2 or not lines[0].startswith("#") or not lines[0][1:].lstrip().startswith("{"):
+    `# {...}`), then a header naming `r`, `l` and `t`; or that header alone, its first three names
+    (a wrapper that writes the Monitor's episodes without its comment line:
+    `DictWriter(fieldnames=["r", "l", "t"])`). The header as any writer lays it out: any separator,
+    quoted, upper case, in any order, after pandas' index or other comment lines."""
+    lead = _comment_lead(lines)
+    if lead >= len(lines):
         return False
-    meta = json_object(lines[0][1:].strip())
-    return meta is not None and "t_start" in meta and split_fields(lines[1], ",")[:3] == ["r", "l", "t"]
+    names = monitor_names(lines[lead])
+    if _t_start(lines[:lead]) is not None:
+        return {"r", "l", "t"} <= set(names)
+    return lead < len(lines) - 1 and set(names[:3]) == {"r", "l", "t"}
+
+
+def _comment_lead(lines: list[str]) -> int:
+    """How many of the first lines are `#` comments (the Monitor's own and any a script wrote above it)."""
+    return next((i for i, ln in enumerate(lines) if not ln.lstrip().startswith("#")), len(lines))
+
+
+def _t_start(comments: list[str]):
+    """The Monitor's `t_start` from its `#{...}` comment line, None when no comment line holds one."""
+    for ln in comments:
+        text = ln.lstrip()[1:].strip()
+        meta = json_object(text) if text.startswith("{") else None
+        if meta is not None and "t_start" in meta:
+            return meta["t_start"]
+    return None
+
+
+def monitor_names(header: str) -> list[str]:
+    """A header's names as the Monitor's columns are keyed: unquoted, lower case, pandas' unnamed index and
+    a trailing separator's empty name left out."""
+    names = [f.strip().strip('"').strip().lower() for f in split_fields(header, separator_of(header))]
+    return [n for n in names if n and not n.startswith("unnamed:")]
 
 
 def monitor_long(path: Path, raw: bytes):
     """Episodes as points: the step is the timesteps at the episode's end (the running sum of
     `l`), the wall time `t_start + t`; `r` and `l` are named as in `MONITOR_NAMES`."""
     text = decode(path, raw)
-    first, _, body = text.partition("\n") if text.startswith("#") else ("", "", text)
-    t_start = (json_object(first[1:].strip()) or {}).get("t_start")
-    parsed = read_string_frame(path, body)
+    lines = text.split("\n")
+    lead = _comment_lead(lines)
+    t_start = _t_start(lines[:lead])
+    parsed = read_string_frame(path, "\n".join(lines[lead:]))
     frame = parsed.frame
+    header = lines[lead] if lead < len(lines) else ""
+    if frame.width and split_fields(header, separator_of(header))[:1] == [""]:
+        frame = frame.drop(frame.columns[0])  # pandas' unnamed index, whatever name the reader gave it
+    keys = {c: c.strip().strip('"').strip().lower() for c in frame.columns}
+    frame = frame.select([c for c in frame.columns if keys[c] and not keys[c].startswith("unnamed:")])
+    frame = frame.rename({c: keys[c] for c in frame.columns})  # `R`, `"l"`: the Monitor's own names
     if frame.height == 0 or "l" not in frame.columns:
         return pl.DataFrame(schema=TABLE_SCHEMA)
-    floats = float_columns(frame, list(frame.columns), ",")
+    floats = float_columns(frame, list(frame.columns), parsed.sep)
     steps = floats["l"].expr.fill_null(0).cum_sum().cast(pl.Int64).cast(pl.String)
     wall = None
     if isinstance(t_start, (int, float)) and "t" in frame.columns:
         wall = (floats["t"].expr + float(t_start)).cast(pl.String)
     frame = frame.with_columns(steps.alias("timesteps"), *([wall.alias("wall_time")] if wall is not None else []))
     frame = frame.rename({k: v for k, v in MONITOR_NAMES.items() if k in frame.columns})
-    return to_long(path, frame, ",", step_col="timesteps", wall_col="wall_time" if wall is not None else None,
+    return to_long(path, frame, parsed.sep, step_col="timesteps", wall_col="wall_time" if wall is not None else None,
                    drop=("t",))
 
 
