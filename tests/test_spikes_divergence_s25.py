@@ -212,3 +212,12 @@ def test_SL202_a_win_rate_that_fell_from_70_to_5_percent_collapsed(tmp_path):
     rng = np.random.default_rng(12)
     (f,) = _reward_reading(tmp_path, rng.random(5000) < np.where(np.arange(5000) < 3000, 0.7, 0.05))
     assert f.severity == "warning" and 2800 * 90 < f.start_step < 3100 * 130 and "collapsed" in f.message
+
+
+def test_SL202_eval_loss_rising_while_training_loss_sat_at_its_floor_is_no_divergence(tmp_path):
+    """16 epochs: the training loss reached its floor by epoch 6 and stays there (memorised, drifting up
+    a little in its noise), the validation loss bottoms at epoch 6 and climbs: overfitting's reading,
+    not a divergence."""
+    loss = [0.74, 0.52, 0.3, 0.12, 0.03, 0.0048, 0.0047, 0.0052, 0.0055, 0.0049, 0.0061, 0.0058, 0.0053, 0.006, 0.0057, 0.0062]
+    val = [0.9, 0.8, 0.72, 0.68, 0.66, 0.65, 0.7, 0.78, 0.84, 0.9, 0.99, 1.05, 1.12, 1.2, 1.26, 1.31]
+    assert _loud(_keras(tmp_path, loss, val), "divergence") == []

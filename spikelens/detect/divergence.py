@@ -86,6 +86,13 @@ class DivergenceDetector(Detector):
     start_rise: float = 2.0
     """A loss that never went below its first value and whose level stands this many times above it
     diverged from its first step."""
+    undone_share: float = 0.5
+    """A rise under `min_rise_ratio` (over `creep_min_ratio`, as monotone as a creep) that ends back at a level the
+    loss last stood at this share of the run before the turn or longer ago undid that progress: it diverged
+    (a slow self-supervised loss at 4.8 back to 5.14, its level 80 epochs earlier)."""
+    staircase_jump_share: float = 0.6
+    """Such a rise may climb in steps (a self-distillation loss jumps at each epoch's boundary), none of them
+    more than this share of it: a staircase, where a spike that never came back is one step of nearly all of it."""
     short_rise: float = 1.3
     """Runs under 40 points (epochs, evaluations): the loss stands this far above its
     minimum for consecutive points, a quarter of those after the minimum at least."""
@@ -137,6 +144,16 @@ class DivergenceDetector(Detector):
             hit = self._rise(y, sm, i_min, n, is_log, sig, w, min_ratio=self.creep_min_ratio,
                              min_rho=self.creep_monotonic, min_points=int(n * self.creep_duration))
             creep = hit is not None
+        undone = None
+        if hit is None and series is ctx.main("loss") and not is_adversarial(series.metric) \
+                and ctx.main("reward") is None:
+            # a late rise under `min_rise_ratio` that gave back most of the run's progress: a slow curve's loss
+            # (an SSL loss that crept from 5.1 to 4.8 over 80 epochs) back where it stood long ago
+            hit = self._rise(y, sm, i_min, n, is_log, sig, w, min_ratio=self.creep_min_ratio,
+                             min_rho=self.creep_monotonic, max_jump=self.staircase_jump_share)
+            undone = _last_at(sm, i_min, hit[0]) if hit is not None else None
+            if undone is None or (i_min - undone) < self.undone_share * (i_min - lo):
+                hit, undone = None, None
         if hit is None:
             return []
         tail, rho, share = hit
@@ -154,18 +171,23 @@ class DivergenceDetector(Detector):
                + (f", until the learning rate was cut at step {int(step[cut])}" if cut is not None else ""))
         # a small creep that an LR cut ended cost some steps, not the run: a warning
         fixed = cut is not None and (ratio is None or ratio < self.creep_ratio)
+        if undone is not None:
+            msg += (f": back to where it stood at step {int(step[undone])}, "
+                    f"{100 * (i_min - undone) / max(i_min - lo, 1):.0f}% of the run's progress before the turn undone, "
+                    f"rising with nearly every point (rank correlation {rho:.2f})")
         if creep:
             msg += (f", rising with nearly every point (rank correlation {rho:.2f}) for {100 * (n - i_min) / n:.0f}% "
                     f"of the run: a slow creep under {self.min_rise_ratio:g}x, a note (the checkpoint at the turn "
                     f"is the best one; a step size too large for this stage, a regularizer gaining on the loss)")
         return [Finding(kind="divergence", code=self.code, run=ctx.run, metric=series.metric,
-                        severity="info" if creep else "warning" if fixed else "error",
+                        severity="info" if creep else "warning" if fixed or undone is not None else "error",
                         message=msg, start_step=start_step, peak_step=None, end_step=int(step[last]),
                         magnitude=ratio, evidence={"turn_value": v0, "end_value": v1, "rise_ratio": ratio,
                                                    "spearman": float(rho), "largest_jump_share": float(share),
                                                    "last_step": int(step[last]), "lowest_step": low_step,
                                                    "lr_cut_step": None if cut is None else int(step[cut]),
-                                                   **({"note_because": "slow_creep"} if creep else {})})]
+                                                   **({"note_because": "slow_creep"} if creep else {}),
+                                                   **({"undone_from_step": int(step[undone])} if undone is not None else {})})]
 
     def _collapse(self, series: Series, ctx: RunContext) -> list[Finding]:
         """A reward that fell from its best and stayed down to the end of the run: its last
@@ -336,7 +358,7 @@ class DivergenceDetector(Detector):
                                  "last_step": int(step[-1])})
 
     def _rise(self, y, sm, i_min: int, end: int, is_log: bool, sig: float, w: int, min_ratio: float | None = None,
-              min_rho: float | None = None, min_points: int = 0):
+              min_rho: float | None = None, min_points: int = 0, max_jump: float | None = None):
         """(tail level, rank correlation, largest jump's share) when y rises from the
         turning point `i_min` to the point before `end` as a divergence does: large against
         the level and the noise, mostly monotone, not made of one jump, still near its top
@@ -358,7 +380,7 @@ class DivergenceDetector(Detector):
             return None
         jump = _largest_step(y[i_min:end], max(2, min(w // 2, post.size // 8)))
         big_jump = float(np.nanmax(np.diff(post)))
-        if max(big_jump, jump) > self.max_jump_share * rise:
+        if max(big_jump, jump) > (self.max_jump_share if max_jump is None else max_jump) * rise:
             return None
         return tail, rho, max(big_jump, jump) / rise
 
@@ -370,7 +392,8 @@ class DivergenceDetector(Detector):
         for the training loss and the eval loss that rose with it."""
         rose = [(s, hit) for s in (series, ctx.main("eval_loss")) if s is not None
                 for hit in [short_rise(s, self.short_rise)] if hit is not None]
-        if not rose or rose[0][0] is not series and _fell(series, since=rose[0][1]["start"]):
+        if not rose or rose[0][0] is not series and (_fell(series, since=rose[0][1]["start"])
+                                                     or _at_its_floor(series, since=rose[0][1]["start"])):
             steady = self._rose_from_start(series, ctx)
             return [steady] if steady is not None else []  # (the eval loss alone rose: overfitting)
         s, hit = rose[0]
@@ -504,6 +527,17 @@ def _fell(series: Series, since: int | None = None) -> bool:
     return ends is not None and ends[1] < ends[0]
 
 
+def _at_its_floor(series: Series, since: int, above: float = 3.0) -> bool:
+    """Whether a positive training loss sat near its lowest value over its points from step `since` on
+    (their median under `above` x its minimum): a loss that had fitted its training set and stays at its
+    floor while its eval loss rises overfitted (a memorised 0.004-0.011); one that stood 7x above the
+    lowest point it ever touched (133 once, then 600-2700) fitted nothing there."""
+    step, v = series.finite()
+    if not v.size or v.min() <= 0 or v[step >= since].size < 2:
+        return True  # (nothing to say it did not: the overfitting reading stands)
+    return float(np.median(v[step >= since])) < above * float(v.min())
+
+
 def _quarters(series: Series, since: int | None = None) -> tuple[float, float] | None:
     """Medians of the series' first and last quarters, over its points from step `since` on where
     it has four there (the steps an eval loss rose over: a training loss whose one wild first point,
@@ -626,3 +660,9 @@ def unless_its_terms_fell(f: Finding, ctx: RunContext) -> None:
     f.message += (f"; every term logged beside it fell or held over the same steps ({named}): the total rose "
                   f"through its weights (a KL or regularizer weight annealed up, a term switched on), not through "
                   f"the model getting worse; a note")
+
+
+def _last_at(sm: np.ndarray, i_min: int, level: float) -> int | None:
+    """The last point before the turn where the smoothed curve stood at `level` or above; None if never."""
+    above = np.flatnonzero(sm[:i_min] >= level)
+    return int(above[-1]) if above.size else None
