@@ -13,6 +13,8 @@
   finished: no launch died there, as one killed in its second epoch and launched again did.
 - A results ledger's experiments that crashed midway (autoresearch's `crash` rows) are told; one that
   crashed last is how the ledger ended, told once.
+- A usage error after the training's values (argparse refusing the job's next command) is a note; a
+  traceback there is still a crash.
 Fixtures are written as the writers write them.
 """
 from __future__ import annotations
@@ -189,3 +191,24 @@ def test_a_run_killed_in_its_second_epoch_and_started_again_died_there(tmp_path)
     (tmp_path / "train_log.txt").write_text("\n".join(lines) + "\n")
     (died,) = _findings(tmp_path / "train_log.txt", "ended_early")
     assert died.severity == "info" and died.evidence["launch_died"] and "launch 1 stopped" in died.message
+
+
+def _console(path, tail: list[str]):
+    """A job's stdout: a training loop's `step N | loss x` lines, then what the job printed last."""
+    lines = [f"step {s} | loss {2.0 * math.exp(-s / 300) + 0.3:.4f}" for s in range(0, 1000, 10)]
+    path.write_text("\n".join(lines + tail) + "\n")
+    return path
+
+
+def test_a_usage_error_after_training_is_a_note_not_a_crash(tmp_path):
+    usage = ["usage: main.py [-h] {compile,run,test,measure-performance} ...",
+             "main.py: error: unrecognized arguments: -ws 8"]  # the next command of the job script, refused
+    (ended,) = _findings(_console(tmp_path / "slurm.out", usage), "ended_early")
+    assert ended.severity == "info" and ended.evidence["usage_error"]
+
+
+def test_a_traceback_after_training_is_still_a_crash(tmp_path):
+    tb = ["Traceback (most recent call last):", '  File "main.py", line 88, in <module>',
+          "    loss.backward()", "RuntimeError: CUDA error: an illegal memory access was encountered"]
+    (ended,) = _findings(_console(tmp_path / "slurm.out", tb), "ended_early")
+    assert ended.severity == "error" and "usage_error" not in ended.evidence

@@ -110,6 +110,11 @@ def ended_early_finding(run: str, meta: dict[str, Any], *, first_step: int | Non
         severity = "info"  # the plan was done: an error at shutdown (a saver, a logger's close) is no crash
         ev["finished_plan"] = True
         msg = f"the run finished its plan (step {last_step}{where}), then logged an error on its way out: {_short(str(error))}"
+    elif error and _USAGE.search(str(error)):
+        severity = "info"  # argparse stops a command before it runs anything: the training logged is not what failed
+        ev["usage_error"] = True
+        msg = (f"after step {last_step}{where} a command stopped at its start on a usage error (its arguments were "
+               f"refused before it ran anything): {_short(str(error))}; the training logged before it is not what failed")
     elif error:
         severity = "info" if _interrupted(str(error)) else "error"
         verb = "was interrupted" if severity == "info" else "crashed"
@@ -415,6 +420,10 @@ def _early_stopped(meta: dict[str, Any]) -> str | None:
     return meta.get("plan.stopped_by") or None
 
 
+_USAGE = re.compile(r"^\S+: error: (?:unrecognized arguments|the following arguments are required|argument |invalid choice"
+                    r"|ambiguous option|one of the arguments|expected \w+ argument)")
+"""argparse's exit line (`prog.py: error: unrecognized arguments: -ws 8`, after its `usage:` line): a command
+given the wrong arguments exits before it runs anything, so it cannot have crashed a training in progress."""
 _INTERRUPT = re.compile(r"\bKeyboardInterrupt\b|\bSIGINT\b|\bCtrl[- +]?C\b|\binterrupted by (?:the )?user\b"
                         r"|\bExiting from training early\b", re.I)
 """Ctrl-C in the words a program or its launcher prints it: Python's `KeyboardInterrupt`, a
