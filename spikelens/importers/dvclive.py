@@ -21,7 +21,7 @@ import polars as pl
 from .. import diagnostics
 from ..errors import FormatError
 from .base import TABLE_SCHEMA, Importer, Table
-from .csvlogs import decode, read_bytes, read_string_frame, to_long
+from .csvlogs import decode, read_bytes, read_string_frame, separator_of, split_fields, to_long
 from .mlflow import read_meta_yaml
 
 METRICS_DIR = ("plots", "metrics")
@@ -44,11 +44,17 @@ def read_tsv(path: Path, key: str) -> pl.DataFrame:
         diagnostics.warn(f"{path}: empty metric file, no data")
         return pl.DataFrame(schema=TABLE_SCHEMA)
     parsed = read_string_frame(path, text)
-    cols = parsed.frame.columns
+    keys = {c: c.strip().strip('"').strip().lower() for c in parsed.frame.columns}
+    named = [c for c in parsed.frame.columns if keys[c] and not keys[c].startswith("unnamed:")
+             and (parsed.frame.height == 0 or parsed.frame.get_column(c).null_count() < parsed.frame.height)]
+    # (a trailing separator's column is empty)
+    frame = parsed.frame.select(named).rename({c: keys[c] for c in named})  # `STEP`, `"step"`: DVCLive's names
+    cols = frame.columns
     if "step" not in cols or len(cols) < 2:
         raise FormatError(path, f"not a DVCLive metric file (header {', '.join(cols)}; expected step and a value)")
-    value_col = cols[-1]
-    frame = parsed.frame.select([c for c in cols if c in ("step", TIMESTAMP_MS, value_col)])
+    values = [c for c in cols if c not in ("step", TIMESTAMP_MS)]
+    value_col = values[-1] if values else cols[-1]  # the metric's own column, wherever the writer put it
+    frame = frame.select([c for c in cols if c in ("step", TIMESTAMP_MS, value_col)])
     long = to_long(path, frame, parsed.sep, step_col="step", wall_col=None, drop=(TIMESTAMP_MS,))
     if TIMESTAMP_MS in cols:  # milliseconds, unlike the seconds `to_long` expects of a wall column
         wall = frame.select(pl.col(TIMESTAMP_MS).cast(pl.Float64, strict=False) / 1000.0).to_series()
@@ -77,12 +83,32 @@ def flat_metric_files(path: Path) -> list[Path] | None:
     for p in tsvs:
         try:
             with p.open("rb") as fh:
-                first = fh.readline(512).decode("utf-8", "replace").strip().split("\t")
+                head = fh.read(2048).decode("utf-8", "replace")
         except OSError:
             return None
-        if first[:-1] not in (["step"], [TIMESTAMP_MS, "step"]) or first[-1] != p.stem:
+        if not names_its_metric(_header_line(head), p.stem):
             return None
     return sorted(tsvs)
+
+
+def _header_line(head: str) -> str:
+    """A metric file's first line that is no `#` comment (a BOM left out)."""
+    lines = head.lstrip("\ufeff").replace("\r", "\n").split("\n")
+    return next((ln for ln in lines if ln.strip() and not ln.lstrip().startswith("#")), "")
+
+
+def header_names(line: str) -> list[str]:
+    """A metric file's header names, unquoted and lower case, as any writer lays it out (tabs or another
+    separator, a trailing separator's empty name left out)."""
+    names = [f.strip().strip('"').strip().lower() for f in split_fields(line, separator_of(line))]
+    return [n for n in names if n]
+
+
+def names_its_metric(line: str, name: str) -> bool:
+    """Is this DVCLive 0.x's header of the metric `name`: `step` (and DVCLive's `timestamp`) and the metric's own
+    name, in any order?"""
+    names = header_names(line)
+    return name.lower() in names and set(names) - {name.lower()} in ({"step"}, {TIMESTAMP_MS, "step"})
 
 
 def flat_params(path: Path) -> dict[str, str]:
