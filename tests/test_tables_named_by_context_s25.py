@@ -128,3 +128,9 @@ def test_a_loss_in_ln2s_band_from_its_first_epoch_never_learned_from_the_start(t
 def test_a_loss_that_leaves_ln2s_band_is_no_chance_plateau(tmp_path):
     falling = [0.6985 * 0.985 ** i for i in range(18)]  # a slow but material fall (24%) from ln 2
     assert not [f for f in _epoch_csv(tmp_path, falling) if f.evidence.get("reading") == "chance"]
+
+
+def test_a_converged_tail_drifting_near_some_ln_k_after_a_fall_is_no_chance_plateau(tmp_path):
+    e = np.arange(200)  # a knowledge-graph pretraining loss: 3.0 down to 1.63, then a slow drift through ln 5
+    loss = 1.595 + 1.4 * np.exp(-e / 15) + 0.03 * (1 - e / 200) + 0.001 * np.random.default_rng(8).standard_normal(200)
+    assert not [f for f in _epoch_csv(tmp_path, loss) if f.evidence.get("reading") == "chance"]
