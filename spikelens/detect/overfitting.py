@@ -168,7 +168,7 @@ class OverfittingDetector(Detector):
             hit = self._turn(series, train)
             _, v = series.finite()
             if hit is None or hit["after"] < self.trend_evals or np.expm1(hit["rise"]) < self.loud_rise \
-                    or float(np.median(v[-k:])) <= float(np.median(tv[-k:])):
+                    or not _gave_back_part(hit) or float(np.median(v[-k:])) <= float(np.median(tv[-k:])):
                 continue
             found = self._finding(series, hit, train, [], ctx)
             found.severity = "info"
@@ -189,7 +189,8 @@ class OverfittingDetector(Detector):
         if train is None or ctx.by_role("eval_loss") or len(ctx.by_role("loss")) != 1 or is_reinforcement(ctx.roles):
             return []
         hit = self._turn(train, None)
-        if hit is None or hit["after"] < self.trend_evals or hit["rise"] < np.log(CONFIDENT_RISE):
+        if hit is None or hit["after"] < self.trend_evals or hit["rise"] < np.log(CONFIDENT_RISE) \
+                or not _gave_back_part(hit):
             return []
         for acc in sorted(ctx.by_role("accuracy"), key=lambda a: a.metric):
             st, v = acc.finite()
@@ -287,6 +288,25 @@ class OverfittingDetector(Detector):
                                  "also_on": [{"metric": m, "kind": "overfitting", "step": h["min_step"],
                                               "severity": "warning", "ratio": h["end_value"] / h["min_value"]}
                                              for m, h in others]})
+
+
+MIN_GIVEN_BACK = 0.01
+MAX_SHAPE_RISE = 10.0
+"""A curve read as held-out by its shape alone (`_beside`, `_confident`) fell first and then gave back at least
+`MIN_GIVEN_BACK` of what it had gained since its first points (`MIN_SHAPE_FALL`), rising less than
+`MAX_SHAPE_RISE` times its best: a held-out loss improves, then turns. One whose best is its first point rose from the start (a center
+loss's term weight warming up), one at the float's floor gave back nothing (1e-7 -> 7e-7), one a thousand
+times its best blew up (a divergence's, 0.47 -> 705)."""
+
+
+MIN_SHAPE_FALL = 0.1
+"""...after falling at least this share (its first points against its best)."""
+
+
+def _gave_back_part(hit: dict) -> bool:
+    if hit["given_back"] is None or hit["given_back"] < MIN_GIVEN_BACK or hit["rise"] >= np.log(MAX_SHAPE_RISE):
+        return False
+    return abs(hit["first_value"] - hit["min_value"]) >= MIN_SHAPE_FALL * abs(hit["min_value"])
 
 
 CONFIDENT_RISE = 1.5

@@ -63,8 +63,7 @@ class PlateauDetector(Detector):
     noise; a continuation that starts late is judged only against chance levels.
     Also: a language model's loss still near the uniform level of its vocabulary after
     100 points (`tokenchance`); another loss term at ln k for the whole run while the
-    total fell (`termchance`: a head that never learned); a reward stuck and then broken
-    out of late (a note).
+    total fell (`termchance`: a head that never learned).
     Why it matters: compute spent on steps that teach the model nothing; stuck at
     chance is usually a setup bug, a late breakthrough says the stuck stretch could
     have been avoided.
@@ -194,7 +193,7 @@ class PlateauDetector(Detector):
                 return []
             if is_eval(series.metric) and ctx.main("loss") is not None and not is_reinforcement(ctx.roles):
                 return []  # a supervised run's held-out score named like one (`val/symmetry_scores/1`): no return
-            return self._reward_flat(series, ctx) or self._reward_stalled(series, ctx) or self._reward_broke_out(series, ctx)
+            return self._reward_flat(series, ctx) or self._reward_stalled(series, ctx)
         if series.role in ("accuracy", "other"):
             frozen = self._frozen_at_chance(series, ctx)
             if frozen is not None:
@@ -520,32 +519,6 @@ class PlateauDetector(Detector):
         if a is None:
             return []
         return [self._stall_finding(series, ctx, s, y, a, "")]
-
-    def _reward_broke_out(self, series: Series, ctx: RunContext) -> list[Finding]:
-        """A reward stuck at one level for a stretch and then rising many times as far (`_broke_out` on the
-        reward turned into a loss and scaled by its spread, 5th to 95th percentile: a reward has no log
-        scale): a DQN whose return fell back to CartPole's floor and sat there for half its episodes before
-        it learned. A note: a sparse-reward task sits at its floor until the first successes by design."""
-        step, value = series.finite()
-        if step.size < self.min_reward_points:
-            return []
-        s, y = _blocks(step, value.astype(np.float64))
-        lo, hi = np.percentile(y, [5, 95])
-        if hi <= lo:
-            return []
-        z = -(y - lo) / (hi - lo)
-        hit = self._broke_out(s, z, False, z.size, ctx)
-        if hit is None:
-            return []
-        a, b = hit["a"], hit["b"]
-        level, after = float(np.median(y[a:b])), float(np.median(y[b:min(z.size, b + (b - a))]))
-        msg = (f"{series.label} was stuck near {level:.4g} from step {int(s[a])} to step {int(s[b - 1])} and then rose to "
-               f"about {after:.4g}: a plateau the policy broke out of late (exploration that found no reward, a "
-               f"collapse it recovered from); the steps on the plateau bought nothing")
-        return [Finding(kind="plateau", code=self.code, run=ctx.run, metric=series.metric, severity="info",
-                        message=msg, start_step=int(s[a]), end_step=int(s[b - 1]),
-                        evidence={"reading": "breakthrough", "level": level, "after": after, "points": int(b - a),
-                                  "higher_is_better": True})]
 
     def _held_out(self, series: Series, ctx: RunContext) -> list[Finding]:
         """Held-out scores, judged once per run (on the first of them): one that never rose
