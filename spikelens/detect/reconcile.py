@@ -227,9 +227,11 @@ def _overfit_over(p: Finding, findings: list[Finding]) -> bool:
 def _beyond_the_swings(spike: Finding, osc: Finding) -> bool:
     """A bad batch inside an oscillation is its own event when its jump dwarfs the oscillation's
     swings: a loss swinging 7% around its trend does not jump 33x for one step as one more swing; nor
-    does it jump 75x in one logged step and stay up (a GAN loss at 1.0 reading 76 and then 5-8)."""
+    does it jump 75x in one logged step and stay up (a GAN loss at 1.0 reading 76 and then 5-8): a swing
+    comes back, a jump that never did is no swing."""
     amp, ratio = osc.evidence.get("amplitude"), spike.magnitude
-    one_step = spike.evidence.get("bad_batch") or (spike.peak_step is not None and spike.start_step == spike.peak_step)
+    one_step = spike.evidence.get("bad_batch") or (spike.recovery == "none" and spike.peak_step is not None
+                                                   and spike.start_step == spike.peak_step)
     if not one_step or not isinstance(amp, float) or not ratio or ratio <= 1:
         return False
     return float(np.log(ratio)) > BAD_BATCH_SWINGS * amp

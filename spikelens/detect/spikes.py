@@ -109,10 +109,10 @@ class SpikeDetector(Detector):
     bad_batch_context: int = 5
     """Points on each side that set the level around a one-step jump."""
     bad_batch_z: float = 6.0
-    """...and the jump (in log) is at least this many sigmas of the run's typical point-to-point move
-    (`_moves_sigma`): a loss near zero moves by factors from batch to batch (a converged classifier's
-    per-batch cross-entropy at 0.002-0.03, where one hard batch gives 0.1: 15x its level, four of its
-    own moves), so its ratios say nothing until they stand out of those moves; the labelled bad
+    """...and they are an alarm only where the largest stands this many sigmas out of the loss's own
+    point-to-point moves (log; `_moves_sigma`, `_local_sigmas`), else a note listing them: a loss near
+    zero moves by factors from batch to batch (a converged classifier's per-batch cross-entropy at
+    0.002-0.03, where one hard batch gives 0.1: 15x its level, four of its own moves); the labelled bad
     batches and held-out jumps of the dev side stand at 8-1500 sigmas, those labelled noise at 2-7."""
     bad_batch_noise_factor: float = 2.0
     """...and the jump (in log) is at least this many times the run's own 99th-percentile
@@ -451,8 +451,32 @@ def with_bad_batches(det: SpikeDetector, series: Series, ctx: RunContext, found:
         kept.append(f)
     jump = _bad_batch_finding(det, series, ctx, step, value, idx)
     jump.evidence = {**{k: v for k, v in replaced.items() if k not in ("one_point", "points")}, **jump.evidence}
+    _within_its_moves(det, jump, value, idx)
     kept.append(jump)
     return kept
+
+
+def _within_its_moves(det: SpikeDetector, f: Finding, value: np.ndarray, idx: np.ndarray) -> None:
+    """A note, not an alarm, when no listed jump stands `bad_batch_z` sigmas out of the loss's own
+    point-to-point moves (the run's and its neighbourhood's, the larger): the jumps are still listed,
+    but a loss whose batches move by factors made them."""
+    if f.severity == "info" or idx.size == 0 or not (value > 0).all():
+        return
+    y = np.log(value)
+    k = det.bad_batch_context
+    levels = np.array([np.median(np.concatenate([y[max(0, i - k):i], y[i + 1:i + 1 + k]])) for i in idx])
+    sigma = np.maximum(_moves_sigma(y, idx), _local_sigmas(y, idx))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(sigma > 0, (y[idx] - levels) / sigma, np.inf)
+    top = int(np.argmax(z))
+    f.evidence["moves_z"] = float(z[top]) if np.isfinite(z[top]) else None
+    if z[top] >= det.bad_batch_z:
+        return
+    f.severity = "info"
+    f.evidence["note_because"] = "within_its_moves"
+    f.message += (f"; the largest is {z[top]:.1f} sigmas of this loss's own point-to-point moves (it moves "
+                  f"{float(np.exp(sigma[top] * np.sqrt(2.0) / MAD_TO_SIGMA)):.2g}x from one point to the next), "
+                  f"under {det.bad_batch_z:g}: a loss near its floor multiplies on its noise, a note")
 
 
 def _corroborated(det: SpikeDetector, ctx: RunContext, step: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -512,7 +536,6 @@ def bad_batch_jumps(det: SpikeDetector, value: np.ndarray, ratio: float, noise_f
     idx = idx[jump[idx] >= factor * tail]
     if noise_factor is not None:
         return idx  # (a jump the gradient confirms needs no margin over the run's own tail)
-    idx = idx[jump[idx] >= det.bad_batch_z * _moves_sigma(y, idx)]
     return idx[~_among_peers(det, value, ref, jump, idx)]
 
 
@@ -524,6 +547,18 @@ def _moves_sigma(y: np.ndarray, idx: np.ndarray) -> float:
     keep[np.clip(np.concatenate([idx - 1, idx]), 0, d.size - 1)] = False
     d = d[keep & np.isfinite(d)]
     return float(np.median(d) * MAD_TO_SIGMA / np.sqrt(2.0)) if d.size else 0.0
+
+
+LOCAL_MOVES = 25
+"""Points on each side of a jump (or a 40th of the run, if more) whose moves set its local scale."""
+
+
+def _local_sigmas(y: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Each jump's neighbourhood's typical point-to-point move (log) as a sigma, its own two moves left out:
+    a run at chance for most of its length and then memorising (per-batch losses 0.0004-0.27 at its end) is
+    judged at its end by the moves of its end, not by the quiet plateau that makes up the run's median."""
+    w = max(LOCAL_MOVES, y.size // 40)
+    return np.array([_moves_sigma(y[max(0, i - w):i + w + 1], np.array([min(i, w)])) for i in idx], dtype=np.float64)
 
 
 def _among_peers(det: SpikeDetector, value: np.ndarray, ref: np.ndarray, jump: np.ndarray,
