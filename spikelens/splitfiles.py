@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING
 from .launchfiles import name_words
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from .importers.base import Table
 
 PREFIX = "splits:"

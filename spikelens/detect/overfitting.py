@@ -170,13 +170,10 @@ class OverfittingDetector(Detector):
             if hit is None or hit["after"] < self.trend_evals or np.expm1(hit["rise"]) < self.loud_rise \
                     or not _gave_back_part(hit) or float(np.median(v[-k:])) <= float(np.median(tv[-k:])):
                 continue
-            found = self._finding(series, hit, train, [], ctx)
-            found.severity = "info"
-            found.message += (f"; {series.label} is no held-out loss by name: if it is measured on held-out data (it "
-                              f"ends above {train.label}, as a held-out loss does), the model overfitted from step "
-                              f"{hit['min_step']}; a term traded off against the rest of the objective rises by design")
-            found.evidence["reading"] = "beside_training_loss"
-            out.append(found)
+            out.append(_note(self._finding(series, hit, train, [], ctx), "beside_training_loss",
+                             f"; {series.label} is no held-out loss by name: if it is measured on held-out data (it "
+                             f"ends above {train.label}, as a held-out loss does), the model overfitted from step "
+                             f"{hit['min_step']}; a term traded off against the rest of the objective rises by design"))
         return out[:1]
 
     def _confident(self, ctx: RunContext, train: Series | None) -> list[Finding]:
@@ -201,12 +198,10 @@ class OverfittingDetector(Detector):
             end = float(np.median(v[-max(1, v.size // 5):]))
             if at <= 0 or end < (1 - HELD_ACCURACY) * at:
                 continue
-            found = self._finding(train, hit, None, [], ctx)
-            found.severity = "info"
-            found.message += (f"; {acc.label} held its level meanwhile ({at:.4g} at the minimum, {end:.4g} at the end): "
-                              f"the model grew more confident on examples it gets wrong, the held-out signature of "
-                              f"overfitting (a training loss that diverges takes its accuracy down with it)")
-            found.evidence["reading"] = "confident"
+            found = _note(self._finding(train, hit, None, [], ctx), "confident",
+                          f"; {acc.label} held its level meanwhile ({at:.4g} at the minimum, {end:.4g} at the end): "
+                          f"the model grew more confident on examples it gets wrong, the held-out signature of "
+                          f"overfitting (a training loss that diverges takes its accuracy down with it)")
             found.evidence["accuracy"] = acc.metric
             return [found]
         return []
@@ -349,3 +344,11 @@ def _fall_text(change_log: float) -> str:
     """A fall as a percentage, or as a factor past 99% (a loss that went to 1e-7 did not fall '100%')."""
     share = -np.expm1(change_log)
     return f"{share * 100:.0f}%" if share < 0.99 else f"{np.exp(-change_log):,.0f}-fold"
+
+
+def _note(found: Finding, reading: str, why: str) -> Finding:
+    """An overfitting turn read from a curve the log does not name held-out: a note saying why."""
+    found.severity = "info"
+    found.message += why
+    found.evidence["reading"] = reading
+    return found
