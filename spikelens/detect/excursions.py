@@ -8,6 +8,7 @@ import numpy as np
 from .base import Detector, RunContext, Series
 from ..frame import is_reinforcement
 from ..model.finding import Finding
+from .significance import demote
 from .stats import global_sigma, log_scale, rolling_median, still_falling, true_runs
 
 
@@ -120,11 +121,10 @@ class ExcursionDetector(Detector):
         f.evidence["progress_undone"] = round(share, 4)
         if share >= self.undone_share:
             return
-        f.severity = "info"
-        f.evidence["note_because"] = "little_progress_undone"
-        f.message += (f"; at {high:.4g} against {level:.4g} it gave back {100 * share:.2g}% of the fall from "
-                      f"{top:.4g}: a loss near its floor multiplies on small moves, a note (an alarm from "
-                      f"{100 * self.undone_share:g}% of the progress undone)")
+        demote(f, "little_progress_undone",
+               f"at {high:.4g} against {level:.4g} it gave back {100 * share:.2g}% of the fall from {top:.4g}: a "
+               f"loss near its floor multiplies on small moves, a note (an alarm from {100 * self.undone_share:g}% "
+               f"of the progress undone)")
 
     def _finding(self, series, ctx, step, start, peak, end, excess, sig, points) -> Finding:
         s0, sp, s1 = int(step[start]), int(step[peak]), int(step[end])

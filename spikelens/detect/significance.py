@@ -77,10 +77,10 @@ def weigh(findings: list[Finding], ctx: RunContext) -> list[Finding]:
         if f.kind == "plateau" and f.evidence.get("reading") == "frozen":
             why = _frozen_while_rewarded(f, ctx)
             if why:
-                _demote(f, "reward_rose", why)
+                demote(f, "reward_rose", why)
                 continue
         if f.kind in RELAUNCH_KINDS:
-            _demote(f, "relaunch", _relaunch(f))
+            demote(f, "relaunch", _relaunch(f))
             continue
         if f.metric is None or ctx.roles.get(f.metric) not in ("loss", "eval_loss"):
             continue
@@ -95,13 +95,14 @@ def weigh(findings: list[Finding], ctx: RunContext) -> list[Finding]:
         for reason in reasons + ((_not_main,) if f.kind in MAIN_KINDS else ()):
             why = reason(f, series, ctx) if reason is not _not_main else _not_main(f, series, ctx, findings)
             if why:
-                _demote(f, reason.__name__.lstrip("_"), why)
+                demote(f, reason.__name__.lstrip("_"), why)
                 break
     one_alarm_per_population(findings)
     return findings
 
 
-def _demote(f: Finding, because: str, why: str) -> None:
+def demote(f: Finding, because: str, why: str) -> None:
+    """Make `f` a note: `because` names the reason in its evidence, `why` is said after its message."""
     f.severity = "info"
     f.evidence["note_because"] = because
     f.message += f"; {why}"
@@ -396,12 +397,12 @@ def one_alarm_per_population(findings: list[Finding]) -> None:
         second = max((f.magnitude for f in spikes if f is not lead), default=1.0)
         if len(spikes) >= SPIKE_HABIT and lead.magnitude - 1.0 < HABIT_DOMINANT * (second - 1.0):
             for f in loud:
-                _demote(f, "spiking_habit", f"one of {len(spikes)} spikes of {metric} that came back ({low:.2f}-"
+                demote(f, "spiking_habit", f"one of {len(spikes)} spikes of {metric} that came back ({low:.2f}-"
                                             f"{high:.2f}x): spiking is this curve's normal behaviour (per-batch "
                                             f"noise), none stands apart from the others")
             for f in findings:  # its swings are the same per-batch noise, seen through a window
                 if f.kind == "oscillation" and f.metric == metric and f.severity != "info":
-                    _demote(f, "spiking_habit", f"{metric} spiked and came back {len(spikes)} times: its swings "
+                    demote(f, "spiking_habit", f"{metric} spiked and came back {len(spikes)} times: its swings "
                                                 f"are its per-batch noise (a heavy-tailed or mixed data stream), "
                                                 f"not an optimizer bouncing")
             continue
@@ -410,7 +411,7 @@ def one_alarm_per_population(findings: list[Finding]) -> None:
                          f"the {len(loud) - 1} other loud ones are notes that point here)")
         for f in loud:
             if f is not lead:
-                _demote(f, "one_of_many", f"one of {len(spikes)} spikes of {metric} that came back: the alarm is the "
+                demote(f, "one_of_many", f"one of {len(spikes)} spikes of {metric} that came back: the alarm is the "
                                           f"largest, at step {lead.peak_step}")
 
 

@@ -8,6 +8,7 @@ import numpy as np
 from .base import Detector, RunContext, Series
 from .divergence import unless_its_terms_fell
 from .signedjumps import signed_jump_finding, signed_jumps
+from .significance import demote
 from ..model.finding import Finding
 from .stats import MAD_TO_SIGMA, forward_median, global_sigma, log_scale, noise_sigma, rolling_median
 
@@ -472,11 +473,10 @@ def _within_its_moves(det: SpikeDetector, f: Finding, value: np.ndarray, idx: np
     f.evidence["moves_z"] = float(z[top]) if np.isfinite(z[top]) else None
     if z[top] >= det.bad_batch_z:
         return
-    f.severity = "info"
-    f.evidence["note_because"] = "within_its_moves"
-    f.message += (f"; the largest is {z[top]:.1f} sigmas of this loss's own point-to-point moves (it moves "
-                  f"{float(np.exp(sigma[top] * np.sqrt(2.0) / MAD_TO_SIGMA)):.2g}x from one point to the next), "
-                  f"under {det.bad_batch_z:g}: a loss near its floor multiplies on its noise, a note")
+    demote(f, "within_its_moves",
+           f"the largest is {z[top]:.1f} sigmas of this loss's own point-to-point moves (it moves "
+           f"{float(np.exp(sigma[top] * np.sqrt(2.0) / MAD_TO_SIGMA)):.2g}x from one point to the next), "
+           f"under {det.bad_batch_z:g}: a loss near its floor multiplies on its noise, a note")
 
 
 def _corroborated(det: SpikeDetector, ctx: RunContext, step: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -822,10 +822,8 @@ def _too_soon_to_tell(findings: list[Finding], last_step: int) -> None:
     for f in findings:
         left = last_step - (f.peak_step or last_step)
         if f.recovery == "none" and f.severity != "info" and left < max(took):
-            f.severity = "info"
-            f.evidence["note_because"] = "too_soon_to_tell"
-            f.message += (f"; the log ends {left} steps after its peak, sooner than the {max(took)} steps this run's "
-                          f"other spikes took to come back: too soon to tell, a note")
+            demote(f, "too_soon_to_tell", f"the log ends {left} steps after its peak, sooner than the {max(took)} "
+                                          f"steps this run's other spikes took to come back: too soon to tell, a note")
 
 
 def _within_level(det: SpikeDetector, up: np.ndarray, r0: int, start: int, end: int, excess: float) -> bool:
